@@ -1,0 +1,138 @@
+//! What the pass is asked to do, decoded from the `-hookcc-*` options.
+
+use std::fmt;
+
+/// What a hook receives as arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookParams {
+    /// `void hook(void)`
+    None,
+    /// `void hook(const char *name)`: the function's name.
+    Name,
+    /// `void hook(void (*addr)())`: the function's address.
+    Address,
+    /// `void hook(void *fn, void *call_site)`: hookcc's native hooks.
+    AddressAndCallSite,
+}
+
+impl HookParams {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "" | "none" => Ok(HookParams::None),
+            "name" => Ok(HookParams::Name),
+            "address" => Ok(HookParams::Address),
+            "address-callsite" => Ok(HookParams::AddressAndCallSite),
+            other => Err(format!(
+                "unknown hook parameter kind `{other}` (expected none, name, address or \
+                 address-callsite)"
+            )),
+        }
+    }
+
+    /// The C signature, for diagnostics.
+    pub fn c_signature(self, hook: &str) -> String {
+        match self {
+            HookParams::None => format!("void {hook}(void)"),
+            HookParams::Name => format!("void {hook}(const char *name)"),
+            HookParams::Address => format!("void {hook}(void (*addr)())"),
+            HookParams::AddressAndCallSite => format!("void {hook}(void *fn, void *call_site)"),
+        }
+    }
+}
+
+/// One hook to call: its symbol and what it receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hook {
+    pub symbol: String,
+    pub params: HookParams,
+}
+
+/// When in the optimization pipeline the hooks go in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// At the start of the pipeline: every function defined in the source gets hooks, and a
+    /// function inlined later carries its hooks into its callers.
+    BeforeInlining,
+    /// At the end of the optimizer: functions inlined everywhere have no hooks left, and the
+    /// places they were inlined into have none of theirs.
+    AfterInlining,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub entry: Option<Hook>,
+    pub exit: Option<Hook>,
+    pub placement: Placement,
+}
+
+impl Config {
+    pub fn from_options(
+        entry: &str,
+        exit: &str,
+        entry_parm: &str,
+        exit_parm: &str,
+        after_inlining: bool,
+    ) -> Result<Self, String> {
+        let hook = |symbol: &str, parm: &str, which: &str| -> Result<Option<Hook>, String> {
+            let params = HookParams::parse(parm).map_err(|e| format!("-hookcc-{which}-parm: {e}"))?;
+            Ok((!symbol.is_empty()).then(|| Hook { symbol: symbol.to_string(), params }))
+        };
+        Ok(Config {
+            entry: hook(entry, entry_parm, "entry")?,
+            exit: hook(exit, exit_parm, "exit")?,
+            placement: if after_inlining { Placement::AfterInlining } else { Placement::BeforeInlining },
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entry.is_none() && self.exit.is_none()
+    }
+
+    /// True if `name` is one of the hooks: hooks never get hooks of their own.
+    pub fn is_hook(&self, name: &str) -> bool {
+        [&self.entry, &self.exit].iter().any(|h| h.as_ref().is_some_and(|h| h.symbol == name))
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |h: &Option<Hook>| match h {
+            Some(h) => h.params.c_signature(&h.symbol),
+            None => "none".to_string(),
+        };
+        write!(f, "entry={} exit={} {:?}", show(&self.entry), show(&self.exit), self.placement)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_native_trace_options() {
+        let c = Config::from_options(
+            "__hookcc_enter",
+            "__hookcc_exit",
+            "address-callsite",
+            "address-callsite",
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.entry.as_ref().unwrap().params, HookParams::AddressAndCallSite);
+        assert!(c.is_hook("__hookcc_exit"));
+        assert!(!c.is_hook("main"));
+        assert_eq!(c.placement, Placement::BeforeInlining);
+    }
+
+    #[test]
+    fn rejects_unknown_parameter_kind() {
+        let e = Config::from_options("h", "", "adress", "none", false).unwrap_err();
+        assert!(e.contains("-hookcc-entry-parm") && e.contains("adress"), "{e}");
+    }
+
+    #[test]
+    fn no_symbol_means_no_hook() {
+        let c = Config::from_options("", "", "none", "none", true).unwrap();
+        assert!(c.is_empty());
+    }
+}

@@ -1,0 +1,185 @@
+//! Inserting the hooks into a module.
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{AsValueRef, ValueKind, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, PointerValue};
+use inkwell::AddressSpace;
+
+use crate::config::{Config, Hook, HookParams, Placement};
+use crate::ffi;
+
+/// Where in the pipeline the pass is running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    PipelineStart,
+    OptimizerLast,
+    /// `opt -passes=hookcc`: run once, whatever the placement.
+    Explicit,
+}
+
+/// String attribute put on each instrumented function, so that no function gets hooks twice
+/// (the pass is registered at two extension points, and a module can meet the plugin twice).
+const DONE_ATTRIBUTE: &str = "hookcc-instrumented";
+/// String attribute that excludes a function (set by the frontend plugin for pragmas and
+/// `no_instrument_function`).
+const OFF_ATTRIBUTE: &str = "hookcc-off";
+
+/// Instruments every eligible function of `module`. Returns whether anything changed.
+pub fn instrument_module(module: &Module<'_>, config: &Config, phase: Phase) -> Result<bool, String> {
+    let wanted = match phase {
+        Phase::Explicit => true,
+        Phase::PipelineStart => config.placement == Placement::BeforeInlining,
+        Phase::OptimizerLast => config.placement == Placement::AfterInlining,
+    };
+    if !wanted || config.is_empty() {
+        return Ok(false);
+    }
+    let entry = config.entry.as_ref().map(|h| declare_hook(module, h)).transpose()?;
+    let exit = config.exit.as_ref().map(|h| declare_hook(module, h)).transpose()?;
+    let builder = module.get_context().create_builder();
+    let mut changed = false;
+    let functions: Vec<FunctionValue> = module.get_functions().collect();
+    for function in functions {
+        if !should_instrument(function, config) {
+            continue;
+        }
+        instrument_function(module, &builder, function, entry.as_ref().zip(config.entry.as_ref()), exit.as_ref().zip(config.exit.as_ref()))?;
+        changed = true;
+    }
+    Ok(changed)
+}
+
+fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
+    if function.count_basic_blocks() == 0 {
+        return false; // a declaration
+    }
+    // No code is emitted for available_externally bodies; the real copy gets the hooks.
+    if function.get_linkage() == Linkage::AvailableExternally {
+        return false;
+    }
+    let name = function.get_name().to_string_lossy();
+    // Hooks never get hooks, nor does anything of the runtime's.
+    if config.is_hook(&name) || name.starts_with("__hookcc_") {
+        return false;
+    }
+    let has_string = |key| function.get_string_attribute(AttributeLoc::Function, key).is_some();
+    if has_string(DONE_ATTRIBUTE) || has_string(OFF_ATTRIBUTE) {
+        return false;
+    }
+    // A naked function has no prologue to put a call in.
+    let naked = Attribute::get_named_enum_kind_id("naked");
+    function.get_enum_attribute(AttributeLoc::Function, naked).is_none()
+}
+
+/// Declares (or finds) a hook with the signature its parameters call for.
+fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValue<'ctx>, String> {
+    let context = module.get_context();
+    let ptr = context.ptr_type(AddressSpace::default());
+    let params: Vec<BasicMetadataTypeEnum> = match hook.params {
+        HookParams::None => vec![],
+        HookParams::Name | HookParams::Address => vec![ptr.into()],
+        HookParams::AddressAndCallSite => vec![ptr.into(), ptr.into()],
+    };
+    let fn_type = context.void_type().fn_type(&params, false);
+    if let Some(existing) = module.get_function(&hook.symbol) {
+        if existing.get_type() != fn_type {
+            return Err(format!(
+                "hook `{}` is declared in this translation unit with type `{}`, but the options \
+                 call for `{}`",
+                hook.symbol,
+                existing.get_type().print_to_string().to_string_lossy(),
+                hook.params.c_signature(&hook.symbol)
+            ));
+        }
+        return Ok(existing);
+    }
+    let function = module.add_function(&hook.symbol, fn_type, Some(Linkage::External));
+    let nounwind = Attribute::get_named_enum_kind_id("nounwind");
+    function.add_attribute(AttributeLoc::Function, context.create_enum_attribute(nounwind, 0));
+    Ok(function)
+}
+
+fn instrument_function<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    function: FunctionValue<'ctx>,
+    entry: Option<(&FunctionValue<'ctx>, &Hook)>,
+    exit: Option<(&FunctionValue<'ctx>, &Hook)>,
+) -> Result<(), String> {
+    let context = module.get_context();
+    let first_block = function.get_first_basic_block().expect("a definition has a block");
+    // After the leading allocas, so they stay together at the top of the entry block.
+    let mut insert_before = first_block.get_first_instruction();
+    while let Some(inst) = insert_before {
+        if inst.get_opcode() != InstructionOpcode::Alloca {
+            break;
+        }
+        insert_before = inst.get_next_instruction();
+    }
+    let insert_before = insert_before.ok_or("entry block without terminator")?;
+    builder.position_before(&insert_before);
+
+    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| h.params == HookParams::AddressAndCallSite);
+    let call_site = if needs_call_site {
+        let intrinsic = Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
+        let decl = intrinsic.get_declaration(module, &[]).ok_or("llvm.returnaddress declaration")?;
+        let zero = context.i32_type().const_zero();
+        let call = builder.build_call(decl, &[zero.into()], "hookcc.callsite").map_err(|e| e.to_string())?;
+        ffi::copy_debug_location(call.as_value_ref(), insert_before.as_value_ref(), function.as_value_ref());
+        match call.try_as_basic_value() {
+            ValueKind::Basic(value) => Some(value.into_pointer_value()),
+            ValueKind::Instruction(_) => return Err("llvm.returnaddress returned void".into()),
+        }
+    } else {
+        None
+    };
+    let mut name: Option<PointerValue> = None;
+    let mut arguments = |builder: &Builder<'ctx>, params: HookParams| -> Result<Vec<BasicMetadataValueEnum<'ctx>>, String> {
+        let address = function.as_global_value().as_pointer_value();
+        Ok(match params {
+            HookParams::None => vec![],
+            HookParams::Address => vec![address.into()],
+            HookParams::AddressAndCallSite => vec![address.into(), call_site.expect("computed above").into()],
+            HookParams::Name => {
+                if name.is_none() {
+                    let text = function.get_name().to_string_lossy().into_owned();
+                    let global = builder.build_global_string_ptr(&text, "hookcc.name").map_err(|e| e.to_string())?;
+                    name = Some(global.as_pointer_value());
+                }
+                vec![name.unwrap().into()]
+            }
+        })
+    };
+
+    if let Some((hook_fn, hook)) = entry {
+        let args = arguments(builder, hook.params)?;
+        let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
+        ffi::copy_debug_location(call.as_value_ref(), insert_before.as_value_ref(), function.as_value_ref());
+    }
+    if let Some((hook_fn, hook)) = exit {
+        let mut block = function.get_first_basic_block();
+        while let Some(bb) = block {
+            block = bb.get_next_basic_block();
+            let Some(terminator) = bb.get_terminator() else { continue };
+            if terminator.get_opcode() != InstructionOpcode::Return {
+                continue;
+            }
+            // Nothing may stand between a musttail call and its return: hook before the call.
+            let mut position = terminator;
+            if let Some(previous) = terminator.get_previous_instruction() {
+                if ffi::is_musttail_call(previous.as_value_ref()) {
+                    position = previous;
+                }
+            }
+            builder.position_before(&position);
+            let args = arguments(builder, hook.params)?;
+            let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
+            ffi::copy_debug_location(call.as_value_ref(), terminator.as_value_ref(), function.as_value_ref());
+        }
+    }
+    function.add_attribute(AttributeLoc::Function, context.create_string_attribute(DONE_ATTRIBUTE, ""));
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! The hookcc pass plugin for LLVM 19.
+//!
+//! Loaded into clang-19 (`-fpass-plugin=` and `-fplugin=`) or opt-19 (`-load-pass-plugin=`), it
+//! inserts calls to an entry hook at the start and an exit hook before every return of each
+//! function defined in a module. Which hooks, what they receive and when they are inserted
+//! (before or after inlining) come from the `-hookcc-*` options, decoded into [`config::Config`].
+//!
+//! The C++ shim (`shim/shim.cpp`) registers the pass with LLVM's pass builder and calls
+//! [`ffi`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
+
+pub mod config;
+mod ffi;
+pub mod instrument;
