@@ -1,0 +1,10 @@
+//! The hookcc driver: a drop-in clang-19 that inserts function hooks.
+//!
+//! [`driver::plan`] turns hookcc's command line into the clang command to run; the binary
+//! (`src/main.rs`) only gathers the arguments and runs that command.
+
+pub mod args;
+pub mod driver;
+pub mod options;
+pub mod runtime;
+pub mod toolchain;

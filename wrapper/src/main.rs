@@ -1,0 +1,66 @@
+//! `hookcc` / `hookcc++`: see `hookcc --help`.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use hookcc_driver::driver::{plan, Action, Host};
+use hookcc_driver::options::{RuntimeComponent, HELP};
+use hookcc_driver::runtime;
+use hookcc_driver::toolchain::{self, Layout};
+
+struct RealHost;
+
+impl Host for RealHost {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+    fn find_clang(&self) -> Result<PathBuf, String> {
+        toolchain::find_clang(&|k| self.var(k))
+    }
+    fn check_clang(&self, clang: &Path) -> Result<(), String> {
+        toolchain::check_clang_version(clang)
+    }
+    fn layout(&self) -> Result<Layout, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot locate hookcc itself: {e}"))?;
+        let exe = exe.canonicalize().unwrap_or(exe);
+        Layout::find(&exe, &|k| self.var(k))
+    }
+    fn runtime_object(
+        &self,
+        component: RuntimeComponent,
+        clang: &Path,
+        layout: &Layout,
+        target_flags: &[String],
+    ) -> Result<Option<PathBuf>, String> {
+        let cache = runtime::cache_dir(&|k| self.var(k));
+        runtime::runtime_object(component, clang, &layout.runtime_dir, target_flags, &cache)
+    }
+}
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args();
+    let argv0 = argv.next().unwrap_or_default();
+    let args: Vec<String> = argv.collect();
+    let name = Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or("hookcc");
+    let cxx = name.ends_with("++") || name.ends_with("hookcxx");
+    match plan(cxx, &args, &RealHost) {
+        Ok(Action::Help) => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Ok(Action::Run(plan)) => {
+            if plan.verbose {
+                eprintln!("hookcc: {} {}", plan.clang.display(), plan.args.join(" "));
+            }
+            // exec: clang's exit status, signals and output reach the caller unchanged.
+            let error = Command::new(&plan.clang).args(&plan.args).exec();
+            eprintln!("{name}: error: cannot run {}: {error}", plan.clang.display());
+            ExitCode::from(1)
+        }
+        Err(message) => {
+            eprintln!("{name}: error: {message}");
+            ExitCode::from(1)
+        }
+    }
+}

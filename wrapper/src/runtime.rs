@@ -1,0 +1,113 @@
+//! Compiling the runtime for the user's target, once per target, cached.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::options::RuntimeComponent;
+
+/// The cache directory: `$HOOKCC_CACHE_DIR`, `$XDG_CACHE_HOME/hookcc` or `~/.cache/hookcc`.
+pub fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let nonempty = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(dir) = nonempty("HOOKCC_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = nonempty("XDG_CACHE_HOME") {
+        return Path::new(&dir).join("hookcc");
+    }
+    match nonempty("HOME") {
+        Some(home) => Path::new(&home).join(".cache/hookcc"),
+        None => std::env::temp_dir().join("hookcc-cache"),
+    }
+}
+
+/// 64-bit FNV-1a, twice with different bases: a cache key, not a security measure.
+#[derive(Clone, Copy)]
+struct Key(u64, u64);
+
+impl Key {
+    fn new() -> Self {
+        Key(0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142)
+    }
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes.iter().chain(&[0xff]) {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            self.1 = (self.1 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn hex(self) -> String {
+        format!("{:016x}{:016x}", self.0, self.1)
+    }
+}
+
+/// The flags every runtime component is compiled with. The runtime is never instrumented:
+/// it is compiled without the plugin.
+const RUNTIME_CFLAGS: &[&str] =
+    &["-std=gnu11", "-O2", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden", "-w"];
+
+/// Returns the runtime object for `component` compiled for `target_flags`, compiling it into
+/// the cache if it is not there yet. The key covers every runtime source and header, the
+/// compiler and the target flags, so an edit to any of them rebuilds.
+pub fn runtime_object(
+    component: RuntimeComponent,
+    clang: &Path,
+    runtime_dir: &Path,
+    target_flags: &[String],
+    cache: &Path,
+) -> Result<Option<PathBuf>, String> {
+    let Some(name) = component.source_name() else { return Ok(None) };
+    let source = runtime_dir.join("src").join(format!("{name}.c"));
+    if !source.is_file() {
+        return Err(format!("runtime source {} is missing", source.display()));
+    }
+    let mut key = Key::new();
+    for dir in ["src", "include/hookcc"] {
+        let mut files: Vec<PathBuf> = fs::read_dir(runtime_dir.join(dir))
+            .map_err(|e| format!("{}: {e}", runtime_dir.join(dir).display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            key.add(file.file_name().unwrap_or_default().as_encoded_bytes());
+            key.add(&fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?);
+        }
+    }
+    key.add(clang.as_os_str().as_encoded_bytes());
+    if let Ok(meta) = fs::metadata(clang) {
+        key.add(format!("{:?}{}", meta.modified().ok(), meta.len()).as_bytes());
+    }
+    for flag in RUNTIME_CFLAGS.iter().copied().chain(target_flags.iter().map(String::as_str)) {
+        key.add(flag.as_bytes());
+    }
+    let object = cache.join(format!("runtime-{name}-{}.o", key.hex()));
+    if object.is_file() {
+        return Ok(Some(object));
+    }
+    fs::create_dir_all(cache).map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
+    // Compile to a private name and rename: parallel builds may race to fill the cache.
+    let temp = cache.join(format!(".runtime-{name}-{}.{}.o", key.hex(), std::process::id()));
+    let output = Command::new(clang)
+        .args(RUNTIME_CFLAGS)
+        .args(target_flags)
+        .arg("-I")
+        .arg(runtime_dir.join("include"))
+        .arg("-I")
+        .arg(runtime_dir.join("src"))
+        .arg("-c")
+        .arg(&source)
+        .arg("-o")
+        .arg(&temp)
+        .output()
+        .map_err(|e| format!("{}: cannot run: {e}", clang.display()))?;
+    if !output.status.success() {
+        let _ = fs::remove_file(&temp);
+        return Err(format!(
+            "compiling the {name} runtime for target flags [{}] failed:\n{}",
+            target_flags.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    fs::rename(&temp, &object).map_err(|e| format!("{}: {e}", object.display()))?;
+    Ok(Some(object))
+}

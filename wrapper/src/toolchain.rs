@@ -1,0 +1,100 @@
+//! Finding clang, the pass plugin and the runtime sources.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The LLVM major version the pass plugin is built for.
+pub const LLVM_MAJOR: u32 = 19;
+pub const PLUGIN_FILE: &str = "libhookcc_pass.so";
+
+/// Finds the clang to run: `$HOOKCC_CLANG`, else `clang-19`, else `clang` on PATH.
+pub fn find_clang(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+    if let Some(path) = env("HOOKCC_CLANG").filter(|p| !p.is_empty()) {
+        return which::which(&path).map_err(|_| {
+            format!("HOOKCC_CLANG={path}: no such program (give a path or a name on PATH)")
+        });
+    }
+    for name in [format!("clang-{LLVM_MAJOR}"), "clang".to_string()] {
+        if let Ok(path) = which::which(&name) {
+            return Ok(path);
+        }
+    }
+    Err(format!(
+        "no clang found: neither clang-{LLVM_MAJOR} nor clang is on PATH (set HOOKCC_CLANG, or on \
+         Debian 12: apt-get install clang-{LLVM_MAJOR})"
+    ))
+}
+
+/// Checks that `clang` is LLVM 19, the version the plugin is built for. Only needed when the
+/// plugin is loaded; transparent runs do not pay for it.
+pub fn check_clang_version(clang: &Path) -> Result<(), String> {
+    let out = Command::new(clang)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("{}: cannot run: {e}", clang.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major = text
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok());
+    match major {
+        Some(LLVM_MAJOR) => Ok(()),
+        Some(other) => Err(format!(
+            "{} is clang {other}, but hookcc's pass plugin is built for clang {LLVM_MAJOR}; set \
+             HOOKCC_CLANG to a clang-{LLVM_MAJOR}",
+            clang.display()
+        )),
+        None => Err(format!("{}: cannot tell its version from `--version`", clang.display())),
+    }
+}
+
+/// Where hookcc's own files are: the plugin and the runtime sources.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub plugin: PathBuf,
+    /// Holds `include/hookcc/*.h` and `src/*.c`.
+    pub runtime_dir: PathBuf,
+}
+
+impl Layout {
+    /// Finds the files relative to hookcc's executable, in an install prefix
+    /// (`PREFIX/bin/hookcc`, `PREFIX/lib/hookcc/{libhookcc_pass.so,runtime/}`) or in the build
+    /// tree (`REPO/target/PROFILE/{hookcc,libhookcc_pass.so}`, `REPO/runtime/`).
+    /// `HOOKCC_PLUGIN` and `HOOKCC_RUNTIME_DIR` override each.
+    pub fn find(exe: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Layout, String> {
+        let exe_dir = exe.parent().unwrap_or(Path::new("."));
+        let installed = exe_dir.join("../lib/hookcc");
+        let build_tree_runtime = exe_dir.join("../../runtime");
+        let candidates = [
+            (installed.join(PLUGIN_FILE), installed.join("runtime")),
+            (exe_dir.join(PLUGIN_FILE), build_tree_runtime),
+        ];
+        let found = candidates.iter().find(|(p, r)| p.is_file() && r.join("src").is_dir());
+        let plugin = env("HOOKCC_PLUGIN")
+            .map(PathBuf::from)
+            .or_else(|| found.map(|(p, _)| p.clone()));
+        let runtime_dir = env("HOOKCC_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .or_else(|| found.map(|(_, r)| r.clone()));
+        match (plugin, runtime_dir) {
+            (Some(plugin), Some(runtime_dir)) => Ok(Layout {
+                plugin: plugin.canonicalize().unwrap_or(plugin),
+                runtime_dir: runtime_dir.canonicalize().unwrap_or(runtime_dir),
+            }),
+            _ => Err(format!(
+                "cannot find hookcc's pass plugin ({PLUGIN_FILE}) and runtime sources near {}: \
+                 looked in {} and {} (build with `cargo build --release`, install with \
+                 `scripts/install.sh`, or set HOOKCC_PLUGIN and HOOKCC_RUNTIME_DIR)",
+                exe.display(),
+                candidates[0].0.display(),
+                candidates[1].0.display()
+            )),
+        }
+    }
+
+    pub fn include_dir(&self) -> PathBuf {
+        self.runtime_dir.join("include")
+    }
+}
