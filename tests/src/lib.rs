@@ -1,0 +1,159 @@
+//! Helpers for hookcc's end-to-end tests: find the built tools, build C/C++ programs with
+//! hookcc, run them, decode their traces with hookprof.
+//!
+//! The tools are the workspace's own build products (`cargo build --workspace` first; the
+//! README's test command does both).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `target/<profile>/`, where cargo put hookcc, hookprof and the plugin.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test-binary>
+    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A tool built by this workspace; panics with what to do when it has not been built.
+pub fn tool(name: &str) -> PathBuf {
+    let path = target_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace` before the tests",
+        path.display()
+    );
+    path
+}
+
+pub fn program_source(name: &str) -> PathBuf {
+    workspace_root().join("tests/programs").join(name)
+}
+
+/// True when the test must not skip for a missing system tool (in CI everything is installed).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// A runtime cache shared by the tests of one build, so each target's runtime compiles once.
+fn cache_dir() -> PathBuf {
+    target_dir().join("hookcc-test-cache")
+}
+
+/// Runs a command and returns its output, failing the test with everything it printed when
+/// it exits non-zero.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed with {}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `hookcc` (or `hookcc++` when `cxx`) with the test cache; run it in `dir`.
+pub fn hookcc(dir: &Path, cxx: bool) -> Command {
+    let exe = if cxx {
+        // hookcc++ is hookcc under another name, as the install script links it.
+        let link = dir.join("hookcc++");
+        if !link.exists() {
+            std::os::unix::fs::symlink(tool("hookcc"), &link).expect("symlink hookcc++");
+        }
+        link
+    } else {
+        tool("hookcc")
+    };
+    let mut cmd = Command::new(exe);
+    cmd.current_dir(dir).env("HOOKCC_CACHE_DIR", cache_dir());
+    cmd.env_remove("HOOKCC_TRACE");
+    cmd
+}
+
+pub fn hookprof() -> Command {
+    Command::new(tool("hookprof"))
+}
+
+/// One row of `hookprof report --format=csv`.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub thread: Option<String>,
+    pub function: String,
+    pub calls: u64,
+    pub inclusive_ns: f64,
+    pub exclusive_ns: f64,
+}
+
+/// Parses `hookprof report --format=csv` output (with or without a `thread` column).
+pub fn parse_report_csv(text: &str) -> Vec<Row> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().expect("csv header").clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let (f, c, i, e) = (
+        col("function").expect("function column"),
+        col("calls").expect("calls column"),
+        col("inclusive_ns").expect("inclusive_ns column"),
+        col("exclusive_ns").expect("exclusive_ns column"),
+    );
+    let t = col("thread");
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("csv row");
+            Row {
+                thread: t.map(|t| r[t].to_string()),
+                function: r[f].to_string(),
+                calls: r[c].parse().expect("calls is a number"),
+                inclusive_ns: r[i].parse().expect("inclusive_ns is a number"),
+                exclusive_ns: r[e].parse().expect("exclusive_ns is a number"),
+            }
+        })
+        .collect()
+}
+
+/// The report of `trace` as function -> calls.
+pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let out = run_ok(hookprof().arg("report").arg(trace).arg("--format=csv").args(extra));
+    parse_report_csv(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .map(|r| (r.function, r.calls))
+        .collect()
+}
+
+/// Builds `sources` (from tests/programs) with `hookcc --trace` and `flags` into `dir/name`.
+pub fn build_traced(dir: &Path, name: &str, sources: &[&str], flags: &[&str], cxx: bool) -> PathBuf {
+    let mut cmd = hookcc(dir, cxx);
+    cmd.arg("--trace").args(flags);
+    for s in sources {
+        cmd.arg(program_source(s));
+    }
+    cmd.arg("-o").arg(dir.join(name));
+    run_ok(&mut cmd);
+    dir.join(name)
+}
+
+/// Runs `program` with its trace going to `dir/<name>.hktrace`; returns the trace path and the
+/// program's stdout.
+pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, String) {
+    let trace = dir.join(format!(
+        "{}.hktrace",
+        program.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = if let Some((first, rest)) = runner.split_first() {
+        let mut c = Command::new(first);
+        c.args(rest).arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    cmd.current_dir(dir).env("HOOKCC_OUTPUT", &trace);
+    let out = run_ok(&mut cmd);
+    assert!(trace.is_file(), "{} wrote no trace at {}", program.display(), trace.display());
+    (trace, String::from_utf8_lossy(&out.stdout).into_owned())
+}
