@@ -153,3 +153,27 @@ fn default_trace_file_name_and_executable_from_header() {
     let counts = call_counts(&Path::new(d).join(&traces[0]), &[]);
     assert_eq!(counts.get("fib"), Some(&1973));
 }
+
+#[test]
+fn installed_into_a_prefix_it_finds_its_plugin_and_runtime() {
+    let prefix = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    run_ok(
+        std::process::Command::new(workspace_root().join("scripts/install.sh"))
+            .arg(prefix.path())
+            .env("HOOKCC_BUILD_DIR", target_dir()),
+    );
+    let bin = prefix.path().join("bin");
+    run_ok(
+        std::process::Command::new(bin.join("hookcc++"))
+            .current_dir(work.path())
+            .env("HOOKCC_CACHE_DIR", work.path().join("cache"))
+            .args(["--trace", "-O1"])
+            .arg(program_source("shapes.cpp"))
+            .args(["-o", "shapes"]),
+    );
+    let (trace, _) = run_traced(work.path(), &work.path().join("shapes"), &[]);
+    let out = run_ok(std::process::Command::new(bin.join("hookprof")).arg("report").arg(&trace).arg("--format=csv"));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
+    assert!(rows.iter().any(|r| r.function.contains("Square::area() const") && r.calls == 3), "{rows:#?}");
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: Rust unit tests, IR tests, end-to-end tests (native and aarch64 under
+# qemu), the runtime's own tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo build --workspace --quiet
+cargo test --workspace
+bash runtime/test/run.sh
