@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs hookcc into a prefix:
 #   PREFIX/bin/{hookcc,hookcc++,hookprof}
-#   PREFIX/lib/hookcc/libhookcc_pass.so
+#   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use)
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)
@@ -17,13 +17,13 @@ if [ -z "$build" ]; then
     (cd "$root" && cargo build --release --workspace --quiet)
     build="$root/target/release"
 fi
-for f in hookcc hookprof libhookcc_pass.so; do
+for f in hookcc hookprof libhookcc_pass.so libhookcc_clang.so; do
     [ -f "$build/$f" ] || { echo "install: $build/$f is missing: build first" >&2; exit 1; }
 done
 mkdir -p "$prefix/bin" "$prefix/lib/hookcc/runtime"
 install -m 755 "$build/hookcc" "$build/hookprof" "$prefix/bin/"
 ln -sf hookcc "$prefix/bin/hookcc++"
-install -m 644 "$build/libhookcc_pass.so" "$prefix/lib/hookcc/"
+install -m 644 "$build/libhookcc_pass.so" "$build/libhookcc_clang.so" "$prefix/lib/hookcc/"
 rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src"
 cp -R "$root/runtime/include" "$root/runtime/src" "$prefix/lib/hookcc/runtime/"
 echo "installed hookcc into $prefix (add $prefix/bin to PATH)"

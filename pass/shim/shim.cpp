@@ -43,6 +43,13 @@ cl::opt<bool> AfterInlining("hookcc-after-inlining",
                             cl::desc("insert hooks after inlining (inlined bodies get none)"),
                             cl::init(false), cl::cat(HookccCategory));
 
+cl::opt<bool> DefaultOff("hookcc-default-off",
+                         cl::desc("only functions marked hookcc:on (#pragma profile on) get hooks"),
+                         cl::init(false), cl::cat(HookccCategory));
+cl::opt<bool> SkipInline("hookcc-skip-inline",
+                         cl::desc("no hooks in functions declared inline (TI)"), cl::init(false),
+                         cl::cat(HookccCategory));
+
 // Mirrors `RawConfig` in src/ffi.rs field for field.
 struct RawConfig {
   const char *entry_hook;
@@ -50,6 +57,8 @@ struct RawConfig {
   const char *entry_parm;
   const char *exit_parm;
   unsigned after_inlining;
+  unsigned default_off;
+  unsigned skip_inline;
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -72,7 +81,7 @@ struct HookccPass : PassInfoMixin<HookccPass> {
 
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     RawConfig config{EntryHook.c_str(), ExitHook.c_str(), EntryParm.c_str(), ExitParm.c_str(),
-                     AfterInlining ? 1u : 0u};
+                     AfterInlining ? 1u : 0u, DefaultOff ? 1u : 0u, SkipInline ? 1u : 0u};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {

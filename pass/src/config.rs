@@ -63,6 +63,11 @@ pub struct Config {
     pub entry: Option<Hook>,
     pub exit: Option<Hook>,
     pub placement: Placement,
+    /// Functions without a mark get hooks (`-profile`, `--trace`, `--entry_hook`); when false,
+    /// only functions marked `hookcc:on` (`#pragma profile on`) do.
+    pub default_on: bool,
+    /// No hooks in functions declared inline (TI's rule).
+    pub skip_inline: bool,
 }
 
 impl Config {
@@ -72,6 +77,8 @@ impl Config {
         entry_parm: &str,
         exit_parm: &str,
         after_inlining: bool,
+        default_on: bool,
+        skip_inline: bool,
     ) -> Result<Self, String> {
         let hook = |symbol: &str, parm: &str, which: &str| -> Result<Option<Hook>, String> {
             let params = HookParams::parse(parm).map_err(|e| format!("-hookcc-{which}-parm: {e}"))?;
@@ -81,6 +88,8 @@ impl Config {
             entry: hook(entry, entry_parm, "entry")?,
             exit: hook(exit, exit_parm, "exit")?,
             placement: if after_inlining { Placement::AfterInlining } else { Placement::BeforeInlining },
+            default_on,
+            skip_inline,
         })
     }
 
@@ -116,6 +125,8 @@ mod tests {
             "address-callsite",
             "address-callsite",
             false,
+            true,
+            false,
         )
         .unwrap();
         assert_eq!(c.entry.as_ref().unwrap().params, HookParams::AddressAndCallSite);
@@ -126,13 +137,13 @@ mod tests {
 
     #[test]
     fn rejects_unknown_parameter_kind() {
-        let e = Config::from_options("h", "", "adress", "none", false).unwrap_err();
+        let e = Config::from_options("h", "", "adress", "none", false, true, false).unwrap_err();
         assert!(e.contains("-hookcc-entry-parm") && e.contains("adress"), "{e}");
     }
 
     #[test]
     fn no_symbol_means_no_hook() {
-        let c = Config::from_options("", "", "none", "none", true).unwrap();
+        let c = Config::from_options("", "", "none", "none", true, true, false).unwrap();
         assert!(c.is_empty());
     }
 }

@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use inkwell::module::Module;
+use inkwell::values::FunctionValue;
 use llvm_sys::prelude::LLVMModuleRef;
 
 use crate::config::Config;
@@ -26,6 +27,8 @@ pub struct RawConfig {
     entry_parm: *const c_char,
     exit_parm: *const c_char,
     after_inlining: c_uint,
+    default_off: c_uint,
+    skip_inline: c_uint,
 }
 
 extern "C" {
@@ -67,6 +70,8 @@ pub extern "C" fn hookcc_instrument_module(
             &c_str(raw.entry_parm),
             &c_str(raw.exit_parm),
             raw.after_inlining != 0,
+            raw.default_off == 0,
+            raw.skip_inline != 0,
         )?;
         let phase = match phase {
             0 => Phase::PipelineStart,
@@ -141,4 +146,88 @@ pub(crate) fn is_musttail_call(inst: llvm_sys::prelude::LLVMValueRef) -> bool {
         !LLVMIsACallInst(inst).is_null()
             && LLVMGetTailCallKind(inst) == llvm_sys::LLVMTailCallKind::LLVMTailCallKindMustTail
     }
+}
+
+/// Takes hookcc's marks (`annotate("hookcc:…")`, put there by the frontend plugin) out of
+/// `llvm.global.annotations` and returns them: each function with its mark (`off`, `on`,
+/// `inline`: the text after `hookcc:`). The other annotations stay; an array left empty is
+/// deleted. Removing them matters: an annotation keeps its function alive, so a static function
+/// nobody calls would otherwise survive into the object file. The mark strings themselves stay
+/// (the dead array constant still refers to them); they live in section `llvm.metadata`, which
+/// code generation never emits.
+pub(crate) fn take_marks<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx>, String)> {
+    use llvm_sys::core::*;
+    const PREFIX: &str = "hookcc:";
+    let mut marks = Vec::new();
+    // SAFETY: `module` is the live module; every value below is read from it and checked for
+    // the kind the C API call expects before use.
+    unsafe {
+        let module = module.as_mut_ptr();
+        let name = c"llvm.global.annotations";
+        let global = LLVMGetNamedGlobal(module, name.as_ptr());
+        if global.is_null() {
+            return marks;
+        }
+        let init = LLVMGetInitializer(global);
+        if init.is_null() || LLVMIsAConstantArray(init).is_null() {
+            return marks;
+        }
+        let element_type = LLVMGetElementType(LLVMTypeOf(init));
+        let mut kept = Vec::new();
+        for i in 0..LLVMGetNumOperands(init) as u32 {
+            let entry = LLVMGetOperand(init, i);
+            let target = strip_casts(LLVMGetOperand(entry, 0));
+            let text_global = strip_casts(LLVMGetOperand(entry, 1));
+            let text = global_string(text_global);
+            match text.as_deref().and_then(|t| t.strip_prefix(PREFIX)) {
+                Some(mark) if !LLVMIsAFunction(target).is_null() => {
+                    let function = FunctionValue::new(target).expect("checked: a function");
+                    marks.push((function, mark.to_string()));
+                }
+                _ => kept.push(entry),
+            }
+        }
+        if marks.is_empty() {
+            return marks;
+        }
+        let section = LLVMGetSection(global);
+        let section = (!section.is_null()).then(|| CStr::from_ptr(section).to_owned());
+        LLVMDeleteGlobal(global);
+        if !kept.is_empty() {
+            let array = LLVMConstArray2(element_type, kept.as_mut_ptr(), kept.len() as u64);
+            let replacement = LLVMAddGlobal(module, LLVMTypeOf(array), name.as_ptr());
+            LLVMSetInitializer(replacement, array);
+            LLVMSetLinkage(replacement, llvm_sys::LLVMLinkage::LLVMAppendingLinkage);
+            if let Some(section) = section {
+                LLVMSetSection(replacement, section.as_ptr());
+            }
+        }
+    }
+    marks
+}
+
+/// Looks through constant casts (typed-pointer IR had bitcasts around annotation operands).
+unsafe fn strip_casts(mut value: llvm_sys::prelude::LLVMValueRef) -> llvm_sys::prelude::LLVMValueRef {
+    use llvm_sys::core::*;
+    while !value.is_null() && !LLVMIsAConstantExpr(value).is_null() && LLVMGetNumOperands(value) > 0 {
+        value = LLVMGetOperand(value, 0);
+    }
+    value
+}
+
+/// The text of a global holding a C string constant, without its NUL.
+unsafe fn global_string(global: llvm_sys::prelude::LLVMValueRef) -> Option<String> {
+    use llvm_sys::core::*;
+    if global.is_null() || LLVMIsAGlobalVariable(global).is_null() {
+        return None;
+    }
+    let init = LLVMGetInitializer(global);
+    if init.is_null() || LLVMIsAConstantDataSequential(init).is_null() || LLVMIsConstantString(init) == 0 {
+        return None;
+    }
+    let mut len = 0usize;
+    let ptr = LLVMGetAsString(init, &mut len);
+    let bytes = std::slice::from_raw_parts(ptr as *const u8, len);
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    Some(String::from_utf8_lossy(bytes).into_owned())
 }

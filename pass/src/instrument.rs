@@ -23,24 +23,37 @@ pub enum Phase {
 /// String attribute put on each instrumented function, so that no function gets hooks twice
 /// (the pass is registered at two extension points, and a module can meet the plugin twice).
 const DONE_ATTRIBUTE: &str = "hookcc-instrumented";
-/// String attribute that excludes a function (set by the frontend plugin for pragmas and
-/// `no_instrument_function`).
+/// String attributes from the frontend plugin's marks (see frontend/plugin.cpp): `off` for
+/// `#pragma NO_HOOKS`, `no_instrument_function` and `#pragma profile off`; `on` for
+/// `#pragma profile on`; `inline` for functions declared inline.
 const OFF_ATTRIBUTE: &str = "hookcc-off";
+const ON_ATTRIBUTE: &str = "hookcc-on";
+const INLINE_ATTRIBUTE: &str = "hookcc-inline";
 
 /// Instruments every eligible function of `module`. Returns whether anything changed.
 pub fn instrument_module(module: &Module<'_>, config: &Config, phase: Phase) -> Result<bool, String> {
+    // The frontend plugin's marks become function attributes first, whatever the placement:
+    // they must leave llvm.global.annotations before optimization (see ffi::take_marks).
+    let mut changed = false;
+    if phase != Phase::OptimizerLast {
+        let context = module.get_context();
+        for (function, mark) in ffi::take_marks(module) {
+            let attribute = format!("hookcc-{mark}");
+            function.add_attribute(AttributeLoc::Function, context.create_string_attribute(&attribute, ""));
+            changed = true;
+        }
+    }
     let wanted = match phase {
         Phase::Explicit => true,
         Phase::PipelineStart => config.placement == Placement::BeforeInlining,
         Phase::OptimizerLast => config.placement == Placement::AfterInlining,
     };
     if !wanted || config.is_empty() {
-        return Ok(false);
+        return Ok(changed);
     }
     let entry = config.entry.as_ref().map(|h| declare_hook(module, h)).transpose()?;
     let exit = config.exit.as_ref().map(|h| declare_hook(module, h)).transpose()?;
     let builder = module.get_context().create_builder();
-    let mut changed = false;
     let functions: Vec<FunctionValue> = module.get_functions().collect();
     for function in functions {
         if !should_instrument(function, config) {
@@ -67,6 +80,12 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     }
     let has_string = |key| function.get_string_attribute(AttributeLoc::Function, key).is_some();
     if has_string(DONE_ATTRIBUTE) || has_string(OFF_ATTRIBUTE) {
+        return false;
+    }
+    if config.skip_inline && has_string(INLINE_ATTRIBUTE) {
+        return false;
+    }
+    if !config.default_on && !has_string(ON_ATTRIBUTE) {
         return false;
     }
     // A naked function has no prologue to put a call in.

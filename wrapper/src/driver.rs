@@ -40,13 +40,17 @@ pub enum Action {
 const TRACE_ENTRY: &str = "__hookcc_enter";
 const TRACE_EXIT: &str = "__hookcc_exit";
 
-/// The arguments that load the plugin and configure it. The library goes in twice: as
-/// `-fpass-plugin` for the pass, and as `-fplugin` so that clang loads it before it parses
-/// `-mllvm` (clang-19 loads pass plugins only after parsing `-mllvm`, which then rejects the
-/// plugin's options).
+/// The arguments that load the plugins and configure them. The frontend plugin turns pragmas
+/// and attributes into marks. The pass library goes in twice: as `-fpass-plugin` for the pass,
+/// and as `-fplugin` so that clang loads it before it parses `-mllvm` (clang-19 loads pass
+/// plugins only after parsing `-mllvm`, which then rejects the plugin's options).
 fn plugin_args(layout: &Layout, options: &HookOptions) -> Vec<String> {
     let plugin = layout.plugin.display();
-    let mut args = vec![format!("-fplugin={plugin}"), format!("-fpass-plugin={plugin}")];
+    let mut args = vec![
+        format!("-fplugin={}", layout.frontend_plugin.display()),
+        format!("-fplugin={plugin}"),
+        format!("-fpass-plugin={plugin}"),
+    ];
     let mut mllvm = |option: String| {
         args.push("-mllvm".to_string());
         args.push(option);
@@ -135,7 +139,11 @@ mod tests {
             Ok(())
         }
         fn layout(&self) -> Result<Layout, String> {
-            Ok(Layout { plugin: "/p/libhookcc_pass.so".into(), runtime_dir: "/p/runtime".into() })
+            Ok(Layout {
+                plugin: "/p/libhookcc_pass.so".into(),
+                frontend_plugin: "/p/libhookcc_clang.so".into(),
+                runtime_dir: "/p/runtime".into(),
+            })
         }
         fn runtime_object(
             &self,
@@ -172,6 +180,7 @@ mod tests {
         let args = run(false, &["--trace", "-O2", "-c", "a.c"], &host);
         assert!(args.contains(&"-fpass-plugin=/p/libhookcc_pass.so".to_string()));
         assert!(args.contains(&"-fplugin=/p/libhookcc_pass.so".to_string()));
+        assert!(args.contains(&"-fplugin=/p/libhookcc_clang.so".to_string()));
         assert!(args.contains(&"-hookcc-entry=__hookcc_enter".to_string()));
         assert!(args.contains(&"/p/runtime/include".to_string()));
         assert!(!args.iter().any(|a| a.ends_with(".o")));

@@ -6,6 +6,8 @@ use std::process::Command;
 /// The LLVM major version the pass plugin is built for.
 pub const LLVM_MAJOR: u32 = 19;
 pub const PLUGIN_FILE: &str = "libhookcc_pass.so";
+/// The clang frontend plugin (pragmas and attributes), found beside the pass plugin.
+pub const FRONTEND_PLUGIN_FILE: &str = "libhookcc_clang.so";
 
 /// Finds the clang to run: `$HOOKCC_CLANG`, else `clang-19`, else `clang` on PATH.
 pub fn find_clang(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
@@ -54,14 +56,16 @@ pub fn check_clang_version(clang: &Path) -> Result<(), String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub plugin: PathBuf,
+    pub frontend_plugin: PathBuf,
     /// Holds `include/hookcc/*.h` and `src/*.c`.
     pub runtime_dir: PathBuf,
 }
 
 impl Layout {
     /// Finds the files relative to hookcc's executable, in an install prefix
-    /// (`PREFIX/bin/hookcc`, `PREFIX/lib/hookcc/{libhookcc_pass.so,runtime/}`) or in the build
-    /// tree (`REPO/target/PROFILE/{hookcc,libhookcc_pass.so}`, `REPO/runtime/`).
+    /// (`PREFIX/bin/hookcc`, `PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,runtime/}`)
+    /// or in the build tree (`REPO/target/PROFILE/{hookcc,libhookcc_*.so}`, `REPO/runtime/`).
+    /// The frontend plugin is always the pass plugin's neighbour.
     /// `HOOKCC_PLUGIN` and `HOOKCC_RUNTIME_DIR` override each.
     pub fn find(exe: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Layout, String> {
         let exe_dir = exe.parent().unwrap_or(Path::new("."));
@@ -80,6 +84,7 @@ impl Layout {
             .or_else(|| found.map(|(_, r)| r.clone()));
         match (plugin, runtime_dir) {
             (Some(plugin), Some(runtime_dir)) => Ok(Layout {
+                frontend_plugin: plugin.with_file_name(FRONTEND_PLUGIN_FILE),
                 plugin: plugin.canonicalize().unwrap_or(plugin),
                 runtime_dir: runtime_dir.canonicalize().unwrap_or(runtime_dir),
             }),
