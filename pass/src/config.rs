@@ -13,6 +13,10 @@ pub enum HookParams {
     Address,
     /// `void hook(void *fn, void *call_site)`: hookcc's native hooks.
     AddressAndCallSite,
+    /// `void hook(const char *name, void *lr, uintptr_t r0, r1, r2, r3)`: NITRO's
+    /// `__PROFILE_ENTRY`, with the call site and the first four integer or pointer arguments
+    /// (0 for the missing ones) that the ARM original found in lr and r0–r3.
+    NameCallSiteArgs,
 }
 
 impl HookParams {
@@ -22,9 +26,10 @@ impl HookParams {
             "name" => Ok(HookParams::Name),
             "address" => Ok(HookParams::Address),
             "address-callsite" => Ok(HookParams::AddressAndCallSite),
+            "name-callsite-args" => Ok(HookParams::NameCallSiteArgs),
             other => Err(format!(
-                "unknown hook parameter kind `{other}` (expected none, name, address or \
-                 address-callsite)"
+                "unknown hook parameter kind `{other}` (expected none, name, address, \
+                 address-callsite or name-callsite-args)"
             )),
         }
     }
@@ -36,6 +41,10 @@ impl HookParams {
             HookParams::Name => format!("void {hook}(const char *name)"),
             HookParams::Address => format!("void {hook}(void (*addr)())"),
             HookParams::AddressAndCallSite => format!("void {hook}(void *fn, void *call_site)"),
+            HookParams::NameCallSiteArgs => format!(
+                "void {hook}(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, \
+                 uintptr_t r3)"
+            ),
         }
     }
 }

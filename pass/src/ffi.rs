@@ -231,3 +231,17 @@ unsafe fn global_string(global: llvm_sys::prelude::LLVMValueRef) -> Option<Strin
     let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
     Some(String::from_utf8_lossy(bytes).into_owned())
 }
+
+/// The size of a pointer in address space 0 of the module's target, in bits (from its data
+/// layout; 64 when the module has none).
+pub(crate) fn pointer_size_bits(module: &Module<'_>) -> u32 {
+    use llvm_sys::target::*;
+    // SAFETY: the data layout belongs to the live module and is only read here.
+    unsafe {
+        let layout = LLVMGetModuleDataLayout(module.as_mut_ptr());
+        if layout.is_null() {
+            return 64;
+        }
+        LLVMPointerSize(layout) * 8
+    }
+}

@@ -5,7 +5,10 @@ use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{AsValueRef, ValueKind, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, PointerValue};
+use inkwell::types::IntType;
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, PointerValue, ValueKind,
+};
 use inkwell::AddressSpace;
 
 use crate::config::{Config, Hook, HookParams, Placement};
@@ -97,10 +100,14 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
 fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValue<'ctx>, String> {
     let context = module.get_context();
     let ptr = context.ptr_type(AddressSpace::default());
+    let word = intptr_type(module);
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
         HookParams::Name | HookParams::Address => vec![ptr.into()],
         HookParams::AddressAndCallSite => vec![ptr.into(), ptr.into()],
+        HookParams::NameCallSiteArgs => {
+            vec![ptr.into(), ptr.into(), word.into(), word.into(), word.into(), word.into()]
+        }
     };
     let fn_type = context.void_type().fn_type(&params, false);
     if let Some(existing) = module.get_function(&hook.symbol) {
@@ -119,6 +126,54 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
     let nounwind = Attribute::get_named_enum_kind_id("nounwind");
     function.add_attribute(AttributeLoc::Function, context.create_enum_attribute(nounwind, 0));
     Ok(function)
+}
+
+/// The pointer-sized integer of the module's target (`uintptr_t`).
+fn intptr_type<'ctx>(module: &Module<'ctx>) -> IntType<'ctx> {
+    let context = module.get_context();
+    match ffi::pointer_size_bits(module) {
+        16 => context.i16_type(),
+        32 => context.i32_type(),
+        _ => context.i64_type(),
+    }
+}
+
+/// The function's first four integer or pointer arguments as `uintptr_t` (0 where it has
+/// fewer): what the ARM original found in r0–r3 at entry.
+fn first_four_integer_arguments<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    function: FunctionValue<'ctx>,
+) -> Result<Vec<BasicMetadataValueEnum<'ctx>>, String> {
+    let word = intptr_type(module);
+    let signext = Attribute::get_named_enum_kind_id("signext");
+    let mut values = Vec::with_capacity(4);
+    for (index, param) in function.get_param_iter().enumerate() {
+        if values.len() == 4 {
+            break;
+        }
+        let value = match param {
+            BasicValueEnum::PointerValue(p) => builder.build_ptr_to_int(p, word, "hookcc.arg"),
+            BasicValueEnum::IntValue(i) => {
+                let width = i.get_type().get_bit_width();
+                if width > word.get_bit_width() {
+                    builder.build_int_truncate(i, word, "hookcc.arg")
+                } else if width == word.get_bit_width() {
+                    Ok(i)
+                } else if function.get_enum_attribute(AttributeLoc::Param(index as u32), signext).is_some() {
+                    builder.build_int_s_extend(i, word, "hookcc.arg")
+                } else {
+                    builder.build_int_z_extend(i, word, "hookcc.arg")
+                }
+            }
+            _ => continue,
+        };
+        values.push(value.map_err(|e| e.to_string())?.into());
+    }
+    while values.len() < 4 {
+        values.push(word.const_zero().into());
+    }
+    Ok(values)
 }
 
 fn instrument_function<'ctx>(
@@ -141,7 +196,10 @@ fn instrument_function<'ctx>(
     let insert_before = insert_before.ok_or("entry block without terminator")?;
     builder.position_before(&insert_before);
 
-    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| h.params == HookParams::AddressAndCallSite);
+    let needs_call_site = [entry, exit]
+        .iter()
+        .flatten()
+        .any(|(_, h)| matches!(h.params, HookParams::AddressAndCallSite | HookParams::NameCallSiteArgs));
     let call_site = if needs_call_site {
         let intrinsic = Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
         let decl = intrinsic.get_declaration(module, &[]).ok_or("llvm.returnaddress declaration")?;
@@ -162,13 +220,18 @@ fn instrument_function<'ctx>(
             HookParams::None => vec![],
             HookParams::Address => vec![address.into()],
             HookParams::AddressAndCallSite => vec![address.into(), call_site.expect("computed above").into()],
-            HookParams::Name => {
+            HookParams::Name | HookParams::NameCallSiteArgs => {
                 if name.is_none() {
                     let text = function.get_name().to_string_lossy().into_owned();
                     let global = builder.build_global_string_ptr(&text, "hookcc.name").map_err(|e| e.to_string())?;
                     name = Some(global.as_pointer_value());
                 }
-                vec![name.unwrap().into()]
+                let mut args: Vec<BasicMetadataValueEnum> = vec![name.unwrap().into()];
+                if params == HookParams::NameCallSiteArgs {
+                    args.push(call_site.expect("computed above").into());
+                    args.extend(first_four_integer_arguments(module, builder, function)?);
+                }
+                args
             }
         })
     };

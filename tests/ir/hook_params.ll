@@ -18,6 +18,23 @@
 ; NONE-NEXT: call void @both()
 ; NONE-NEXT: call void @both()
 ; NONE-NEXT: ret i32 %x
+target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 define i32 @work(i32 %x) {
   ret i32 %x
+}
+
+; NITRO's __PROFILE_ENTRY: name, call site and the first four integer/pointer arguments as
+; uintptr_t (floats skipped, signext honoured, missing ones 0).
+; RUN-OPT: -passes=hookcc -hookcc-entry=__PROFILE_ENTRY -hookcc-entry-parm=name-callsite-args -hookcc-exit=__PROFILE_EXIT --check-prefix=NITRO
+; NITRO-LABEL: define i32 @mixed(double %d, i32 signext %a, ptr %p, i8 %b)
+; NITRO: %[[LR:.*]] = call ptr @llvm.returnaddress(i32 0)
+; NITRO-NEXT: %[[A:.*]] = sext i32 %a to i64
+; NITRO-NEXT: %[[P:.*]] = ptrtoint ptr %p to i64
+; NITRO-NEXT: %[[B:.*]] = zext i8 %b to i64
+; NITRO-NEXT: call void @__PROFILE_ENTRY(ptr @hookcc.name{{.*}}, ptr %[[LR]], i64 %[[A]], i64 %[[P]], i64 %[[B]], i64 0)
+; NITRO: call void @__PROFILE_EXIT()
+; NITRO-NEXT: ret i32 %a
+; NITRO: declare void @__PROFILE_ENTRY(ptr, ptr, i64, i64, i64, i64)
+define i32 @mixed(double %d, i32 signext %a, ptr %p, i8 %b) {
+  ret i32 %a
 }

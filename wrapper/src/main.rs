@@ -36,6 +36,9 @@ impl Host for RealHost {
         let cache = runtime::cache_dir(&|k| self.var(k));
         runtime::runtime_object(component, clang, &layout.runtime_dir, target_flags, &cache)
     }
+    fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
+        runtime::cached_file(&runtime::cache_dir(&|k| self.var(k)), extension, contents)
+    }
 }
 
 fn main() -> ExitCode {

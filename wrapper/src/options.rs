@@ -7,27 +7,129 @@ use std::fmt;
 pub enum RuntimeComponent {
     /// The native trace runtime (runtime/src/trace.c): per-thread buffers, `.hktrace` files.
     Trace,
+    /// TI record buffers (runtime/src/ti.c): `entry_hook`, `exit_hook`, `task_switch_hook`, ….
+    Ti,
+    /// NITRO-SDK call trace (runtime/src/calltrace.c): `OS_InitCallTrace`, ….
+    CallTrace,
+    /// NITRO-SDK function cost (runtime/src/functioncost.c): `OS_InitFunctionCost`, ….
+    FunctionCost,
     /// Nothing: the user provides the hooks.
     None,
 }
 
 impl RuntimeComponent {
-    pub const NAMES: &'static [&'static str] = &["trace", "none"];
+    const ALL: &'static [(&'static str, RuntimeComponent)] = &[
+        ("calltrace", RuntimeComponent::CallTrace),
+        ("functioncost", RuntimeComponent::FunctionCost),
+        ("none", RuntimeComponent::None),
+        ("ti", RuntimeComponent::Ti),
+        ("trace", RuntimeComponent::Trace),
+    ];
+
+    pub fn names() -> String {
+        Self::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+    }
 
     pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "trace" => Some(RuntimeComponent::Trace),
-            "none" => Some(RuntimeComponent::None),
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+    }
+
+    /// The runtime source file (`runtime/src/<name>.c`) compiled for this component, if any.
+    pub fn source_name(self) -> Option<&'static str> {
+        match self {
+            RuntimeComponent::None => None,
+            other => Self::ALL.iter().find(|(_, c)| *c == other).map(|(n, _)| *n),
+        }
+    }
+}
+
+/// What a hook receives (the pass's `-hookcc-*-parm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookParm {
+    None,
+    Name,
+    Address,
+    /// hookcc's native hooks: function address and call site.
+    AddressCallSite,
+    /// NITRO's `__PROFILE_ENTRY`: name, call site (lr) and the first four integer arguments.
+    NameCallSiteArgs,
+}
+
+impl HookParm {
+    /// TI's `--entry_parm` / `--exit_parm` values.
+    fn parse_ti(value: &str) -> Option<Self> {
+        match value {
+            "name" => Some(HookParm::Name),
+            "address" => Some(HookParm::Address),
+            "none" => Some(HookParm::None),
             _ => None,
         }
     }
 
-    /// The runtime source file compiled for this component, if any.
-    pub fn source_name(self) -> Option<&'static str> {
+    pub fn pass_name(self) -> &'static str {
         match self {
-            RuntimeComponent::Trace => Some("trace"),
-            RuntimeComponent::None => None,
+            HookParm::None => "none",
+            HookParm::Name => "name",
+            HookParm::Address => "address",
+            HookParm::AddressCallSite => "address-callsite",
+            HookParm::NameCallSiteArgs => "name-callsite-args",
         }
+    }
+
+    /// The C declaration TI's options imply (`void hook(const char *name)`, …).
+    pub fn c_declaration(self, hook: &str) -> String {
+        match self {
+            HookParm::None => format!("void {hook}(void);"),
+            HookParm::Name => format!("void {hook}(const char *name);"),
+            HookParm::Address => format!("void {hook}(void (*addr)());"),
+            HookParm::AddressCallSite => format!("void {hook}(void *fn, void *call_site);"),
+            HookParm::NameCallSiteArgs => format!(
+                "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
+                 __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
+            ),
+        }
+    }
+}
+
+/// One hook the pass inserts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hook {
+    pub symbol: String,
+    pub parm: HookParm,
+}
+
+/// Everything the pass needs to know, whatever dialect asked for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassConfig {
+    pub entry: Option<Hook>,
+    pub exit: Option<Hook>,
+    pub after_inlining: bool,
+    /// Unmarked functions get hooks; when false only `#pragma profile on` ones do.
+    pub default_on: bool,
+    /// No hooks in functions declared inline (TI).
+    pub skip_inline: bool,
+    /// Declare the hooks implicitly in every translation unit (TI), `extern "C"` in C++.
+    pub declare_hooks: bool,
+}
+
+/// TI cgtools' options (seeds/ti-c6000-function-hooks.txt).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TiOptions {
+    /// `--entry_hook[=name]` (default name `__entry_hook`).
+    pub entry_hook: Option<String>,
+    /// `--exit_hook[=name]` (default name `__exit_hook`).
+    pub exit_hook: Option<String>,
+    /// `--entry_parm={name|address|none}`.
+    pub entry_parm: Option<HookParm>,
+    /// `--exit_parm={name|address|none}`.
+    pub exit_parm: Option<HookParm>,
+    /// `--remove_hooks_when_inlining`.
+    pub remove_hooks_when_inlining: bool,
+}
+
+impl TiOptions {
+    fn any(&self) -> bool {
+        self.entry_hook.is_some() || self.exit_hook.is_some()
     }
 }
 
@@ -36,6 +138,12 @@ impl RuntimeComponent {
 pub struct HookOptions {
     /// `--trace` / `HOOKCC_TRACE=1`: native entry/exit hooks into the trace runtime.
     pub trace: bool,
+    pub ti: TiOptions,
+    /// `-profile` / `NITRO_PROFILE=TRUE`: Metrowerks' `__PROFILE_ENTRY` / `__PROFILE_EXIT`.
+    pub profile: bool,
+    /// `--dialect=nitro` (or any NITRO_PROFILE* variable set): the NITRO dialect is in use, so
+    /// `#pragma profile on` turns hooks on even without `-profile`.
+    pub nitro: bool,
     /// `--hook-runtime=NAME`; when unset, the mode's default.
     pub runtime: Option<RuntimeComponent>,
     /// `--hookcc-verbose` / `HOOKCC_VERBOSE=1`: print the clang command on stderr.
@@ -45,9 +153,9 @@ pub struct HookOptions {
 }
 
 impl HookOptions {
-    /// True if any hooks are to be inserted.
+    /// True if the plugins are loaded (hooks may be inserted).
     pub fn instruments(&self) -> bool {
-        self.trace
+        self.pass_config().is_some()
     }
 
     /// The runtime component to link, if any.
@@ -58,11 +166,52 @@ impl HookOptions {
             (None, false) => RuntimeComponent::None,
         }
     }
+
+    /// What the pass is to do, or None if no dialect is on.
+    pub fn pass_config(&self) -> Option<PassConfig> {
+        if self.trace {
+            let hook = |symbol: &str| Some(Hook { symbol: symbol.into(), parm: HookParm::AddressCallSite });
+            return Some(PassConfig {
+                entry: hook("__hookcc_enter"),
+                exit: hook("__hookcc_exit"),
+                after_inlining: false,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
+            });
+        }
+        if self.ti.any() {
+            let ti = &self.ti;
+            let hook = |symbol: &Option<String>, parm: Option<HookParm>| {
+                symbol.clone().map(|symbol| Hook { symbol, parm: parm.unwrap_or(HookParm::None) })
+            };
+            return Some(PassConfig {
+                entry: hook(&ti.entry_hook, ti.entry_parm),
+                exit: hook(&ti.exit_hook, ti.exit_parm),
+                after_inlining: ti.remove_hooks_when_inlining,
+                default_on: true,
+                skip_inline: true,
+                declare_hooks: true,
+            });
+        }
+        if self.profile || self.nitro {
+            return Some(PassConfig {
+                entry: Some(Hook { symbol: "__PROFILE_ENTRY".into(), parm: HookParm::NameCallSiteArgs }),
+                exit: Some(Hook { symbol: "__PROFILE_EXIT".into(), parm: HookParm::None }),
+                after_inlining: false,
+                default_on: self.profile,
+                skip_inline: false,
+                declare_hooks: false,
+            });
+        }
+        None
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum OptionError {
     UnknownOption(String),
+    Conflict(String),
     BadValue { option: String, value: String, expected: String },
     BadEnvironment { variable: String, value: String },
 }
@@ -76,6 +225,7 @@ impl fmt::Display for OptionError {
             OptionError::BadValue { option, value, expected } => {
                 write!(f, "`{option}`: unknown value `{value}` (expected one of: {expected})")
             }
+            OptionError::Conflict(what) => write!(f, "{what}"),
             OptionError::BadEnvironment { variable, value } => write!(
                 f,
                 "environment variable {variable}={value:?}: expected 1/true/yes/on or 0/false/no/off"
@@ -87,24 +237,47 @@ impl fmt::Display for OptionError {
 /// What one of hookcc's own options does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum OwnOption {
+    Dialect,
+    EntryHook,
+    EntryHookNamed,
+    EntryParm,
+    ExitHook,
+    ExitHookNamed,
+    ExitParm,
     Help,
     HookRuntime,
+    Profile,
+    RemoveHooksWhenInlining,
     Trace,
     Verbose,
 }
 
 /// hookcc's own options, sorted. `=`-terminated spellings take a joined value.
 const OWN_OPTIONS: &[(&str, OwnOption)] = &[
+    ("--dialect=", OwnOption::Dialect),
+    ("--entry_hook", OwnOption::EntryHook),
+    ("--entry_hook=", OwnOption::EntryHookNamed),
+    ("--entry_parm=", OwnOption::EntryParm),
+    ("--exit_hook", OwnOption::ExitHook),
+    ("--exit_hook=", OwnOption::ExitHookNamed),
+    ("--exit_parm=", OwnOption::ExitParm),
     ("--help", OwnOption::Help),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
+    ("--remove_hooks_when_inlining", OwnOption::RemoveHooksWhenInlining),
     ("--trace", OwnOption::Trace),
+    ("-profile", OwnOption::Profile),
 ];
 
 /// Prefixes reserved for hookcc: an unknown option starting with one of these is an error,
 /// not something to hand to clang.
-const RESERVED_PREFIXES: &[&str] = &["--hook", "--trace"];
+const RESERVED_PREFIXES: &[&str] =
+    &["--dialect", "--entry_", "--exit_", "--hook", "--remove_hooks", "--trace", "-profile"];
+
+/// TI's default hook names.
+const TI_DEFAULT_ENTRY: &str = "__entry_hook";
+const TI_DEFAULT_EXIT: &str = "__exit_hook";
 
 fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionError> {
     match value.as_deref().map(str::to_ascii_lowercase).as_deref() {
@@ -123,37 +296,103 @@ pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(HookOptions, Vec<String>), OptionError> {
+    let nitro_profile = env("NITRO_PROFILE");
+    let nitro_type = env("NITRO_PROFILE_TYPE").filter(|v| !v.is_empty());
     let mut options = HookOptions {
         trace: flag_from_env("HOOKCC_TRACE", env("HOOKCC_TRACE"))?,
         verbose: flag_from_env("HOOKCC_VERBOSE", env("HOOKCC_VERBOSE"))?,
+        // NITRO-SDK's make variables: `make NITRO_PROFILE=TRUE` exports them to the recipes.
+        profile: flag_from_env("NITRO_PROFILE", nitro_profile.clone())?,
+        nitro: nitro_profile.is_some() || nitro_type.is_some(),
         ..HookOptions::default()
     };
+    if let Some(kind) = nitro_type {
+        options.runtime = Some(match kind.to_ascii_uppercase().as_str() {
+            "CALLTRACE" => RuntimeComponent::CallTrace,
+            "FUNCTIONCOST" => RuntimeComponent::FunctionCost,
+            _ => {
+                return Err(OptionError::BadValue {
+                    option: "NITRO_PROFILE_TYPE".into(),
+                    value: kind,
+                    expected: "CALLTRACE, FUNCTIONCOST".into(),
+                })
+            }
+        });
+    }
     let mut rest = Vec::with_capacity(args.len());
     for arg in args {
         let own = OWN_OPTIONS.iter().find(|(spelling, _)| {
             if spelling.ends_with('=') { arg.starts_with(spelling) } else { arg == spelling }
         });
-        match own {
-            Some((_, OwnOption::Help)) => options.help = true,
-            Some((_, OwnOption::Trace)) => options.trace = true,
-            Some((_, OwnOption::Verbose)) => options.verbose = true,
-            Some((spelling, OwnOption::HookRuntime)) => {
-                let value = &arg[spelling.len()..];
-                options.runtime = Some(RuntimeComponent::parse(value).ok_or_else(|| {
-                    OptionError::BadValue {
-                        option: arg.clone(),
-                        value: value.to_string(),
-                        expected: RuntimeComponent::NAMES.join(", "),
-                    }
-                })?);
-            }
-            None if RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p)) => {
+        let Some((spelling, option)) = own else {
+            if RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p)) {
                 return Err(OptionError::UnknownOption(arg.clone()));
             }
-            None => rest.push(arg.clone()),
+            rest.push(arg.clone());
+            continue;
+        };
+        let value = arg.get(spelling.len()..).unwrap_or("");
+        let bad = |expected: &str| OptionError::BadValue {
+            option: arg.clone(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        };
+        match option {
+            OwnOption::Help => options.help = true,
+            OwnOption::Trace => options.trace = true,
+            OwnOption::Verbose => options.verbose = true,
+            OwnOption::Profile => options.profile = true,
+            OwnOption::Dialect => match value {
+                "nitro" => options.nitro = true,
+                _ => return Err(bad("nitro")),
+            },
+            OwnOption::HookRuntime => {
+                options.runtime =
+                    Some(RuntimeComponent::parse(value).ok_or_else(|| bad(&RuntimeComponent::names()))?);
+            }
+            OwnOption::EntryHook => options.ti.entry_hook = Some(TI_DEFAULT_ENTRY.into()),
+            OwnOption::ExitHook => options.ti.exit_hook = Some(TI_DEFAULT_EXIT.into()),
+            OwnOption::EntryHookNamed | OwnOption::ExitHookNamed => {
+                if !is_c_identifier(value) {
+                    return Err(bad("a C identifier"));
+                }
+                let slot = if *option == OwnOption::EntryHookNamed {
+                    &mut options.ti.entry_hook
+                } else {
+                    &mut options.ti.exit_hook
+                };
+                *slot = Some(value.to_string());
+            }
+            OwnOption::EntryParm | OwnOption::ExitParm => {
+                let parm = HookParm::parse_ti(value).ok_or_else(|| bad("name, address, none"))?;
+                if *option == OwnOption::EntryParm {
+                    options.ti.entry_parm = Some(parm);
+                } else {
+                    options.ti.exit_parm = Some(parm);
+                }
+            }
+            OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
         }
     }
+    let dialects = [
+        (options.trace, "--trace"),
+        (options.ti.any(), "--entry_hook/--exit_hook"),
+        (options.profile, "-profile"),
+    ];
+    let on: Vec<&str> = dialects.iter().filter(|(on, _)| *on).map(|(_, name)| *name).collect();
+    if on.len() > 1 {
+        return Err(OptionError::Conflict(format!(
+            "{} cannot be combined: each inserts its own hooks; choose one",
+            on.join(" and ")
+        )));
+    }
     Ok((options, rest))
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
 pub const HELP: &str = "\
@@ -170,14 +409,34 @@ hookcc options:
                         the sources, and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
-  --hook-runtime=NAME   runtime component linked into executables: trace, none
-                        (default: trace with --trace, else none)
+  --hook-runtime=NAME   runtime component linked into executables: trace, ti,
+                        calltrace, functioncost, none (default: trace with --trace, the
+                        NITRO_PROFILE_TYPE component if set, else none)
+
+TI cgtools dialect (docs/dialects.md):
+  --entry_hook[=NAME]   call NAME (default __entry_hook) at every function entry
+  --exit_hook[=NAME]    call NAME (default __exit_hook) at every function exit
+  --entry_parm={name|address|none}, --exit_parm=…
+                        what the hook receives: void hook(const char *name),
+                        void hook(void (*addr)()) or void hook(void) (the default)
+  --remove_hooks_when_inlining
+                        no hooks for the bodies the optimizer inlines
+  #pragma NO_HOOKS(func) and __attribute__((no_instrument_function)) exclude a function;
+  functions declared inline get no hooks.
+
+Metrowerks / NITRO-SDK dialect:
+  -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
+  --dialect=nitro       honour #pragma profile on|off|reset without -profile
+  #pragma profile on|off|reset: the state at a function's closing brace decides.
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
 Environment:
   HOOKCC_TRACE=1        as --trace, for build systems that cannot add flags
   HOOKCC_VERBOSE=1      as --hookcc-verbose
+  NITRO_PROFILE=TRUE    as -profile (make NITRO_PROFILE=TRUE exports it to the compiler)
+  NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST
+                        link that NITRO runtime component
   HOOKCC_CLANG          the clang to run (default: clang-19, else clang, on PATH)
   HOOKCC_CACHE_DIR      where runtimes compiled for each target are kept
                         (default: $XDG_CACHE_HOME/hookcc or ~/.cache/hookcc)
@@ -191,6 +450,50 @@ In the traced program: HOOKCC_OUTPUT, HOOKCC_MAX_BYTES, HOOKCC_BUFFER_RECORDS, H
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ti_options_with_defaults_and_names() {
+        let (o, rest) = take_own_options(
+            &strings(&["--entry_hook", "--exit_hook=my_exit", "--exit_parm=name", "-c", "a.c"]),
+            &no_env,
+        )
+        .unwrap();
+        assert_eq!(rest, ["-c", "a.c"]);
+        let c = o.pass_config().unwrap();
+        assert_eq!(c.entry, Some(Hook { symbol: "__entry_hook".into(), parm: HookParm::None }));
+        assert_eq!(c.exit, Some(Hook { symbol: "my_exit".into(), parm: HookParm::Name }));
+        assert!(c.skip_inline && c.declare_hooks && !c.after_inlining);
+        let e = take_own_options(&strings(&["--entry_hook", "--entry_parm=adress"]), &no_env).unwrap_err();
+        assert!(e.to_string().contains("name, address, none"), "{e}");
+        let e = take_own_options(&strings(&["--entry_hook=1bad"]), &no_env).unwrap_err();
+        assert!(e.to_string().contains("C identifier"), "{e}");
+    }
+
+    #[test]
+    fn nitro_from_make_variables() {
+        let env = |k: &str| match k {
+            "NITRO_PROFILE" => Some("TRUE".to_string()),
+            "NITRO_PROFILE_TYPE" => Some("CALLTRACE".to_string()),
+            _ => None,
+        };
+        let (o, _) = take_own_options(&strings(&["-c", "a.c"]), &env).unwrap();
+        assert!(o.profile);
+        assert_eq!(o.runtime_component(), RuntimeComponent::CallTrace);
+        let c = o.pass_config().unwrap();
+        assert_eq!(c.entry.unwrap().symbol, "__PROFILE_ENTRY");
+        assert!(c.default_on);
+        // The dialect without -profile: only #pragma profile on functions.
+        let (o, _) = take_own_options(&strings(&["--dialect=nitro"]), &no_env).unwrap();
+        assert!(!o.pass_config().unwrap().default_on);
+        let bad = |k: &str| (k == "NITRO_PROFILE_TYPE").then(|| "COST".to_string());
+        assert!(take_own_options(&strings(&[]), &bad).unwrap_err().to_string().contains("FUNCTIONCOST"));
+    }
+
+    #[test]
+    fn dialects_do_not_mix() {
+        let e = take_own_options(&strings(&["--trace", "-profile"]), &no_env).unwrap_err();
+        assert!(e.to_string().contains("--trace and -profile"), "{e}");
+    }
 
     fn no_env(_: &str) -> Option<String> {
         None
@@ -228,7 +531,7 @@ mod tests {
     #[test]
     fn errors_name_the_option() {
         let e = take_own_options(&strings(&["--hook-runtime=tarce"]), &no_env).unwrap_err();
-        assert!(e.to_string().contains("tarce") && e.to_string().contains("trace, none"));
+        assert!(e.to_string().contains("tarce") && e.to_string().contains("ti, trace"), "{e}");
         let e = take_own_options(&strings(&["--trace-all"]), &no_env).unwrap_err();
         assert!(e.to_string().contains("--trace-all"));
         let env = |_: &str| Some("maybe".to_string());

@@ -40,6 +40,21 @@ impl Key {
     }
 }
 
+/// Writes `contents` to `cache/generated-<key>.<extension>` unless it is already there.
+pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<PathBuf, String> {
+    let mut key = Key::new();
+    key.add(contents.as_bytes());
+    let path = cache.join(format!("generated-{}.{extension}", key.hex()));
+    if path.is_file() {
+        return Ok(path);
+    }
+    fs::create_dir_all(cache).map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
+    let temp = cache.join(format!(".generated-{}.{}", key.hex(), std::process::id()));
+    fs::write(&temp, contents).map_err(|e| format!("{}: {e}", temp.display()))?;
+    fs::rename(&temp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// The flags every runtime component is compiled with. The runtime is never instrumented:
 /// it is compiled without the plugin.
 const RUNTIME_CFLAGS: &[&str] =
