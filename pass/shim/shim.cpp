@@ -13,6 +13,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm-c/Core.h"
 
 #include <cstdlib>
@@ -118,6 +119,12 @@ void registerCallbacks(PassBuilder &PB) {
 }
 
 } // namespace
+
+// Turns a call into an invoke that unwinds to `unwind`, splitting its block: the C API has no
+// equivalent, and LLVM's helper keeps operand bundles, attributes and PHI nodes right.
+extern "C" void hookcc_call_to_invoke(LLVMValueRef call, LLVMBasicBlockRef unwind) {
+  changeToInvokeAndSplitBasicBlock(cast<CallInst>(unwrap(call)), unwrap(unwind));
+}
 
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {
   return {LLVM_PLUGIN_API_VERSION, "hookcc", "0.1.0", registerCallbacks};

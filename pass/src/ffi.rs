@@ -4,7 +4,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use inkwell::module::Module;
-use inkwell::values::FunctionValue;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
 use llvm_sys::prelude::LLVMModuleRef;
 
 use crate::config::Config;
@@ -33,6 +34,45 @@ pub struct RawConfig {
 
 extern "C" {
     fn hookcc_plugin_info() -> PassPluginLibraryInfo;
+    fn hookcc_call_to_invoke(call: llvm_sys::prelude::LLVMValueRef, unwind: llvm_sys::prelude::LLVMBasicBlockRef);
+}
+
+/// Turns `call` into an invoke unwinding to `unwind` (which must begin with a landingpad),
+/// splitting its block after it.
+pub(crate) fn call_to_invoke(call: InstructionValue<'_>, unwind: BasicBlock<'_>) {
+    // SAFETY: `call` is a live call instruction (the caller checked the opcode) and `unwind` a
+    // block of the same function starting with a landingpad.
+    unsafe { hookcc_call_to_invoke(call.as_value_ref(), unwind.as_mut_ptr()) }
+}
+
+/// True if a call instruction can unwind: neither the call site nor its callee is `nounwind`,
+/// and it is not inline assembly or an intrinsic.
+pub(crate) fn call_may_unwind(call: InstructionValue<'_>) -> bool {
+    use llvm_sys::core::*;
+    let nounwind = inkwell::attributes::Attribute::get_named_enum_kind_id("nounwind");
+    // SAFETY: `call` is a live call instruction; every value read is checked before use.
+    unsafe {
+        let inst = call.as_value_ref();
+        if LLVMIsACallInst(inst).is_null() {
+            return false;
+        }
+        if !LLVMGetCallSiteEnumAttribute(inst, llvm_sys::LLVMAttributeFunctionIndex, nounwind).is_null() {
+            return false;
+        }
+        let callee = LLVMGetCalledValue(inst);
+        if !LLVMIsAInlineAsm(callee).is_null() {
+            return false;
+        }
+        if !LLVMIsAFunction(callee).is_null() {
+            if LLVMGetIntrinsicID(callee) != 0 {
+                return false;
+            }
+            if !LLVMGetEnumAttributeAtIndex(callee, llvm_sys::LLVMAttributeFunctionIndex, nounwind).is_null() {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// The entry point LLVM looks up in a pass plugin. It must be defined here, in the cdylib: a

@@ -7,7 +7,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::IntType;
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, PointerValue, ValueKind,
+    AsValueRef, InstructionValue, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
 
@@ -128,6 +128,57 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
     Ok(function)
 }
 
+/// False for `nounwind` functions (all of C without -fexceptions): nothing unwinds out of them.
+fn function_may_unwind(function: FunctionValue<'_>) -> bool {
+    let nounwind = Attribute::get_named_enum_kind_id("nounwind");
+    function.get_enum_attribute(AttributeLoc::Function, nounwind).is_none()
+}
+
+/// The plain calls of `function` that can throw, outside cleanup code (blocks that start with
+/// a landing pad are already on the unwinding path) and not `musttail` (which cannot become an
+/// invoke).
+fn calls_that_may_unwind(function: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
+    let mut calls = Vec::new();
+    for block in function.get_basic_block_iter() {
+        let first = block.get_first_instruction();
+        if first.is_some_and(|i| i.get_opcode() == InstructionOpcode::LandingPad) {
+            continue;
+        }
+        let mut inst = first;
+        while let Some(i) = inst {
+            inst = i.get_next_instruction();
+            if i.get_opcode() == InstructionOpcode::Call
+                && !ffi::is_musttail_call(i.as_value_ref())
+                && ffi::call_may_unwind(i)
+            {
+                calls.push(i);
+            }
+        }
+    }
+    calls
+}
+
+/// The personality for the cleanup of `function`: its own, else the one the module's other
+/// functions use, else C++'s `__gxx_personality_v0` if the module has C++ (mangled) functions.
+/// Otherwise none, and the function is left as it is (a C module compiled with -fexceptions
+/// and no landing pads at all).
+fn personality_for<'ctx>(module: &Module<'ctx>, function: FunctionValue<'ctx>) -> Option<FunctionValue<'ctx>> {
+    const CXX_PERSONALITY: &str = "__gxx_personality_v0";
+    if let Some(p) = function
+        .get_personality_function()
+        .or_else(|| module.get_functions().find_map(|f| f.get_personality_function()))
+    {
+        return Some(p);
+    }
+    let cxx = module.get_functions().any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
+    cxx.then(|| {
+        module.get_function(CXX_PERSONALITY).unwrap_or_else(|| {
+            let context = module.get_context();
+            module.add_function(CXX_PERSONALITY, context.i32_type().fn_type(&[], true), Some(Linkage::External))
+        })
+    })
+}
+
 /// The pointer-sized integer of the module's target (`uintptr_t`).
 fn intptr_type<'ctx>(module: &Module<'ctx>) -> IntType<'ctx> {
     let context = module.get_context();
@@ -242,24 +293,49 @@ fn instrument_function<'ctx>(
         ffi::copy_debug_location(call.as_value_ref(), insert_before.as_value_ref(), function.as_value_ref());
     }
     if let Some((hook_fn, hook)) = exit {
+        // Calls that can unwind, found before any block is added or split.
+        let unwinding_calls = if function_may_unwind(function) { calls_that_may_unwind(function) } else { vec![] };
         let mut block = function.get_first_basic_block();
         while let Some(bb) = block {
             block = bb.get_next_basic_block();
             let Some(terminator) = bb.get_terminator() else { continue };
-            if terminator.get_opcode() != InstructionOpcode::Return {
-                continue;
-            }
-            // Nothing may stand between a musttail call and its return: hook before the call.
-            let mut position = terminator;
-            if let Some(previous) = terminator.get_previous_instruction() {
-                if ffi::is_musttail_call(previous.as_value_ref()) {
-                    position = previous;
-                }
-            }
+            let position = match terminator.get_opcode() {
+                // Nothing may stand between a musttail call and its return: hook before the call.
+                InstructionOpcode::Return => match terminator.get_previous_instruction() {
+                    Some(previous) if ffi::is_musttail_call(previous.as_value_ref()) => previous,
+                    _ => terminator,
+                },
+                // An exception leaving through the function's own landing pads.
+                InstructionOpcode::Resume => terminator,
+                _ => continue,
+            };
             builder.position_before(&position);
             let args = arguments(builder, hook.params)?;
             let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
             ffi::copy_debug_location(call.as_value_ref(), terminator.as_value_ref(), function.as_value_ref());
+        }
+        // An exception thrown by a call and not caught here leaves the function without a
+        // return: give those calls a cleanup that calls the exit hook and resumes unwinding,
+        // as GCC's -finstrument-functions does (clang-19's own does not).
+        if !unwinding_calls.is_empty() {
+            if let Some(personality) = personality_for(module, function) {
+                function.set_personality_function(personality);
+                let cleanup = context.append_basic_block(function, "hookcc.unwind");
+                builder.position_at_end(cleanup);
+                let ptr = context.ptr_type(AddressSpace::default());
+                let exception_type = context.struct_type(&[ptr.into(), context.i32_type().into()], false);
+                let landing = builder
+                    .build_landing_pad(exception_type, personality, &[], true, "hookcc.exception")
+                    .map_err(|e| e.to_string())?;
+                let args = arguments(builder, hook.params)?;
+                let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
+                let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
+                ffi::copy_debug_location(call.as_value_ref(), unwinding_calls[0].as_value_ref(), function.as_value_ref());
+                ffi::copy_debug_location(resume.as_value_ref(), unwinding_calls[0].as_value_ref(), function.as_value_ref());
+                for call in unwinding_calls {
+                    ffi::call_to_invoke(call, cleanup);
+                }
+            }
         }
     }
     function.add_attribute(AttributeLoc::Function, context.create_string_attribute(DONE_ATTRIBUTE, ""));

@@ -95,3 +95,13 @@ fn malformed_and_misplaced_pragmas_warn_with_their_location() {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
 }
+
+#[test]
+fn exit_hooks_run_when_an_exception_unwinds() {
+    let expected = "enter main\nenter _Z6middlei\nenter _Z7throweri\nexit _Z7throweri\nguard\nexit _Z6middlei\n\
+                    enter _Z6middlei\nenter _Z7throweri\nexit _Z7throweri\nguard\nexit _Z6middlei\nexit main\n";
+    for opt in ["-O0", "-O2"] {
+        let flags = ["--entry_hook=on_entry", "--entry_parm=name", "--exit_hook=on_exit", "--exit_parm=name", opt];
+        assert_eq!(build_and_run("exceptions.cpp", &flags, true), expected, "{opt}");
+    }
+}
