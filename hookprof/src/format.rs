@@ -1,0 +1,1158 @@
+//! The `.hktrace` format, version 1: a reader that never panics and a [`Writer`].
+//!
+//! The layout is defined once here for the Rust side and once in
+//! `runtime/src/trace_format.h` for the C side; `docs/trace-format.md` is the contract
+//! between them. Every error carries the byte offset where reading went wrong and says
+//! what was expected there.
+//!
+//! Reading is zero-copy over a byte slice (usually a memory map, see [`crate::TraceFile`]):
+//! chunks and records are decoded one at a time as they are iterated, so memory does not
+//! grow with the length of the trace.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The bytes every trace starts with.
+pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
+/// The only format version this reader understands.
+pub const VERSION: u16 = 1;
+/// Size of the fixed header in version 1.
+pub const HEADER_SIZE: u32 = 64;
+/// Size of a chunk header.
+pub const CHUNK_HEADER_SIZE: usize = 16;
+/// Size of one EVENTS record.
+pub const RECORD_SIZE: usize = 16;
+/// `flags` bit 0: the runtime finished the file.
+pub const FLAG_COMPLETE: u64 = 1;
+
+/// Bits 0–61 of `time_kind` hold the timestamp.
+pub const TIME_MASK: u64 = (1 << 62) - 1;
+const KIND_SHIFT: u32 = 62;
+
+/// Chunk type numbers (section "Chunk types" of the format document).
+pub mod chunk_type {
+    pub const EXE: u32 = 1;
+    pub const MODULE: u32 = 2;
+    pub const EVENTS: u32 = 3;
+    pub const LOST: u32 = 4;
+    pub const THREAD: u32 = 5;
+    pub const CLOCK: u32 = 6;
+}
+
+/// Byte order of every field after the magic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    /// The byte order of the host running hookprof.
+    pub fn native() -> Self {
+        if cfg!(target_endian = "big") {
+            Endian::Big
+        } else {
+            Endian::Little
+        }
+    }
+
+    /// The value of header byte 8 for this order.
+    pub fn code(self) -> u8 {
+        match self {
+            Endian::Little => 1,
+            Endian::Big => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Self> {
+        match code {
+            1 => Some(Endian::Little),
+            2 => Some(Endian::Big),
+            _ => None,
+        }
+    }
+
+    fn u16(self, b: [u8; 2]) -> u16 {
+        match self {
+            Endian::Little => u16::from_le_bytes(b),
+            Endian::Big => u16::from_be_bytes(b),
+        }
+    }
+
+    fn u32(self, b: [u8; 4]) -> u32 {
+        match self {
+            Endian::Little => u32::from_le_bytes(b),
+            Endian::Big => u32::from_be_bytes(b),
+        }
+    }
+
+    fn u64(self, b: [u8; 8]) -> u64 {
+        match self {
+            Endian::Little => u64::from_le_bytes(b),
+            Endian::Big => u64::from_be_bytes(b),
+        }
+    }
+
+    fn u16_bytes(self, v: u16) -> [u8; 2] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+
+    fn u32_bytes(self, v: u32) -> [u8; 4] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+
+    fn u64_bytes(self, v: u64) -> [u8; 8] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+}
+
+impl fmt::Display for Endian {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Endian::Little => "little-endian",
+            Endian::Big => "big-endian",
+        })
+    }
+}
+
+/// Reads fixed-size integers at absolute file offsets of a byte slice, in the trace's order.
+/// Every read is bounds-checked by the caller having checked the length; `get` keeps it
+/// panic-free even if a caller got that wrong.
+#[derive(Clone, Copy)]
+struct Bytes<'a> {
+    data: &'a [u8],
+    endian: Endian,
+}
+
+impl<'a> Bytes<'a> {
+    fn array<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
+        let end = at.checked_add(N)?;
+        self.data.get(at..end)?.try_into().ok()
+    }
+
+    fn u32(&self, at: usize) -> Option<u32> {
+        self.array(at).map(|b| self.endian.u32(b))
+    }
+
+    fn u64(&self, at: usize) -> Option<u64> {
+        self.array(at).map(|b| self.endian.u64(b))
+    }
+}
+
+/// The 64-byte file header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub endian: Endian,
+    /// Target pointer size in bytes: 4 or 8.
+    pub pointer_size: u8,
+    pub version: u16,
+    /// Bytes before the first chunk (64 in version 1; larger values are accepted and skipped).
+    pub header_size: u32,
+    /// 0 while the program runs; then the reader uses the CLOCK chunk.
+    pub ticks_per_second: u64,
+    pub pid: u64,
+    pub flags: u64,
+    pub start_realtime_ns: u64,
+    /// Records written to the file, as counted by the runtime (set when complete).
+    pub records: u64,
+    /// Records the runtime could not keep (set when complete).
+    pub lost: u64,
+}
+
+impl Header {
+    /// A header for a new trace written in `endian` order by a 64-bit target, not yet complete.
+    pub fn new(endian: Endian) -> Self {
+        Header {
+            endian,
+            pointer_size: 8,
+            version: VERSION,
+            header_size: HEADER_SIZE,
+            ticks_per_second: 0,
+            pid: 0,
+            flags: 0,
+            start_realtime_ns: 0,
+            records: 0,
+            lost: 0,
+        }
+    }
+
+    /// The runtime finished the file (flags bit 0).
+    pub fn is_complete(&self) -> bool {
+        self.flags & FLAG_COMPLETE != 0
+    }
+
+    /// Mask applied to every address: the low 32 bits on a 32-bit target.
+    pub fn address_mask(&self) -> u64 {
+        if self.pointer_size == 4 {
+            u32::MAX as u64
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// Validates and decodes the header at the start of `data`.
+    pub fn parse(data: &[u8]) -> Result<Header, FormatError> {
+        let file_len = data.len() as u64;
+        let err = |offset: u64, kind| Err(FormatError { offset, kind });
+        if data.len() < HEADER_SIZE as usize {
+            return err(0, FormatErrorKind::ShortHeader { len: file_len });
+        }
+        let magic: [u8; 8] = data[0..8].try_into().unwrap_or_default();
+        if magic != MAGIC {
+            return err(0, FormatErrorKind::BadMagic { found: magic });
+        }
+        let Some(endian) = Endian::from_code(data[8]) else {
+            return err(8, FormatErrorKind::BadEndian { found: data[8] });
+        };
+        let pointer_size = data[9];
+        if pointer_size != 4 && pointer_size != 8 {
+            return err(
+                9,
+                FormatErrorKind::BadPointerSize {
+                    found: pointer_size,
+                },
+            );
+        }
+        let version = endian.u16([data[10], data[11]]);
+        if version != VERSION {
+            return err(10, FormatErrorKind::UnsupportedVersion { found: version });
+        }
+        let b = Bytes { data, endian };
+        // Every read below is inside the 64 bytes checked above.
+        let field = |at: usize| b.u64(at).unwrap_or(0);
+        let header_size = b.u32(12).unwrap_or(0);
+        if header_size < HEADER_SIZE
+            || !header_size.is_multiple_of(8)
+            || u64::from(header_size) > file_len
+        {
+            return err(
+                12,
+                FormatErrorKind::BadHeaderSize {
+                    found: header_size,
+                    file_len,
+                },
+            );
+        }
+        Ok(Header {
+            endian,
+            pointer_size,
+            version,
+            header_size,
+            ticks_per_second: field(16),
+            pid: field(24),
+            flags: field(32),
+            start_realtime_ns: field(40),
+            records: field(48),
+            lost: field(56),
+        })
+    }
+
+    /// The header's bytes (`header_size` of them, zero-filled past byte 64).
+    pub fn encode(&self) -> Vec<u8> {
+        let e = self.endian;
+        let mut out = Vec::with_capacity(self.header_size.max(HEADER_SIZE) as usize);
+        out.extend_from_slice(&MAGIC);
+        out.push(e.code());
+        out.push(self.pointer_size);
+        out.extend_from_slice(&e.u16_bytes(self.version));
+        out.extend_from_slice(&e.u32_bytes(self.header_size));
+        for v in [
+            self.ticks_per_second,
+            self.pid,
+            self.flags,
+            self.start_realtime_ns,
+            self.records,
+            self.lost,
+        ] {
+            out.extend_from_slice(&e.u64_bytes(v));
+        }
+        out.resize(self.header_size.max(HEADER_SIZE) as usize, 0);
+        out
+    }
+}
+
+/// What went wrong at [`FormatError::offset`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatErrorKind {
+    #[error("file is {len} bytes long, too short for the 64-byte header (is the program still starting, or is this not a trace?)")]
+    ShortHeader { len: u64 },
+    #[error(
+        "magic is {}, expected \"HKTRACE\\0\" (not a hookcc trace)",
+        escape(found)
+    )]
+    BadMagic { found: [u8; 8] },
+    #[error("endian byte is {found}, expected 1 (little-endian) or 2 (big-endian)")]
+    BadEndian { found: u8 },
+    #[error("pointer size is {found}, expected 4 or 8")]
+    BadPointerSize { found: u8 },
+    #[error("format version is {found}, but this hookprof reads version {VERSION} only")]
+    UnsupportedVersion { found: u16 },
+    #[error("header_size is {found}, expected a multiple of 8 between 64 and the file size ({file_len})")]
+    BadHeaderSize { found: u32, file_len: u64 },
+    #[error("truncated: a chunk header needs 16 bytes but only {remaining} remain")]
+    TruncatedChunkHeader { remaining: u64 },
+    #[error(
+        "truncated: {chunk} chunk declares {declared} payload bytes but only {remaining} remain"
+    )]
+    TruncatedChunk {
+        chunk: ChunkName,
+        declared: u32,
+        remaining: u64,
+    },
+    #[error("{chunk} chunk length {length} is not a multiple of {multiple}")]
+    BadChunkLength {
+        chunk: ChunkName,
+        length: u32,
+        multiple: u32,
+    },
+    #[error("{chunk} chunk length {length} is too short: expected at least {min} bytes")]
+    ChunkTooShort {
+        chunk: ChunkName,
+        length: u32,
+        min: u32,
+    },
+    #[error("{chunk} chunk: the {what} is not NUL-terminated within the chunk")]
+    Unterminated {
+        chunk: ChunkName,
+        what: &'static str,
+    },
+    #[error("record has reserved kind {kind}, expected 0 (entry) or 1 (exit)")]
+    ReservedKind { kind: u8 },
+}
+
+fn escape(bytes: &[u8]) -> String {
+    let mut s = String::from("\"");
+    for &b in bytes {
+        s.extend(std::ascii::escape_default(b).map(char::from));
+    }
+    s.push('"');
+    s
+}
+
+/// A chunk type as shown in messages: its name for known types, else its number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkName(pub u32);
+
+impl fmt::Display for ChunkName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            chunk_type::EXE => f.write_str("EXE"),
+            chunk_type::MODULE => f.write_str("MODULE"),
+            chunk_type::EVENTS => f.write_str("EVENTS"),
+            chunk_type::LOST => f.write_str("LOST"),
+            chunk_type::THREAD => f.write_str("THREAD"),
+            chunk_type::CLOCK => f.write_str("CLOCK"),
+            other => write!(f, "type-{other}"),
+        }
+    }
+}
+
+/// A malformed trace: where (absolute byte offset in the file) and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("byte {offset}: {kind}")]
+pub struct FormatError {
+    pub offset: u64,
+    pub kind: FormatErrorKind,
+}
+
+impl FormatError {
+    /// The file ends inside a chunk (or a chunk header): what a program killed in the
+    /// middle of a write leaves behind.
+    pub fn is_truncation(&self) -> bool {
+        matches!(
+            self.kind,
+            FormatErrorKind::TruncatedChunk { .. } | FormatErrorKind::TruncatedChunkHeader { .. }
+        )
+    }
+}
+
+/// A loaded object (MODULE chunk).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Module {
+    /// Run-time address = ELF virtual address + bias.
+    pub bias: u64,
+    /// Lowest run-time address of the PT_LOAD segments.
+    pub start: u64,
+    /// One past the highest.
+    pub end: u64,
+    /// `None` for the executable (empty path in the chunk).
+    pub path: Option<PathBuf>,
+}
+
+impl Module {
+    pub fn contains(&self, address: u64) -> bool {
+        self.start <= address && address < self.end
+    }
+}
+
+/// Clock calibration (CLOCK chunk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    pub ticks_per_second: u64,
+    pub first_tick: u64,
+    pub last_tick: u64,
+}
+
+/// Kind of an EVENTS record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordKind {
+    Entry,
+    Exit,
+}
+
+/// One decoded EVENTS record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Timestamp in ticks (62 bits).
+    pub time: u64,
+    pub kind: RecordKind,
+    /// Entry point of the instrumented function (masked to 32 bits on 32-bit targets).
+    pub address: u64,
+}
+
+impl Record {
+    pub fn entry(time: u64, address: u64) -> Self {
+        Record {
+            time,
+            kind: RecordKind::Entry,
+            address,
+        }
+    }
+
+    pub fn exit(time: u64, address: u64) -> Self {
+        Record {
+            time,
+            kind: RecordKind::Exit,
+            address,
+        }
+    }
+}
+
+/// The records of one EVENTS chunk, decoded lazily.
+#[derive(Clone, Copy)]
+pub struct Events<'a> {
+    bytes: Bytes<'a>,
+    /// File offset of the first record.
+    offset: u64,
+    mask: u64,
+}
+
+impl<'a> Events<'a> {
+    /// Number of records in the chunk.
+    pub fn len(&self) -> usize {
+        self.bytes.data.len() / RECORD_SIZE
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// File offset of the first record.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The records in order; a record of a reserved kind is an error at its offset.
+    pub fn iter(&self) -> EventsIter<'a> {
+        EventsIter {
+            events: *self,
+            index: 0,
+        }
+    }
+}
+
+impl fmt::Debug for Events<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Events")
+            .field("offset", &self.offset)
+            .field("records", &self.len())
+            .finish()
+    }
+}
+
+/// Iterator over the records of an [`Events`] chunk.
+pub struct EventsIter<'a> {
+    events: Events<'a>,
+    index: usize,
+}
+
+impl Iterator for EventsIter<'_> {
+    type Item = Result<Record, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let at = self.index.checked_mul(RECORD_SIZE)?;
+        let time_kind = self.events.bytes.u64(at)?;
+        let address = self.events.bytes.u64(at + 8)?;
+        self.index += 1;
+        let kind = match time_kind >> KIND_SHIFT {
+            0 => RecordKind::Entry,
+            1 => RecordKind::Exit,
+            k => {
+                // Stop after the first bad record.
+                self.index = usize::MAX;
+                return Some(Err(FormatError {
+                    offset: self.events.offset + at as u64,
+                    kind: FormatErrorKind::ReservedKind { kind: k as u8 },
+                }));
+            }
+        };
+        Some(Ok(Record {
+            time: time_kind & TIME_MASK,
+            kind,
+            address: address & self.events.mask,
+        }))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.events.len().saturating_sub(self.index);
+        (0, Some(left))
+    }
+}
+
+/// The typed payload of a chunk.
+#[derive(Clone, Debug)]
+pub enum Chunk<'a> {
+    Exe {
+        path: PathBuf,
+    },
+    Module(Module),
+    Events(Events<'a>),
+    Lost {
+        count: u64,
+    },
+    Thread {
+        sequence: u64,
+        name: String,
+    },
+    Clock(Clock),
+    /// A chunk type this reader does not know; skipped.
+    Unknown,
+    /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
+    /// never wrote (the program was killed between the reservation and the `pwrite`).
+    /// [`ChunkAt::total_len`] is the number of zero bytes skipped.
+    Hole,
+}
+
+/// A chunk with its position and header fields.
+#[derive(Clone, Debug)]
+pub struct ChunkAt<'a> {
+    /// File offset of the chunk header.
+    pub offset: u64,
+    /// The raw type number (0 for a [`Chunk::Hole`]).
+    pub chunk_type: u32,
+    /// Payload length from the chunk header (0 for a hole; see [`ChunkAt::total_len`]).
+    pub length: u32,
+    /// The thread (Linux TID) the chunk belongs to; 0 for process-wide chunks.
+    pub thread: u64,
+    pub chunk: Chunk<'a>,
+    total_len: u64,
+}
+
+impl ChunkAt<'_> {
+    /// Bytes the chunk occupies in the file, header included.
+    pub fn total_len(&self) -> u64 {
+        self.total_len
+    }
+}
+
+/// A trace in memory (usually a memory map) whose header has been validated; iterate its
+/// chunks with [`Trace::chunks`].
+#[derive(Clone)]
+pub struct Trace<'a> {
+    data: &'a [u8],
+    header: Header,
+}
+
+impl<'a> Trace<'a> {
+    /// Validates the header of `data`.
+    pub fn new(data: &'a [u8]) -> Result<Self, FormatError> {
+        let header = Header::parse(data)?;
+        Ok(Trace { data, header })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Total size of the trace in bytes.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The chunks in file order. After the first error the iterator ends.
+    pub fn chunks(&self) -> Chunks<'a> {
+        Chunks {
+            bytes: Bytes {
+                data: self.data,
+                endian: self.header.endian,
+            },
+            pos: self.header.header_size as usize,
+            mask: self.header.address_mask(),
+            failed: false,
+        }
+    }
+}
+
+/// Iterator over the chunks of a trace.
+pub struct Chunks<'a> {
+    bytes: Bytes<'a>,
+    pos: usize,
+    mask: u64,
+    failed: bool,
+}
+
+impl<'a> Chunks<'a> {
+    fn fail(
+        &mut self,
+        offset: usize,
+        kind: FormatErrorKind,
+    ) -> Option<Result<ChunkAt<'a>, FormatError>> {
+        self.failed = true;
+        Some(Err(FormatError {
+            offset: offset as u64,
+            kind,
+        }))
+    }
+
+    /// Skips a run of zero 8-byte words starting at `self.pos`; returns the hole if any.
+    fn hole(&mut self) -> Option<ChunkAt<'a>> {
+        let start = self.pos;
+        let data = self.bytes.data;
+        let mut pos = start;
+        while let Some(word) = data.get(pos..pos.saturating_add(8)) {
+            if word.len() < 8 || word.iter().any(|&b| b != 0) {
+                break;
+            }
+            pos += 8;
+        }
+        // The type and length words of a real chunk are never both zero (type 0 is not a
+        // chunk type), so zeros here can only be an unwritten reservation. The trailing
+        // 0–7 bytes of a file that is not a multiple of 8 are also skipped when zero.
+        if pos == start {
+            let rest = data.get(start..).unwrap_or(&[]);
+            if !rest.is_empty() && rest.len() < 8 && rest.iter().all(|&b| b == 0) {
+                pos = data.len();
+            } else {
+                return None;
+            }
+        }
+        self.pos = pos;
+        Some(ChunkAt {
+            offset: start as u64,
+            chunk_type: 0,
+            length: 0,
+            thread: 0,
+            chunk: Chunk::Hole,
+            total_len: (pos - start) as u64,
+        })
+    }
+}
+
+impl<'a> Iterator for Chunks<'a> {
+    type Item = Result<ChunkAt<'a>, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let data = self.bytes.data;
+        let at = self.pos;
+        if at >= data.len() {
+            return None;
+        }
+        if let Some(hole) = self.hole() {
+            return Some(Ok(hole));
+        }
+        let remaining = data.len() - at;
+        if remaining < CHUNK_HEADER_SIZE {
+            return self.fail(
+                at,
+                FormatErrorKind::TruncatedChunkHeader {
+                    remaining: remaining as u64,
+                },
+            );
+        }
+        let (Some(chunk_type), Some(length), Some(thread)) = (
+            self.bytes.u32(at),
+            self.bytes.u32(at + 4),
+            self.bytes.u64(at + 8),
+        ) else {
+            return self.fail(
+                at,
+                FormatErrorKind::TruncatedChunkHeader {
+                    remaining: remaining as u64,
+                },
+            );
+        };
+        let name = ChunkName(chunk_type);
+        let payload_start = at + CHUNK_HEADER_SIZE;
+        let payload_remaining = (remaining - CHUNK_HEADER_SIZE) as u64;
+        if !length.is_multiple_of(8) {
+            return self.fail(
+                at,
+                FormatErrorKind::BadChunkLength {
+                    chunk: name,
+                    length,
+                    multiple: 8,
+                },
+            );
+        }
+        if u64::from(length) > payload_remaining {
+            return self.fail(
+                at,
+                FormatErrorKind::TruncatedChunk {
+                    chunk: name,
+                    declared: length,
+                    remaining: payload_remaining,
+                },
+            );
+        }
+        let payload_end = payload_start + length as usize;
+        let payload = Bytes {
+            data: &data[payload_start..payload_end],
+            endian: self.bytes.endian,
+        };
+        let chunk =
+            match decode_payload(chunk_type, length, payload, payload_start as u64, self.mask) {
+                Ok(chunk) => chunk,
+                Err(kind) => return self.fail(at, kind),
+            };
+        self.pos = payload_end;
+        Some(Ok(ChunkAt {
+            offset: at as u64,
+            chunk_type,
+            length,
+            thread,
+            chunk,
+            total_len: (CHUNK_HEADER_SIZE + length as usize) as u64,
+        }))
+    }
+}
+
+fn decode_payload<'a>(
+    chunk_type: u32,
+    length: u32,
+    payload: Bytes<'a>,
+    payload_offset: u64,
+    mask: u64,
+) -> Result<Chunk<'a>, FormatErrorKind> {
+    let name = ChunkName(chunk_type);
+    let need = |min: u32| {
+        if length < min {
+            Err(FormatErrorKind::ChunkTooShort {
+                chunk: name,
+                length,
+                min,
+            })
+        } else {
+            Ok(())
+        }
+    };
+    let string = |from: usize, what: &'static str| -> Result<&'a [u8], FormatErrorKind> {
+        let tail = payload.data.get(from..).unwrap_or(&[]);
+        match tail.iter().position(|&b| b == 0) {
+            Some(nul) => Ok(&tail[..nul]),
+            None => Err(FormatErrorKind::Unterminated { chunk: name, what }),
+        }
+    };
+    let u64_at = |at: usize| payload.u64(at).unwrap_or(0);
+    Ok(match chunk_type {
+        chunk_type::EXE => {
+            need(8)?;
+            Chunk::Exe {
+                path: bytes_to_path(string(0, "path")?),
+            }
+        }
+        chunk_type::MODULE => {
+            need(32)?;
+            let path = string(24, "path")?;
+            Chunk::Module(Module {
+                bias: u64_at(0) & mask,
+                start: u64_at(8) & mask,
+                end: u64_at(16) & mask,
+                path: if path.is_empty() {
+                    None
+                } else {
+                    Some(bytes_to_path(path))
+                },
+            })
+        }
+        chunk_type::EVENTS => {
+            if !(length as usize).is_multiple_of(RECORD_SIZE) {
+                return Err(FormatErrorKind::BadChunkLength {
+                    chunk: name,
+                    length,
+                    multiple: RECORD_SIZE as u32,
+                });
+            }
+            Chunk::Events(Events {
+                bytes: payload,
+                offset: payload_offset,
+                mask,
+            })
+        }
+        chunk_type::LOST => {
+            need(8)?;
+            Chunk::Lost { count: u64_at(0) }
+        }
+        chunk_type::THREAD => {
+            need(16)?;
+            Chunk::Thread {
+                sequence: u64_at(0),
+                name: String::from_utf8_lossy(string(8, "name")?).into_owned(),
+            }
+        }
+        chunk_type::CLOCK => {
+            need(24)?;
+            Chunk::Clock(Clock {
+                ticks_per_second: u64_at(0),
+                first_tick: u64_at(8),
+                last_tick: u64_at(16),
+            })
+        }
+        _ => Chunk::Unknown,
+    })
+}
+
+#[cfg(unix)]
+fn bytes_to_path(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn bytes_to_path(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+#[cfg(unix)]
+fn path_to_bytes(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn path_to_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().as_bytes().to_vec()
+}
+
+/// Writes the `.hktrace` format: the Rust-side definition used by tests to build synthetic
+/// traces and by the round-trip test against the reader.
+///
+/// The header is written as given; to produce a *complete* trace, set `flags`,
+/// `ticks_per_second`, `records` and `lost` in the header before creating the writer.
+pub struct Writer<W: Write> {
+    out: W,
+    endian: Endian,
+    written: u64,
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes `header` and returns a writer for the chunks that follow it.
+    pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
+        let bytes = header.encode();
+        out.write_all(&bytes)?;
+        Ok(Writer {
+            out,
+            endian: header.endian,
+            written: bytes.len() as u64,
+        })
+    }
+
+    /// Bytes written so far (the offset of the next chunk).
+    pub fn position(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes a chunk with the payload exactly as given (no padding, no checks), so that
+    /// tests can produce malformed chunks too.
+    pub fn raw_chunk(&mut self, chunk_type: u32, thread: u64, payload: &[u8]) -> io::Result<()> {
+        let length = u32::try_from(payload.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "chunk payload over 4 GiB"))?;
+        let e = self.endian;
+        let mut head = [0u8; CHUNK_HEADER_SIZE];
+        head[0..4].copy_from_slice(&e.u32_bytes(chunk_type));
+        head[4..8].copy_from_slice(&e.u32_bytes(length));
+        head[8..16].copy_from_slice(&e.u64_bytes(thread));
+        self.out.write_all(&head)?;
+        self.out.write_all(payload)?;
+        self.written += (CHUNK_HEADER_SIZE + payload.len()) as u64;
+        Ok(())
+    }
+
+    fn padded_string(payload: &mut Vec<u8>, s: &[u8]) {
+        payload.extend_from_slice(s);
+        payload.push(0);
+        while !payload.len().is_multiple_of(8) {
+            payload.push(0);
+        }
+    }
+
+    /// EXE chunk: the executable's path.
+    pub fn exe(&mut self, path: &Path) -> io::Result<()> {
+        let mut payload = Vec::new();
+        Self::padded_string(&mut payload, &path_to_bytes(path));
+        self.raw_chunk(chunk_type::EXE, 0, &payload)
+    }
+
+    /// MODULE chunk.
+    pub fn module(&mut self, module: &Module) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::new();
+        for v in [module.bias, module.start, module.end] {
+            payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        let path = module
+            .path
+            .as_deref()
+            .map(path_to_bytes)
+            .unwrap_or_default();
+        Self::padded_string(&mut payload, &path);
+        self.raw_chunk(chunk_type::MODULE, 0, &payload)
+    }
+
+    /// EVENTS chunk of `thread`. Timestamps must fit in 62 bits.
+    pub fn events(&mut self, thread: u64, records: &[Record]) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::with_capacity(records.len() * RECORD_SIZE);
+        for r in records {
+            if r.time > TIME_MASK {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("timestamp {} does not fit in 62 bits", r.time),
+                ));
+            }
+            let kind = match r.kind {
+                RecordKind::Entry => 0u64,
+                RecordKind::Exit => 1u64,
+            };
+            payload.extend_from_slice(&e.u64_bytes(r.time | (kind << KIND_SHIFT)));
+            payload.extend_from_slice(&e.u64_bytes(r.address));
+        }
+        self.raw_chunk(chunk_type::EVENTS, thread, &payload)
+    }
+
+    /// LOST chunk of `thread`.
+    pub fn lost(&mut self, thread: u64, count: u64) -> io::Result<()> {
+        let payload = self.endian.u64_bytes(count);
+        self.raw_chunk(chunk_type::LOST, thread, &payload)
+    }
+
+    /// THREAD chunk: the thread's sequence number (1 = first) and name.
+    pub fn thread(&mut self, thread: u64, sequence: u64, name: &str) -> io::Result<()> {
+        let mut payload = self.endian.u64_bytes(sequence).to_vec();
+        Self::padded_string(&mut payload, name.as_bytes());
+        self.raw_chunk(chunk_type::THREAD, thread, &payload)
+    }
+
+    /// CLOCK chunk.
+    pub fn clock(&mut self, clock: &Clock) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::with_capacity(24);
+        for v in [clock.ticks_per_second, clock.first_tick, clock.last_tick] {
+            payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        self.raw_chunk(chunk_type::CLOCK, 0, &payload)
+    }
+
+    /// Zero bytes, as left by a reservation that was never written.
+    pub fn hole(&mut self, bytes: usize) -> io::Result<()> {
+        self.out.write_all(&vec![0u8; bytes])?;
+        self.written += bytes as u64;
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(endian: Endian) -> Vec<u8> {
+        let mut header = Header::new(endian);
+        header.ticks_per_second = 1_000_000_000;
+        header.flags = FLAG_COMPLETE;
+        header.pid = 42;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.exe(Path::new("/bin/prog")).unwrap();
+        w.module(&Module {
+            bias: 0x1000,
+            start: 0x2000,
+            end: 0x3000,
+            path: None,
+        })
+        .unwrap();
+        w.events(7, &[Record::entry(10, 0x2100), Record::exit(20, 0x2100)])
+            .unwrap();
+        w.lost(7, 3).unwrap();
+        w.thread(7, 1, "main").unwrap();
+        w.raw_chunk(99, 0, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 5,
+            first_tick: 1,
+            last_tick: 2,
+        })
+        .unwrap();
+        w.into_inner()
+    }
+
+    #[test]
+    fn round_trip_both_byte_orders() {
+        for endian in [Endian::Little, Endian::Big] {
+            let bytes = sample(endian);
+            let trace = Trace::new(&bytes).unwrap();
+            assert_eq!(trace.header().endian, endian);
+            assert_eq!(trace.header().pid, 42);
+            assert!(trace.header().is_complete());
+            let chunks: Vec<_> = trace.chunks().collect::<Result<_, _>>().unwrap();
+            assert_eq!(chunks.len(), 7);
+            assert!(
+                matches!(&chunks[0].chunk, Chunk::Exe { path } if path == Path::new("/bin/prog"))
+            );
+            assert!(
+                matches!(&chunks[1].chunk, Chunk::Module(m) if m.bias == 0x1000 && m.path.is_none())
+            );
+            let Chunk::Events(ev) = &chunks[2].chunk else {
+                panic!("expected EVENTS")
+            };
+            assert_eq!(chunks[2].thread, 7);
+            let recs: Vec<_> = ev.iter().collect::<Result<_, _>>().unwrap();
+            assert_eq!(
+                recs,
+                vec![Record::entry(10, 0x2100), Record::exit(20, 0x2100)]
+            );
+            assert!(matches!(chunks[3].chunk, Chunk::Lost { count: 3 }));
+            assert!(
+                matches!(&chunks[4].chunk, Chunk::Thread { sequence: 1, name } if name == "main")
+            );
+            assert!(matches!(chunks[5].chunk, Chunk::Unknown));
+            assert_eq!(chunks[5].chunk_type, 99);
+            assert!(matches!(chunks[6].chunk, Chunk::Clock(c) if c.ticks_per_second == 5));
+        }
+    }
+
+    #[test]
+    fn events_length_must_be_a_multiple_of_16() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.raw_chunk(chunk_type::EVENTS, 1, &[0u8; 24]).unwrap();
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let err = trace.chunks().next().unwrap().unwrap_err();
+        assert_eq!(err.offset, 64);
+        assert_eq!(
+            err.to_string(),
+            "byte 64: EVENTS chunk length 24 is not a multiple of 16"
+        );
+    }
+
+    #[test]
+    fn truncated_chunk_names_offset_and_sizes() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.events(1, &[Record::entry(1, 2), Record::exit(3, 2)])
+            .unwrap();
+        let mut bytes = w.into_inner();
+        bytes.truncate(bytes.len() - 8);
+        let trace = Trace::new(&bytes).unwrap();
+        let err = trace.chunks().next().unwrap().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "byte 64: truncated: EVENTS chunk declares 32 payload bytes but only 24 remain"
+        );
+    }
+
+    #[test]
+    fn reserved_kind_is_rejected_at_its_record() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Big)).unwrap();
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&0u64.to_be_bytes());
+        payload.extend_from_slice(&5u64.to_be_bytes());
+        payload.extend_from_slice(&(2u64 << 62 | 9).to_be_bytes());
+        payload.extend_from_slice(&5u64.to_be_bytes());
+        w.raw_chunk(chunk_type::EVENTS, 1, &payload).unwrap();
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let chunk = trace.chunks().next().unwrap().unwrap();
+        let Chunk::Events(ev) = chunk.chunk else {
+            panic!()
+        };
+        let results: Vec<_> = ev.iter().collect();
+        assert_eq!(results.len(), 2);
+        assert!(results[0].is_ok());
+        let err = results[1].clone().unwrap_err();
+        assert_eq!(err.offset, 64 + 16 + 16);
+        assert_eq!(err.kind, FormatErrorKind::ReservedKind { kind: 2 });
+    }
+
+    #[test]
+    fn header_errors_point_at_the_field() {
+        let good = Header::new(Endian::Little).encode();
+        let mut bad = good.clone();
+        bad[0] = b'X';
+        assert_eq!(Trace::new(&bad).err().unwrap().offset, 0);
+        let mut bad = good.clone();
+        bad[8] = 3;
+        assert_eq!(Trace::new(&bad).err().unwrap().offset, 8);
+        let mut bad = good.clone();
+        bad[9] = 2;
+        assert_eq!(Trace::new(&bad).err().unwrap().offset, 9);
+        let mut bad = good.clone();
+        bad[10] = 2;
+        let err = Trace::new(&bad).err().unwrap();
+        assert_eq!(err.offset, 10);
+        assert!(err.to_string().contains("version is 2"), "{err}");
+        let mut bad = good.clone();
+        bad[12] = 72;
+        assert_eq!(Trace::new(&bad).err().unwrap().offset, 12);
+        assert!(Trace::new(&good[..63]).is_err());
+    }
+
+    #[test]
+    fn zero_holes_are_skipped() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.hole(24).unwrap();
+        w.lost(1, 2).unwrap();
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let chunks: Vec<_> = trace.chunks().collect::<Result<_, _>>().unwrap();
+        assert_eq!(chunks.len(), 2);
+        assert!(matches!(chunks[0].chunk, Chunk::Hole));
+        assert_eq!(chunks[0].total_len(), 24);
+        assert!(matches!(chunks[1].chunk, Chunk::Lost { count: 2 }));
+    }
+
+    #[test]
+    fn pointer_size_4_masks_addresses() {
+        let mut header = Header::new(Endian::Little);
+        header.pointer_size = 4;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(1, &[Record::entry(1, 0xffff_ffff_8000_1000)])
+            .unwrap();
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let Chunk::Events(ev) = trace.chunks().next().unwrap().unwrap().chunk else {
+            panic!()
+        };
+        assert_eq!(ev.iter().next().unwrap().unwrap().address, 0x8000_1000);
+    }
+}

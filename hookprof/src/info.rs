@@ -1,0 +1,172 @@
+//! `hookprof info`: what a trace contains, without symbols.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::replay::TraceSummary;
+
+/// Renders the description of a trace printed by `hookprof info`.
+pub fn render(path: &Path, s: &TraceSummary) -> String {
+    let h = &s.header;
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(out, "{:<18} {value}", format!("{label}:"));
+    };
+    line("trace", path.display().to_string());
+    line(
+        "format",
+        format!(
+            "version {}, {} header bytes, {}, {}-byte pointers",
+            h.version, h.header_size, h.endian, h.pointer_size
+        ),
+    );
+    line(
+        "complete",
+        if h.is_complete() {
+            "yes".to_string()
+        } else {
+            "no (the program was killed or is still running; counts below are what the file holds)"
+                .to_string()
+        },
+    );
+    line("pid", h.pid.to_string());
+    line(
+        "started",
+        format!(
+            "{} ({} ns since the epoch)",
+            utc(h.start_realtime_ns),
+            h.start_realtime_ns
+        ),
+    );
+    let clock = match s.clock {
+        Some(c) => format!(
+            "; CLOCK chunk: {} ticks/s, ticks {}..{}",
+            c.ticks_per_second, c.first_tick, c.last_tick
+        ),
+        None => String::new(),
+    };
+    let rate = match (h.ticks_per_second, s.ticks_per_second()) {
+        (0, Some(tps)) => format!("0 in the header, {tps} from the CLOCK chunk"),
+        (0, None) => "unknown (reports show ticks)".to_string(),
+        (tps, _) => tps.to_string(),
+    };
+    line("ticks per second", format!("{rate}{clock}"));
+    line(
+        "executable",
+        s.exe
+            .as_ref()
+            .map_or("(no EXE chunk)".to_string(), |p| p.display().to_string()),
+    );
+    line("modules", s.modules.len().to_string());
+    for m in &s.modules {
+        let path = m
+            .path
+            .as_ref()
+            .map_or("(the executable)".to_string(), |p| p.display().to_string());
+        let _ = writeln!(
+            out,
+            "  0x{:016x}-0x{:016x}  bias 0x{:x}  {path}",
+            m.start, m.end, m.bias
+        );
+    }
+    let _ = writeln!(out, "{:<18} {}", "threads:", s.threads.len());
+    for t in &s.threads {
+        let seq = t.sequence.map_or("-".to_string(), |n| format!("#{n}"));
+        let name = t
+            .name
+            .as_deref()
+            .map_or(String::new(), |n| format!(" {n:?}"));
+        let _ = writeln!(
+            out,
+            "  {seq:>4} tid {}{name}: {} records ({} entries, {} exits), lost {}, unmatched entries {}, unmatched exits {}, closed at end {}, max depth {}",
+            t.tid,
+            t.records,
+            t.entries,
+            t.exits,
+            t.lost,
+            t.unmatched_entries,
+            t.unmatched_exits,
+            t.closed_at_end,
+            t.max_depth
+        );
+    }
+    let records = if h.is_complete() && h.records != s.records {
+        format!("{} (the header says {})", s.records, h.records)
+    } else {
+        s.records.to_string()
+    };
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(out, "{:<18} {value}", format!("{label}:"));
+    };
+    line("records", records);
+    let lost = if h.lost != s.lost_in_chunks {
+        format!(
+            "{} (header {}, LOST chunks {})",
+            s.lost(),
+            h.lost,
+            s.lost_in_chunks
+        )
+    } else {
+        s.lost().to_string()
+    };
+    line("lost", lost);
+    line("unmatched entries", s.unmatched_entries().to_string());
+    line("unmatched exits", s.unmatched_exits().to_string());
+    line("closed at end", s.closed_at_end().to_string());
+    if s.unknown_chunks > 0 {
+        line("unknown chunks", format!("{} (skipped)", s.unknown_chunks));
+    }
+    if let Some(err) = &s.truncated_tail {
+        line("cut short", format!("{err} (last chunk ignored)"));
+    }
+    if s.hole_bytes > 0 {
+        line(
+            "holes",
+            format!(
+                "{} zero bytes skipped (ranges reserved but never written)",
+                s.hole_bytes
+            ),
+        );
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` for nanoseconds since the Unix epoch.
+fn utc(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            super::utc(1_700_000_000_000_000_000),
+            "2023-11-14 22:13:20 UTC"
+        );
+        assert_eq!(
+            super::utc(951_782_400 * 1_000_000_000),
+            "2000-02-29 00:00:00 UTC"
+        );
+        super::utc(u64::MAX);
+    }
+}

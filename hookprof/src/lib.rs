@@ -1,0 +1,216 @@
+//! hookprof: reads the `.hktrace` files written by the hookcc runtime and reports on them.
+//!
+//! Layers, each usable on its own:
+//! - [`format`](mod@format): the trace format (reader and [`format::Writer`]), per docs/trace-format.md;
+//! - [`replay`]: pairs entries and exits per thread and feeds a [`replay::ReplayVisitor`];
+//!   every report reads the trace through it;
+//! - [`model`]: per-function statistics and caller→callee arcs, per thread and merged;
+//! - [`symbols`]: function names from the ELF files of the traced program;
+//! - [`report`]: the flat profile in text, CSV and JSON;
+//! - [`info`]: the description printed by `hookprof info`.
+//!
+//! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
+//! the `hookprof` binary does.
+
+pub mod format;
+pub mod info;
+pub mod model;
+pub mod replay;
+pub mod report;
+pub mod symbols;
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use format::{FormatError, Trace};
+use model::Profile;
+use replay::TraceSummary;
+use report::{FlatReport, Format};
+use symbols::{Resolve, SymbolError, Symbolizer};
+
+/// Everything that can go wrong in hookprof's library, with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    // The underlying errors are part of the message, not `source()`, so that printing the
+    // chain does not repeat them.
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
+    #[error("{}: {error}", path.display())]
+    Format { path: PathBuf, error: FormatError },
+    #[error(transparent)]
+    Symbols(#[from] SymbolError),
+    #[error("{}: refusing to write the report over the input trace", path.display())]
+    OutputIsInput { path: PathBuf },
+}
+
+/// A trace file, memory-mapped.
+pub struct TraceFile {
+    path: PathBuf,
+    map: Option<memmap2::Mmap>,
+}
+
+impl TraceFile {
+    pub fn open(path: &Path) -> Result<TraceFile, Error> {
+        let io_err = |error| Error::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        let file = File::open(path).map_err(io_err)?;
+        let len = file.metadata().map_err(io_err)?.len();
+        // Mapping an empty file fails on some systems; an empty trace is reported by the
+        // header check instead.
+        let map = if len == 0 {
+            None
+        } else {
+            // SAFETY: the map is read-only. The trace of a program that is still running can
+            // change under us (chunks appended past the mapped length are simply not seen;
+            // the header is rewritten in place at exit). The reader treats every byte as
+            // untrusted and bounds-checks every read, so changed bytes can give wrong
+            // numbers or a format error, never unchecked memory access; a file truncated
+            // while mapped can fault (SIGBUS), as with any mmap reader.
+            Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?)
+        };
+        Ok(TraceFile {
+            path: path.to_path_buf(),
+            map,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    fn format_error(&self, error: FormatError) -> Error {
+        Error::Format {
+            path: self.path.clone(),
+            error,
+        }
+    }
+
+    /// The trace with its header validated.
+    pub fn trace(&self) -> Result<Trace<'_>, Error> {
+        Trace::new(self.bytes()).map_err(|e| self.format_error(e))
+    }
+
+    /// Replays the trace for its summary only (what `hookprof info` shows).
+    pub fn summary(&self) -> Result<TraceSummary, Error> {
+        let trace = self.trace()?;
+        replay::replay(&trace, &mut ()).map_err(|e| self.format_error(e))
+    }
+
+    /// Replays the trace into per-function statistics.
+    pub fn profile(&self) -> Result<Profile, Error> {
+        let trace = self.trace()?;
+        Profile::from_trace(&trace).map_err(|e| self.format_error(e))
+    }
+}
+
+/// Options of a report, independent of any command line.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// The executable to take symbols from instead of the path in the trace.
+    pub exe: Option<PathBuf>,
+    pub format: Format,
+    /// One row per thread and function instead of per function.
+    pub per_thread: bool,
+}
+
+/// A rendered report and the warnings to show the user.
+#[derive(Clone, Debug)]
+pub struct ReportOutput {
+    pub bytes: Vec<u8>,
+    pub warnings: Vec<String>,
+    pub report: FlatReport,
+}
+
+/// Reads `trace_path`, symbolizes it and renders the flat profile.
+pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportOutput, Error> {
+    let trace = TraceFile::open(trace_path)?;
+    let profile = trace.profile()?;
+    let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
+    Ok(render_report(&profile, &mut names, options))
+}
+
+/// Renders the flat profile of `profile` with the names from `names`.
+pub fn render_report(
+    profile: &Profile,
+    names: &mut dyn Resolve,
+    options: &ReportOptions,
+) -> ReportOutput {
+    let report = FlatReport::build(profile, names, options.per_thread);
+    let mut warnings = profile_warnings(&profile.summary);
+    warnings.extend(names.take_warnings());
+    let mut bytes = Vec::new();
+    report
+        .render(options.format, &mut bytes)
+        .expect("writing to a Vec cannot fail");
+    ReportOutput {
+        bytes,
+        warnings,
+        report,
+    }
+}
+
+/// Warnings about the trace itself that every report shares.
+pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !s.header.is_complete() {
+        warnings.push(
+            "the trace is incomplete (the program was killed or is still running): \
+             frames still open are closed at each thread's last record"
+                .to_string(),
+        );
+    }
+    if let Some(err) = &s.truncated_tail {
+        warnings.push(format!(
+            "the last chunk of this incomplete trace is cut short and was ignored ({err})"
+        ));
+    }
+    if s.ticks_per_second().is_none() {
+        warnings.push(
+            "the trace has no clock rate (ticks_per_second is 0 and there is no CLOCK chunk): \
+             times are in ticks and the columns are named *_ticks"
+                .to_string(),
+        );
+    }
+    if s.lost() > 0 {
+        warnings.push(format!(
+            "{} records were lost by the runtime (HOOKCC_MAX_BYTES reached, file not writable, \
+             or hooks re-entered); the profile is missing those calls",
+            s.lost()
+        ));
+    }
+    if s.hole_bytes > 0 {
+        warnings.push(format!(
+            "{} zero bytes were skipped where chunks were expected (space reserved by a thread \
+             that never wrote it)",
+            s.hole_bytes
+        ));
+    }
+    warnings
+}
+
+/// Whether writing to `output` would overwrite `input` (same file, possibly under another
+/// name). A missing output file is never the input.
+pub fn same_file(input: &Path, output: &Path) -> bool {
+    match (std::fs::metadata(input), std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                a.dev() == b.dev() && a.ino() == b.ino()
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = (a, b);
+                std::fs::canonicalize(input).ok() == std::fs::canonicalize(output).ok()
+            }
+        }
+        _ => false,
+    }
+}

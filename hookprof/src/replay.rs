@@ -1,0 +1,410 @@
+//! The replay layer: every report reads the trace through it, so all reports agree on how
+//! entries and exits pair up.
+//!
+//! [`replay`] walks the chunks in file order, keeps one call stack per thread, and pairs
+//! records exactly as the section "How the reader pairs records" of docs/trace-format.md
+//! says:
+//!
+//! - an entry pushes a frame;
+//! - an exit closes the nearest frame (searching from the top of the stack down) with the
+//!   same address; frames above it are closed at the exit's time and counted as
+//!   *unmatched entries*;
+//! - an exit with no such frame is an *unmatched exit* and is otherwise ignored;
+//! - frames still open when the trace ends are closed at the thread's last timestamp and
+//!   counted as *closed at end*.
+//!
+//! A [`ReplayVisitor`] sees every frame open and close with the whole stack, which is what
+//! a flat profile, a call graph, Chrome trace events and folded stacks all need. Memory
+//! grows with the number of threads and the stack depths, not with the number of records.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::format::{Chunk, Clock, FormatError, Header, Module, Record, RecordKind, Trace};
+
+/// An open frame on a thread's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Entry point of the function.
+    pub address: u64,
+    /// Timestamp of the entry, in ticks.
+    pub entry_time: u64,
+    /// Sum of the inclusive ticks of the frame's direct children closed so far.
+    pub child_ticks: u64,
+    /// No other frame of the same function is below this one on the stack: only this frame
+    /// counts towards the function's inclusive time (recursion is not counted twice).
+    pub outermost: bool,
+}
+
+/// Why a frame was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CloseReason {
+    /// Its own exit record.
+    Exit,
+    /// An exit of a frame below it on the stack (an *unmatched entry*, e.g. a `longjmp` or
+    /// an exception that skipped the exit hook).
+    UnwoundByOuterExit,
+    /// Still open when the thread's records ended (`exit()` called inside it, or tracing
+    /// disabled).
+    EndOfThread,
+}
+
+/// Receives the replayed events. Every method has an empty default.
+///
+/// `stack` is the thread's whole stack, outermost frame first. In [`ReplayVisitor::enter`]
+/// its last element is the new frame; in [`ReplayVisitor::exit`] its last element is the
+/// frame being closed (still on the stack), so `stack[stack.len() - 2]` is the caller.
+pub trait ReplayVisitor {
+    fn enter(&mut self, _tid: u64, _stack: &[Frame]) {}
+    fn exit(&mut self, _tid: u64, _time: u64, _reason: CloseReason, _stack: &[Frame]) {}
+    fn unmatched_exit(&mut self, _tid: u64, _time: u64, _address: u64, _stack: &[Frame]) {}
+}
+
+/// A visitor that does nothing: replay only for the counts in [`TraceSummary`].
+impl ReplayVisitor for () {}
+
+/// What is known about one thread after replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// Linux TID from the chunk headers.
+    pub tid: u64,
+    /// Sequence number from the THREAD chunk (1 = first thread seen), if any.
+    pub sequence: Option<u64>,
+    /// Name from the THREAD chunk, if any.
+    pub name: Option<String>,
+    pub records: u64,
+    pub entries: u64,
+    pub exits: u64,
+    /// Sum of the thread's LOST chunks.
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    /// Timestamp of the thread's first record.
+    pub first_time: Option<u64>,
+    /// Largest timestamp of the thread (its last one when the clock is monotonic).
+    pub last_time: Option<u64>,
+    pub max_depth: u64,
+}
+
+impl ThreadSummary {
+    /// The number reports use for the thread: its sequence number from the THREAD chunk
+    /// when the trace has one, else its TID.
+    pub fn label(&self) -> u64 {
+        self.sequence.unwrap_or(self.tid)
+    }
+
+    /// Ticks from the thread's first record to its last.
+    pub fn span_ticks(&self) -> u64 {
+        match (self.first_time, self.last_time) {
+            (Some(first), Some(last)) => last.saturating_sub(first),
+            _ => 0,
+        }
+    }
+}
+
+/// Everything about the trace apart from per-function statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub header: Header,
+    /// Path from the EXE chunk.
+    pub exe: Option<PathBuf>,
+    /// The first MODULE chunk for each distinct `(bias, path)`, in file order.
+    pub modules: Vec<Module>,
+    pub clock: Option<Clock>,
+    /// Threads ordered by sequence number, then threads without one in order of appearance.
+    pub threads: Vec<ThreadSummary>,
+    /// Records read from EVENTS chunks.
+    pub records: u64,
+    /// Sum of all LOST chunks.
+    pub lost_in_chunks: u64,
+    /// Chunks of types this reader does not know (skipped).
+    pub unknown_chunks: u64,
+    /// Zero bytes skipped where chunks were expected (reservations never written).
+    pub hole_bytes: u64,
+    /// In an incomplete trace, the last chunk may be cut short (the program was killed
+    /// during its write): the chunk is ignored and the error kept here. In a complete
+    /// trace this is an error instead.
+    pub truncated_tail: Option<FormatError>,
+}
+
+impl TraceSummary {
+    /// Ticks per second from the header, else from the CLOCK chunk; `None` if neither
+    /// knows (reports then show ticks).
+    pub fn ticks_per_second(&self) -> Option<u64> {
+        if self.header.ticks_per_second != 0 {
+            Some(self.header.ticks_per_second)
+        } else {
+            self.clock
+                .map(|c| c.ticks_per_second)
+                .filter(|&tps| tps != 0)
+        }
+    }
+
+    /// Lost records: the header's count, or the LOST chunks' sum if larger (the header is
+    /// only set when the trace is complete).
+    pub fn lost(&self) -> u64 {
+        self.header.lost.max(self.lost_in_chunks)
+    }
+
+    pub fn unmatched_entries(&self) -> u64 {
+        self.threads.iter().map(|t| t.unmatched_entries).sum()
+    }
+
+    pub fn unmatched_exits(&self) -> u64 {
+        self.threads.iter().map(|t| t.unmatched_exits).sum()
+    }
+
+    pub fn closed_at_end(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_at_end).sum()
+    }
+
+    /// The thread with this TID.
+    pub fn thread(&self, tid: u64) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.tid == tid)
+    }
+}
+
+struct ThreadState {
+    summary: ThreadSummary,
+    order: usize,
+    stack: Vec<Frame>,
+    /// Open frames per function, to know whether a new frame is the outermost one.
+    active: HashMap<u64, u32>,
+}
+
+impl ThreadState {
+    fn new(tid: u64, order: usize) -> Self {
+        ThreadState {
+            summary: ThreadSummary {
+                tid,
+                ..ThreadSummary::default()
+            },
+            order,
+            stack: Vec::new(),
+            active: HashMap::new(),
+        }
+    }
+
+    fn step<V: ReplayVisitor>(&mut self, record: Record, visitor: &mut V) {
+        let tid = self.summary.tid;
+        let s = &mut self.summary;
+        s.records += 1;
+        if s.first_time.is_none() {
+            s.first_time = Some(record.time);
+        }
+        s.last_time = Some(s.last_time.map_or(record.time, |t| t.max(record.time)));
+        match record.kind {
+            RecordKind::Entry => {
+                s.entries += 1;
+                let count = self.active.entry(record.address).or_insert(0);
+                let outermost = *count == 0;
+                *count += 1;
+                self.stack.push(Frame {
+                    address: record.address,
+                    entry_time: record.time,
+                    child_ticks: 0,
+                    outermost,
+                });
+                s.max_depth = s.max_depth.max(self.stack.len() as u64);
+                visitor.enter(tid, &self.stack);
+            }
+            RecordKind::Exit => {
+                s.exits += 1;
+                match self.stack.iter().rposition(|f| f.address == record.address) {
+                    None => {
+                        s.unmatched_exits += 1;
+                        visitor.unmatched_exit(tid, record.time, record.address, &self.stack);
+                    }
+                    Some(index) => {
+                        while self.stack.len() > index + 1 {
+                            self.summary.unmatched_entries += 1;
+                            self.close(record.time, CloseReason::UnwoundByOuterExit, visitor);
+                        }
+                        self.close(record.time, CloseReason::Exit, visitor);
+                    }
+                }
+            }
+        }
+    }
+
+    fn close<V: ReplayVisitor>(&mut self, time: u64, reason: CloseReason, visitor: &mut V) {
+        visitor.exit(self.summary.tid, time, reason, &self.stack);
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        let duration = time.saturating_sub(frame.entry_time);
+        if let Some(count) = self.active.get_mut(&frame.address) {
+            *count -= 1;
+            if *count == 0 {
+                self.active.remove(&frame.address);
+            }
+        }
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child_ticks = parent.child_ticks.saturating_add(duration);
+        }
+    }
+
+    fn finish<V: ReplayVisitor>(&mut self, visitor: &mut V) {
+        let end = self.summary.last_time.unwrap_or(0);
+        while !self.stack.is_empty() {
+            self.summary.closed_at_end += 1;
+            self.close(end, CloseReason::EndOfThread, visitor);
+        }
+    }
+}
+
+/// Replays `trace`, calling `visitor` for every frame, and returns the trace's summary.
+/// Stops at the first malformed chunk or record, except that the cut-short last chunk of an
+/// incomplete trace is ignored (see [`TraceSummary::truncated_tail`]).
+pub fn replay<V: ReplayVisitor>(
+    trace: &Trace<'_>,
+    visitor: &mut V,
+) -> Result<TraceSummary, FormatError> {
+    let mut summary = TraceSummary {
+        header: trace.header().clone(),
+        exe: None,
+        modules: Vec::new(),
+        clock: None,
+        threads: Vec::new(),
+        records: 0,
+        lost_in_chunks: 0,
+        unknown_chunks: 0,
+        hole_bytes: 0,
+        truncated_tail: None,
+    };
+    let complete = trace.header().is_complete();
+    let mut threads: HashMap<u64, ThreadState> = HashMap::new();
+    for chunk in trace.chunks() {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(err) if !complete && err.is_truncation() => {
+                summary.truncated_tail = Some(err);
+                break;
+            }
+            Err(err) => return Err(err),
+        };
+        match chunk.chunk {
+            Chunk::Exe { path } => {
+                if summary.exe.is_none() {
+                    summary.exe = Some(path);
+                }
+            }
+            Chunk::Module(module) => {
+                if !summary
+                    .modules
+                    .iter()
+                    .any(|m| m.bias == module.bias && m.path == module.path)
+                {
+                    summary.modules.push(module);
+                }
+            }
+            Chunk::Events(events) => {
+                let state = get_thread(&mut threads, chunk.thread);
+                for record in events.iter() {
+                    state.step(record?, visitor);
+                    summary.records += 1;
+                }
+            }
+            Chunk::Lost { count } => {
+                let state = get_thread(&mut threads, chunk.thread);
+                state.summary.lost = state.summary.lost.saturating_add(count);
+                summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
+            }
+            Chunk::Thread { sequence, name } => {
+                let state = get_thread(&mut threads, chunk.thread);
+                state.summary.sequence = Some(sequence);
+                state.summary.name = Some(name);
+            }
+            Chunk::Clock(clock) => summary.clock = Some(clock),
+            Chunk::Unknown => summary.unknown_chunks += 1,
+            Chunk::Hole => summary.hole_bytes += chunk.total_len(),
+        }
+    }
+    let mut states: Vec<ThreadState> = threads.into_values().collect();
+    states.sort_by_key(|s| (s.summary.sequence.unwrap_or(u64::MAX), s.order));
+    for state in &mut states {
+        state.finish(visitor);
+    }
+    summary.threads = states.into_iter().map(|s| s.summary).collect();
+    Ok(summary)
+}
+
+fn get_thread(threads: &mut HashMap<u64, ThreadState>, tid: u64) -> &mut ThreadState {
+    let order = threads.len();
+    threads
+        .entry(tid)
+        .or_insert_with(|| ThreadState::new(tid, order))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Endian, Writer};
+
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl ReplayVisitor for Log {
+        fn enter(&mut self, tid: u64, stack: &[Frame]) {
+            let f = stack.last().unwrap();
+            self.0
+                .push(format!("{tid} enter {:x} depth {}", f.address, stack.len()));
+        }
+        fn exit(&mut self, tid: u64, time: u64, reason: CloseReason, stack: &[Frame]) {
+            let f = stack.last().unwrap();
+            self.0.push(format!(
+                "{tid} exit {:x} at {time} {reason:?} depth {}",
+                f.address,
+                stack.len()
+            ));
+        }
+        fn unmatched_exit(&mut self, tid: u64, time: u64, address: u64, _: &[Frame]) {
+            self.0
+                .push(format!("{tid} unmatched exit {address:x} at {time}"));
+        }
+    }
+
+    fn trace(records: &[Record]) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new(), &crate::format::Header::new(Endian::Little)).unwrap();
+        w.events(5, records).unwrap();
+        w.into_inner()
+    }
+
+    #[test]
+    fn pairs_as_the_format_document_says() {
+        use Record as R;
+        let bytes = trace(&[
+            R::entry(0, 0xa),
+            R::entry(1, 0xb),
+            R::entry(2, 0xc),
+            R::exit(3, 0xd), // no frame: unmatched exit
+            R::exit(4, 0xb), // closes c (unmatched entry) then b
+            R::entry(5, 0xe),
+        ]);
+        let trace = Trace::new(&bytes).unwrap();
+        let mut log = Log::default();
+        let summary = replay(&trace, &mut log).unwrap();
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "5 enter c depth 3",
+                "5 unmatched exit d at 3",
+                "5 exit c at 4 UnwoundByOuterExit depth 3",
+                "5 exit b at 4 Exit depth 2",
+                "5 enter e depth 2",
+                "5 exit e at 5 EndOfThread depth 2",
+                "5 exit a at 5 EndOfThread depth 1",
+            ]
+        );
+        let t = &summary.threads[0];
+        assert_eq!(
+            (t.unmatched_entries, t.unmatched_exits, t.closed_at_end),
+            (1, 1, 2)
+        );
+        assert_eq!(t.max_depth, 3);
+        assert_eq!(summary.records, 6);
+    }
+}

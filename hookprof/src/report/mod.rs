@@ -1,0 +1,335 @@
+//! The flat profile: one row per function (or per thread and function), rendered by one
+//! [`ReportFormat`] per output format.
+
+mod csv;
+mod json;
+mod text;
+
+use std::fmt;
+use std::io;
+use std::str::FromStr;
+
+use std::collections::HashMap;
+
+use crate::model::{FunctionStats, Profile};
+use crate::symbols::{hex_name, Resolve};
+
+pub use self::csv::CsvFormat;
+pub use self::json::JsonFormat;
+pub use self::text::TextFormat;
+
+/// The unit of the time columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Ticks converted with this many ticks per second.
+    Nanoseconds { ticks_per_second: u64 },
+    /// The trace does not say how fast its clock ticks: raw ticks.
+    Ticks,
+}
+
+impl Unit {
+    /// Column name suffix: `ns` or `ticks`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds { .. } => "ns",
+            Unit::Ticks => "ticks",
+        }
+    }
+
+    /// Converts a tick count, rounding to the nearest nanosecond.
+    pub fn convert(self, ticks: u64) -> u64 {
+        match self {
+            Unit::Ticks => ticks,
+            Unit::Nanoseconds { ticks_per_second } => {
+                let tps = u128::from(ticks_per_second.max(1));
+                let ns = (u128::from(ticks) * 1_000_000_000 + tps / 2) / tps;
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+        }
+    }
+}
+
+/// Trace-wide numbers shown with every report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub complete: bool,
+    pub unit: Unit,
+    pub threads: usize,
+    pub records: u64,
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    /// Distinct function addresses no symbol was found for (shown as `0x…`).
+    pub unknown_addresses: u64,
+    /// Sum of the exclusive column, in `unit`.
+    pub total_exclusive: u64,
+    /// One entry per thread, in report order.
+    pub thread_list: Vec<ThreadLine>,
+}
+
+/// Per-thread numbers for the JSON report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadLine {
+    /// The THREAD chunk's sequence number if present, else the TID (see [`Row::thread`]).
+    pub thread: u64,
+    pub tid: u64,
+    pub name: Option<String>,
+    pub records: u64,
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+}
+
+/// One line of the flat profile. Times are in the summary's unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// With `--per-thread`: the thread's sequence number from its THREAD chunk (1 = first
+    /// thread), or its Linux TID when the trace has no THREAD chunk for it.
+    pub thread: Option<u64>,
+    pub function: String,
+    pub address: u64,
+    pub calls: u64,
+    pub inclusive: u64,
+    pub exclusive: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Average inclusive time per call.
+    pub avg: u64,
+    /// Share of the report's total exclusive time, in percent.
+    pub percent: f64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    exclusive_ticks: u64,
+}
+
+/// A flat profile ready to be rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatReport {
+    pub summary: Summary,
+    pub per_thread: bool,
+    /// Sorted by exclusive time descending, ties by function name then address; with
+    /// `per_thread`, grouped by thread first (threads in sequence order).
+    pub rows: Vec<Row>,
+}
+
+impl FlatReport {
+    /// Builds the flat profile of `profile`, naming addresses with `names`.
+    pub fn build(profile: &Profile, names: &mut dyn Resolve, per_thread: bool) -> FlatReport {
+        let s = &profile.summary;
+        let unit = match s.ticks_per_second() {
+            Some(ticks_per_second) => Unit::Nanoseconds { ticks_per_second },
+            None => Unit::Ticks,
+        };
+        let mut unknown = 0u64;
+        let mut named = HashMap::new();
+        for address in profile.addresses() {
+            let name = names.resolve(address).unwrap_or_else(|| {
+                unknown += 1;
+                hex_name(address)
+            });
+            named.insert(address, name);
+        }
+        let mut rows = Vec::new();
+        let mut push_rows =
+            |functions: &HashMap<u64, FunctionStats>, thread: Option<u64>, group: usize| {
+                for (&address, stats) in functions {
+                    if stats.calls == 0 {
+                        // Only unmatched exits: counted in the summary, no time to show.
+                        continue;
+                    }
+                    let function = named
+                        .get(&address)
+                        .cloned()
+                        .unwrap_or_else(|| hex_name(address));
+                    rows.push((group, row(unit, thread, function, address, stats)));
+                }
+            };
+        if per_thread {
+            for (group, (thread, summary)) in profile.threads.iter().zip(&s.threads).enumerate() {
+                push_rows(&thread.table.functions, Some(summary.label()), group);
+            }
+        } else {
+            push_rows(&profile.merged_functions(), None, 0);
+        }
+        rows.sort_by(|(ga, a), (gb, b)| {
+            ga.cmp(gb)
+                .then(b.exclusive_ticks.cmp(&a.exclusive_ticks))
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        let mut rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
+        let total_ticks: u128 = rows.iter().map(|r| u128::from(r.exclusive_ticks)).sum();
+        for r in &mut rows {
+            r.percent = if total_ticks == 0 {
+                0.0
+            } else {
+                let p = r.exclusive_ticks as f64 * 100.0 / total_ticks as f64;
+                (p * 100.0).round() / 100.0
+            };
+        }
+        let total_exclusive = unit.convert(u64::try_from(total_ticks).unwrap_or(u64::MAX));
+        let thread_list = s
+            .threads
+            .iter()
+            .map(|t| ThreadLine {
+                thread: t.label(),
+                tid: t.tid,
+                name: t.name.clone(),
+                records: t.records,
+                lost: t.lost,
+                unmatched_entries: t.unmatched_entries,
+                unmatched_exits: t.unmatched_exits,
+                closed_at_end: t.closed_at_end,
+            })
+            .collect();
+        FlatReport {
+            summary: Summary {
+                complete: s.header.is_complete(),
+                unit,
+                threads: s.threads.len(),
+                records: s.records,
+                lost: s.lost(),
+                unmatched_entries: s.unmatched_entries(),
+                unmatched_exits: s.unmatched_exits(),
+                closed_at_end: s.closed_at_end(),
+                unknown_addresses: unknown,
+                total_exclusive,
+                thread_list,
+            },
+            per_thread,
+            rows,
+        }
+    }
+
+    /// Renders the report in `format`.
+    pub fn render(&self, format: Format, out: &mut dyn io::Write) -> io::Result<()> {
+        format.formatter().write(self, out)
+    }
+
+    /// The summary as one line (also the last line of the text format).
+    pub fn summary_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!(
+            "threads: {}, records: {}, lost: {}, unmatched entries: {}, unmatched exits: {}, closed at end: {}, unknown addresses: {}, times in {}",
+            s.threads,
+            s.records,
+            s.lost,
+            s.unmatched_entries,
+            s.unmatched_exits,
+            s.closed_at_end,
+            s.unknown_addresses,
+            s.unit.suffix()
+        );
+        if !s.complete {
+            line.push_str(", trace incomplete");
+        }
+        line
+    }
+}
+
+fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &FunctionStats) -> Row {
+    Row {
+        thread,
+        function,
+        address,
+        calls: s.calls,
+        inclusive: unit.convert(s.inclusive_ticks),
+        exclusive: unit.convert(s.exclusive_ticks),
+        min: unit.convert(s.min_ticks),
+        max: unit.convert(s.max_ticks),
+        avg: unit.convert(s.avg_ticks()),
+        percent: 0.0,
+        unmatched_entries: s.unmatched_entries,
+        unmatched_exits: s.unmatched_exits,
+        closed_at_end: s.closed_at_end,
+        exclusive_ticks: s.exclusive_ticks,
+    }
+}
+
+/// Names of the time columns, in CSV order, for a unit.
+pub fn time_columns(unit: Unit) -> [String; 5] {
+    let u = unit.suffix();
+    ["inclusive", "exclusive", "min", "max", "avg"].map(|c| format!("{c}_{u}"))
+}
+
+/// Renders a [`FlatReport`] in one output format.
+pub trait ReportFormat {
+    fn write(&self, report: &FlatReport, out: &mut dyn io::Write) -> io::Result<()>;
+}
+
+/// The output formats of `hookprof report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Csv,
+    Json,
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::Text, Format::Csv, Format::Json];
+
+    pub fn formatter(self) -> Box<dyn ReportFormat> {
+        match self {
+            Format::Text => Box::new(TextFormat),
+            Format::Csv => Box::new(CsvFormat),
+            Format::Json => Box::new(JsonFormat),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Csv => "csv",
+            Format::Json => "json",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown format {s:?}: expected text, csv or json"))
+    }
+}
+
+/// Formats a percentage with two decimals.
+fn percent(p: f64) -> String {
+    format!("{p:.2}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_ticks_to_rounded_ns() {
+        let u = Unit::Nanoseconds {
+            ticks_per_second: 3_000_000_000,
+        };
+        assert_eq!(u.convert(3), 1);
+        assert_eq!(u.convert(4), 1);
+        assert_eq!(u.convert(5), 2);
+        assert_eq!(u.convert(u64::MAX), 6_148_914_691_236_517_205);
+        assert_eq!(Unit::Ticks.convert(7), 7);
+        assert_eq!(
+            Unit::Nanoseconds {
+                ticks_per_second: 1
+            }
+            .convert(u64::MAX),
+            u64::MAX
+        );
+    }
+}

@@ -1,0 +1,466 @@
+//! Function names for traced addresses, from the ELF symbol tables of the traced
+//! executable and its shared libraries (the MODULE chunks say which file holds which
+//! address range and at what load bias).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use object::{Architecture, Object, ObjectSymbol, SymbolKind};
+
+use crate::format::Module;
+use crate::replay::TraceSummary;
+
+/// Names addresses. Implemented by [`Symbolizer`] (ELF files) and by a plain
+/// `HashMap<u64, String>` (tests, or names from elsewhere).
+pub trait Resolve {
+    /// The function whose entry point (or body) is `address`, or `None` if unknown.
+    fn resolve(&mut self, address: u64) -> Option<String>;
+
+    /// Warnings gathered so far (drained).
+    fn take_warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl Resolve for HashMap<u64, String> {
+    fn resolve(&mut self, address: u64) -> Option<String> {
+        self.get(&address).cloned()
+    }
+}
+
+/// Names nothing: every address is shown as hex.
+pub struct NoSymbols;
+
+impl Resolve for NoSymbols {
+    fn resolve(&mut self, _address: u64) -> Option<String> {
+        None
+    }
+}
+
+/// Why symbolization cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum SymbolError {
+    // The underlying errors are part of the message, not `source()`, so that printing the
+    // chain does not repeat them.
+    #[error("{}: cannot read: {error}", path.display())]
+    ReadFile { path: PathBuf, error: io::Error },
+    #[error("{}: not an ELF file: {error}", path.display())]
+    NotElf { path: PathBuf, error: object::Error },
+    #[error("the trace does not name its executable (no EXE chunk); give it with --exe")]
+    NoExecutable,
+    /// The executable could not be read (the error names its path).
+    #[error("{error} ({})", if *.from_option { "the executable given with --exe" } else { "the traced executable, as recorded in the trace; give its current path with --exe" })]
+    Executable {
+        error: Box<SymbolError>,
+        from_option: bool,
+    },
+}
+
+/// Renders an unknown address.
+pub fn hex_name(address: u64) -> String {
+    format!("0x{address:x}")
+}
+
+/// Demangles a C++ (Itanium) or Rust symbol name; other names are returned unchanged.
+///
+/// C++ names keep their parameters so that overloads stay distinct but drop the return type
+/// of template instances (`add<int>(int, int)`, `Shape::area() const`). Rust names drop the
+/// hash (`hookprof::model::merge`).
+pub fn demangle(name: &str) -> String {
+    if name.starts_with("_R") || (name.starts_with("_ZN") && has_rust_hash(name)) {
+        if let Ok(d) = rustc_demangle::try_demangle(name) {
+            return format!("{d:#}");
+        }
+    }
+    if name.starts_with("_Z") {
+        if let Ok(symbol) = cpp_demangle::Symbol::new(name) {
+            let options = cpp_demangle::DemangleOptions::new().no_return_type();
+            if let Ok(s) = symbol.demangle_with_options(&options) {
+                return s;
+            }
+        }
+        if let Some(s) = demangle_with_llvm_cxxfilt(name) {
+            return s;
+        }
+    }
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
+    }
+    name.to_string()
+}
+
+/// cpp_demangle does not know every mangling clang-19 emits (C++20's `Tn` template parameter
+/// declarations in libstdc++'s `std::tuple`, for one). LLVM's own demangler does: ask the
+/// `llvm-cxxfilt` that comes with clang, once per such name (they are rare), and remember.
+fn demangle_with_llvm_cxxfilt(name: &str) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(hit) = cache.lock().ok()?.get(name) {
+        return hit.clone();
+    }
+    let result = ["llvm-cxxfilt-19", "llvm-cxxfilt"].iter().find_map(|tool| {
+        let out = std::process::Command::new(tool).arg(name).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !text.is_empty() && text != name).then_some(text)
+    });
+    cache.lock().ok()?.insert(name.to_string(), result.clone());
+    result
+}
+
+/// Legacy Rust mangling ends in `17h<16 hex digits>E` (before any `.llvm.` suffix).
+fn has_rust_hash(name: &str) -> bool {
+    let name = name.split('.').next().unwrap_or(name);
+    let Some(body) = name.strip_suffix('E') else {
+        return false;
+    };
+    body.len() >= 19 && {
+        let (head, hash) = body.split_at(body.len() - 16);
+        head.ends_with("17h") && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Sym {
+    address: u64,
+    size: u64,
+    name: String,
+    /// Lower is preferred when several symbols share an address.
+    rank: u8,
+}
+
+/// The function symbols of one ELF file, sorted by address.
+#[derive(Clone, Debug, Default)]
+pub struct ElfSymbols {
+    symtab: Vec<Sym>,
+    dynsym: Vec<Sym>,
+    /// Clears the Thumb bit on 32-bit Arm, where function addresses have bit 0 set.
+    code_mask: u64,
+}
+
+/// A symbol found for an address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolHit<'a> {
+    /// The raw (mangled) name.
+    pub name: &'a str,
+    /// The address is the symbol's start (as an entry point traced by the hooks should be).
+    pub at_start: bool,
+}
+
+impl ElfSymbols {
+    /// Reads the function symbols of the ELF file at `path`.
+    pub fn load(path: &Path) -> Result<ElfSymbols, SymbolError> {
+        let file = File::open(path).map_err(|error| SymbolError::ReadFile {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        // SAFETY: the map is read-only and private to this function: symbols are copied out
+        // before it is dropped. If another process truncates the file meanwhile we may
+        // fault, as any reader of a file being rewritten can; the parser itself treats the
+        // bytes as untrusted.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| SymbolError::ReadFile {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        ElfSymbols::parse(&map).map_err(|error| SymbolError::NotElf {
+            path: path.to_path_buf(),
+            error,
+        })
+    }
+
+    /// Reads the function symbols of an ELF image in memory.
+    pub fn parse(data: &[u8]) -> Result<ElfSymbols, object::Error> {
+        // Only the `elf` reader of `object` is compiled in, so anything else is rejected
+        // here ("Unknown file magic").
+        let file = object::File::parse(data)?;
+        let code_mask = if file.architecture() == Architecture::Arm {
+            !1
+        } else {
+            !0
+        };
+        let collect = |symbols: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
+            let mut out: Vec<Sym> = symbols
+                .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+                .filter_map(|s| {
+                    let name = String::from_utf8_lossy(s.name_bytes().ok()?).into_owned();
+                    if name.is_empty() {
+                        return None;
+                    }
+                    let rank = if s.is_weak() {
+                        1
+                    } else if s.is_global() {
+                        0
+                    } else {
+                        2
+                    };
+                    Some(Sym {
+                        address: s.address() & code_mask,
+                        size: s.size(),
+                        name,
+                        rank,
+                    })
+                })
+                .collect();
+            // One symbol per address: the global one, then weak, then local; then by name
+            // so the choice does not depend on symbol table order.
+            out.sort_by(|a, b| {
+                (a.address, a.rank, &a.name, std::cmp::Reverse(a.size)).cmp(&(
+                    b.address,
+                    b.rank,
+                    &b.name,
+                    std::cmp::Reverse(b.size),
+                ))
+            });
+            out.dedup_by_key(|s| s.address);
+            out
+        };
+        Ok(ElfSymbols {
+            symtab: collect(&mut file.symbols()),
+            dynsym: collect(&mut file.dynamic_symbols()),
+            code_mask,
+        })
+    }
+
+    /// Number of function symbols (.symtab + .dynsym).
+    pub fn len(&self) -> usize {
+        self.symtab.len() + self.dynsym.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The function containing `address` (an ELF virtual address): .symtab first (static
+    /// functions included), then .dynsym (stripped libraries).
+    pub fn lookup(&self, address: u64) -> Option<SymbolHit<'_>> {
+        let address = address & self.code_mask;
+        Self::find(&self.symtab, address).or_else(|| Self::find(&self.dynsym, address))
+    }
+
+    fn find(symbols: &[Sym], address: u64) -> Option<SymbolHit<'_>> {
+        let index = symbols
+            .partition_point(|s| s.address <= address)
+            .checked_sub(1)?;
+        let sym = &symbols[index];
+        let offset = address - sym.address;
+        // A symbol of unknown size (0) only names its own address.
+        if offset == 0 || offset < sym.size {
+            Some(SymbolHit {
+                name: &sym.name,
+                at_start: offset == 0,
+            })
+        } else {
+            None
+        }
+    }
+}
+
+enum ElfState {
+    NotLoaded,
+    Loaded(ElfSymbols),
+    Failed,
+}
+
+struct ModuleEntry {
+    module: Module,
+    path: PathBuf,
+    is_exe: bool,
+    elf: ElfState,
+    /// Distinct addresses looked up in this module; named; named at a symbol start.
+    seen: u64,
+    named: u64,
+    at_start: u64,
+}
+
+/// Names addresses with the ELF files of a trace's modules. Shared libraries are read
+/// when first needed; the executable is read up front so a missing one is an error.
+pub struct Symbolizer {
+    mask: u64,
+    modules: Vec<ModuleEntry>,
+    cache: HashMap<u64, Option<String>>,
+    warnings: Vec<String>,
+    exe_from_option: bool,
+    outside_modules: u64,
+}
+
+impl Symbolizer {
+    /// Prepares symbolization of `summary`'s modules; `exe` overrides the executable path
+    /// from the EXE chunk (`--exe`).
+    pub fn new(summary: &TraceSummary, exe: Option<&Path>) -> Result<Symbolizer, SymbolError> {
+        let exe_path = exe.map(Path::to_path_buf).or_else(|| summary.exe.clone());
+        let mut warnings = Vec::new();
+        if summary.modules.is_empty() {
+            warnings.push(
+                "the trace has no MODULE chunks, so no address can be mapped to a file; \
+                 functions are shown as addresses"
+                    .to_string(),
+            );
+        }
+        let mut modules = Vec::new();
+        for module in &summary.modules {
+            let is_exe = module.path.is_none()
+                || (summary.exe.is_some() && module.path.as_ref() == summary.exe.as_ref());
+            let path = if is_exe {
+                exe_path.clone().ok_or(SymbolError::NoExecutable)?
+            } else {
+                module.path.clone().unwrap_or_default()
+            };
+            let elf = if is_exe {
+                ElfState::Loaded(ElfSymbols::load(&path).map_err(|error| {
+                    SymbolError::Executable {
+                        error: Box::new(error),
+                        from_option: exe.is_some(),
+                    }
+                })?)
+            } else {
+                ElfState::NotLoaded
+            };
+            modules.push(ModuleEntry {
+                module: module.clone(),
+                path,
+                is_exe,
+                elf,
+                seen: 0,
+                named: 0,
+                at_start: 0,
+            });
+        }
+        if let Some(exe) = exe {
+            if !summary.modules.is_empty() && !modules.iter().any(|m| m.is_exe) {
+                warnings.push(format!(
+                    "--exe {}: the trace has no MODULE chunk for its executable, so --exe is not used",
+                    exe.display()
+                ));
+            }
+        }
+        Ok(Symbolizer {
+            mask: summary.header.address_mask(),
+            modules,
+            cache: HashMap::new(),
+            warnings,
+            exe_from_option: exe.is_some(),
+            outside_modules: 0,
+        })
+    }
+
+    fn lookup(&mut self, address: u64) -> Option<String> {
+        let address = address & self.mask;
+        let Some(entry) = self.modules.iter_mut().find(|m| m.module.contains(address)) else {
+            self.outside_modules += 1;
+            return None;
+        };
+        entry.seen += 1;
+        if let ElfState::NotLoaded = entry.elf {
+            entry.elf = match ElfSymbols::load(&entry.path) {
+                Ok(symbols) => ElfState::Loaded(symbols),
+                Err(err) => {
+                    self.warnings.push(format!(
+                        "{err}; functions in this library are shown as addresses"
+                    ));
+                    ElfState::Failed
+                }
+            };
+        }
+        let ElfState::Loaded(symbols) = &entry.elf else {
+            return None;
+        };
+        let hit = symbols.lookup(address.wrapping_sub(entry.module.bias) & self.mask)?;
+        entry.named += 1;
+        if hit.at_start {
+            entry.at_start += 1;
+        }
+        Some(demangle(hit.name))
+    }
+
+    /// Warnings about the executable not matching the trace, computed from the lookups so
+    /// far: hooks pass entry points, so every traced address should be a symbol's start.
+    fn build_check(&mut self) {
+        for entry in self.modules.iter_mut().filter(|m| m.is_exe && m.seen > 0) {
+            let source = if self.exe_from_option {
+                format!("--exe {}", entry.path.display())
+            } else {
+                entry.path.display().to_string()
+            };
+            let advice = if self.exe_from_option {
+                "it is probably not the build that produced this trace"
+            } else {
+                "was it rebuilt after the trace was taken? Give the traced build with --exe"
+            };
+            if entry.at_start == 0 {
+                self.warnings.push(format!(
+                    "{source}: none of the {} traced addresses in the executable is the start of a function symbol; {advice}",
+                    entry.seen
+                ));
+            } else if entry.at_start < entry.seen {
+                self.warnings.push(format!(
+                    "{source}: {} of the {} traced addresses in the executable are not the start of a function symbol; {advice}",
+                    entry.seen - entry.at_start,
+                    entry.seen
+                ));
+            }
+            // Report once.
+            entry.seen = 0;
+        }
+        if self.outside_modules > 0 {
+            self.warnings.push(format!(
+                "{} traced addresses lie in no module of the trace and are shown as hex",
+                self.outside_modules
+            ));
+            self.outside_modules = 0;
+        }
+    }
+}
+
+impl Resolve for Symbolizer {
+    fn resolve(&mut self, address: u64) -> Option<String> {
+        if let Some(name) = self.cache.get(&address) {
+            return name.clone();
+        }
+        let name = self.lookup(address);
+        self.cache.insert(address, name.clone());
+        name
+    }
+
+    fn take_warnings(&mut self) -> Vec<String> {
+        self.build_check();
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_cpp_with_parameters_and_without_return_type() {
+        assert_eq!(demangle("_ZNK5Shape4areaEv"), "Shape::area() const");
+        assert_eq!(demangle("_Z3addIiET_S0_S0_"), "add<int>(int, int)");
+        assert_eq!(demangle("_Z3addii"), "add(int, int)");
+        assert_eq!(demangle("_Z3adddd"), "add(double, double)");
+        assert_eq!(demangle("_ZN2ns3fooEv"), "ns::foo()");
+    }
+
+    #[test]
+    fn demangles_rust_without_hash() {
+        assert_eq!(
+            demangle("_ZN8hookprof5model5merge17h0123456789abcdefE"),
+            "hookprof::model::merge"
+        );
+        assert_eq!(demangle("_RNvCs1234_7mycrate3foo"), "mycrate::foo");
+    }
+
+    #[test]
+    fn plain_names_are_unchanged() {
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_Zgarbage"), "_Zgarbage");
+        assert_eq!(demangle(""), "");
+    }
+
+    #[test]
+    fn hex_names() {
+        assert_eq!(hex_name(0x401000), "0x401000");
+    }
+}

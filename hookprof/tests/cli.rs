@@ -1,0 +1,169 @@
+//! The `hookprof` binary: subcommands, exit codes, messages, and -o safety.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use hookprof::format::Endian;
+
+fn hookprof(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hookprof"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn write_trace(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn info_describes_the_trace() {
+    let dir = scratch_dir("cli-info");
+    let trace = write_trace(&dir, "golden.hktrace", &golden_trace(Endian::Big));
+    let out = hookprof(&["info", trace.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for expected in [
+        "format:            version 1, 64 header bytes, big-endian, 8-byte pointers",
+        "complete:          yes",
+        "pid:               4321",
+        "started:           2023-11-14 22:13:20 UTC",
+        "ticks per second:  1000000000; CLOCK chunk: 1000000000 ticks/s, ticks 0..200",
+        "executable:        /nonexistent/golden-prog",
+        "  0x0000000000001000-0x0000000000009000  bias 0x0  (the executable)",
+        "threads:           2",
+        "#1 tid 100 \"main\": 16 records (8 entries, 8 exits), lost 0, unmatched entries 0, unmatched exits 0, closed at end 0, max depth 4",
+        "- tid 4242: 6 records (4 entries, 2 exits), lost 2, unmatched entries 1, unmatched exits 1, closed at end 2, max depth 2",
+        "records:           22\n",
+        "lost:              2\n",
+        "unmatched entries: 1\n",
+        "unmatched exits:   1\n",
+        "closed at end:     2\n",
+        "unknown chunks:    1 (skipped)",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn format_errors_name_the_file_and_byte() {
+    let dir = scratch_dir("cli-errors");
+    let mut bytes = golden_trace(Endian::Little);
+    bytes.truncate(bytes.len() - 8);
+    let trace = write_trace(&dir, "cut.hktrace", &bytes);
+    for command in ["info", "report"] {
+        let out = hookprof(&[command, trace.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = text(&out.stderr);
+        let prefix = format!("hookprof: error: {}: byte ", trace.display());
+        assert!(stderr.starts_with(&prefix), "{stderr}");
+        assert!(
+            stderr.contains("truncated: CLOCK chunk declares 24 payload bytes but only 16 remain"),
+            "{stderr}"
+        );
+    }
+    let missing = dir.join("missing.hktrace");
+    let out = hookprof(&["info", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with(&format!("hookprof: error: {}: ", missing.display())));
+}
+
+#[test]
+fn missing_executable_is_an_error_naming_it() {
+    let dir = scratch_dir("cli-missing-exe");
+    let trace = write_trace(&dir, "golden.hktrace", &golden_trace(Endian::Little));
+    let out = hookprof(&["report", trace.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("hookprof: error: /nonexistent/golden-prog: cannot read: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("give its current path with --exe"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    for args in [
+        &["report"][..],
+        &["report", "t", "--format", "xml"],
+        &["frobnicate"],
+        &[],
+    ] {
+        let out = hookprof(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    for args in [&["--help"][..], &["report", "--help"], &["info", "--help"]] {
+        let out = hookprof(args);
+        assert!(out.status.success());
+        assert!(text(&out.stdout).contains("Usage: hookprof"));
+    }
+}
+
+#[test]
+fn output_never_overwrites_the_trace() {
+    let dir = scratch_dir("cli-output");
+    let bytes = golden_trace(Endian::Little);
+    let trace = write_trace(&dir, "t.hktrace", &bytes);
+    let exe = std::env::current_exe().unwrap(); // any ELF file: names will not match
+    let exe = exe.to_str().unwrap();
+    // Same file under another spelling, and through a hard link.
+    let other_spelling = dir.join(".").join("t.hktrace");
+    let link = dir.join("link.hktrace");
+    std::fs::hard_link(&trace, &link).unwrap();
+    for output in [&trace, &other_spelling, &link] {
+        let out = hookprof(&[
+            "report",
+            trace.to_str().unwrap(),
+            "--exe",
+            exe,
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(text(&out.stderr).contains("refusing to write the report over the input trace"));
+        assert_eq!(std::fs::read(&trace).unwrap(), bytes);
+    }
+    // A real output file gets the report.
+    let csv = dir.join("report.csv");
+    let out = hookprof(&[
+        "report",
+        trace.to_str().unwrap(),
+        "--exe",
+        exe,
+        "--format",
+        "csv",
+        "--per-thread",
+        "-o",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let report = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        report.starts_with("thread,function,calls,inclusive_ns,"),
+        "{report}"
+    );
+    assert_eq!(report.lines().count(), 8);
+    let stderr = text(&out.stderr);
+    // The test binary is not the traced program: every address is flagged.
+    assert!(stderr.contains("--exe"), "{stderr}");
+    assert!(stderr.contains("2 records were lost"), "{stderr}");
+}

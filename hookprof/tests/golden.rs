@@ -1,0 +1,132 @@
+//! Golden files for every report format, from one synthetic trace (tests/data/).
+//!
+//! A failure names the golden file and the first differing line. `HOOKPROF_BLESS=1 cargo
+//! test -p hookprof --test golden` rewrites the files (and creates missing ones); without
+//! it a missing golden file fails.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use hookprof::format::{Endian, Header, Trace};
+use hookprof::model::Profile;
+use hookprof::report::Format;
+use hookprof::{render_report, ReportOptions};
+
+fn check_golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    if std::env::var_os("HOOKPROF_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: cannot read the golden file ({e}); create it with HOOKPROF_BLESS=1",
+            path.display()
+        )
+    });
+    if expected == actual {
+        return;
+    }
+    let mut expected_lines = expected.lines();
+    let mut actual_lines = actual.lines();
+    let mut line = 1;
+    loop {
+        match (expected_lines.next(), actual_lines.next()) {
+            (Some(e), Some(a)) if e == a => line += 1,
+            (e, a) => panic!(
+                "{}:{line}: output differs from the golden file\n  expected: {}\n  actual:   {}\n\
+                 full output:\n{actual}\n(HOOKPROF_BLESS=1 rewrites the golden files)",
+                path.display(),
+                e.unwrap_or("<end of file>"),
+                a.unwrap_or("<end of output>"),
+            ),
+        }
+    }
+}
+
+fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String>) {
+    let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();
+    let options = ReportOptions {
+        exe: None,
+        format,
+        per_thread,
+    };
+    let out = render_report(&profile, &mut names(), &options);
+    (String::from_utf8(out.bytes).unwrap(), out.warnings)
+}
+
+#[test]
+fn golden_flat_profile() {
+    let trace = golden_trace(Endian::Little);
+    for format in Format::ALL {
+        let (text, warnings) = render(&trace, format, false);
+        check_golden(&format!("flat.{}", ext(format)), &text);
+        assert_eq!(warnings.len(), 1, "{warnings:?}"); // lost records
+        assert!(warnings[0].contains("2 records were lost"), "{warnings:?}");
+    }
+}
+
+#[test]
+fn golden_flat_profile_per_thread() {
+    let trace = golden_trace(Endian::Little);
+    for format in Format::ALL {
+        let (text, _) = render(&trace, format, true);
+        check_golden(&format!("flat-per-thread.{}", ext(format)), &text);
+    }
+}
+
+#[test]
+fn golden_flat_profile_in_ticks_when_the_rate_is_unknown() {
+    let mut header: Header = header(Endian::Big);
+    header.ticks_per_second = 0;
+    header.flags = 0;
+    let trace = golden_trace_with(header, false);
+    for format in Format::ALL {
+        let (text, warnings) = render(&trace, format, false);
+        check_golden(&format!("flat-ticks.{}", ext(format)), &text);
+        assert!(
+            warnings.iter().any(|w| w.contains("*_ticks")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.contains("incomplete")),
+            "{warnings:?}"
+        );
+    }
+}
+
+#[test]
+fn big_endian_reports_match_little_endian() {
+    for format in Format::ALL {
+        assert_eq!(
+            render(&golden_trace(Endian::Little), format, true),
+            render(&golden_trace(Endian::Big), format, true)
+        );
+    }
+}
+
+#[test]
+fn csv_header_is_stable() {
+    let (csv, _) = render(&golden_trace(Endian::Little), Format::Csv, false);
+    assert_eq!(
+        csv.lines().next(),
+        Some("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent")
+    );
+    let (csv, _) = render(&golden_trace(Endian::Little), Format::Csv, true);
+    assert_eq!(
+        csv.lines().next(),
+        Some("thread,function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent")
+    );
+}
+
+fn ext(format: Format) -> &'static str {
+    match format {
+        Format::Text => "txt",
+        Format::Csv => "csv",
+        Format::Json => "json",
+    }
+}
