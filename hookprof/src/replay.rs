@@ -245,8 +245,11 @@ impl ThreadState {
         }
     }
 
-    fn finish<V: ReplayVisitor>(&mut self, visitor: &mut V) {
-        let end = self.summary.last_time.unwrap_or(0);
+    /// Closes the frames still open. `end` is when the trace was finished (the CLOCK chunk's
+    /// last tick): a program that called `exit()` inside them ran until then.
+    fn finish<V: ReplayVisitor>(&mut self, end: Option<u64>, visitor: &mut V) {
+        let last = self.summary.last_time.unwrap_or(0);
+        let end = end.filter(|&e| e >= last).unwrap_or(last);
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;
             self.close(end, CloseReason::EndOfThread, visitor);
@@ -275,6 +278,9 @@ pub fn replay<V: ReplayVisitor>(
     };
     let complete = trace.header().is_complete();
     let mut threads: HashMap<u64, ThreadState> = HashMap::new();
+    // Threads whose THREAD chunk (their last) was seen: Linux reuses thread ids, so a later
+    // chunk with the same id is a new thread.
+    let mut finished: Vec<ThreadState> = Vec::new();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -312,26 +318,32 @@ pub fn replay<V: ReplayVisitor>(
                 summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
             }
             Chunk::Thread { sequence, name } => {
-                let state = get_thread(&mut threads, chunk.thread);
+                let order = threads.len() + finished.len();
+                let mut state = threads
+                    .remove(&chunk.thread)
+                    .unwrap_or_else(|| ThreadState::new(chunk.thread, order));
                 state.summary.sequence = Some(sequence);
                 state.summary.name = Some(name);
+                finished.push(state);
             }
             Chunk::Clock(clock) => summary.clock = Some(clock),
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
     }
-    let mut states: Vec<ThreadState> = threads.into_values().collect();
+    let mut states: Vec<ThreadState> = finished;
+    states.extend(threads.into_values());
     states.sort_by_key(|s| (s.summary.sequence.unwrap_or(u64::MAX), s.order));
+    let end = summary.clock.as_ref().map(|c| c.last_tick);
     for state in &mut states {
-        state.finish(visitor);
+        state.finish(end, visitor);
     }
     summary.threads = states.into_iter().map(|s| s.summary).collect();
     Ok(summary)
 }
 
 fn get_thread(threads: &mut HashMap<u64, ThreadState>, tid: u64) -> &mut ThreadState {
-    let order = threads.len();
+    let order = threads.len() + 1_000_000; // after every thread already finished, in order
     threads
         .entry(tid)
         .or_insert_with(|| ThreadState::new(tid, order))

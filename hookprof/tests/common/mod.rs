@@ -58,7 +58,8 @@ pub fn main_thread_records() -> Vec<Record> {
 
 /// Thread 4242 (no THREAD chunk): unmatched records.
 ///   x [0,12) { y [5,12) closed by x's exit }, z exits without entry at 8,
-///   x [20,30) { y [30,30) } both still open at the end (last timestamp 30).
+///   x [20,…) { y [30,…) } both still open at the end: closed when the trace was finished
+///   (the CLOCK chunk's last_tick, 200), or at the thread's last timestamp (30) without it.
 pub fn worker_records() -> (Vec<Record>, Vec<Record>) {
     use Record as R;
     (
