@@ -12,6 +12,7 @@
 //! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
 //! the `hookprof` binary does.
 
+pub mod callgraph;
 pub mod format;
 pub mod info;
 pub mod model;
@@ -134,6 +135,22 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     let profile = trace.profile()?;
     let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
     Ok(render_report(&profile, &mut names, options))
+}
+
+/// Reads `trace_path`, symbolizes it and renders the Dynamic Call Graph ([`callgraph`]).
+/// Returns the text and the warnings to show.
+pub fn callgraph_file(
+    trace_path: &Path,
+    exe: Option<&Path>,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
+    let trace = TraceFile::open(trace_path)?;
+    let profile = trace.profile()?;
+    let mut names = Symbolizer::new(&profile.summary, exe)?;
+    let mut bytes = Vec::new();
+    callgraph::render(&profile, &mut names, &mut bytes).expect("writing to a Vec cannot fail");
+    let mut warnings = profile_warnings(&profile.summary);
+    warnings.extend(names.take_warnings());
+    Ok((bytes, warnings))
 }
 
 /// Renders the flat profile of `profile` with the names from `names`.

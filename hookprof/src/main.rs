@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use hookprof::report::Format;
-use hookprof::{report_file, same_file, ReportOptions, TraceFile};
+use hookprof::{callgraph_file, report_file, same_file, ReportOptions, TraceFile};
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -43,6 +43,26 @@ CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg
     /// loaded modules with their address ranges, every thread with its name and record
     /// counts, lost records, and the entries and exits that did not pair up.
     Info(InfoArgs),
+    /// Dynamic Call Graph: per thread, each function with its parents and children.
+    ///
+    /// The gprof-like format of TI's Dynamic Call Graph: every function of a thread once as
+    /// the function of interest ([index], total exclusive cycles, calls), its immediate
+    /// parents above it and its immediate children below it, each with the exclusive cycles
+    /// and the calls on that arc (n/total); <spontaneous> marks a thread's roots. Cycles are
+    /// the trace's clock ticks.
+    Callgraph(CallgraphArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct CallgraphArgs {
+    /// The .hktrace file.
+    trace: PathBuf,
+    /// Take symbols from this executable instead of the path recorded in the trace.
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// Write the call graph to FILE instead of standard output (never the input trace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -104,32 +124,49 @@ fn warn(message: &str) {
     eprintln!("hookprof: warning: {message}");
 }
 
-fn report(args: &ReportArgs) -> Result<()> {
-    if let Some(output) = &args.output {
-        if same_file(&args.trace, output) {
+/// Refuses an output path that is the input trace (under any name).
+fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()> {
+    if let Some(output) = output {
+        if same_file(trace, output) {
             bail!(hookprof::Error::OutputIsInput {
                 path: output.clone()
             });
         }
     }
-    let out = report_file(&args.trace, &ReportOptions::from(args))?;
-    for w in &out.warnings {
+    Ok(())
+}
+
+/// Prints the warnings, then writes `bytes` to `output` or standard output. The report is
+/// complete in memory before anything is written, so an error never leaves a truncated
+/// output file behind.
+fn emit(warnings: &[String], bytes: &[u8], output: Option<&PathBuf>) -> Result<()> {
+    for w in warnings {
         warn(w);
     }
-    // The report is complete in memory before anything is written, so an error never
-    // leaves a truncated output file behind.
-    match &args.output {
-        Some(path) => std::fs::write(path, &out.bytes)
+    match output {
+        Some(path) => std::fs::write(path, bytes)
             .with_context(|| format!("{}: cannot write the report", path.display()))?,
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout
-                .write_all(&out.bytes)
+                .write_all(bytes)
                 .and_then(|()| stdout.flush())
                 .context("cannot write the report to standard output")?;
         }
     }
     Ok(())
+}
+
+fn report(args: &ReportArgs) -> Result<()> {
+    check_output(&args.trace, args.output.as_ref())?;
+    let out = report_file(&args.trace, &ReportOptions::from(args))?;
+    emit(&out.warnings, &out.bytes, args.output.as_ref())
+}
+
+fn callgraph(args: &CallgraphArgs) -> Result<()> {
+    check_output(&args.trace, args.output.as_ref())?;
+    let (bytes, warnings) = callgraph_file(&args.trace, args.exe.as_deref())?;
+    emit(&warnings, &bytes, args.output.as_ref())
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
@@ -149,6 +186,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),
+        Command::Callgraph(args) => callgraph(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -94,12 +94,16 @@ pub struct ArcStats {
     /// Inclusive ticks of the callee's frames on this arc that were the callee's outermost
     /// frame (as for [`FunctionStats::inclusive_ticks`]).
     pub inclusive_ticks: u64,
+    /// Exclusive ticks of the callee's frames on this arc (the Dynamic Call Graph's
+    /// `excl_cycles` of a parent or child line).
+    pub exclusive_ticks: u64,
 }
 
 impl ArcStats {
     pub fn merge(&mut self, other: &ArcStats) {
         self.calls += other.calls;
         self.inclusive_ticks = self.inclusive_ticks.saturating_add(other.inclusive_ticks);
+        self.exclusive_ticks = self.exclusive_ticks.saturating_add(other.exclusive_ticks);
     }
 }
 
@@ -223,6 +227,7 @@ impl ReplayVisitor for ProfileBuilder {
             })
             .or_default();
         arc.calls += 1;
+        arc.exclusive_ticks = arc.exclusive_ticks.saturating_add(exclusive);
         if frame.outermost {
             arc.inclusive_ticks = arc.inclusive_ticks.saturating_add(duration);
         }

@@ -12,11 +12,17 @@ use std::process::{Command, Output};
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test-binary>
-    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
 }
 
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// A tool built by this workspace; panics with what to do when it has not been built.
@@ -47,7 +53,9 @@ fn cache_dir() -> PathBuf {
 /// Runs a command and returns its output, failing the test with everything it printed when
 /// it exits non-zero.
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed with {}\n--- stdout\n{}\n--- stderr\n{}",
@@ -119,7 +127,13 @@ pub fn parse_report_csv(text: &str) -> Vec<Row> {
 
 /// The report of `trace` as function -> calls.
 pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
-    let out = run_ok(hookprof().arg("report").arg(trace).arg("--format=csv").args(extra));
+    let out = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(trace)
+            .arg("--format=csv")
+            .args(extra),
+    );
     parse_report_csv(&String::from_utf8_lossy(&out.stdout))
         .into_iter()
         .map(|r| (r.function, r.calls))
@@ -127,7 +141,13 @@ pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
 }
 
 /// Builds `sources` (from tests/programs) with `hookcc --trace` and `flags` into `dir/name`.
-pub fn build_traced(dir: &Path, name: &str, sources: &[&str], flags: &[&str], cxx: bool) -> PathBuf {
+pub fn build_traced(
+    dir: &Path,
+    name: &str,
+    sources: &[&str],
+    flags: &[&str],
+    cxx: bool,
+) -> PathBuf {
     let mut cmd = hookcc(dir, cxx);
     cmd.arg("--trace").args(flags);
     for s in sources {
@@ -154,6 +174,11 @@ pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, Stri
     };
     cmd.current_dir(dir).env("HOOKCC_OUTPUT", &trace);
     let out = run_ok(&mut cmd);
-    assert!(trace.is_file(), "{} wrote no trace at {}", program.display(), trace.display());
+    assert!(
+        trace.is_file(),
+        "{} wrote no trace at {}",
+        program.display(),
+        trace.display()
+    );
     (trace, String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -11,9 +11,15 @@ const SYSROOT: &str = "/usr/aarch64-linux-gnu";
 
 fn have_cross_tools() -> bool {
     let ok = Path::new(SYSROOT).join("lib").is_dir()
-        && Command::new("qemu-aarch64").arg("--version").output().is_ok_and(|o| o.status.success());
+        && Command::new("qemu-aarch64")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(!in_ci(), "CI must have qemu-user and libc6-dev-arm64-cross (scripts/setup.sh)");
+        assert!(
+            !in_ci(),
+            "CI must have qemu-user and libc6-dev-arm64-cross (scripts/setup.sh)"
+        );
         eprintln!("skipping: qemu-aarch64 or {SYSROOT} missing (run scripts/setup.sh)");
     }
     ok
@@ -27,14 +33,30 @@ fn aarch64_under_qemu() {
     for opt in ["-O0", "-O2"] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let program = build_traced(d, "calls-aarch64", &["calls.c"], &["--target=aarch64-linux-gnu", opt], false);
+        let program = build_traced(
+            d,
+            "calls-aarch64",
+            &["calls.c"],
+            &["--target=aarch64-linux-gnu", opt],
+            false,
+        );
         // ELF e_machine (bytes 18-19, little-endian) is EM_AARCH64 = 183.
         let elf = std::fs::read(&program).unwrap();
-        assert_eq!((&elf[..4], u16::from_le_bytes([elf[18], elf[19]])), (&b"\x7fELF"[..], 183));
+        assert_eq!(
+            (&elf[..4], u16::from_le_bytes([elf[18], elf[19]])),
+            (&b"\x7fELF"[..], 183)
+        );
         let (trace, stdout) = run_traced(d, &program, &["qemu-aarch64", "-L", SYSROOT]);
         assert_eq!(stdout.trim(), "16135");
         let counts = call_counts(&trace, &["--exe", program.to_str().unwrap()]);
-        for (f, n) in [("main", 1), ("leaf", 100), ("apply", 50), ("twice", 25), ("negate", 25), ("fib", 1973)] {
+        for (f, n) in [
+            ("main", 1),
+            ("leaf", 100),
+            ("apply", 50),
+            ("twice", 25),
+            ("negate", 25),
+            ("fib", 1973),
+        ] {
             assert_eq!(counts.get(f), Some(&n), "{opt}: {f}: {counts:#?}");
         }
     }

@@ -10,14 +10,20 @@ use hookcc_tests::*;
 fn ir_files_pass_filecheck() {
     let plugin = tool("libhookcc_pass.so");
     let dir = workspace_root().join("tests/ir");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "ll"));
     files.sort();
     assert!(!files.is_empty(), "no IR tests in {}", dir.display());
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let runs: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("; RUN-OPT:")).collect();
+        let runs: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("; RUN-OPT:"))
+            .collect();
         assert!(!runs.is_empty(), "{}: no `; RUN-OPT:` line", file.display());
         for (n, run) in runs.iter().enumerate() {
             let mut words = run.split_whitespace();
@@ -36,7 +42,11 @@ fn ir_files_pass_filecheck() {
                 .arg(file)
                 .output()
                 .expect("run opt-19");
-            let expect_failure = file.file_name().unwrap().to_string_lossy().starts_with("wrong_");
+            let expect_failure = file
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("wrong_");
             if expect_failure {
                 // The diagnostic names the hook and the signature the options call for.
                 let err = String::from_utf8_lossy(&opt.stderr);

@@ -19,8 +19,15 @@ fn expect_counts(counts: &BTreeMap<String, u64>, expected: &[(&str, u64)], conte
 /// Finds the one row whose name contains `pattern` (for C++ names, whose exact demangled form
 /// includes return types of templates).
 fn count_matching(counts: &BTreeMap<String, u64>, pattern: &str) -> u64 {
-    let rows: Vec<_> = counts.iter().filter(|(name, _)| name.contains(pattern)).collect();
-    assert_eq!(rows.len(), 1, "exactly one function should match `{pattern}`: {counts:#?}");
+    let rows: Vec<_> = counts
+        .iter()
+        .filter(|(name, _)| name.contains(pattern))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        1,
+        "exactly one function should match `{pattern}`: {counts:#?}"
+    );
     *rows[0].1
 }
 
@@ -34,10 +41,21 @@ fn recursion_function_pointers_and_static_functions_at_o0_and_o2() {
         let counts = call_counts(&trace, &[]);
         expect_counts(
             &counts,
-            &[("main", 1), ("leaf", 100), ("apply", 50), ("twice", 25), ("negate", 25), ("fib", 1973)],
+            &[
+                ("main", 1),
+                ("leaf", 100),
+                ("apply", 50),
+                ("twice", 25),
+                ("negate", 25),
+                ("fib", 1973),
+            ],
             opt,
         );
-        assert_eq!(counts.len(), 6, "{opt}: only the program's own functions: {counts:#?}");
+        assert_eq!(
+            counts.len(),
+            6,
+            "{opt}: only the program's own functions: {counts:#?}"
+        );
     }
 }
 
@@ -46,7 +64,12 @@ fn several_translation_units_compiled_separately_and_linked() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for (src, obj) in [("tu_main.c", "tu_main.o"), ("tu_util.c", "tu_util.o")] {
-        run_ok(hookcc(d, false).args(["--trace", "-O2", "-c"]).arg(program_source(src)).args(["-o", obj]));
+        run_ok(
+            hookcc(d, false)
+                .args(["--trace", "-O2", "-c"])
+                .arg(program_source(src))
+                .args(["-o", obj]),
+        );
     }
     // Link only: the runtime comes in here.
     run_ok(hookcc(d, false).args(["--trace", "tu_main.o", "tu_util.o", "-o", "tu"]));
@@ -54,7 +77,12 @@ fn several_translation_units_compiled_separately_and_linked() {
     assert_eq!(stdout.trim(), "45");
     expect_counts(
         &call_counts(&trace, &[]),
-        &[("main", 1), ("run", 1), ("util_add", 10), ("util_scale", 20)],
+        &[
+            ("main", 1),
+            ("run", 1),
+            ("util_add", 10),
+            ("util_scale", 20),
+        ],
         "two TUs",
     );
 }
@@ -86,20 +114,48 @@ fn shared_library_functions_are_traced_and_named() {
 #[test]
 fn four_threads_counted_per_thread() {
     let dir = tempfile::tempdir().unwrap();
-    let program = build_traced(dir.path(), "threads", &["threads.c"], &["-O2", "-pthread"], false);
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
     let (trace, stdout) = run_traced(dir.path(), &program, &[]);
     // sink = sum over k of (0 + 1 + … + (100k - 1))
     let expected: i64 = (1..=4).map(|k: i64| (100 * k) * (100 * k - 1) / 2).sum();
     assert_eq!(stdout.trim(), expected.to_string());
-    expect_counts(&call_counts(&trace, &[]), &[("main", 1), ("worker", 4), ("work", 1000)], "threads");
+    expect_counts(
+        &call_counts(&trace, &[]),
+        &[("main", 1), ("worker", 4), ("work", 1000)],
+        "threads",
+    );
 
-    let out = run_ok(hookprof().arg("report").arg(&trace).args(["--format=csv", "--per-thread"]));
+    let out = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .args(["--format=csv", "--per-thread"]),
+    );
     let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
-    let mut per_thread: Vec<u64> = rows.iter().filter(|r| r.function == "work").map(|r| r.calls).collect();
+    let mut per_thread: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.function == "work")
+        .map(|r| r.calls)
+        .collect();
     per_thread.sort();
-    assert_eq!(per_thread, [100, 200, 300, 400], "work() per thread: {rows:#?}");
-    let threads: std::collections::BTreeSet<_> = rows.iter().map(|r| r.thread.clone().unwrap()).collect();
-    assert_eq!(threads.len(), 5, "main thread and four workers: {threads:?}");
+    assert_eq!(
+        per_thread,
+        [100, 200, 300, 400],
+        "work() per thread: {rows:#?}"
+    );
+    let threads: std::collections::BTreeSet<_> =
+        rows.iter().map(|r| r.thread.clone().unwrap()).collect();
+    assert_eq!(
+        threads.len(),
+        5,
+        "main thread and four workers: {threads:?}"
+    );
 }
 
 #[test]
@@ -112,10 +168,17 @@ fn cxx_methods_templates_and_overloads_have_readable_names() {
         assert_eq!(count_matching(&counts, "Square::area() const"), 3, "{opt}");
         assert_eq!(count_matching(&counts, "Circle::area() const"), 2, "{opt}");
         assert_eq!(count_matching(&counts, "add<int>(int, int)"), 4, "{opt}");
-        assert_eq!(count_matching(&counts, "add<double>(double, double)"), 5, "{opt}");
+        assert_eq!(
+            count_matching(&counts, "add<double>(double, double)"),
+            5,
+            "{opt}"
+        );
         assert_eq!(count_matching(&counts, "describe(int)"), 2, "{opt}");
         assert_eq!(count_matching(&counts, "describe(double)"), 1, "{opt}");
-        assert!(!counts.keys().any(|k| k.starts_with("_Z")), "{opt}: mangled names left: {counts:#?}");
+        assert!(
+            !counts.keys().any(|k| k.starts_with("_Z")),
+            "{opt}: mangled names left: {counts:#?}"
+        );
     }
 }
 
@@ -126,11 +189,17 @@ fn inclusive_time_covers_exclusive_time_and_main_dominates() {
     let (trace, _) = run_traced(dir.path(), &program, &[]);
     let out = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
     let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
-    let main = rows.iter().find(|r| r.function == "main").expect("main row");
+    let main = rows
+        .iter()
+        .find(|r| r.function == "main")
+        .expect("main row");
     let total_exclusive: f64 = rows.iter().map(|r| r.exclusive_ns).sum();
     for r in &rows {
         assert!(r.inclusive_ns + 1e-6 >= r.exclusive_ns, "{r:?}");
-        assert!(r.inclusive_ns <= main.inclusive_ns + 1e-6, "nothing outlasts main: {r:?}");
+        assert!(
+            r.inclusive_ns <= main.inclusive_ns + 1e-6,
+            "nothing outlasts main: {r:?}"
+        );
     }
     // main's inclusive time is everything the program's functions did.
     assert!((main.inclusive_ns - total_exclusive).abs() <= total_exclusive * 1e-6 + 1.0);
@@ -141,14 +210,22 @@ fn default_trace_file_name_and_executable_from_header() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
-    let out = run_ok(std::process::Command::new(&program).current_dir(d).env_remove("HOOKCC_OUTPUT"));
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(d)
+            .env_remove("HOOKCC_OUTPUT"),
+    );
     assert!(out.status.success());
     let traces: Vec<_> = std::fs::read_dir(d)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
         .filter(|n| n.starts_with("calls.") && n.ends_with(".hktrace"))
         .collect();
-    assert_eq!(traces.len(), 1, "one <program>.<pid>.hktrace in the working directory: {traces:?}");
+    assert_eq!(
+        traces.len(),
+        1,
+        "one <program>.<pid>.hktrace in the working directory: {traces:?}"
+    );
     // No --exe: the executable path recorded in the trace names the functions.
     let counts = call_counts(&Path::new(d).join(&traces[0]), &[]);
     assert_eq!(counts.get("fib"), Some(&1973));
@@ -173,7 +250,16 @@ fn installed_into_a_prefix_it_finds_its_plugin_and_runtime() {
             .args(["-o", "shapes"]),
     );
     let (trace, _) = run_traced(work.path(), &work.path().join("shapes"), &[]);
-    let out = run_ok(std::process::Command::new(bin.join("hookprof")).arg("report").arg(&trace).arg("--format=csv"));
+    let out = run_ok(
+        std::process::Command::new(bin.join("hookprof"))
+            .arg("report")
+            .arg(&trace)
+            .arg("--format=csv"),
+    );
     let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
-    assert!(rows.iter().any(|r| r.function.contains("Square::area() const") && r.calls == 3), "{rows:#?}");
+    assert!(
+        rows.iter()
+            .any(|r| r.function.contains("Square::area() const") && r.calls == 3),
+        "{rows:#?}"
+    );
 }

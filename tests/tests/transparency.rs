@@ -23,8 +23,23 @@ fn objects_are_byte_identical_to_clang_19() {
     for (i, (source, cxx, flags)) in cases.iter().enumerate() {
         let ours = d.join(format!("hookcc-{i}.o"));
         let theirs = d.join(format!("clang-{i}.o"));
-        run_ok(hookcc(d, *cxx).args(*flags).arg("-c").arg(program_source(source)).arg("-o").arg(&ours));
-        run_ok(clang(*cxx).current_dir(d).args(*flags).arg("-c").arg(program_source(source)).arg("-o").arg(&theirs));
+        run_ok(
+            hookcc(d, *cxx)
+                .args(*flags)
+                .arg("-c")
+                .arg(program_source(source))
+                .arg("-o")
+                .arg(&ours),
+        );
+        run_ok(
+            clang(*cxx)
+                .current_dir(d)
+                .args(*flags)
+                .arg("-c")
+                .arg(program_source(source))
+                .arg("-o")
+                .arg(&theirs),
+        );
         assert_eq!(
             std::fs::read(&ours).unwrap(),
             std::fs::read(&theirs).unwrap(),
@@ -39,15 +54,36 @@ fn diagnostics_and_exit_codes_pass_through() {
     let d = dir.path();
     std::fs::write(d.join("warn.c"), "int f(int x) { int unused; return x; }\n").unwrap();
     std::fs::write(d.join("bad.c"), "int main(void) { return undeclared; }\n").unwrap();
-    for (file, flags) in [("warn.c", &["-Wall", "-c"][..]), ("bad.c", &["-c"][..]), ("warn.c", &["-Wall", "-Werror", "-c"][..])] {
+    for (file, flags) in [
+        ("warn.c", &["-Wall", "-c"][..]),
+        ("bad.c", &["-c"][..]),
+        ("warn.c", &["-Wall", "-Werror", "-c"][..]),
+    ] {
         for trace in [false, true] {
             let mut ours = hookcc(d, false);
             if trace {
                 ours.arg("--trace");
             }
-            let ours = ours.args(flags).arg(file).arg("-o").arg("x.o").output().unwrap();
-            let theirs = clang(false).current_dir(d).args(flags).arg(file).arg("-o").arg("y.o").output().unwrap();
-            assert_eq!(ours.status.code(), theirs.status.code(), "{file} {flags:?} trace={trace}: exit code");
+            let ours = ours
+                .args(flags)
+                .arg(file)
+                .arg("-o")
+                .arg("x.o")
+                .output()
+                .unwrap();
+            let theirs = clang(false)
+                .current_dir(d)
+                .args(flags)
+                .arg(file)
+                .arg("-o")
+                .arg("y.o")
+                .output()
+                .unwrap();
+            assert_eq!(
+                ours.status.code(),
+                theirs.status.code(),
+                "{file} {flags:?} trace={trace}: exit code"
+            );
             assert_eq!(
                 String::from_utf8_lossy(&ours.stderr),
                 String::from_utf8_lossy(&theirs.stderr),
@@ -62,7 +98,12 @@ fn preprocessing_and_version_pass_through() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ours = run_ok(hookcc(d, false).arg("-E").arg(program_source("calls.c")));
-    let theirs = run_ok(clang(false).current_dir(d).arg("-E").arg(program_source("calls.c")));
+    let theirs = run_ok(
+        clang(false)
+            .current_dir(d)
+            .arg("-E")
+            .arg(program_source("calls.c")),
+    );
     assert_eq!(ours.stdout, theirs.stdout);
     let ours = run_ok(hookcc(d, false).arg("--version"));
     let theirs = run_ok(clang(false).arg("--version"));
@@ -74,7 +115,14 @@ fn response_files_are_understood() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // The response file says "compile only": hookcc must not try to link the runtime.
-    std::fs::write(d.join("args.rsp"), format!("-O1 -c\n\"{}\"\n-o calls.o\n", program_source("calls.c").display())).unwrap();
+    std::fs::write(
+        d.join("args.rsp"),
+        format!(
+            "-O1 -c\n\"{}\"\n-o calls.o\n",
+            program_source("calls.c").display()
+        ),
+    )
+    .unwrap();
     run_ok(hookcc(d, false).args(["--trace", "@args.rsp"]));
     run_ok(hookcc(d, false).args(["--trace", "calls.o", "-o", "calls"]));
     let (trace, _) = run_traced(d, &d.join("calls"), &[]);
@@ -84,8 +132,14 @@ fn response_files_are_understood() {
 #[test]
 fn unknown_hookcc_option_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let out = hookcc(dir.path(), false).args(["--hook-runtime=bogus", "-c", "x.c"]).output().unwrap();
+    let out = hookcc(dir.path(), false)
+        .args(["--hook-runtime=bogus", "-c", "x.c"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--hook-runtime=bogus") && err.contains("trace"), "{err}");
+    assert!(
+        err.contains("--hook-runtime=bogus") && err.contains("trace"),
+        "{err}"
+    );
 }
