@@ -27,7 +27,11 @@ fn main() {
         "\n\nhookcc-frontend: clang headers missing under {include}: apt-get install libclang-19-dev\n\n"
     );
     let mut build = cc::Build::new();
-    build.cpp(true).file("plugin.cpp").warnings(false).cargo_metadata(false);
+    build
+        .cpp(true)
+        .file("plugin.cpp")
+        .warnings(false)
+        .cargo_metadata(false);
     if Command::new("clang++-19").arg("--version").output().is_ok() {
         build.compiler("clang++-19");
     }

@@ -90,13 +90,21 @@ impl Config {
         skip_inline: bool,
     ) -> Result<Self, String> {
         let hook = |symbol: &str, parm: &str, which: &str| -> Result<Option<Hook>, String> {
-            let params = HookParams::parse(parm).map_err(|e| format!("-hookcc-{which}-parm: {e}"))?;
-            Ok((!symbol.is_empty()).then(|| Hook { symbol: symbol.to_string(), params }))
+            let params =
+                HookParams::parse(parm).map_err(|e| format!("-hookcc-{which}-parm: {e}"))?;
+            Ok((!symbol.is_empty()).then(|| Hook {
+                symbol: symbol.to_string(),
+                params,
+            }))
         };
         Ok(Config {
             entry: hook(entry, entry_parm, "entry")?,
             exit: hook(exit, exit_parm, "exit")?,
-            placement: if after_inlining { Placement::AfterInlining } else { Placement::BeforeInlining },
+            placement: if after_inlining {
+                Placement::AfterInlining
+            } else {
+                Placement::BeforeInlining
+            },
             default_on,
             skip_inline,
         })
@@ -108,7 +116,9 @@ impl Config {
 
     /// True if `name` is one of the hooks: hooks never get hooks of their own.
     pub fn is_hook(&self, name: &str) -> bool {
-        [&self.entry, &self.exit].iter().any(|h| h.as_ref().is_some_and(|h| h.symbol == name))
+        [&self.entry, &self.exit]
+            .iter()
+            .any(|h| h.as_ref().is_some_and(|h| h.symbol == name))
     }
 }
 
@@ -118,7 +128,13 @@ impl fmt::Display for Config {
             Some(h) => h.params.c_signature(&h.symbol),
             None => "none".to_string(),
         };
-        write!(f, "entry={} exit={} {:?}", show(&self.entry), show(&self.exit), self.placement)
+        write!(
+            f,
+            "entry={} exit={} {:?}",
+            show(&self.entry),
+            show(&self.exit),
+            self.placement
+        )
     }
 }
 
@@ -138,7 +154,10 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!(c.entry.as_ref().unwrap().params, HookParams::AddressAndCallSite);
+        assert_eq!(
+            c.entry.as_ref().unwrap().params,
+            HookParams::AddressAndCallSite
+        );
         assert!(c.is_hook("__hookcc_exit"));
         assert!(!c.is_hook("main"));
         assert_eq!(c.placement, Placement::BeforeInlining);
@@ -147,7 +166,10 @@ mod tests {
     #[test]
     fn rejects_unknown_parameter_kind() {
         let e = Config::from_options("h", "", "adress", "none", false, true, false).unwrap_err();
-        assert!(e.contains("-hookcc-entry-parm") && e.contains("adress"), "{e}");
+        assert!(
+            e.contains("-hookcc-entry-parm") && e.contains("adress"),
+            "{e}"
+        );
     }
 
     #[test]

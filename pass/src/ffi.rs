@@ -3,8 +3,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use inkwell::module::Module;
 use inkwell::basic_block::BasicBlock;
+use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
 use llvm_sys::prelude::LLVMModuleRef;
 
@@ -34,7 +34,10 @@ pub struct RawConfig {
 
 extern "C" {
     fn hookcc_plugin_info() -> PassPluginLibraryInfo;
-    fn hookcc_call_to_invoke(call: llvm_sys::prelude::LLVMValueRef, unwind: llvm_sys::prelude::LLVMBasicBlockRef);
+    fn hookcc_call_to_invoke(
+        call: llvm_sys::prelude::LLVMValueRef,
+        unwind: llvm_sys::prelude::LLVMBasicBlockRef,
+    );
 }
 
 /// Turns `call` into an invoke unwinding to `unwind` (which must begin with a landingpad),
@@ -56,7 +59,9 @@ pub(crate) fn call_may_unwind(call: InstructionValue<'_>) -> bool {
         if LLVMIsACallInst(inst).is_null() {
             return false;
         }
-        if !LLVMGetCallSiteEnumAttribute(inst, llvm_sys::LLVMAttributeFunctionIndex, nounwind).is_null() {
+        if !LLVMGetCallSiteEnumAttribute(inst, llvm_sys::LLVMAttributeFunctionIndex, nounwind)
+            .is_null()
+        {
             return false;
         }
         let callee = LLVMGetCalledValue(inst);
@@ -67,7 +72,9 @@ pub(crate) fn call_may_unwind(call: InstructionValue<'_>) -> bool {
             if LLVMGetIntrinsicID(callee) != 0 {
                 return false;
             }
-            if !LLVMGetEnumAttributeAtIndex(callee, llvm_sys::LLVMAttributeFunctionIndex, nounwind).is_null() {
+            if !LLVMGetEnumAttributeAtIndex(callee, llvm_sys::LLVMAttributeFunctionIndex, nounwind)
+                .is_null()
+            {
                 return false;
             }
         }
@@ -88,7 +95,9 @@ fn c_str(ptr: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: the shim passes NUL-terminated strings owned by cl::opt, alive for this call.
-    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Called by the shim for each module. Returns 1 if the module changed, 0 if not, -1 on error
@@ -171,8 +180,7 @@ pub(crate) fn copy_debug_location(
                 return;
             }
             let context = LLVMGetTypeContext(LLVMTypeOf(function));
-            location =
-                LLVMDIBuilderCreateDebugLocation(context, 0, 0, scope, std::ptr::null_mut());
+            location = LLVMDIBuilderCreateDebugLocation(context, 0, 0, scope, std::ptr::null_mut());
         }
         LLVMInstructionSetDebugLoc(call, location);
     }
@@ -247,9 +255,12 @@ pub(crate) fn take_marks<'ctx>(module: &Module<'ctx>) -> Vec<(FunctionValue<'ctx
 }
 
 /// Looks through constant casts (typed-pointer IR had bitcasts around annotation operands).
-unsafe fn strip_casts(mut value: llvm_sys::prelude::LLVMValueRef) -> llvm_sys::prelude::LLVMValueRef {
+unsafe fn strip_casts(
+    mut value: llvm_sys::prelude::LLVMValueRef,
+) -> llvm_sys::prelude::LLVMValueRef {
     use llvm_sys::core::*;
-    while !value.is_null() && !LLVMIsAConstantExpr(value).is_null() && LLVMGetNumOperands(value) > 0 {
+    while !value.is_null() && !LLVMIsAConstantExpr(value).is_null() && LLVMGetNumOperands(value) > 0
+    {
         value = LLVMGetOperand(value, 0);
     }
     value
@@ -262,7 +273,10 @@ unsafe fn global_string(global: llvm_sys::prelude::LLVMValueRef) -> Option<Strin
         return None;
     }
     let init = LLVMGetInitializer(global);
-    if init.is_null() || LLVMIsAConstantDataSequential(init).is_null() || LLVMIsConstantString(init) == 0 {
+    if init.is_null()
+        || LLVMIsAConstantDataSequential(init).is_null()
+        || LLVMIsConstantString(init) == 0
+    {
         return None;
     }
     let mut len = 0usize;

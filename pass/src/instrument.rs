@@ -7,7 +7,8 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::IntType;
 use inkwell::values::{
-    AsValueRef, InstructionValue, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode, PointerValue, ValueKind,
+    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode,
+    InstructionValue, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
 
@@ -34,7 +35,11 @@ const ON_ATTRIBUTE: &str = "hookcc-on";
 const INLINE_ATTRIBUTE: &str = "hookcc-inline";
 
 /// Instruments every eligible function of `module`. Returns whether anything changed.
-pub fn instrument_module(module: &Module<'_>, config: &Config, phase: Phase) -> Result<bool, String> {
+pub fn instrument_module(
+    module: &Module<'_>,
+    config: &Config,
+    phase: Phase,
+) -> Result<bool, String> {
     // The frontend plugin's marks become function attributes first, whatever the placement:
     // they must leave llvm.global.annotations before optimization (see ffi::take_marks).
     let mut changed = false;
@@ -42,7 +47,10 @@ pub fn instrument_module(module: &Module<'_>, config: &Config, phase: Phase) -> 
         let context = module.get_context();
         for (function, mark) in ffi::take_marks(module) {
             let attribute = format!("hookcc-{mark}");
-            function.add_attribute(AttributeLoc::Function, context.create_string_attribute(&attribute, ""));
+            function.add_attribute(
+                AttributeLoc::Function,
+                context.create_string_attribute(&attribute, ""),
+            );
             changed = true;
         }
     }
@@ -54,15 +62,29 @@ pub fn instrument_module(module: &Module<'_>, config: &Config, phase: Phase) -> 
     if !wanted || config.is_empty() {
         return Ok(changed);
     }
-    let entry = config.entry.as_ref().map(|h| declare_hook(module, h)).transpose()?;
-    let exit = config.exit.as_ref().map(|h| declare_hook(module, h)).transpose()?;
+    let entry = config
+        .entry
+        .as_ref()
+        .map(|h| declare_hook(module, h))
+        .transpose()?;
+    let exit = config
+        .exit
+        .as_ref()
+        .map(|h| declare_hook(module, h))
+        .transpose()?;
     let builder = module.get_context().create_builder();
     let functions: Vec<FunctionValue> = module.get_functions().collect();
     for function in functions {
         if !should_instrument(function, config) {
             continue;
         }
-        instrument_function(module, &builder, function, entry.as_ref().zip(config.entry.as_ref()), exit.as_ref().zip(config.exit.as_ref()))?;
+        instrument_function(
+            module,
+            &builder,
+            function,
+            entry.as_ref().zip(config.entry.as_ref()),
+            exit.as_ref().zip(config.exit.as_ref()),
+        )?;
         changed = true;
     }
     Ok(changed)
@@ -81,7 +103,11 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     if config.is_hook(&name) || name.starts_with("__hookcc_") {
         return false;
     }
-    let has_string = |key| function.get_string_attribute(AttributeLoc::Function, key).is_some();
+    let has_string = |key| {
+        function
+            .get_string_attribute(AttributeLoc::Function, key)
+            .is_some()
+    };
     if has_string(DONE_ATTRIBUTE) || has_string(OFF_ATTRIBUTE) {
         return false;
     }
@@ -93,7 +119,9 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     }
     // A naked function has no prologue to put a call in.
     let naked = Attribute::get_named_enum_kind_id("naked");
-    function.get_enum_attribute(AttributeLoc::Function, naked).is_none()
+    function
+        .get_enum_attribute(AttributeLoc::Function, naked)
+        .is_none()
 }
 
 /// Declares (or finds) a hook with the signature its parameters call for.
@@ -106,7 +134,14 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
         HookParams::Name | HookParams::Address => vec![ptr.into()],
         HookParams::AddressAndCallSite => vec![ptr.into(), ptr.into()],
         HookParams::NameCallSiteArgs => {
-            vec![ptr.into(), ptr.into(), word.into(), word.into(), word.into(), word.into()]
+            vec![
+                ptr.into(),
+                ptr.into(),
+                word.into(),
+                word.into(),
+                word.into(),
+                word.into(),
+            ]
         }
     };
     let fn_type = context.void_type().fn_type(&params, false);
@@ -124,14 +159,19 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
     }
     let function = module.add_function(&hook.symbol, fn_type, Some(Linkage::External));
     let nounwind = Attribute::get_named_enum_kind_id("nounwind");
-    function.add_attribute(AttributeLoc::Function, context.create_enum_attribute(nounwind, 0));
+    function.add_attribute(
+        AttributeLoc::Function,
+        context.create_enum_attribute(nounwind, 0),
+    );
     Ok(function)
 }
 
 /// False for `nounwind` functions (all of C without -fexceptions): nothing unwinds out of them.
 fn function_may_unwind(function: FunctionValue<'_>) -> bool {
     let nounwind = Attribute::get_named_enum_kind_id("nounwind");
-    function.get_enum_attribute(AttributeLoc::Function, nounwind).is_none()
+    function
+        .get_enum_attribute(AttributeLoc::Function, nounwind)
+        .is_none()
 }
 
 /// The plain calls of `function` that can throw, outside cleanup code (blocks that start with
@@ -162,19 +202,29 @@ fn calls_that_may_unwind(function: FunctionValue<'_>) -> Vec<InstructionValue<'_
 /// functions use, else C++'s `__gxx_personality_v0` if the module has C++ (mangled) functions.
 /// Otherwise none, and the function is left as it is (a C module compiled with -fexceptions
 /// and no landing pads at all).
-fn personality_for<'ctx>(module: &Module<'ctx>, function: FunctionValue<'ctx>) -> Option<FunctionValue<'ctx>> {
+fn personality_for<'ctx>(
+    module: &Module<'ctx>,
+    function: FunctionValue<'ctx>,
+) -> Option<FunctionValue<'ctx>> {
     const CXX_PERSONALITY: &str = "__gxx_personality_v0";
-    if let Some(p) = function
-        .get_personality_function()
-        .or_else(|| module.get_functions().find_map(|f| f.get_personality_function()))
-    {
+    if let Some(p) = function.get_personality_function().or_else(|| {
+        module
+            .get_functions()
+            .find_map(|f| f.get_personality_function())
+    }) {
         return Some(p);
     }
-    let cxx = module.get_functions().any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
+    let cxx = module
+        .get_functions()
+        .any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
     cxx.then(|| {
         module.get_function(CXX_PERSONALITY).unwrap_or_else(|| {
             let context = module.get_context();
-            module.add_function(CXX_PERSONALITY, context.i32_type().fn_type(&[], true), Some(Linkage::External))
+            module.add_function(
+                CXX_PERSONALITY,
+                context.i32_type().fn_type(&[], true),
+                Some(Linkage::External),
+            )
         })
     })
 }
@@ -211,7 +261,10 @@ fn first_four_integer_arguments<'ctx>(
                     builder.build_int_truncate(i, word, "hookcc.arg")
                 } else if width == word.get_bit_width() {
                     Ok(i)
-                } else if function.get_enum_attribute(AttributeLoc::Param(index as u32), signext).is_some() {
+                } else if function
+                    .get_enum_attribute(AttributeLoc::Param(index as u32), signext)
+                    .is_some()
+                {
                     builder.build_int_s_extend(i, word, "hookcc.arg")
                 } else {
                     builder.build_int_z_extend(i, word, "hookcc.arg")
@@ -235,7 +288,9 @@ fn instrument_function<'ctx>(
     exit: Option<(&FunctionValue<'ctx>, &Hook)>,
 ) -> Result<(), String> {
     let context = module.get_context();
-    let first_block = function.get_first_basic_block().expect("a definition has a block");
+    let first_block = function
+        .get_first_basic_block()
+        .expect("a definition has a block");
     // After the leading allocas, so they stay together at the top of the entry block.
     let mut insert_before = first_block.get_first_instruction();
     while let Some(inst) = insert_before {
@@ -247,16 +302,27 @@ fn instrument_function<'ctx>(
     let insert_before = insert_before.ok_or("entry block without terminator")?;
     builder.position_before(&insert_before);
 
-    let needs_call_site = [entry, exit]
-        .iter()
-        .flatten()
-        .any(|(_, h)| matches!(h.params, HookParams::AddressAndCallSite | HookParams::NameCallSiteArgs));
+    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| {
+        matches!(
+            h.params,
+            HookParams::AddressAndCallSite | HookParams::NameCallSiteArgs
+        )
+    });
     let call_site = if needs_call_site {
-        let intrinsic = Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
-        let decl = intrinsic.get_declaration(module, &[]).ok_or("llvm.returnaddress declaration")?;
+        let intrinsic =
+            Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
+        let decl = intrinsic
+            .get_declaration(module, &[])
+            .ok_or("llvm.returnaddress declaration")?;
         let zero = context.i32_type().const_zero();
-        let call = builder.build_call(decl, &[zero.into()], "hookcc.callsite").map_err(|e| e.to_string())?;
-        ffi::copy_debug_location(call.as_value_ref(), insert_before.as_value_ref(), function.as_value_ref());
+        let call = builder
+            .build_call(decl, &[zero.into()], "hookcc.callsite")
+            .map_err(|e| e.to_string())?;
+        ffi::copy_debug_location(
+            call.as_value_ref(),
+            insert_before.as_value_ref(),
+            function.as_value_ref(),
+        );
         match call.try_as_basic_value() {
             ValueKind::Basic(value) => Some(value.into_pointer_value()),
             ValueKind::Instruction(_) => return Err("llvm.returnaddress returned void".into()),
@@ -265,16 +331,22 @@ fn instrument_function<'ctx>(
         None
     };
     let mut name: Option<PointerValue> = None;
-    let mut arguments = |builder: &Builder<'ctx>, params: HookParams| -> Result<Vec<BasicMetadataValueEnum<'ctx>>, String> {
+    let mut arguments = |builder: &Builder<'ctx>,
+                         params: HookParams|
+     -> Result<Vec<BasicMetadataValueEnum<'ctx>>, String> {
         let address = function.as_global_value().as_pointer_value();
         Ok(match params {
             HookParams::None => vec![],
             HookParams::Address => vec![address.into()],
-            HookParams::AddressAndCallSite => vec![address.into(), call_site.expect("computed above").into()],
+            HookParams::AddressAndCallSite => {
+                vec![address.into(), call_site.expect("computed above").into()]
+            }
             HookParams::Name | HookParams::NameCallSiteArgs => {
                 if name.is_none() {
                     let text = function.get_name().to_string_lossy().into_owned();
-                    let global = builder.build_global_string_ptr(&text, "hookcc.name").map_err(|e| e.to_string())?;
+                    let global = builder
+                        .build_global_string_ptr(&text, "hookcc.name")
+                        .map_err(|e| e.to_string())?;
                     name = Some(global.as_pointer_value());
                 }
                 let mut args: Vec<BasicMetadataValueEnum> = vec![name.unwrap().into()];
@@ -289,16 +361,28 @@ fn instrument_function<'ctx>(
 
     if let Some((hook_fn, hook)) = entry {
         let args = arguments(builder, hook.params)?;
-        let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
-        ffi::copy_debug_location(call.as_value_ref(), insert_before.as_value_ref(), function.as_value_ref());
+        let call = builder
+            .build_call(*hook_fn, &args, "")
+            .map_err(|e| e.to_string())?;
+        ffi::copy_debug_location(
+            call.as_value_ref(),
+            insert_before.as_value_ref(),
+            function.as_value_ref(),
+        );
     }
     if let Some((hook_fn, hook)) = exit {
         // Calls that can unwind, found before any block is added or split.
-        let unwinding_calls = if function_may_unwind(function) { calls_that_may_unwind(function) } else { vec![] };
+        let unwinding_calls = if function_may_unwind(function) {
+            calls_that_may_unwind(function)
+        } else {
+            vec![]
+        };
         let mut block = function.get_first_basic_block();
         while let Some(bb) = block {
             block = bb.get_next_basic_block();
-            let Some(terminator) = bb.get_terminator() else { continue };
+            let Some(terminator) = bb.get_terminator() else {
+                continue;
+            };
             let position = match terminator.get_opcode() {
                 // Nothing may stand between a musttail call and its return: hook before the call.
                 InstructionOpcode::Return => match terminator.get_previous_instruction() {
@@ -311,8 +395,14 @@ fn instrument_function<'ctx>(
             };
             builder.position_before(&position);
             let args = arguments(builder, hook.params)?;
-            let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
-            ffi::copy_debug_location(call.as_value_ref(), terminator.as_value_ref(), function.as_value_ref());
+            let call = builder
+                .build_call(*hook_fn, &args, "")
+                .map_err(|e| e.to_string())?;
+            ffi::copy_debug_location(
+                call.as_value_ref(),
+                terminator.as_value_ref(),
+                function.as_value_ref(),
+            );
         }
         // An exception thrown by a call and not caught here leaves the function without a
         // return: give those calls a cleanup that calls the exit hook and resumes unwinding,
@@ -323,21 +413,35 @@ fn instrument_function<'ctx>(
                 let cleanup = context.append_basic_block(function, "hookcc.unwind");
                 builder.position_at_end(cleanup);
                 let ptr = context.ptr_type(AddressSpace::default());
-                let exception_type = context.struct_type(&[ptr.into(), context.i32_type().into()], false);
+                let exception_type =
+                    context.struct_type(&[ptr.into(), context.i32_type().into()], false);
                 let landing = builder
                     .build_landing_pad(exception_type, personality, &[], true, "hookcc.exception")
                     .map_err(|e| e.to_string())?;
                 let args = arguments(builder, hook.params)?;
-                let call = builder.build_call(*hook_fn, &args, "").map_err(|e| e.to_string())?;
+                let call = builder
+                    .build_call(*hook_fn, &args, "")
+                    .map_err(|e| e.to_string())?;
                 let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
-                ffi::copy_debug_location(call.as_value_ref(), unwinding_calls[0].as_value_ref(), function.as_value_ref());
-                ffi::copy_debug_location(resume.as_value_ref(), unwinding_calls[0].as_value_ref(), function.as_value_ref());
+                ffi::copy_debug_location(
+                    call.as_value_ref(),
+                    unwinding_calls[0].as_value_ref(),
+                    function.as_value_ref(),
+                );
+                ffi::copy_debug_location(
+                    resume.as_value_ref(),
+                    unwinding_calls[0].as_value_ref(),
+                    function.as_value_ref(),
+                );
                 for call in unwinding_calls {
                     ffi::call_to_invoke(call, cleanup);
                 }
             }
         }
     }
-    function.add_attribute(AttributeLoc::Function, context.create_string_attribute(DONE_ATTRIBUTE, ""));
+    function.add_attribute(
+        AttributeLoc::Function,
+        context.create_string_attribute(DONE_ATTRIBUTE, ""),
+    );
     Ok(())
 }

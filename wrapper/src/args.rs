@@ -93,7 +93,10 @@ pub const CLANG_FLAGS: &[(&str, Match, FlagKind)] = &[
 
 /// Looks `arg` up in the table: exact matches first, then the longest matching prefix.
 pub fn classify(arg: &str) -> FlagKind {
-    if let Some((_, _, kind)) = CLANG_FLAGS.iter().find(|(s, m, _)| *m == Exact && *s == arg) {
+    if let Some((_, _, kind)) = CLANG_FLAGS
+        .iter()
+        .find(|(s, m, _)| *m == Exact && *s == arg)
+    {
         return *kind;
     }
     CLANG_FLAGS
@@ -116,12 +119,19 @@ pub enum InputKind {
 
 pub fn input_kind(path: &str, language: Option<&str>) -> InputKind {
     if let Some(lang) = language.filter(|l| *l != "none") {
-        return if lang.starts_with("assembler") { InputKind::Assembly } else { InputKind::Source };
+        return if lang.starts_with("assembler") {
+            InputKind::Assembly
+        } else {
+            InputKind::Source
+        };
     }
-    let ext = Path::new(path).extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
     match ext {
-        "c" | "i" | "cc" | "cp" | "cxx" | "cpp" | "CPP" | "c++" | "C" | "ii" | "m" | "mi" | "mm"
-        | "M" | "mii" | "ll" | "bc" => InputKind::Source,
+        "c" | "i" | "cc" | "cp" | "cxx" | "cpp" | "CPP" | "c++" | "C" | "ii" | "m" | "mi"
+        | "mm" | "M" | "mii" | "ll" | "bc" => InputKind::Source,
         "s" | "S" | "sx" | "asm" => InputKind::Assembly,
         _ => InputKind::Linker,
     }
@@ -178,7 +188,11 @@ impl CommandLine {
                 Relocatable => cl.relocatable = true,
                 Language => {
                     cl.sets_language = true;
-                    language = if arg == "-x" { value(&mut i) } else { Some(arg[2..].to_string()) };
+                    language = if arg == "-x" {
+                        value(&mut i)
+                    } else {
+                        Some(arg[2..].to_string())
+                    };
                 }
                 Target => cl.target_flags.push(arg.clone()),
                 TargetWithValue => {
@@ -303,11 +317,21 @@ mod tests {
     #[test]
     fn compile_and_link_several_sources_with_target() {
         let cl = CommandLine::parse(&strings(&[
-            "--target=aarch64-linux-gnu", "a.c", "b.cpp", "lib.a", "-o", "prog", "-target", "x",
+            "--target=aarch64-linux-gnu",
+            "a.c",
+            "b.cpp",
+            "lib.a",
+            "-o",
+            "prog",
+            "-target",
+            "x",
         ]));
         assert!(cl.compiles() && cl.links());
         assert_eq!(cl.sources, ["a.c", "b.cpp"]);
-        assert_eq!(cl.target_flags, ["--target=aarch64-linux-gnu", "-target", "x"]);
+        assert_eq!(
+            cl.target_flags,
+            ["--target=aarch64-linux-gnu", "-target", "x"]
+        );
     }
 
     #[test]
@@ -334,6 +358,9 @@ mod tests {
 
     #[test]
     fn response_file_quoting() {
-        assert_eq!(split_gnu("-DA=\"x y\" 'b c'  d\\ e\n"), ["-DA=x y", "b c", "d e"]);
+        assert_eq!(
+            split_gnu("-DA=\"x y\" 'b c'  d\\ e\n"),
+            ["-DA=x y", "b c", "d e"]
+        );
     }
 }

@@ -95,7 +95,8 @@ fn hook_declarations(config: &PassConfig) -> String {
 /// Works out the clang command for hookcc's arguments (`argv[1..]`). `cxx` is true when hookcc
 /// runs as a C++ compiler (`hookcc++`).
 pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, String> {
-    let (options, clang_args) = take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
+    let (options, clang_args) =
+        take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
     if options.help {
         return Ok(Action::Help);
     }
@@ -109,7 +110,11 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     if !options.instruments() && component == RuntimeComponent::None {
         // Transparent: clang sees exactly the user's arguments.
         args.extend(clang_args);
-        return Ok(Action::Run(Plan { clang, args, verbose: options.verbose }));
+        return Ok(Action::Run(Plan {
+            clang,
+            args,
+            verbose: options.verbose,
+        }));
     }
     let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let layout = host.layout()?;
@@ -124,7 +129,11 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args.push(layout.include_dir().display().to_string());
         if config.declare_hooks {
             args.push("-include".to_string());
-            args.push(host.cached_file("h", &hook_declarations(config))?.display().to_string());
+            args.push(
+                host.cached_file("h", &hook_declarations(config))?
+                    .display()
+                    .to_string(),
+            );
         }
     }
     args.extend(clang_args);
@@ -141,7 +150,11 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             args.push("-pthread".to_string());
         }
     }
-    Ok(Action::Run(Plan { clang, args, verbose: options.verbose }))
+    Ok(Action::Run(Plan {
+        clang,
+        args,
+        verbose: options.verbose,
+    }))
 }
 
 #[cfg(test)]
@@ -157,13 +170,19 @@ mod tests {
 
     impl FakeHost {
         fn new(env: &[(&'static str, &'static str)]) -> Self {
-            FakeHost { env: env.to_vec(), runtime_builds: RefCell::new(vec![]) }
+            FakeHost {
+                env: env.to_vec(),
+                runtime_builds: RefCell::new(vec![]),
+            }
         }
     }
 
     impl Host for FakeHost {
         fn var(&self, name: &str) -> Option<String> {
-            self.env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+            self.env
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
         }
         fn find_clang(&self) -> Result<PathBuf, String> {
             Ok(PathBuf::from("/usr/bin/clang-19"))
@@ -186,7 +205,9 @@ mod tests {
             target_flags: &[String],
         ) -> Result<Option<PathBuf>, String> {
             self.runtime_builds.borrow_mut().push(target_flags.to_vec());
-            Ok(component.source_name().map(|n| PathBuf::from(format!("/cache/{n}.o"))))
+            Ok(component
+                .source_name()
+                .map(|n| PathBuf::from(format!("/cache/{n}.o"))))
         }
         fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
             assert!(contents.contains("extern \"C\""));
@@ -228,16 +249,27 @@ mod tests {
     #[test]
     fn trace_link_only_adds_runtime_for_the_target_and_no_plugin() {
         let host = FakeHost::new(&[("HOOKCC_TRACE", "1")]);
-        let args = run(false, &["--target=aarch64-linux-gnu", "a.o", "b.o", "-o", "prog"], &host);
+        let args = run(
+            false,
+            &["--target=aarch64-linux-gnu", "a.o", "b.o", "-o", "prog"],
+            &host,
+        );
         assert!(!args.iter().any(|a| a.contains("plugin")));
         assert!(args.contains(&"/cache/trace.o".to_string()));
-        assert_eq!(host.runtime_builds.borrow()[0], ["--target=aarch64-linux-gnu"]);
+        assert_eq!(
+            host.runtime_builds.borrow()[0],
+            ["--target=aarch64-linux-gnu"]
+        );
     }
 
     #[test]
     fn shared_library_and_preprocessing_get_no_runtime() {
         let host = FakeHost::new(&[]);
-        let shared = run(false, &["--trace", "-shared", "-fPIC", "l.c", "-o", "l.so"], &host);
+        let shared = run(
+            false,
+            &["--trace", "-shared", "-fPIC", "l.c", "-o", "l.so"],
+            &host,
+        );
         assert!(shared.iter().any(|a| a.starts_with("-fpass-plugin")));
         assert!(!shared.contains(&"/cache/trace.o".to_string()));
         let pre = run(false, &["--trace", "-E", "a.c"], &host);
@@ -258,16 +290,36 @@ mod tests {
         let host = FakeHost::new(&[]);
         let args = run(
             false,
-            &["--entry_hook=h", "--entry_parm=address", "--exit_hook=h", "--remove_hooks_when_inlining", "-c", "a.c"],
+            &[
+                "--entry_hook=h",
+                "--entry_parm=address",
+                "--exit_hook=h",
+                "--remove_hooks_when_inlining",
+                "-c",
+                "a.c",
+            ],
             &host,
         );
-        for expected in ["-hookcc-entry=h", "-hookcc-entry-parm=address", "-hookcc-exit-parm=none",
-            "-hookcc-after-inlining", "-hookcc-skip-inline", "/cache/decl.h"] {
-            assert!(args.contains(&expected.to_string()), "{expected} missing from {args:?}");
+        for expected in [
+            "-hookcc-entry=h",
+            "-hookcc-entry-parm=address",
+            "-hookcc-exit-parm=none",
+            "-hookcc-after-inlining",
+            "-hookcc-skip-inline",
+            "/cache/decl.h",
+        ] {
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} missing from {args:?}"
+            );
         }
         let decls = hook_declarations(
             &crate::options::take_own_options(
-                &["--entry_hook=h".to_string(), "--entry_parm=address".to_string(), "--exit_hook=h".to_string()],
+                &[
+                    "--entry_hook=h".to_string(),
+                    "--entry_parm=address".to_string(),
+                    "--exit_hook=h".to_string(),
+                ],
                 &|_| None,
             )
             .unwrap()
@@ -275,7 +327,11 @@ mod tests {
             .pass_config()
             .unwrap(),
         );
-        assert_eq!(decls.matches("void h(").count(), 1, "one declaration for a hook used twice: {decls}");
+        assert_eq!(
+            decls.matches("void h(").count(),
+            1,
+            "one declaration for a hook used twice: {decls}"
+        );
         assert!(decls.contains("void h(void (*addr)());"), "{decls}");
     }
 

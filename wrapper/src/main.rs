@@ -22,7 +22,8 @@ impl Host for RealHost {
         toolchain::check_clang_version(clang)
     }
     fn layout(&self) -> Result<Layout, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("cannot locate hookcc itself: {e}"))?;
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot locate hookcc itself: {e}"))?;
         let exe = exe.canonicalize().unwrap_or(exe);
         Layout::find(&exe, &|k| self.var(k))
     }
@@ -45,7 +46,10 @@ fn main() -> ExitCode {
     let mut argv = std::env::args();
     let argv0 = argv.next().unwrap_or_default();
     let args: Vec<String> = argv.collect();
-    let name = Path::new(&argv0).file_name().and_then(|n| n.to_str()).unwrap_or("hookcc");
+    let name = Path::new(&argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("hookcc");
     let cxx = name.ends_with("++") || name.ends_with("hookcxx");
     match plan(cxx, &args, &RealHost) {
         Ok(Action::Help) => {
@@ -58,7 +62,10 @@ fn main() -> ExitCode {
             }
             // exec: clang's exit status, signals and output reach the caller unchanged.
             let error = Command::new(&plan.clang).args(&plan.args).exec();
-            eprintln!("{name}: error: cannot run {}: {error}", plan.clang.display());
+            eprintln!(
+                "{name}: error: cannot run {}: {error}",
+                plan.clang.display()
+            );
             ExitCode::from(1)
         }
         Err(message) => {

@@ -27,7 +27,11 @@ impl RuntimeComponent {
     ];
 
     pub fn names() -> String {
-        Self::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        Self::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn parse(name: &str) -> Option<Self> {
@@ -170,7 +174,12 @@ impl HookOptions {
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
         if self.trace {
-            let hook = |symbol: &str| Some(Hook { symbol: symbol.into(), parm: HookParm::AddressCallSite });
+            let hook = |symbol: &str| {
+                Some(Hook {
+                    symbol: symbol.into(),
+                    parm: HookParm::AddressCallSite,
+                })
+            };
             return Some(PassConfig {
                 entry: hook("__hookcc_enter"),
                 exit: hook("__hookcc_exit"),
@@ -183,7 +192,10 @@ impl HookOptions {
         if self.ti.any() {
             let ti = &self.ti;
             let hook = |symbol: &Option<String>, parm: Option<HookParm>| {
-                symbol.clone().map(|symbol| Hook { symbol, parm: parm.unwrap_or(HookParm::None) })
+                symbol.clone().map(|symbol| Hook {
+                    symbol,
+                    parm: parm.unwrap_or(HookParm::None),
+                })
             };
             return Some(PassConfig {
                 entry: hook(&ti.entry_hook, ti.entry_parm),
@@ -196,8 +208,14 @@ impl HookOptions {
         }
         if self.profile || self.nitro {
             return Some(PassConfig {
-                entry: Some(Hook { symbol: "__PROFILE_ENTRY".into(), parm: HookParm::NameCallSiteArgs }),
-                exit: Some(Hook { symbol: "__PROFILE_EXIT".into(), parm: HookParm::None }),
+                entry: Some(Hook {
+                    symbol: "__PROFILE_ENTRY".into(),
+                    parm: HookParm::NameCallSiteArgs,
+                }),
+                exit: Some(Hook {
+                    symbol: "__PROFILE_EXIT".into(),
+                    parm: HookParm::None,
+                }),
                 after_inlining: false,
                 default_on: self.profile,
                 skip_inline: false,
@@ -212,8 +230,15 @@ impl HookOptions {
 pub enum OptionError {
     UnknownOption(String),
     Conflict(String),
-    BadValue { option: String, value: String, expected: String },
-    BadEnvironment { variable: String, value: String },
+    BadValue {
+        option: String,
+        value: String,
+        expected: String,
+    },
+    BadEnvironment {
+        variable: String,
+        value: String,
+    },
 }
 
 impl fmt::Display for OptionError {
@@ -265,15 +290,25 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
-    ("--remove_hooks_when_inlining", OwnOption::RemoveHooksWhenInlining),
+    (
+        "--remove_hooks_when_inlining",
+        OwnOption::RemoveHooksWhenInlining,
+    ),
     ("--trace", OwnOption::Trace),
     ("-profile", OwnOption::Profile),
 ];
 
 /// Prefixes reserved for hookcc: an unknown option starting with one of these is an error,
 /// not something to hand to clang.
-const RESERVED_PREFIXES: &[&str] =
-    &["--dialect", "--entry_", "--exit_", "--hook", "--remove_hooks", "--trace", "-profile"];
+const RESERVED_PREFIXES: &[&str] = &[
+    "--dialect",
+    "--entry_",
+    "--exit_",
+    "--hook",
+    "--remove_hooks",
+    "--trace",
+    "-profile",
+];
 
 /// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
@@ -322,7 +357,11 @@ pub fn take_own_options(
     let mut rest = Vec::with_capacity(args.len());
     for arg in args {
         let own = OWN_OPTIONS.iter().find(|(spelling, _)| {
-            if spelling.ends_with('=') { arg.starts_with(spelling) } else { arg == spelling }
+            if spelling.ends_with('=') {
+                arg.starts_with(spelling)
+            } else {
+                arg == spelling
+            }
         });
         let Some((spelling, option)) = own else {
             if RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p)) {
@@ -347,8 +386,10 @@ pub fn take_own_options(
                 _ => return Err(bad("nitro")),
             },
             OwnOption::HookRuntime => {
-                options.runtime =
-                    Some(RuntimeComponent::parse(value).ok_or_else(|| bad(&RuntimeComponent::names()))?);
+                options.runtime = Some(
+                    RuntimeComponent::parse(value)
+                        .ok_or_else(|| bad(&RuntimeComponent::names()))?,
+                );
             }
             OwnOption::EntryHook => options.ti.entry_hook = Some(TI_DEFAULT_ENTRY.into()),
             OwnOption::ExitHook => options.ti.exit_hook = Some(TI_DEFAULT_EXIT.into()),
@@ -379,7 +420,11 @@ pub fn take_own_options(
         (options.ti.any(), "--entry_hook/--exit_hook"),
         (options.profile, "-profile"),
     ];
-    let on: Vec<&str> = dialects.iter().filter(|(on, _)| *on).map(|(_, name)| *name).collect();
+    let on: Vec<&str> = dialects
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
     if on.len() > 1 {
         return Err(OptionError::Conflict(format!(
             "{} cannot be combined: each inserts its own hooks; choose one",
@@ -391,7 +436,9 @@ pub fn take_own_options(
 
 fn is_c_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
@@ -454,16 +501,35 @@ mod tests {
     #[test]
     fn ti_options_with_defaults_and_names() {
         let (o, rest) = take_own_options(
-            &strings(&["--entry_hook", "--exit_hook=my_exit", "--exit_parm=name", "-c", "a.c"]),
+            &strings(&[
+                "--entry_hook",
+                "--exit_hook=my_exit",
+                "--exit_parm=name",
+                "-c",
+                "a.c",
+            ]),
             &no_env,
         )
         .unwrap();
         assert_eq!(rest, ["-c", "a.c"]);
         let c = o.pass_config().unwrap();
-        assert_eq!(c.entry, Some(Hook { symbol: "__entry_hook".into(), parm: HookParm::None }));
-        assert_eq!(c.exit, Some(Hook { symbol: "my_exit".into(), parm: HookParm::Name }));
+        assert_eq!(
+            c.entry,
+            Some(Hook {
+                symbol: "__entry_hook".into(),
+                parm: HookParm::None
+            })
+        );
+        assert_eq!(
+            c.exit,
+            Some(Hook {
+                symbol: "my_exit".into(),
+                parm: HookParm::Name
+            })
+        );
         assert!(c.skip_inline && c.declare_hooks && !c.after_inlining);
-        let e = take_own_options(&strings(&["--entry_hook", "--entry_parm=adress"]), &no_env).unwrap_err();
+        let e = take_own_options(&strings(&["--entry_hook", "--entry_parm=adress"]), &no_env)
+            .unwrap_err();
         assert!(e.to_string().contains("name, address, none"), "{e}");
         let e = take_own_options(&strings(&["--entry_hook=1bad"]), &no_env).unwrap_err();
         assert!(e.to_string().contains("C identifier"), "{e}");
@@ -486,7 +552,10 @@ mod tests {
         let (o, _) = take_own_options(&strings(&["--dialect=nitro"]), &no_env).unwrap();
         assert!(!o.pass_config().unwrap().default_on);
         let bad = |k: &str| (k == "NITRO_PROFILE_TYPE").then(|| "COST".to_string());
-        assert!(take_own_options(&strings(&[]), &bad).unwrap_err().to_string().contains("FUNCTIONCOST"));
+        assert!(take_own_options(&strings(&[]), &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("FUNCTIONCOST"));
     }
 
     #[test]
@@ -506,15 +575,21 @@ mod tests {
     #[test]
     fn table_is_sorted() {
         for pair in OWN_OPTIONS.windows(2) {
-            assert!(pair[0].0 < pair[1].0, "OWN_OPTIONS not sorted at {}", pair[1].0);
+            assert!(
+                pair[0].0 < pair[1].0,
+                "OWN_OPTIONS not sorted at {}",
+                pair[1].0
+            );
         }
     }
 
     #[test]
     fn own_options_are_removed_in_order() {
-        let (o, rest) =
-            take_own_options(&strings(&["-O2", "--trace", "-c", "a.c", "--hook-runtime=none"]), &no_env)
-                .unwrap();
+        let (o, rest) = take_own_options(
+            &strings(&["-O2", "--trace", "-c", "a.c", "--hook-runtime=none"]),
+            &no_env,
+        )
+        .unwrap();
         assert!(o.trace);
         assert_eq!(o.runtime_component(), RuntimeComponent::None);
         assert_eq!(rest, ["-O2", "-c", "a.c"]);
@@ -531,7 +606,10 @@ mod tests {
     #[test]
     fn errors_name_the_option() {
         let e = take_own_options(&strings(&["--hook-runtime=tarce"]), &no_env).unwrap_err();
-        assert!(e.to_string().contains("tarce") && e.to_string().contains("ti, trace"), "{e}");
+        assert!(
+            e.to_string().contains("tarce") && e.to_string().contains("ti, trace"),
+            "{e}"
+        );
         let e = take_own_options(&strings(&["--trace-all"]), &no_env).unwrap_err();
         assert!(e.to_string().contains("--trace-all"));
         let env = |_: &str| Some("maybe".to_string());

@@ -48,7 +48,8 @@ pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<Path
     if path.is_file() {
         return Ok(path);
     }
-    fs::create_dir_all(cache).map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
+    fs::create_dir_all(cache)
+        .map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
     let temp = cache.join(format!(".generated-{}.{}", key.hex(), std::process::id()));
     fs::write(&temp, contents).map_err(|e| format!("{}: {e}", temp.display()))?;
     fs::rename(&temp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -57,8 +58,14 @@ pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<Path
 
 /// The flags every runtime component is compiled with. The runtime is never instrumented:
 /// it is compiled without the plugin.
-const RUNTIME_CFLAGS: &[&str] =
-    &["-std=gnu11", "-O2", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden", "-w"];
+const RUNTIME_CFLAGS: &[&str] = &[
+    "-std=gnu11",
+    "-O2",
+    "-fPIC",
+    "-fno-stack-protector",
+    "-fvisibility=hidden",
+    "-w",
+];
 
 /// Returns the runtime object for `component` compiled for `target_flags`, compiling it into
 /// the cache if it is not there yet. The key covers every runtime source and header, the
@@ -70,7 +77,9 @@ pub fn runtime_object(
     target_flags: &[String],
     cache: &Path,
 ) -> Result<Option<PathBuf>, String> {
-    let Some(name) = component.source_name() else { return Ok(None) };
+    let Some(name) = component.source_name() else {
+        return Ok(None);
+    };
     let source = runtime_dir.join("src").join(format!("{name}.c"));
     if !source.is_file() {
         return Err(format!("runtime source {} is missing", source.display()));
@@ -92,16 +101,25 @@ pub fn runtime_object(
     if let Ok(meta) = fs::metadata(clang) {
         key.add(format!("{:?}{}", meta.modified().ok(), meta.len()).as_bytes());
     }
-    for flag in RUNTIME_CFLAGS.iter().copied().chain(target_flags.iter().map(String::as_str)) {
+    for flag in RUNTIME_CFLAGS
+        .iter()
+        .copied()
+        .chain(target_flags.iter().map(String::as_str))
+    {
         key.add(flag.as_bytes());
     }
     let object = cache.join(format!("runtime-{name}-{}.o", key.hex()));
     if object.is_file() {
         return Ok(Some(object));
     }
-    fs::create_dir_all(cache).map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
+    fs::create_dir_all(cache)
+        .map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
     // Compile to a private name and rename: parallel builds may race to fill the cache.
-    let temp = cache.join(format!(".runtime-{name}-{}.{}.o", key.hex(), std::process::id()));
+    let temp = cache.join(format!(
+        ".runtime-{name}-{}.{}.o",
+        key.hex(),
+        std::process::id()
+    ));
     let output = Command::new(clang)
         .args(RUNTIME_CFLAGS)
         .args(target_flags)

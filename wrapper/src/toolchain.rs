@@ -48,7 +48,10 @@ pub fn check_clang_version(clang: &Path) -> Result<(), String> {
              HOOKCC_CLANG to a clang-{LLVM_MAJOR}",
             clang.display()
         )),
-        None => Err(format!("{}: cannot tell its version from `--version`", clang.display())),
+        None => Err(format!(
+            "{}: cannot tell its version from `--version`",
+            clang.display()
+        )),
     }
 }
 
@@ -75,7 +78,9 @@ impl Layout {
             (installed.join(PLUGIN_FILE), installed.join("runtime")),
             (exe_dir.join(PLUGIN_FILE), build_tree_runtime),
         ];
-        let found = candidates.iter().find(|(p, r)| p.is_file() && r.join("src").is_dir());
+        let found = candidates
+            .iter()
+            .find(|(p, r)| p.is_file() && r.join("src").is_dir());
         let plugin = env("HOOKCC_PLUGIN")
             .map(PathBuf::from)
             .or_else(|| found.map(|(p, _)| p.clone()));
