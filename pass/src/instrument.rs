@@ -5,9 +5,9 @@ use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::types::IntType;
+use inkwell::types::{FunctionType, IntType};
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode,
+    AsValueRef, CallSiteValue, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode,
     InstructionValue, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
@@ -125,7 +125,31 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
 }
 
 /// Declares (or finds) a hook with the signature its parameters call for.
-fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValue<'ctx>, String> {
+/// What the inserted calls call: the hook's address and the function type of the call.
+#[derive(Clone, Copy)]
+struct HookCallee<'ctx> {
+    fn_type: FunctionType<'ctx>,
+    pointer: PointerValue<'ctx>,
+}
+
+impl<'ctx> HookCallee<'ctx> {
+    fn call(
+        &self,
+        builder: &Builder<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<CallSiteValue<'ctx>, String> {
+        builder
+            .build_indirect_call(self.fn_type, self.pointer, args, "")
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Declares (or finds) a hook with the signature its parameters call for. A hook the
+/// translation unit declares differently is an error, except NITRO's `__PROFILE_ENTRY`, which
+/// programs may define as `void __PROFILE_ENTRY(const char *)` (the seed's "other
+/// profilers"): it is called with the full argument list, which the C calling convention of
+/// every target lets the callee ignore.
+fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'ctx>, String> {
     let context = module.get_context();
     let ptr = context.ptr_type(AddressSpace::default());
     let word = intptr_type(module);
@@ -146,7 +170,8 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
     };
     let fn_type = context.void_type().fn_type(&params, false);
     if let Some(existing) = module.get_function(&hook.symbol) {
-        if existing.get_type() != fn_type {
+        let pointer = existing.as_global_value().as_pointer_value();
+        if existing.get_type() != fn_type && hook.params != HookParams::NameCallSiteArgs {
             return Err(format!(
                 "hook `{}` is declared in this translation unit with type `{}`, but the options \
                  call for `{}`",
@@ -155,7 +180,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
                 hook.params.c_signature(&hook.symbol)
             ));
         }
-        return Ok(existing);
+        return Ok(HookCallee { fn_type, pointer });
     }
     let function = module.add_function(&hook.symbol, fn_type, Some(Linkage::External));
     let nounwind = Attribute::get_named_enum_kind_id("nounwind");
@@ -163,7 +188,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<FunctionValu
         AttributeLoc::Function,
         context.create_enum_attribute(nounwind, 0),
     );
-    Ok(function)
+    Ok(HookCallee { fn_type, pointer: function.as_global_value().as_pointer_value() })
 }
 
 /// False for `nounwind` functions (all of C without -fexceptions): nothing unwinds out of them.
@@ -284,8 +309,8 @@ fn instrument_function<'ctx>(
     module: &Module<'ctx>,
     builder: &Builder<'ctx>,
     function: FunctionValue<'ctx>,
-    entry: Option<(&FunctionValue<'ctx>, &Hook)>,
-    exit: Option<(&FunctionValue<'ctx>, &Hook)>,
+    entry: Option<(&HookCallee<'ctx>, &Hook)>,
+    exit: Option<(&HookCallee<'ctx>, &Hook)>,
 ) -> Result<(), String> {
     let context = module.get_context();
     let first_block = function
@@ -361,9 +386,7 @@ fn instrument_function<'ctx>(
 
     if let Some((hook_fn, hook)) = entry {
         let args = arguments(builder, hook.params)?;
-        let call = builder
-            .build_call(*hook_fn, &args, "")
-            .map_err(|e| e.to_string())?;
+        let call = hook_fn.call(builder, &args)?;
         ffi::copy_debug_location(
             call.as_value_ref(),
             insert_before.as_value_ref(),
@@ -395,9 +418,7 @@ fn instrument_function<'ctx>(
             };
             builder.position_before(&position);
             let args = arguments(builder, hook.params)?;
-            let call = builder
-                .build_call(*hook_fn, &args, "")
-                .map_err(|e| e.to_string())?;
+            let call = hook_fn.call(builder, &args)?;
             ffi::copy_debug_location(
                 call.as_value_ref(),
                 terminator.as_value_ref(),
@@ -419,9 +440,7 @@ fn instrument_function<'ctx>(
                     .build_landing_pad(exception_type, personality, &[], true, "hookcc.exception")
                     .map_err(|e| e.to_string())?;
                 let args = arguments(builder, hook.params)?;
-                let call = builder
-                    .build_call(*hook_fn, &args, "")
-                    .map_err(|e| e.to_string())?;
+                let call = hook_fn.call(builder, &args)?;
                 let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
                 ffi::copy_debug_location(
                     call.as_value_ref(),

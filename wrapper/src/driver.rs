@@ -146,7 +146,9 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             }
             args.push(object.display().to_string());
             // Instrumented shared libraries call the hooks of the executable's runtime.
-            args.push("-Wl,--export-dynamic-symbol=__hookcc_*".to_string());
+            for symbol in component.exported_symbols() {
+                args.push(format!("-Wl,--export-dynamic-symbol={symbol}"));
+            }
             args.push("-pthread".to_string());
         }
     }

@@ -38,6 +38,17 @@ impl RuntimeComponent {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
     }
 
+    /// The symbols of the component that instrumented shared libraries call: the executable
+    /// exports them (`--export-dynamic-symbol` globs).
+    pub fn exported_symbols(self) -> &'static [&'static str] {
+        match self {
+            RuntimeComponent::Trace => &["__hookcc_*"],
+            RuntimeComponent::Ti => &["entry_hook*", "exit_hook*", "task_switch_hook*", "hook_init"],
+            RuntimeComponent::CallTrace | RuntimeComponent::FunctionCost => &["__PROFILE_*", "OS_*"],
+            RuntimeComponent::None => &[],
+        }
+    }
+
     /// The runtime source file (`runtime/src/<name>.c`) compiled for this component, if any.
     pub fn source_name(self) -> Option<&'static str> {
         match self {
