@@ -6,4 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --workspace --quiet
 cargo test --workspace
-bash runtime/test/run.sh
+# The runtime's own tests: the trace component, then each dialect's components.
+for suite in runtime/test/run.sh runtime/test/*/run.sh; do
+    echo "== $suite"
+    bash "$suite"
+done

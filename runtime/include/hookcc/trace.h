@@ -1,0 +1,61 @@
+/* hookcc trace runtime: control from the traced program.
+ *
+ * A program built with `hookcc --trace` (or HOOKCC_TRACE=1) records an entry and an exit for
+ * every instrumented function into a trace file (docs/trace-format.md), decoded by hookprof.
+ * Nothing here is needed for that: these calls only narrow or steer what is recorded.
+ *
+ * Environment, read once at start:
+ *   HOOKCC_OUTPUT          trace file path (default `<program>.<pid>.hktrace` in the working
+ *                          directory). A forked child writes its own file: the default name
+ *                          with its pid, or HOOKCC_OUTPUT with `.<child pid>` inserted before a
+ *                          final `.hktrace` (appended if there is none).
+ *   HOOKCC_MAX_BYTES       EVENTS chunks stop once the file would grow past this many bytes;
+ *                          their records are counted as lost. The small process and thread
+ *                          chunks (modules, lost counts, names, clock) are still written.
+ *   HOOKCC_BUFFER_RECORDS  records per thread buffer (default 65536, rounded up to a power of
+ *                          two, at most 4194304); a full buffer is written as one chunk.
+ *   HOOKCC_DISABLE         any value other than empty or `0`: start with tracing disabled.
+ *
+ * None of these functions is async-signal-safe: do not call them from a signal handler.
+ */
+#ifndef HOOKCC_TRACE_H
+#define HOOKCC_TRACE_H
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HOOKCC_TRACE_API __attribute__((visibility("default")))
+#else
+#define HOOKCC_TRACE_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes the calling thread's buffered records to the trace file now, so that a reader sees
+ * them while the program runs. Safe to call at any time, also before tracing started, after it
+ * finished, while disabled, or from a thread that never recorded anything (then it does
+ * nothing). Other threads' buffers are written when they fill, at thread exit and at exit. */
+HOOKCC_TRACE_API void hookcc_trace_flush(void);
+
+/* Starts recording again, in every thread (tracing is process-wide). Records buffered before a
+ * disable are kept. No effect once the trace is finished (after exit began). */
+HOOKCC_TRACE_API void hookcc_trace_enable(void);
+
+/* Stops recording, in every thread, until hookcc_trace_enable(). Hooks called while disabled
+ * cost one load and one branch and are neither recorded nor counted as lost, so frames open at
+ * the moment of the switch show up as unmatched entries or exits in the reader. */
+HOOKCC_TRACE_API void hookcc_trace_disable(void);
+
+/* 1 if hooks record now, 0 if disabled (HOOKCC_DISABLE, hookcc_trace_disable) or finished. */
+HOOKCC_TRACE_API int hookcc_trace_enabled(void);
+
+/* The path of the trace file being written (as opened: relative paths are relative to the
+ * working directory at start), or NULL if no file could be opened. Valid for the life of the
+ * process; after fork() the child's own file. */
+HOOKCC_TRACE_API const char *hookcc_trace_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOOKCC_TRACE_H */

@@ -1,0 +1,1241 @@
+/* hookcc hosted "trace" runtime: records every __hookcc_enter/__hookcc_exit into a trace file
+ * (docs/trace-format.md, layout in trace_format.h) that hookprof decodes.
+ *
+ * Compiled on its own as one translation unit by the hookcc driver, for whatever target the
+ * user builds for, and linked into executables:
+ *   clang-19 -std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden \
+ *            -I runtime/include -I runtime/src [--target=...] -c runtime/src/trace.c
+ *
+ * How it works
+ * - Hot path (__hookcc_enter/__hookcc_exit): one load+branch on the global enabled flag, then
+ *   the thread's `pos` through initial-exec TLS, one test for "full", a 16-byte record
+ *   (timestamp|kind, address), pos += 1. No locks, atomics RMW, malloc, or libc calls (except
+ *   clock_gettime on targets without a cheap counter, see clock.h); errno untouched.
+ * - "Full" is a property of pos alone: a buffer is aligned to its own size (a power of two),
+ *   so pos & (size - 1) == 0 exactly at its start, at its end, and for NULL. One load, so a
+ *   signal handler that runs between two instructions of a hook can never make it use a pos
+ *   and a limit from different moments (the interrupted hook's pos is stale, but in bounds).
+ * - Everything else is in the slow path (hkrt_record_slow), reached when that test says so:
+ *     first hook of a thread (pos == NULL): allocate its buffer with mmap, register it in the
+ *       thread list, give it a pthread key whose destructor writes its last chunks;
+ *     buffer full: write it as one EVENTS chunk, start over;
+ *     re-entered from inside the runtime (a hook in a signal handler or in an interposed libc
+ *       function the runtime calls): pos was set to NULL on the way in (the real one is kept
+ *       in held_pos), so the hook lands here again, sees `busy`, and counts its record as lost.
+ *   The slow path saves and restores errno.
+ * - Chunks: each writer reserves its byte range with one atomic add on the file end (a
+ *   compare-and-swap loop when HOOKCC_MAX_BYTES is set) and pwrite()s the chunk there, so
+ *   chunks of several threads never interleave and no lock is taken for writing. A thread's
+ *   buffer has room for the EVENTS chunk header in front of its records, so a full buffer
+ *   goes out in one pwrite of contiguous memory.
+ * - Finish (atexit handler registered first thing, fatal signals): write every registered
+ *   thread's buffer and its LOST/THREAD chunks, MODULE chunks again, CLOCK, then the header's
+ *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
+ *   are ignored, not counted (the enabled flag is cleared, so they cost one load+branch).
+ * - fork: the child gets its own file and fresh counters; the parent's file is untouched.
+ *
+ * Concurrency: a thread's pos is written only by that thread. `busy` (per thread) is
+ * taken by atomic exchange in the slow path, and by the finisher before it writes another
+ * thread's buffer, so a buffer is never written twice. The thread list, process state and
+ * enable/disable are under one lock (g.lock_owner), taken only on slow paths.
+ *
+ * Known limits (the price of a hot path without atomics):
+ * - An instrumented signal handler that interrupts a hook between its load and its store of
+ *   pos: the handler's records from that slot on are overwritten or, if its hooks flushed the
+ *   buffer meanwhile, the next chunk repeats records already written. Hooks are not
+ *   async-signal-safe in that one sense; they never crash or write outside the buffer.
+ * - At exit, hooks already past the enabled check in other threads may miss the file.
+ * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
+ *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
+ *   also fatal signals whose handler the program replaces after start. A program that uses
+ *   SIGSEGV for its own ends (a GC's guard pages) gets its file finished at the first one.
+ * - Each thread gets a 64 KiB alternate signal stack if it has none (for the fatal-signal
+ *   handler on stack overflow): a program's own SA_ONSTACK handlers then run on it too.
+ * - Not recorded: hooks in atexit handlers and C++ static destructors registered before
+ *   ours (shared libraries' constructors run before the executable's), in .fini_array
+ *   destructors; hooks in thread-exit work after our pthread key's destructor are counted lost.
+ */
+
+#define _GNU_SOURCE 1
+#define _FILE_OFFSET_BITS 64 /* 64-bit pwrite offsets on 32-bit targets */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hookcc/trace.h"
+
+#include "clock.h"
+#include "trace_format.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* Every function of the runtime: never instrumented (a hook must not call itself). */
+#define HKRT_FN __attribute__((no_instrument_function))
+/* The hooks and the public API: the only symbols the runtime exports. */
+#define HKRT_EXPORT __attribute__((visibility("default"), no_instrument_function))
+/* Slow paths: out of line and out of the hot code's cache lines. */
+#define HKRT_COLD __attribute__((noinline, cold, no_instrument_function))
+#define HKRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* 64-bit counters touched by atomics. i386 aligns uint64_t to 4 in structs, which would make
+ * clang call libatomic (and warn); 8-byte alignment keeps them inline (cmpxchg8b, ldrexd). */
+typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
+
+#define HKRT_DEFAULT_BUFFER_RECORDS 65536u
+#define HKRT_MAX_BUFFER_RECORDS (1u << 22) /* 64 MiB per thread */
+#define HKRT_ALTSTACK_SIZE (64u * 1024u)   /* for the fatal-signal handler on stack overflow */
+/* Shortest TSC calibration window (see hkrt_clock_point_after); none where the frequency is
+ * architectural. */
+#define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
+#define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
+
+/* The hooks' ABI, called by compiler-inserted code. */
+HKRT_EXPORT void __hookcc_enter(void *fn, void *call_site);
+HKRT_EXPORT void __hookcc_exit(void *fn, void *call_site);
+
+/* ---------------------------------------------------------------------------------------- */
+/* State                                                                                    */
+
+enum hkrt_life {
+    HKRT_THREAD_NEW = 0, /* no hook seen yet: pos == end == NULL */
+    HKRT_THREAD_LIVE,    /* has a buffer and is in the thread list */
+    HKRT_THREAD_DEAD,    /* its last chunks are written and its buffer unmapped */
+};
+
+struct hkrt_thread {
+    /* Hot: the only field the hooks touch. The next free record; at a buffer boundary
+     * (g_hot.full_mask) or NULL, the next hook goes to the slow path. */
+    struct hkt_record *pos;
+
+    /* Cold: slow path, finisher. */
+    struct hkt_record *held_pos; /* the real pos while busy is held (pos is NULL then) */
+    struct hkt_record *buf;      /* first record, aligned to the buffer's size in bytes; the
+                                  * EVENTS chunk header sits just before */
+    struct hkt_record *buf_end;  /* one past the last record */
+    void *map;                  /* the buffer mapping (chunk header + records) */
+    size_t map_size;
+    void *altstack; /* our sigaltstack, or NULL if the thread had one already */
+    struct hkrt_thread *prev, *next; /* thread list, under the lock */
+    hkrt_u64a lost;                  /* atomic: records this thread could not keep */
+    uint64_t tid;
+    uint64_t sequence; /* 1 = first thread seen */
+    int busy;          /* atomic: in the slow path, flushing, or taken by the finisher */
+    int life;          /* enum hkrt_life */
+    int final_written; /* its LOST/THREAD chunks are in the file */
+};
+
+/* initial-exec: the hook reaches its state with one %fs-relative access (x86-64), with no
+ * __tls_get_addr call. Fine because trace.o is linked into executables only. No destructor
+ * (the pthread key does the thread-exit work). */
+static __thread struct hkrt_thread t_self __attribute__((tls_model("initial-exec")));
+
+enum hkrt_state {
+    HKRT_UNINIT = 0,
+    HKRT_RUNNING,  /* file open (or failed to open: then records are counted lost) */
+    HKRT_FINISHED, /* header complete; hooks do nothing */
+};
+
+/* Read by every hook, written rarely: alone on its cache line, away from the counters that
+ * every flush writes. Starts at 1 so that the first hook anywhere reaches the slow path,
+ * which starts the runtime (a hook may run before our constructor, e.g. in a shared library's
+ * constructor) and then clears it if HOOKCC_DISABLE says so. */
+static struct __attribute__((aligned(64))) { /* aligned type: sizeof is a whole line */
+    int enabled;         /* exactly 0 or 1 */
+    uintptr_t full_mask; /* buffer bytes - 1; 0 until started, so every hook is "full" */
+} g_hot = {1, 0};
+_Static_assert(sizeof g_hot == 64, "g_hot has its cache line to itself");
+
+static struct {
+    /* Written by every flush. */
+    hkrt_u64a file_end;          /* atomic: next free byte of the file */
+    hkrt_u64a records;           /* atomic: records written in EVENTS chunks */
+    hkrt_u64a lost_reported;     /* atomic: sum of the threads' final lost counts */
+    hkrt_u64a lost_unattributed; /* atomic: lost records that belong to no live thread */
+    int write_failed;            /* atomic: a write failed; no more chunks */
+    int finishing;               /* atomic: hkrt_finish has begun */
+    int finisher_tid;            /* atomic: the thread running hkrt_finish */
+
+    /* Under the lock. */
+    int lock_owner; /* atomic: TID of the holder, 0 if free */
+    int state;      /* enum hkrt_state; read atomically outside the lock */
+    int user_enabled;
+    int once_done; /* atexit, pthread_atfork, signal handlers: once per process image */
+    int key_ok;
+    int is_fork_child;
+    pthread_key_t key;
+    struct hkrt_thread *threads;
+    uint64_t thread_seq;
+
+    /* Set at start (and in a fork child), then read-only. */
+    int fd;
+    uint64_t max_bytes; /* UINT64_MAX: no limit */
+    uint32_t buffer_records;
+    struct hkt_header header;
+    struct hkrt_clock_point clock_start;
+    char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
+    char path[PATH_MAX];
+} g = {.fd = -1, .max_bytes = UINT64_MAX};
+
+static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
+static struct sigaction g_old_actions[HKRT_NFATAL];
+static int g_handler_installed[HKRT_NFATAL];
+
+static HKRT_FN void hkrt_finish(int from_signal);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers (no stdio: usable after fork and in signal handlers)                        */
+
+static HKRT_FN uint64_t hkrt_gettid(void)
+{
+    return (uint64_t)syscall(SYS_gettid);
+}
+
+static HKRT_FN size_t hkrt_u64_to_dec(uint64_t v, char *out)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+/* Appends src to dst (capacity cap, NUL-terminated), truncating. */
+static HKRT_FN void hkrt_append(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(dst);
+    while (*src != '\0' && n + 1 < cap)
+        dst[n++] = *src++;
+    dst[n] = '\0';
+}
+
+/* One line on stderr: "hookcc: WHAT 'DETAIL': strerror(ERR)HINT". */
+static HKRT_FN void hkrt_warn_hint(const char *what, const char *detail, int err,
+                                   const char *hint)
+{
+    char line[PATH_MAX + 256];
+    line[0] = '\0';
+    hkrt_append(line, sizeof line, "hookcc: ");
+    hkrt_append(line, sizeof line, what);
+    if (detail != NULL) {
+        hkrt_append(line, sizeof line, " '");
+        hkrt_append(line, sizeof line, detail);
+        hkrt_append(line, sizeof line, "'");
+    }
+    if (err != 0) {
+        hkrt_append(line, sizeof line, ": ");
+        hkrt_append(line, sizeof line, strerror(err));
+    }
+    if (hint != NULL)
+        hkrt_append(line, sizeof line, hint);
+    hkrt_append(line, sizeof line, "\n");
+    ssize_t ignored = write(STDERR_FILENO, line, strlen(line));
+    (void)ignored;
+}
+
+static HKRT_FN void hkrt_warn(const char *what, const char *detail, int err)
+{
+    hkrt_warn_hint(what, detail, err, NULL);
+}
+
+/* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC at any file. */
+static HKRT_FN const char *hkrt_getenv(const char *name)
+{
+#if defined(__GLIBC__)
+    const char *v = secure_getenv(name);
+#else
+    const char *v = getenv(name);
+#endif
+    return (v != NULL && v[0] != '\0') ? v : NULL;
+}
+
+/* Parses a decimal u64; 0 on garbage or overflow. */
+static HKRT_FN int hkrt_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (*s == '\0')
+        return 0;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9')
+            return 0;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+static HKRT_FN void hkrt_count_lost(struct hkrt_thread *t, uint64_t n)
+{
+    if (n == 0)
+        return;
+    /* Once a thread's LOST chunk is out, more losses go to the process-wide count, which the
+     * header's `lost` includes. */
+    if (t != NULL && t->life == HKRT_THREAD_LIVE && !t->final_written)
+        __atomic_fetch_add(&t->lost, n, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_add(&g.lost_unattributed, n, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The lock (slow paths only). A spinlock that knows its owner, so that the fatal-signal
+ * handler can tell "I interrupted myself holding it" from "another thread holds it".         */
+
+static HKRT_FN int hkrt_my_tid_for_lock(void)
+{
+    return t_self.tid != 0 ? (int)t_self.tid : (int)hkrt_gettid();
+}
+
+static HKRT_FN void hkrt_lock(void)
+{
+    int me = hkrt_my_tid_for_lock();
+    for (;;) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&g.lock_owner, &expected, me, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return;
+        sched_yield();
+    }
+}
+
+static HKRT_FN void hkrt_unlock(void)
+{
+    __atomic_store_n(&g.lock_owner, 0, __ATOMIC_RELEASE);
+}
+
+/* In a signal handler: returns 1 with the lock taken, or 0 if it could not be taken (this
+ * thread already holds it, or the holder did not let go within ~1 s); the caller then goes on
+ * without it, since dying with the trace unfinished is worse. */
+static HKRT_FN int hkrt_lock_from_signal(void)
+{
+    int me = hkrt_my_tid_for_lock();
+    for (int i = 0; i < 1000; i++) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&g.lock_owner, &expected, me, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        if (expected == me)
+            return 0;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing chunks                                                                           */
+
+static HKRT_FN int hkrt_file_ok(void)
+{
+    return g.fd >= 0 && !__atomic_load_n(&g.write_failed, __ATOMIC_RELAXED);
+}
+
+static HKRT_FN void hkrt_write_failed(int err)
+{
+    if (__atomic_exchange_n(&g.write_failed, 1, __ATOMIC_RELAXED) == 0)
+        hkrt_warn_hint("cannot write trace file", g.path, err,
+                       "; later records are counted as lost");
+}
+
+static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = pwrite(g.fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            hkrt_write_failed(n < 0 ? errno : ENOSPC);
+            return 0;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 1;
+}
+
+/* Writes one small process or thread chunk: the fixed part of its payload, then an optional
+ * NUL-terminated string padded to 8 bytes. Not limited by HOOKCC_MAX_BYTES. */
+static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void *fixed,
+                                     size_t fixed_len, const char *str)
+{
+    if (!hkrt_file_ok())
+        return;
+    union {
+        struct hkt_chunk_header header;
+        unsigned char bytes[sizeof(struct hkt_chunk_header) + 32 + PATH_MAX + HKT_CHUNK_ALIGN];
+    } chunk;
+    size_t len = fixed_len;
+    if (fixed_len != 0)
+        memcpy(chunk.bytes + sizeof chunk.header, fixed, fixed_len);
+    if (str != NULL) {
+        size_t slen = strnlen(str, PATH_MAX - 1);
+        memcpy(chunk.bytes + sizeof chunk.header + len, str, slen);
+        len += slen;
+        do /* at least one NUL, then up to the next multiple of 8 */
+            chunk.bytes[sizeof chunk.header + len++] = 0;
+        while (len % HKT_CHUNK_ALIGN != 0);
+    }
+    chunk.header.type = type;
+    chunk.header.length = (uint32_t)len;
+    chunk.header.thread = thread;
+    uint64_t total = sizeof chunk.header + len;
+    uint64_t off = __atomic_fetch_add(&g.file_end, total, __ATOMIC_RELAXED);
+    hkrt_pwrite_all(chunk.bytes, (size_t)total, off);
+}
+
+/* Writes t's records [buf, upto) as one EVENTS chunk and counts them (written or lost). The
+ * chunk header goes in the 16 bytes the mapping keeps in front of buf. */
+static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    uint64_t n = (uint64_t)(upto - t->buf);
+    if (n == 0)
+        return;
+    if (!hkrt_file_ok()) {
+        hkrt_count_lost(t, n);
+        return;
+    }
+    uint64_t keep = n, off;
+    if (g.max_bytes == UINT64_MAX) {
+        off = __atomic_fetch_add(&g.file_end, (n + 1) * sizeof(struct hkt_record),
+                                 __ATOMIC_RELAXED);
+    } else {
+        /* With a limit, a plain fetch_add could move the end past it and leave a hole that
+         * later (unlimited) metadata chunks would sit behind, so reserve with a CAS: as many
+         * records as still fit, possibly none. */
+        off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
+        do {
+            uint64_t room = g.max_bytes > off ? g.max_bytes - off : 0;
+            uint64_t fit = room >= 2 * sizeof(struct hkt_record)
+                               ? room / sizeof(struct hkt_record) - 1
+                               : 0;
+            keep = n < fit ? n : fit;
+            if (keep == 0) {
+                hkrt_count_lost(t, n);
+                return;
+            }
+        } while (!__atomic_compare_exchange_n(&g.file_end, &off,
+                                              off + (keep + 1) * sizeof(struct hkt_record), 1,
+                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    }
+    struct hkt_chunk_header *header = (struct hkt_chunk_header *)(void *)t->buf - 1;
+    header->type = HKT_CHUNK_EVENTS;
+    header->length = (uint32_t)(keep * sizeof(struct hkt_record));
+    header->thread = t->tid;
+    if (hkrt_pwrite_all(header, (size_t)((keep + 1) * sizeof(struct hkt_record)), off)) {
+        __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
+        hkrt_count_lost(t, n - keep);
+    } else {
+        hkrt_count_lost(t, n);
+    }
+}
+
+/* The name of a registered thread: prctl for the caller, /proc for another thread (what
+ * pthread_getname_np does, without needing the thread's pthread_t). */
+static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT_THREAD_NAME_MAX])
+{
+    memset(name, 0, HKRT_THREAD_NAME_MAX);
+    if (t == &t_self) {
+        if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+            name[0] = '\0';
+        name[HKRT_THREAD_NAME_MAX - 1] = '\0';
+        return;
+    }
+    char path[64] = "/proc/self/task/";
+    hkrt_u64_to_dec(t->tid, path + strlen(path));
+    hkrt_append(path, sizeof path, "/comm");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, name, HKRT_THREAD_NAME_MAX - 1);
+    close(fd);
+    if (n <= 0) {
+        name[0] = '\0';
+        return;
+    }
+    name[n] = '\0';
+    if (name[n - 1] == '\n')
+        name[n - 1] = '\0';
+}
+
+/* Last flush of a thread: its records up to `upto`, then LOST (if any) and THREAD. The caller
+ * holds t->busy. */
+static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    hkrt_write_events(t, upto);
+    struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
+    t->final_written = 1;
+    __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
+    if (lost.records != 0)
+        hkrt_write_chunk(HKT_CHUNK_LOST, t->tid, &lost, sizeof lost, NULL);
+    char name[HKRT_THREAD_NAME_MAX];
+    hkrt_thread_name(t, name);
+    struct hkt_thread_name seq = {t->sequence};
+    hkrt_write_chunk(HKT_CHUNK_THREAD, t->tid, &seq, sizeof seq, name);
+}
+
+struct hkrt_module_walk {
+    unsigned index;
+    uintptr_t vdso;
+};
+
+static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkrt_module_walk *walk = data;
+    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    int is_executable = walk->index++ == 0; /* the executable always comes first */
+    if (!is_executable && name[0] == '\0')
+        return 0; /* an unnamed object that is not the executable: some libcs' vDSO */
+    uint64_t start = UINT64_MAX, end = 0;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t lo = (uint64_t)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+        uint64_t hi = lo + (uint64_t)ph->p_memsz;
+        if (lo < start)
+            start = lo;
+        if (hi > end)
+            end = hi;
+    }
+    if (start >= end)
+        return 0;
+    if (walk->vdso != 0 && start <= (uint64_t)walk->vdso && (uint64_t)walk->vdso < end)
+        return 0; /* linux-vdso: no file to read symbols from */
+    struct hkt_module module = {(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
+    hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, is_executable ? "" : name);
+    return 0;
+}
+
+static HKRT_FN void hkrt_write_modules(void)
+{
+    if (!hkrt_file_ok())
+        return;
+    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+    dl_iterate_phdr(hkrt_module_callback, &walk);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Starting: options, file                                                                   */
+
+static HKRT_FN void hkrt_read_options(void)
+{
+    const char *v = hkrt_getenv("HOOKCC_DISABLE");
+    g.user_enabled = v == NULL || strcmp(v, "0") == 0;
+
+    g.buffer_records = HKRT_DEFAULT_BUFFER_RECORDS;
+    v = hkrt_getenv("HOOKCC_BUFFER_RECORDS");
+    if (v != NULL) {
+        uint64_t n;
+        if (!hkrt_parse_u64(v, &n) || n == 0) {
+            hkrt_warn("ignoring HOOKCC_BUFFER_RECORDS, not a positive number:", v, 0);
+        } else {
+            if (n > HKRT_MAX_BUFFER_RECORDS) {
+                hkrt_warn("HOOKCC_BUFFER_RECORDS too large, using 4194304; was", v, 0);
+                n = HKRT_MAX_BUFFER_RECORDS;
+            }
+            uint32_t p = 1;
+            while (p < n)
+                p <<= 1;
+            g.buffer_records = p;
+        }
+    }
+
+    g.max_bytes = UINT64_MAX;
+    v = hkrt_getenv("HOOKCC_MAX_BYTES");
+    if (v != NULL) {
+        uint64_t n;
+        if (hkrt_parse_u64(v, &n))
+            g.max_bytes = n;
+        else
+            hkrt_warn("ignoring HOOKCC_MAX_BYTES, not a number of bytes:", v, 0);
+    }
+
+    v = hkrt_getenv("HOOKCC_OUTPUT");
+    g.output_env[0] = '\0';
+    if (v != NULL)
+        hkrt_append(g.output_env, sizeof g.output_env, v);
+}
+
+/* The file name: HOOKCC_OUTPUT, or <program>.<pid>.hktrace. A forked child must not truncate
+ * its parent's HOOKCC_OUTPUT, so it inserts its pid before a final ".hktrace". */
+static HKRT_FN void hkrt_make_path(uint64_t pid)
+{
+    static const char ext[] = ".hktrace";
+    char dec[24];
+    hkrt_u64_to_dec(pid, dec);
+    g.path[0] = '\0';
+    if (g.output_env[0] == '\0') {
+        const char *name = program_invocation_short_name;
+        hkrt_append(g.path, sizeof g.path, name != NULL && name[0] != '\0' ? name : "hookcc");
+        hkrt_append(g.path, sizeof g.path, ".");
+        hkrt_append(g.path, sizeof g.path, dec);
+        hkrt_append(g.path, sizeof g.path, ext);
+        return;
+    }
+    hkrt_append(g.path, sizeof g.path, g.output_env);
+    if (!g.is_fork_child)
+        return;
+    size_t len = strlen(g.path), elen = sizeof ext - 1;
+    int has_ext = len > elen && strcmp(g.path + len - elen, ext) == 0;
+    if (has_ext)
+        g.path[len - elen] = '\0';
+    hkrt_append(g.path, sizeof g.path, ".");
+    hkrt_append(g.path, sizeof g.path, dec);
+    if (has_ext)
+        hkrt_append(g.path, sizeof g.path, ext);
+}
+
+/* Opens the file and writes the header, EXE and MODULE chunks. On failure, warns once; hooks
+ * still run and count their records as lost. */
+static HKRT_FN void hkrt_open_file(void)
+{
+    uint64_t pid = (uint64_t)getpid();
+    hkrt_make_path(pid);
+    /* O_NOFOLLOW on the default name only: a name in the working directory with a guessable
+     * pid must not be a symlink planted to make us truncate another file. */
+    int flags = O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC;
+    if (g.output_env[0] == '\0')
+        flags |= O_NOFOLLOW;
+    int fd;
+    do
+        fd = open(g.path, flags, 0644);
+    while (fd < 0 && errno == EINTR);
+    __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELAXED);
+    g.fd = fd;
+    if (fd < 0) {
+        hkrt_warn_hint("cannot open trace file", g.path, errno,
+                       "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");
+        return;
+    }
+
+    struct hkt_header *h = &g.header;
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, HKT_MAGIC, HKT_MAGIC_SIZE);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    h->endian = HKT_ENDIAN_BIG;
+#else
+    h->endian = HKT_ENDIAN_LITTLE;
+#endif
+    h->pointer_size = (uint8_t)sizeof(void *);
+    h->version = HKT_VERSION;
+    h->header_size = HKT_HEADER_SIZE;
+    h->ticks_per_second = 0; /* set when the file is finished */
+    h->pid = pid;
+    h->flags = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    h->start_realtime_ns = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    __atomic_store_n(&g.file_end, (uint64_t)HKT_HEADER_SIZE, __ATOMIC_RELAXED);
+    if (!hkrt_pwrite_all(h, sizeof *h, 0))
+        return;
+
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    hkrt_write_chunk(HKT_CHUNK_EXE, 0, NULL, 0, exe);
+    hkrt_write_modules();
+}
+
+static HKRT_FN void hkrt_thread_key_destructor(void *arg);
+static HKRT_FN void hkrt_at_exit(void);
+static HKRT_FN void hkrt_atfork_prepare(void);
+static HKRT_FN void hkrt_atfork_parent(void);
+static HKRT_FN void hkrt_atfork_child(void);
+static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
+
+static HKRT_FN void hkrt_install_fatal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = hkrt_on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    /* SA_ONSTACK: on stack overflow the handler runs on the thread's alternate stack. Not
+     * SA_NODEFER: a fault inside the handler then kills the process instead of recursing. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    for (int i = 0; i < HKRT_NFATAL; i++) {
+        if (sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
+            continue;
+        if (!(g_old_actions[i].sa_flags & SA_SIGINFO) && g_old_actions[i].sa_handler == SIG_IGN)
+            continue; /* the program ignores it: leave that alone */
+        if (sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
+            g_handler_installed[i] = 1;
+    }
+}
+
+/* Starts the runtime, under the lock. */
+static HKRT_FN void hkrt_start_locked(void)
+{
+    hkrt_read_options();
+    g_hot.full_mask = (uintptr_t)g.buffer_records * sizeof(struct hkt_record) - 1;
+    g.clock_start = hkrt_clock_point_now();
+    if (!g.once_done) {
+        g.once_done = 1;
+        /* Registered as early as possible: atexit handlers run in reverse order, so the file
+         * is finished after the program's own handlers and its C++ static destructors. */
+        atexit(hkrt_at_exit);
+        pthread_atfork(hkrt_atfork_prepare, hkrt_atfork_parent, hkrt_atfork_child);
+        g.key_ok = pthread_key_create(&g.key, hkrt_thread_key_destructor) == 0;
+        if (!g.key_ok)
+            hkrt_warn("cannot create a pthread key; records will be counted as lost", NULL, 0);
+        hkrt_install_fatal_handlers();
+    }
+    hkrt_open_file();
+    /* The flag first: a hook in another thread that sees RUNNING also sees HOOKCC_DISABLE. */
+    __atomic_store_n(&g_hot.enabled, g.user_enabled ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.state, HKRT_RUNNING, __ATOMIC_RELEASE);
+}
+
+/* Starts the runtime if nobody has. Called with the calling thread's busy flag held (see
+ * hkrt_guard_enter), so that a hook run by a libc function it calls (interposed by the program
+ * and instrumented) is counted as lost instead of coming back here. */
+static HKRT_FN void hkrt_ensure_started(void)
+{
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_UNINIT)
+        return;
+    if (__atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) == hkrt_my_tid_for_lock())
+        return; /* re-entered while this thread starts the runtime: spinning would deadlock */
+    hkrt_lock();
+    if (g.state == HKRT_UNINIT)
+        hkrt_start_locked();
+    hkrt_unlock();
+}
+
+/* The per-thread recursion guard. Taking `busy` and moving pos to held_pos (pos = NULL)
+ * sends every hook this thread runs meanwhile (from a signal handler, or from a libc function
+ * the runtime calls that the program interposed and instrumented) to the slow path, which sees
+ * `busy` and counts the record as lost. Between enter and leave, held_pos is the thread's pos.
+ * Returns 0 if busy was already taken (by this thread further up, or by the finisher). */
+static HKRT_FN int hkrt_guard_enter(struct hkrt_thread *t)
+{
+    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    t->held_pos = t->pos;
+    t->pos = NULL;
+    return 1;
+}
+
+static HKRT_FN void hkrt_guard_leave(struct hkrt_thread *t)
+{
+    t->pos = t->life == HKRT_THREAD_LIVE ? t->held_pos : NULL;
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Starts the runtime from outside a hook (constructor, public API). */
+static HKRT_FN void hkrt_ensure_started_guarded(void)
+{
+    struct hkrt_thread *t = &t_self;
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_UNINIT || !hkrt_guard_enter(t))
+        return;
+    hkrt_ensure_started();
+    hkrt_guard_leave(t);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Threads                                                                                  */
+
+/* Gives the thread an alternate signal stack if it has none, so that the fatal-signal handler
+ * can still finish the file after a stack overflow. */
+static HKRT_FN void hkrt_thread_altstack_on(struct hkrt_thread *t)
+{
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0 || !(current.ss_flags & SS_DISABLE))
+        return;
+    void *mem = mmap(NULL, HKRT_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = mem, .ss_flags = 0, .ss_size = HKRT_ALTSTACK_SIZE};
+    if (sigaltstack(&ss, NULL) == 0)
+        t->altstack = mem;
+    else
+        munmap(mem, HKRT_ALTSTACK_SIZE);
+}
+
+static HKRT_FN void hkrt_thread_altstack_off(struct hkrt_thread *t)
+{
+    if (t->altstack == NULL)
+        return;
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0)
+        return; /* cannot tell whether it is still installed: leak it rather than risk it */
+    if (current.ss_sp == t->altstack && !(current.ss_flags & SS_DISABLE)) {
+        if (current.ss_flags & SS_ONSTACK)
+            return; /* running on it (cannot happen at thread exit) */
+        stack_t off = {.ss_sp = NULL, .ss_flags = SS_DISABLE, .ss_size = 0};
+        if (sigaltstack(&off, NULL) != 0)
+            return;
+    }
+    munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+    t->altstack = NULL;
+}
+
+static HKRT_FN void hkrt_list_remove(struct hkrt_thread *t)
+{
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else if (g.threads == t)
+        g.threads = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+}
+
+/* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
+ * the EVENTS chunk header just before it: maps enough to align, then unmaps the slack. */
+static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
+{
+    const size_t header = sizeof(struct hkt_chunk_header);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (page == 0 || (page & (page - 1)) != 0)
+        page = 4096;
+    size_t len = 2 * bytes + header + (size_t)page;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return 0;
+    uintptr_t start = (uintptr_t)base, end = start + len;
+    uintptr_t buf = (start + header + bytes - 1) & ~(uintptr_t)(bytes - 1);
+    uintptr_t keep_lo = (buf - header) & ~(page - 1);
+    uintptr_t keep_hi = (buf + bytes + page - 1) & ~(page - 1);
+    if (keep_lo > start)
+        munmap(base, keep_lo - start);
+    if (end > keep_hi)
+        munmap((void *)keep_hi, end - keep_hi);
+    t->map = (void *)keep_lo;
+    t->map_size = keep_hi - keep_lo;
+    t->buf = (struct hkt_record *)buf;
+    t->buf_end = (struct hkt_record *)(buf + bytes);
+    return 1;
+}
+
+/* Gives the calling thread a buffer and registers it. The caller holds the guard: on success
+ * held_pos is the buffer's start. Returns 0 if that failed (no memory, no pthread key). */
+static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
+{
+    if (!g.key_ok || !hkrt_thread_map_buffer(t, (size_t)g_hot.full_mask + 1))
+        return 0;
+    t->held_pos = t->buf;
+    t->tid = hkrt_gettid();
+    __atomic_store_n(&t->lost, 0, __ATOMIC_RELAXED);
+    t->final_written = 0;
+    /* The key's destructor runs at thread exit only for a non-NULL value. */
+    if (pthread_setspecific(g.key, t) != 0) {
+        munmap(t->map, t->map_size);
+        t->map = NULL;
+        t->buf = t->buf_end = t->held_pos = NULL;
+        return 0;
+    }
+    hkrt_thread_altstack_on(t);
+    hkrt_lock();
+    t->sequence = ++g.thread_seq;
+    t->prev = NULL;
+    t->next = g.threads;
+    if (g.threads != NULL)
+        g.threads->prev = t;
+    g.threads = t;
+    t->life = HKRT_THREAD_LIVE;
+    hkrt_unlock();
+    return 1;
+}
+
+/* Thread exit (pthread key destructor): last chunks, leave the list, free the buffer. Runs
+ * after the thread's C++ thread_local destructors (glibc runs those first), so their hooks are
+ * recorded; hooks in later key destructors are counted as lost. */
+static HKRT_FN void hkrt_thread_key_destructor(void *arg)
+{
+    struct hkrt_thread *t = &t_self;
+    if (arg != t || t->life != HKRT_THREAD_LIVE)
+        return;
+    int saved_errno = errno;
+    /* The finisher holds the lock for all its work, so once we have it, the finisher is
+     * either done with this thread (final_written) or has not started. */
+    hkrt_lock();
+    int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
+    struct hkt_record *upto = t->pos;
+    t->pos = NULL; /* later hooks of this thread: slow path, counted lost */
+    if (!was_busy && !t->final_written &&
+        __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
+        hkrt_thread_final_chunks(t, upto);
+    hkrt_list_remove(t);
+    t->life = HKRT_THREAD_DEAD;
+    hkrt_unlock();
+    hkrt_thread_altstack_off(t);
+    munmap(t->map, t->map_size);
+    t->map = NULL;
+    t->buf = t->buf_end = NULL;
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+    errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Hooks                                                                                    */
+
+static HKRT_FN int hkrt_recording(void)
+{
+    return __atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING;
+}
+
+/* Reached when pos is at a buffer boundary: the thread's first hook (NULL), a full buffer (its
+ * end), a fresh one (its start), or a hook re-entered from inside the runtime (NULL while the
+ * guard is held). Records (fn, kind) unless tracing is off. */
+static HKRT_COLD void hkrt_record_slow(void *fn, uint64_t kind)
+{
+    struct hkrt_thread *t = &t_self;
+    int saved_errno = errno;
+    if (!hkrt_guard_enter(t)) {
+        /* Re-entered (the guard's NULL pos sent us here), or the finisher took this thread. */
+        hkrt_count_lost(t, 1);
+        errno = saved_errno;
+        return;
+    }
+    hkrt_ensure_started();
+    if (!hkrt_recording())
+        goto out; /* disabled or finished: not recorded, not counted */
+    if (t->life == HKRT_THREAD_LIVE) {
+        /* At the buffer's end (full) or at its start (nothing to write: after a flush, a fork,
+         * or a hook that found it full raced with a signal handler that flushed it). */
+        hkrt_write_events(t, t->held_pos);
+        t->held_pos = t->buf;
+    } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
+        hkrt_count_lost(t, 1);
+        goto out;
+    }
+    /* The timestamp is taken after the work above, so every record of a thread is later than
+     * the one before and than the CLOCK chunk's first_tick. */
+    t->held_pos->time_kind = (hkrt_ticks() & HKT_TIME_MASK) | (kind << HKT_KIND_SHIFT);
+    t->held_pos->address = (uint64_t)(uintptr_t)fn;
+    t->held_pos++;
+out:
+    hkrt_guard_leave(t);
+    errno = saved_errno;
+}
+
+static inline __attribute__((always_inline, no_instrument_function)) void
+hkrt_record(void *fn, uint64_t kind)
+{
+    /* A plain load: clang does not fold an __atomic load into the compare, which costs an
+     * instruction. Each hook is its own call, so the flag is read afresh every time. */
+    if (HKRT_UNLIKELY(!g_hot.enabled))
+        return;
+    struct hkt_record *p = t_self.pos;
+    if (HKRT_UNLIKELY(((uintptr_t)p & g_hot.full_mask) == 0)) {
+        hkrt_record_slow(fn, kind);
+        return;
+    }
+#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* rdtsc gives edx:eax; storing the halves as they come (the high one masked to 30 bits,
+     * kind in its top 2) costs 3 instructions instead of 5. memcpy: no aliasing question. */
+    uint32_t lo, hi;
+    hkrt_ticks_split(&lo, &hi);
+    hi = (hi & (uint32_t)(HKT_TIME_MASK >> 32)) | (uint32_t)(kind << (HKT_KIND_SHIFT - 32));
+    memcpy((char *)&p->time_kind, &lo, sizeof lo);
+    memcpy((char *)&p->time_kind + sizeof lo, &hi, sizeof hi);
+#else
+    p->time_kind = (hkrt_ticks() & HKT_TIME_MASK) | (kind << HKT_KIND_SHIFT);
+#endif
+    p->address = (uint64_t)(uintptr_t)fn;
+    /* Release: the finisher, on another thread at exit, reads pos and then the records below
+     * it. A plain mov on x86 (TSO); stlr on AArch64. */
+    __atomic_store_n(&t_self.pos, p + 1, __ATOMIC_RELEASE);
+}
+
+HKRT_EXPORT void __hookcc_enter(void *fn, void *call_site)
+{
+    (void)call_site; /* format v1 does not store it: the entry stack gives every caller */
+    hkrt_record(fn, HKT_KIND_ENTRY);
+}
+
+HKRT_EXPORT void __hookcc_exit(void *fn, void *call_site)
+{
+    (void)call_site;
+    hkrt_record(fn, HKT_KIND_EXIT);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Finishing: exit, fatal signals                                                           */
+
+/* Takes another thread's busy flag, waiting up to ~1 s for it to finish a flush. */
+static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
+{
+    for (int i = 0; i < 1000; i++) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&t->busy, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+/* Finishes the file: every thread's records and last chunks, MODULE, CLOCK, then the header.
+ * Runs once; later calls return at once. Other threads may still be running hooks (exit() does
+ * not stop them): hooks that started before the enabled flag was cleared may land after this
+ * thread read their pos, and are not in the file. */
+static HKRT_FN void hkrt_finish(int from_signal)
+{
+    if (__atomic_exchange_n(&g.finishing, 1, __ATOMIC_ACQ_REL))
+        return;
+    __atomic_store_n(&g.finisher_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
+    __atomic_store_n(&g_hot.enabled, 0, __ATOMIC_SEQ_CST);
+    int locked = 1;
+    if (from_signal)
+        locked = hkrt_lock_from_signal();
+    else if (__atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) == hkrt_my_tid_for_lock())
+        locked = 0; /* exit() from a signal handler that interrupted us holding it */
+    else
+        hkrt_lock();
+    if (g.state != HKRT_RUNNING)
+        goto out;
+
+    for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
+        if (t->final_written)
+            continue;
+        struct hkt_record *upto;
+        if (t == &t_self) {
+            /* Busy already only if we got here from inside our own slow path (a fault in it,
+             * or exit() from an interposed function it called): then held_pos is the pos. */
+            int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
+            upto = was_busy ? t->held_pos : t->pos;
+        } else {
+            if (!hkrt_take_busy(t))
+                continue; /* stuck in a write for a second: leave it rather than write twice */
+            /* Kept busy from here on: the thread can no longer write its own buffer. Not in its
+             * slow path, so its pos is the real one. */
+            upto = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+        }
+        if (upto < t->buf || upto > t->buf_end)
+            upto = t->buf;
+        hkrt_thread_final_chunks(t, upto);
+    }
+
+    hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
+    struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
+    struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
+                              g.clock_start.ticks, end.ticks};
+    hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
+
+    if (hkrt_file_ok()) {
+        struct hkt_header h = g.header;
+        h.ticks_per_second = clock.ticks_per_second;
+        h.flags = HKT_FLAG_COMPLETE;
+        h.records = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
+        h.lost = __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
+                 __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+        /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
+         * each other, and the fields around them are unchanged. */
+        hkrt_pwrite_all(&h, sizeof h, 0);
+    }
+    /* The fd stays open: a late hook in another thread must never write to a reused fd. */
+    __atomic_store_n(&g.state, HKRT_FINISHED, __ATOMIC_RELEASE);
+out:
+    if (locked)
+        hkrt_unlock();
+}
+
+static HKRT_FN void hkrt_at_exit(void)
+{
+    int saved_errno = errno;
+    hkrt_finish(0);
+    errno = saved_errno;
+}
+
+/* Finishes the file, then gives the signal to whoever had it before: the previous action is
+ * restored, and a signal that was sent (kill, raise, abort: si_code <= 0) is raised again, to
+ * be delivered when this handler returns. A fault (si_code > 0) needs nothing: returning
+ * re-executes the faulting instruction, which now meets the previous action. */
+static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    int saved_errno = errno;
+    hkrt_finish(1);
+    /* If another thread is finishing (exit() racing a crash), give it time to complete the
+     * file before the signal kills the process. */
+    for (int i = 0; i < 1000 && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING &&
+                    __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != (int)hkrt_gettid();
+         i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    for (int i = 0; i < HKRT_NFATAL; i++) {
+        if (hkrt_fatal_signals[i] == sig && g_handler_installed[i]) {
+            sigaction(sig, &g_old_actions[i], NULL);
+            g_handler_installed[i] = 0;
+        }
+    }
+    if (info == NULL || info->si_code <= 0)
+        raise(sig);
+    errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* fork                                                                                     */
+
+static HKRT_FN void hkrt_atfork_prepare(void)
+{
+    hkrt_lock(); /* no thread is halfway through changing the list when the copy is taken */
+}
+
+static HKRT_FN void hkrt_atfork_parent(void)
+{
+    hkrt_unlock();
+}
+
+/* The child has one thread, this one. It forgets the parent's threads and file, and starts a
+ * file of its own: records this thread buffered before the fork are the parent's (the parent
+ * writes them), so they are dropped here. The frames open at the fork close in the child as
+ * unmatched exits. */
+static HKRT_FN void hkrt_atfork_child(void)
+{
+    struct hkrt_thread *me = &t_self;
+    int saved_errno = errno;
+    __atomic_store_n(&g.lock_owner, 0, __ATOMIC_RELAXED);
+    if (me->life == HKRT_THREAD_LIVE)
+        me->tid = hkrt_gettid();
+    hkrt_lock();
+    for (struct hkrt_thread *t = g.threads, *next; t != NULL; t = next) {
+        next = t->next;
+        if (t == me)
+            continue;
+        /* Copies of other threads' memory, which no thread here will use. */
+        if (t->map != NULL)
+            munmap(t->map, t->map_size);
+        if (t->altstack != NULL)
+            munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+    }
+    g.threads = NULL;
+    g.thread_seq = 0;
+    if (me->life == HKRT_THREAD_LIVE) {
+        me->prev = me->next = NULL;
+        g.threads = me;
+        me->sequence = ++g.thread_seq;
+        me->pos = me->buf;
+        __atomic_store_n(&me->lost, 0, __ATOMIC_RELAXED);
+        me->final_written = 0;
+    }
+    if (g.fd >= 0)
+        close(g.fd); /* the parent's file: the child never writes to it */
+    g.fd = -1;
+    __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.finishing, 0, __ATOMIC_RELAXED);
+    g.is_fork_child = 1;
+    if (g.state == HKRT_RUNNING) {
+        int guarded = hkrt_guard_enter(me);
+        g.clock_start = hkrt_clock_point_now();
+        hkrt_open_file();
+        __atomic_store_n(&g_hot.enabled, g.user_enabled ? 1 : 0, __ATOMIC_RELAXED);
+        if (guarded)
+            hkrt_guard_leave(me);
+    }
+    hkrt_unlock();
+    errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Start, public API                                                                        */
+
+/* Registers the calling thread now (the main thread, from the constructor), so that it is
+ * thread 1 and its buffer exists before the first hook. */
+static HKRT_FN void hkrt_start_and_attach_current_thread(void)
+{
+    struct hkrt_thread *t = &t_self;
+    if (!hkrt_guard_enter(t))
+        return;
+    hkrt_ensure_started();
+    if (t->life == HKRT_THREAD_NEW && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
+        hkrt_thread_attach(t);
+    hkrt_guard_leave(t);
+}
+
+/* Priority 101, the earliest a program may use: the atexit handler is registered before any
+ * of the program's C++ static constructors register their destructors. */
+__attribute__((constructor(101), no_instrument_function)) static void hkrt_constructor(void)
+{
+    int saved_errno = errno;
+    hkrt_start_and_attach_current_thread();
+    errno = saved_errno;
+}
+
+HKRT_EXPORT void hookcc_trace_flush(void)
+{
+    struct hkrt_thread *t = &t_self;
+    int saved_errno = errno;
+    if (t->life != HKRT_THREAD_LIVE || !hkrt_guard_enter(t)) {
+        errno = saved_errno;
+        return;
+    }
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING && !t->final_written) {
+        hkrt_write_events(t, t->held_pos);
+        t->held_pos = t->buf;
+    }
+    hkrt_guard_leave(t);
+    errno = saved_errno;
+}
+
+HKRT_EXPORT void hookcc_trace_enable(void)
+{
+    int saved_errno = errno;
+    hkrt_ensure_started_guarded();
+    hkrt_lock();
+    g.user_enabled = 1;
+    if (g.state == HKRT_RUNNING && !__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&g_hot.enabled, 1, __ATOMIC_RELAXED);
+    hkrt_unlock();
+    errno = saved_errno;
+}
+
+HKRT_EXPORT void hookcc_trace_disable(void)
+{
+    int saved_errno = errno;
+    hkrt_ensure_started_guarded();
+    hkrt_lock();
+    g.user_enabled = 0;
+    __atomic_store_n(&g_hot.enabled, 0, __ATOMIC_RELAXED);
+    hkrt_unlock();
+    errno = saved_errno;
+}
+
+HKRT_EXPORT int hookcc_trace_enabled(void)
+{
+    int saved_errno = errno;
+    hkrt_ensure_started_guarded();
+    errno = saved_errno;
+    return hkrt_recording();
+}
+
+HKRT_EXPORT const char *hookcc_trace_path(void)
+{
+    int saved_errno = errno;
+    hkrt_ensure_started_guarded();
+    errno = saved_errno;
+    return g.fd >= 0 ? g.path : NULL;
+}

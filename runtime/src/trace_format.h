@@ -1,0 +1,128 @@
+/* The on-disk layout of a hookcc trace file (`.hktrace`).
+ *
+ * docs/trace-format.md is the contract; this header and hookprof/src/format.rs each define
+ * every field once, from that page. Change a layout and you change HKT_VERSION here, in the
+ * doc and in the reader.
+ *
+ * Format versions:
+ *   1  64-byte header; chunks EXE, MODULE, EVENTS (16-byte records: time_kind, address),
+ *      LOST, THREAD, CLOCK. All fields in the writer's native byte order (header byte 8).
+ *
+ * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
+ * each field sits at an offset that is a multiple of its size, so the layout is the same on
+ * every ABI (i386's 4-byte alignment of uint64_t included); the asserts check it.
+ * This header needs only <stdint.h> and <stddef.h>, so the freestanding core can use it.
+ */
+#ifndef HOOKCC_RUNTIME_TRACE_FORMAT_H
+#define HOOKCC_RUNTIME_TRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HKT_MAGIC "HKTRACE" /* 8 bytes with its NUL */
+#define HKT_MAGIC_SIZE 8
+#define HKT_VERSION 1
+#define HKT_HEADER_SIZE 64
+
+/* header.endian */
+#define HKT_ENDIAN_LITTLE 1
+#define HKT_ENDIAN_BIG 2
+
+/* header.flags */
+#define HKT_FLAG_COMPLETE UINT64_C(1) /* the runtime finished the file (exit, signal) */
+
+/* Byte offsets of the header fields rewritten in place when the file is finished. */
+#define HKT_OFF_TICKS_PER_SECOND 16
+#define HKT_OFF_FLAGS 32
+#define HKT_OFF_RECORDS 48
+#define HKT_OFF_LOST 56
+
+/* Chunk types. A reader skips types it does not know. */
+#define HKT_CHUNK_EXE 1
+#define HKT_CHUNK_MODULE 2
+#define HKT_CHUNK_EVENTS 3
+#define HKT_CHUNK_LOST 4
+#define HKT_CHUNK_THREAD 5
+#define HKT_CHUNK_CLOCK 6
+
+#define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
+
+/* Record kinds: bits 62-63 of hkt_record.time_kind; bits 0-61 are the timestamp. */
+#define HKT_KIND_ENTRY UINT64_C(0)
+#define HKT_KIND_EXIT UINT64_C(1)
+/* 2 and 3 are reserved: a reader rejects them. */
+#define HKT_KIND_SHIFT 62
+#define HKT_TIME_MASK ((UINT64_C(1) << HKT_KIND_SHIFT) - 1)
+
+struct hkt_header {
+    char magic[HKT_MAGIC_SIZE]; /*  0: "HKTRACE\0" */
+    uint8_t endian;             /*  8: HKT_ENDIAN_* */
+    uint8_t pointer_size;       /*  9: 4 or 8 */
+    uint16_t version;           /* 10: HKT_VERSION */
+    uint32_t header_size;       /* 12: HKT_HEADER_SIZE */
+    uint64_t ticks_per_second;  /* 16: 0 while running */
+    uint64_t pid;               /* 24 */
+    uint64_t flags;             /* 32: HKT_FLAG_* */
+    uint64_t start_realtime_ns; /* 40: ns since the Unix epoch */
+    uint64_t records;           /* 48: set when complete */
+    uint64_t lost;              /* 56: set when complete */
+};
+
+struct hkt_chunk_header {
+    uint32_t type;   /* 0: HKT_CHUNK_* */
+    uint32_t length; /* 4: payload bytes after this header, a multiple of 8 */
+    uint64_t thread; /* 8: Linux TID, 0 for process-wide chunks */
+};
+
+/* One EVENTS record. */
+struct hkt_record {
+    uint64_t time_kind; /* 0: timestamp (bits 0-61) | kind << 62 */
+    uint64_t address;   /* 8: instrumented function, zero-extended on 32-bit targets */
+};
+
+/* Fixed part of a MODULE payload; the NUL-terminated path follows, padded to 8 bytes. */
+struct hkt_module {
+    uint64_t bias;  /*  0: run-time address = ELF vaddr + bias */
+    uint64_t start; /*  8: lowest PT_LOAD run-time address */
+    uint64_t end;   /* 16: one past the highest */
+};
+
+/* CLOCK payload. */
+struct hkt_clock {
+    uint64_t ticks_per_second; /*  0 */
+    uint64_t first_tick;       /*  8: counter when the runtime started */
+    uint64_t last_tick;        /* 16: counter when the file was finished */
+};
+
+/* Fixed part of a THREAD payload; the NUL-terminated name follows, padded to 8 bytes. */
+struct hkt_thread_name {
+    uint64_t sequence; /* 0: 1 = first thread seen */
+};
+
+/* LOST payload. */
+struct hkt_lost {
+    uint64_t records; /* 0 */
+};
+
+_Static_assert(sizeof(struct hkt_header) == HKT_HEADER_SIZE, "hkt_header is 64 bytes");
+_Static_assert(offsetof(struct hkt_header, endian) == 8, "hkt_header.endian");
+_Static_assert(offsetof(struct hkt_header, pointer_size) == 9, "hkt_header.pointer_size");
+_Static_assert(offsetof(struct hkt_header, version) == 10, "hkt_header.version");
+_Static_assert(offsetof(struct hkt_header, header_size) == 12, "hkt_header.header_size");
+_Static_assert(offsetof(struct hkt_header, ticks_per_second) == HKT_OFF_TICKS_PER_SECOND,
+               "hkt_header.ticks_per_second");
+_Static_assert(offsetof(struct hkt_header, pid) == 24, "hkt_header.pid");
+_Static_assert(offsetof(struct hkt_header, flags) == HKT_OFF_FLAGS, "hkt_header.flags");
+_Static_assert(offsetof(struct hkt_header, start_realtime_ns) == 40,
+               "hkt_header.start_realtime_ns");
+_Static_assert(offsetof(struct hkt_header, records) == HKT_OFF_RECORDS, "hkt_header.records");
+_Static_assert(offsetof(struct hkt_header, lost) == HKT_OFF_LOST, "hkt_header.lost");
+_Static_assert(sizeof(struct hkt_chunk_header) == 16, "hkt_chunk_header is 16 bytes");
+_Static_assert(offsetof(struct hkt_chunk_header, thread) == 8, "hkt_chunk_header.thread");
+_Static_assert(sizeof(struct hkt_record) == 16, "hkt_record is 16 bytes");
+_Static_assert(sizeof(struct hkt_module) == 24, "hkt_module is 24 bytes");
+_Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
+_Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
+_Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
+
+#endif /* HOOKCC_RUNTIME_TRACE_FORMAT_H */

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Checks a hookcc trace file (.hktrace) against docs/trace-format.md and a test's expectations.
+
+A second, independent reader of the format (stdlib only), for the runtime's unit tests: it
+parses every chunk, validates what the doc promises, pairs records the way the doc says the
+reader does, and compares the result with expectations given on the command line.
+
+    check_trace.py FILE [--vars OUT] [--complete | --incomplete] [--records N] [--lost N]
+                   [--lost-min N] [--threads N] [--thread-records NAME=N] ...
+
+--vars names a file of `key=value` lines printed by the test program: `pid=` is compared with
+the header, `addr.NAME=0x...` gives the addresses that --entries NAME=N counts.
+Exits 0 if everything holds, 1 with one line per failure (byte offsets for format errors).
+"""
+
+import argparse
+import struct
+import sys
+
+MAGIC = b"HKTRACE\0"
+HEADER_SIZE = 64
+CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
+FLAG_COMPLETE = 1
+KIND_ENTRY, KIND_EXIT = 0, 1
+TIME_MASK = (1 << 62) - 1
+
+
+class FormatError(Exception):
+    pass
+
+
+def cstring(payload, offset, where):
+    end = payload.find(b"\0", offset)
+    if end < 0:
+        raise FormatError(f"{where}: string is not NUL-terminated")
+    if any(payload[end:]):
+        raise FormatError(f"{where}: padding after the string is not NUL")
+    return payload[offset:end].decode("utf-8", "replace")
+
+
+class Thread:
+    def __init__(self, tid):
+        self.tid = tid
+        self.records = []  # (time, kind, address)
+        self.lost = 0
+        self.lost_chunks = 0
+        self.name = None
+        self.sequence = None
+
+
+class Trace:
+    """Everything in one file, parsed."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path, "rb") as f:
+            data = f.read()
+        self.size = len(data)
+        if len(data) < HEADER_SIZE:
+            raise FormatError(f"offset 0: file has {len(data)} bytes, less than a header")
+        if data[0:8] != MAGIC:
+            raise FormatError(f"offset 0: bad magic {data[0:8]!r}")
+        endian = data[8]
+        if endian not in (1, 2):
+            raise FormatError(f"offset 8: endian byte {endian}, expected 1 or 2")
+        self.endian = endian
+        e = "<" if endian == 1 else ">"
+        self.pointer_size = data[9]
+        if self.pointer_size not in (4, 8):
+            raise FormatError(f"offset 9: pointer size {self.pointer_size}")
+        (self.version, self.header_size) = struct.unpack_from(e + "HI", data, 10)
+        if self.version != 1:
+            raise FormatError(f"offset 10: version {self.version}, expected 1")
+        if self.header_size != HEADER_SIZE:
+            raise FormatError(f"offset 12: header_size {self.header_size}, expected 64")
+        (self.ticks_per_second, self.pid, self.flags, self.start_realtime_ns, self.records,
+         self.lost) = struct.unpack_from(e + "6Q", data, 16)
+        self.complete = bool(self.flags & FLAG_COMPLETE)
+
+        self.exe = None
+        self.modules = []  # (bias, start, end, path)
+        self.clocks = []  # (tps, first, last)
+        self.threads = []  # every thread, in the order first seen
+        current = {}  # tid -> its Thread until its THREAD chunk (Linux reuses tids)
+
+        def thread(tid):
+            if tid not in current:
+                current[tid] = Thread(tid)
+                self.threads.append(current[tid])
+            return current[tid]
+        self.chunk_types = []
+        self.events_end = 0  # end offset of the last EVENTS chunk
+        self.truncated = None  # offset of an incomplete final chunk
+        self.holes = []  # offsets of zero words where a chunk should start
+        off = self.header_size
+        while off < len(data):
+            if off % 8:
+                raise FormatError(f"offset {off}: chunk not 8-byte aligned")
+            if len(data) - off < 16:
+                self.truncated = off
+                break
+            if data[off:off + 8] == bytes(8):
+                # A hole: space a writer reserved and never wrote (killed in between). The
+                # doc says a reader skips zero words 8 bytes at a time.
+                self.holes.append(off)
+                off += 8
+                continue
+            ctype, length, tid = struct.unpack_from(e + "IIQ", data, off)
+            if length % 8:
+                raise FormatError(f"offset {off}: chunk length {length} not a multiple of 8")
+            if off + 16 + length > len(data):
+                self.truncated = off
+                break
+            payload = data[off + 16: off + 16 + length]
+            where = f"offset {off} (chunk type {ctype})"
+            self.chunk_types.append(ctype)
+            if ctype == CHUNK_EXE:
+                if tid != 0:
+                    raise FormatError(f"{where}: EXE with thread {tid}")
+                if self.exe is not None:
+                    raise FormatError(f"{where}: second EXE chunk")
+                self.exe = cstring(payload, 0, where)
+            elif ctype == CHUNK_MODULE:
+                if length < 32:
+                    raise FormatError(f"{where}: MODULE payload of {length} bytes")
+                bias, start, end = struct.unpack_from(e + "3Q", payload, 0)
+                if start >= end:
+                    raise FormatError(f"{where}: MODULE start {start:#x} >= end {end:#x}")
+                self.modules.append((bias, start, end, cstring(payload, 24, where)))
+            elif ctype == CHUNK_EVENTS:
+                if length % 16:
+                    raise FormatError(f"{where}: EVENTS length {length} not a multiple of 16")
+                if tid == 0:
+                    raise FormatError(f"{where}: EVENTS without a thread id")
+                t = thread(tid)
+                for i in range(length // 16):
+                    tk, addr = struct.unpack_from(e + "QQ", payload, i * 16)
+                    kind = tk >> 62
+                    if kind not in (KIND_ENTRY, KIND_EXIT):
+                        raise FormatError(
+                            f"offset {off + 16 + i * 16}: record kind {kind} is reserved")
+                    if self.pointer_size == 4 and addr >> 32:
+                        raise FormatError(
+                            f"offset {off + 16 + i * 16 + 8}: address {addr:#x} wider "
+                            "than the 4-byte pointers the header announces")
+                    t.records.append((tk & TIME_MASK, kind, addr))
+                self.events_end = off + 16 + length
+            elif ctype == CHUNK_LOST:
+                if length != 8:
+                    raise FormatError(f"{where}: LOST payload of {length} bytes")
+                t = thread(tid)
+                t.lost += struct.unpack_from(e + "Q", payload, 0)[0]
+                t.lost_chunks += 1
+            elif ctype == CHUNK_THREAD:
+                if length < 16:
+                    raise FormatError(f"{where}: THREAD payload of {length} bytes")
+                t = thread(tid)
+                del current[tid]  # its last chunk: a later one with this tid is a new thread
+                t.sequence = struct.unpack_from(e + "Q", payload, 0)[0]
+                t.name = cstring(payload, 8, where)
+            elif ctype == CHUNK_CLOCK:
+                if length != 24:
+                    raise FormatError(f"{where}: CLOCK payload of {length} bytes")
+                self.clocks.append(struct.unpack_from(e + "3Q", payload, 0))
+            # unknown types are skipped, as the doc says a reader does
+            off += 16 + length
+
+    def pairing(self, thread):
+        """The doc's pairing: returns (unmatched_entries, unmatched_exits, open_at_end)."""
+        stack, unmatched_entries, unmatched_exits = [], 0, 0
+        for _, kind, addr in thread.records:
+            if kind == KIND_ENTRY:
+                stack.append(addr)
+                continue
+            for depth in range(len(stack) - 1, -1, -1):
+                if stack[depth] == addr:
+                    unmatched_entries += len(stack) - 1 - depth
+                    del stack[depth:]
+                    break
+            else:
+                unmatched_exits += 1
+        return unmatched_entries, unmatched_exits, len(stack)
+
+
+def check(trace, args, variables):
+    errors = []
+
+    def expect(cond, message):
+        if not cond:
+            errors.append(message)
+
+    total_records = sum(len(t.records) for t in trace.threads)
+    total_lost_chunks = sum(t.lost for t in trace.threads)
+    expect(trace.chunk_types[:1] == [CHUNK_EXE], "the first chunk is not EXE")
+    expect(any(m[3] == "" for m in trace.modules), "no MODULE chunk for the executable")
+    expect(trace.pointer_size == args.pointer_size if args.pointer_size else True,
+           f"pointer size {trace.pointer_size}, expected {args.pointer_size}")
+    if args.endian:
+        expect(trace.endian == {"little": 1, "big": 2}[args.endian],
+               f"endian byte {trace.endian}, expected {args.endian}")
+
+    if trace.complete:
+        expect(trace.truncated is None, f"complete file with a cut chunk at {trace.truncated}")
+        expect(not trace.holes, f"complete file with holes at {trace.holes[:5]}")
+        expect(len(trace.clocks) == 1, f"{len(trace.clocks)} CLOCK chunks in a complete file")
+        expect(trace.records == total_records,
+               f"header records {trace.records} != {total_records} in EVENTS chunks")
+        expect(trace.lost >= total_lost_chunks,
+               f"header lost {trace.lost} < {total_lost_chunks} in LOST chunks")
+        expect(trace.ticks_per_second > 0, "complete file with ticks_per_second 0")
+        if trace.clocks:
+            tps, first, last = trace.clocks[0]
+            expect(tps == trace.ticks_per_second,
+                   f"CLOCK ticks_per_second {tps} != header {trace.ticks_per_second}")
+            expect(first <= last, f"CLOCK first_tick {first} > last_tick {last}")
+            for t in trace.threads:
+                if t.records and not args.no_time_bounds:
+                    lo = min(r[0] for r in t.records)
+                    hi = max(r[0] for r in t.records)
+                    expect(first <= lo and hi <= last,
+                           f"thread {t.tid}: times [{lo}, {hi}] outside the CLOCK's "
+                           f"[{first}, {last}]")
+        for t in trace.threads:
+            expect(t.name is not None, f"thread {t.tid} has no THREAD chunk")
+        seqs = [t.sequence for t in trace.threads if t.sequence is not None]
+        expect(len(seqs) == len(set(seqs)), f"thread sequence numbers repeat: {sorted(seqs)}")
+    for t in trace.threads:
+        times = [r[0] for r in t.records]
+        if not args.no_monotonic:
+            bad = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
+            expect(bad is None, f"thread {t.tid}: record {bad} goes back in time")
+        expect(t.lost_chunks <= 1, f"thread {t.tid}: {t.lost_chunks} LOST chunks")
+
+    if args.complete:
+        expect(trace.complete, "the complete flag is clear")
+    if args.incomplete:
+        expect(not trace.complete, "the complete flag is set")
+    if args.records is not None:
+        expect(total_records == args.records,
+               f"{total_records} records in EVENTS chunks, expected {args.records}")
+    if args.lost is not None:
+        expect(trace.lost == args.lost, f"header lost {trace.lost}, expected {args.lost}")
+    if args.lost_min is not None:
+        expect(trace.lost >= args.lost_min, f"header lost {trace.lost} < {args.lost_min}")
+    if args.generated is not None:
+        expect(trace.records + trace.lost == args.generated,
+               f"records {trace.records} + lost {trace.lost} != {args.generated} generated")
+    if args.lost_chunks_equal_header:
+        expect(total_lost_chunks == trace.lost,
+               f"LOST chunks say {total_lost_chunks}, header lost {trace.lost}")
+    if args.events_end_max is not None:
+        expect(trace.events_end <= args.events_end_max,
+               f"an EVENTS chunk ends at {trace.events_end} > {args.events_end_max}")
+    if args.threads is not None:
+        with_events = [t for t in trace.threads if t.records or t.name is not None]
+        expect(len(with_events) == args.threads,
+               f"{len(with_events)} threads, expected {args.threads}")
+    by_name = {}
+    for t in trace.threads:
+        by_name.setdefault(t.name, []).append(t)
+    for spec in args.thread_records:
+        name, _, n = spec.partition("=")
+        ts = by_name.get(name, [])
+        expect(len(ts) == 1, f"{len(ts)} threads named {name!r}, expected 1 "
+                             f"(names: {sorted(str(k) for k in by_name)})")
+        if len(ts) == 1:
+            if n.startswith(">="):
+                expect(len(ts[0].records) >= int(n[2:]),
+                       f"thread {name!r}: {len(ts[0].records)} records, expected {n}")
+            else:
+                expect(len(ts[0].records) == int(n),
+                       f"thread {name!r}: {len(ts[0].records)} records, expected {n}")
+    if args.first_thread is not None:
+        first = [t for t in trace.threads if t.sequence == 1]
+        expect(len(first) == 1 and first[0].name == args.first_thread,
+               f"thread 1 is {[t.name for t in first]}, expected {args.first_thread!r}")
+    if args.exe_suffix is not None:
+        expect(trace.exe is not None and trace.exe.endswith(args.exe_suffix),
+               f"EXE path {trace.exe!r} does not end with {args.exe_suffix!r}")
+
+    unmatched_entries = unmatched_exits = open_frames = 0
+    for t in trace.threads:
+        ue, ux, op = trace.pairing(t)
+        unmatched_entries += ue
+        unmatched_exits += ux
+        open_frames += op
+    if args.balanced:
+        expect(unmatched_entries == 0 and unmatched_exits == 0 and open_frames == 0,
+               f"not balanced: {unmatched_entries} unmatched entries, {unmatched_exits} "
+               f"unmatched exits, {open_frames} frames open at the end")
+    if args.open_frames is not None:
+        expect(open_frames == args.open_frames,
+               f"{open_frames} frames open at the end, expected {args.open_frames}")
+    if args.max_open_frames is not None:
+        expect(open_frames <= args.max_open_frames,
+               f"{open_frames} frames open at the end, expected at most {args.max_open_frames}")
+    if args.unmatched_exits is not None:
+        expect(unmatched_exits == args.unmatched_exits,
+               f"{unmatched_exits} unmatched exits, expected {args.unmatched_exits}")
+
+    if "pid" in variables:
+        expect(trace.pid == int(variables["pid"]),
+               f"header pid {trace.pid}, program said {variables['pid']}")
+    for spec in args.entries:
+        name, _, n = spec.partition("=")
+        key = "addr." + name
+        if key not in variables:
+            errors.append(f"--entries {name}: the program printed no {key}=")
+            continue
+        addr = int(variables[key], 16)
+        count = sum(1 for t in trace.threads for r in t.records
+                    if r[1] == KIND_ENTRY and r[2] == addr)
+        expect(count == int(n), f"{count} entries of {name} ({addr:#x}), expected {n}")
+        exe_modules = [m for m in trace.modules if m[3] == ""]
+        expect(any(m[1] <= addr < m[2] for m in exe_modules),
+               f"{name} ({addr:#x}) is not inside the executable's MODULE range")
+    return errors, (total_records, unmatched_entries, unmatched_exits, open_frames)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("file")
+    p.add_argument("--vars", help="key=value lines printed by the test program")
+    p.add_argument("--complete", action="store_true")
+    p.add_argument("--incomplete", action="store_true")
+    p.add_argument("--records", type=int, help="records in EVENTS chunks")
+    p.add_argument("--lost", type=int, help="header lost")
+    p.add_argument("--lost-min", type=int)
+    p.add_argument("--generated", type=int, help="header records + lost")
+    p.add_argument("--lost-chunks-equal-header", action="store_true")
+    p.add_argument("--events-end-max", type=int)
+    p.add_argument("--threads", type=int)
+    p.add_argument("--thread-records", action="append", default=[], metavar="NAME=N|NAME=>=N")
+    p.add_argument("--first-thread", metavar="NAME")
+    p.add_argument("--exe-suffix")
+    p.add_argument("--entries", action="append", default=[], metavar="NAME=N")
+    p.add_argument("--balanced", action="store_true")
+    p.add_argument("--open-frames", type=int)
+    p.add_argument("--max-open-frames", type=int)
+    p.add_argument("--unmatched-exits", type=int)
+    p.add_argument("--pointer-size", type=int)
+    p.add_argument("--endian", choices=["little", "big"])
+    p.add_argument("--no-monotonic", action="store_true",
+                   help="do not require a thread's timestamps to be non-decreasing")
+    p.add_argument("--no-time-bounds", action="store_true",
+                   help="do not require timestamps inside the CLOCK chunk's range")
+    args = p.parse_args()
+
+    variables = {}
+    if args.vars:
+        with open(args.vars, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, value = line.strip().partition("=")
+                if sep:
+                    variables[key] = value
+    try:
+        trace = Trace(args.file)
+    except (OSError, FormatError) as e:
+        print(f"{args.file}: {e}")
+        return 1
+    errors, (records, ue, ux, op) = check(trace, args, variables)
+    for e in errors:
+        print(f"{args.file}: {e}")
+    if errors:
+        return 1
+    print(f"{args.file}: ok: {'complete' if trace.complete else 'INCOMPLETE'}, "
+          f"{records} records, {trace.lost} lost, {len(trace.threads)} threads, "
+          f"{len(trace.modules)} modules, {trace.ticks_per_second} ticks/s, "
+          f"unmatched {ue} entries / {ux} exits, {op} open")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+/* fork(): the child writes its own file; the parent's stays whole.
+ * parent: main, A pairs, fork, (wait), C pairs, exit main; child: B pairs, exit(0). */
+#include "hk_test.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+HK_FUNCTION(before, 1)
+HK_FUNCTION(in_child, 2)
+HK_FUNCTION(after, 3)
+
+static void pairs(void (*f)(void), int n)
+{
+    for (int i = 0; i < n; i++) {
+        ENTER(f);
+        EXIT(f);
+    }
+}
+
+int main(void)
+{
+    ENTER(main);
+    HK_VAR("pid", "%ld", (long)getpid());
+    HK_VAR("addr.before", "%p", (void *)before);
+    HK_VAR("addr.in_child", "%p", (void *)in_child);
+    HK_VAR("addr.after", "%p", (void *)after);
+    const char *path = hookcc_trace_path();
+    HK_VAR("path", "%s", path != NULL ? path : "(null)");
+    pairs(before, 1000);
+    pid_t child = fork();
+    if (child < 0)
+        return 2;
+    if (child == 0) {
+        pairs(in_child, 500);
+        path = hookcc_trace_path();
+        HK_VAR("child_pid", "%ld", (long)getpid());
+        HK_VAR("child_path", "%s", path != NULL ? path : "(null)");
+        exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    pairs(after, 200);
+    EXIT(main);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
+}

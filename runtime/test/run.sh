@@ -1,0 +1,389 @@
+#!/usr/bin/env bash
+# Unit tests of the hosted trace runtime (runtime/src/trace.c).
+#
+# Builds trace.o the way the hookcc driver does (plus -Wall -Wextra -Werror) and the test
+# programs in this directory with clang-19, runs them natively and under qemu-user for each
+# cross target whose libc is installed (Debian: libc6-dev-<arch>-cross, libgcc-12-dev-<arch>-cross,
+# qemu-user; linked with lld), and checks every trace file with check_trace.py.
+#
+# Usage: runtime/test/run.sh [-v]
+#   -v                    print every check's output, not only failures'
+#   CC=...                compiler (default clang-19)
+#   HOOKCC_TEST_TARGETS   cross targets to try (default: aarch64 i686 arm riscv64 s390x;
+#                         empty: native only)
+# Prints "N passed, N failed, N skipped" last; exits non-zero if anything failed.
+set -u
+
+verbose=0
+[ "${1:-}" = "-v" ] && verbose=1
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+CC=${CC:-clang-19}
+checker=("python3" "$here/check_trace.py")
+work=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-runtime-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+ulimit -c 0 # the crash tests must not leave core files
+case_timeout=${HOOKCC_TEST_TIMEOUT:-120}
+
+# The driver's flags for the runtime (keep in step with wrapper/), plus warnings as errors.
+runtime_cflags=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden
+    -Wall -Wextra -Werror -I "$root/runtime/include" -I "$root/runtime/src")
+test_cflags=(-std=gnu11 -O1 -g -Wall -Wextra -Werror -I "$root/runtime/include")
+
+passed=0 failed=0 skipped=0
+failures=()
+
+result() { # NAME STATUS [DETAIL-FILE]
+    if [ "$2" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok      $1"
+        [ "$verbose" -eq 1 ] && [ -f "${3:-}" ] && sed 's/^/        /' "$3"
+    else
+        failed=$((failed + 1))
+        failures+=("$1")
+        echo "FAILED  $1"
+        [ -f "${3:-}" ] && sed 's/^/        /' "$3"
+    fi
+    return 0
+}
+
+skip() { # NAME WHY
+    skipped=$((skipped + 1))
+    echo "skipped $1: $2"
+}
+
+# ------------------------------------------------------------------------------------------
+# Per-target state, set by setup_target: $target, $tag, $bin, $runner (array), $ptr, $endian,
+# $real_comm (1 if thread names are the program's: not under qemu-user, whose comm is its own)
+
+# run STATUS [VAR=VALUE ...] -- PROGRAM [ARGS...]
+# Runs a test program in the case's fresh directory $dir (also the caller's working directory
+# from then on), stdout in $dir/out, stderr in $dir/err, and checks its exit status.
+run() {
+    local want=$1
+    shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local prog=$1
+    shift
+    cd "$dir" || return 1
+    local status
+    # In braces with stderr closed: bash's own "Segmentation fault" notice is noise here.
+    {
+        timeout -k 5 "$case_timeout" env -u HOOKCC_OUTPUT -u HOOKCC_MAX_BYTES -u HOOKCC_BUFFER_RECORDS -u HOOKCC_DISABLE \
+            "${envs[@]}" ${runner[@]+"${runner[@]}"} "$bin/$prog" "$@" >out 2>err
+        status=$?
+    } 2>/dev/null
+    if [ "$status" -eq 124 ]; then
+        echo "$prog $*: timed out after ${case_timeout}s" >>log
+        return 1
+    fi
+    if [ "$status" -ne "$want" ]; then
+        echo "$prog $*: exit status $status, expected $want" >>log
+        sed 's/^/stderr: /' err >>log
+        return 1
+    fi
+    return 0
+}
+
+# The one .hktrace file in $dir (fails if there is not exactly one).
+only_trace() {
+    local files=("$dir"/*.hktrace)
+    if [ "${#files[@]}" -ne 1 ] || [ ! -f "${files[0]}" ]; then
+        echo "expected one .hktrace file in $dir, found: $(cd "$dir" && ls)" >>"$dir/log"
+        return 1
+    fi
+    trace=${files[0]}
+}
+
+check() { # FILE VARS check_trace.py-options...
+    local file=$1 vars=$2
+    shift 2
+    "${checker[@]}" "$file" --vars "$vars" --pointer-size "$ptr" --endian "$endian" "$@" \
+        >>"$dir/log" 2>&1
+}
+
+# ------------------------------------------------------------------------------------------
+# The cases. Each returns 0 on success and leaves its evidence in $dir/log.
+
+case_basic() {
+    run 0 -- basic || return 1
+    only_trace || return 1
+    grep -qx errno_ok=1 out || { echo "errno changed across a hook" >>log; return 1; }
+    grep -qx enabled=1 out || { echo "hookcc_trace_enabled() != 1" >>log; return 1; }
+    grep -qx "path=$(basename "$trace")" out || { echo "hookcc_trace_path() is wrong" >>log; return 1; }
+    case $(basename "$trace") in basic.[0-9]*.hktrace) ;; *) echo "bad default name" >>log; return 1 ;; esac
+    # Thread names come from the kernel's comm, which under qemu-user is qemu's own.
+    local name=()
+    [ "$real_comm" = 1 ] && name=(--first-thread basic)
+    check "$trace" out --complete --records 400002 --lost 0 --threads 1 --balanced \
+        --entries main=1 --entries outer=100000 --entries inner=100000 --exe-suffix /basic \
+        ${name[@]+"${name[@]}"}
+}
+
+case_buffer_of_one() { # every record goes through the slow path
+    run 0 HOOKCC_BUFFER_RECORDS=1 -- basic 1000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 4002 --lost 0 --balanced --entries outer=1000
+}
+
+case_threads() {
+    run 0 HOOKCC_BUFFER_RECORDS=100 -- threads 20000 || return 1
+    only_trace || return 1
+    local names=()
+    [ "$real_comm" = 1 ] && names=(--first-thread threads --thread-records threads=2
+        --thread-records worker-0=40002 --thread-records worker-1=40002
+        --thread-records worker-2=40002 --thread-records worker-3=40002)
+    # worker-3 left by pthread_exit() with two frames open.
+    check "$trace" out --complete --records $((4 * 40002 + 2)) --lost 0 --threads 5 \
+        --open-frames 2 --unmatched-exits 0 --entries leaf=80000 ${names[@]+"${names[@]}"}
+}
+
+case_exit_running() {
+    run 0 -- exit_running || return 1
+    only_trace || return 1
+    local names=()
+    [ "$real_comm" = 1 ] && names=(--thread-records "spinner=>=400000")
+    # The spinner is cut wherever exit() found it: one frame may be open, plus main's.
+    check "$trace" out --complete --threads 2 --max-open-frames 2 --unmatched-exits 0 \
+        ${names[@]+"${names[@]}"}
+}
+
+case_churn() {
+    run 0 -- churn 1000 || return 1
+    only_trace || return 1
+    # 1000 joined threads of 100 records each; late threads may be cut by exit() anywhere.
+    check "$trace" out --complete --entries short_body=50000 --unmatched-exits 0 \
+        --max-open-frames 1000
+}
+
+case_sigprof() { # hooks in a signal handler that interrupts hooks: no crash, a valid file
+    run 0 HOOKCC_BUFFER_RECORDS=64 -- sigprof || return 1
+    only_trace || return 1
+    grep -q '^handled=[1-9]' out || { echo "no SIGPROF was handled" >>log; return 1; }
+    check "$trace" out --complete --no-monotonic
+}
+
+case_fork() {
+    run 0 -- fork || return 1
+    local parent child
+    parent=$(sed -n 's/^path=//p' out)
+    child=$(sed -n 's/^child_path=//p' out)
+    [ "$child" = "fork.$(sed -n 's/^child_pid=//p' out).hktrace" ] ||
+        { echo "child file '$child' is not fork.<child pid>.hktrace" >>log; return 1; }
+    grep -v '^child_' out >parent.vars
+    sed -n 's/^child_//p' out >child.vars
+    check "$parent" parent.vars --complete --records 2402 --lost 0 --threads 1 --balanced \
+        --entries before=1000 --entries after=200 --entries in_child=0 &&
+        check "$child" child.vars --complete --records 1000 --lost 0 --threads 1 --balanced
+}
+
+case_fork_output() { # HOOKCC_OUTPUT: the child must not truncate the parent's file
+    run 0 HOOKCC_OUTPUT=out.hktrace -- fork || return 1
+    local cpid
+    cpid=$(sed -n 's/^child_pid=//p' out)
+    grep -qx path=out.hktrace out && grep -qx "child_path=out.$cpid.hktrace" out ||
+        { echo "paths: $(grep path out | tr '\n' ' ')" >>log; return 1; }
+    grep -v '^child_' out >parent.vars
+    sed -n 's/^child_//p' out >child.vars
+    check out.hktrace parent.vars --complete --records 2402 --balanced &&
+        check "out.$cpid.hktrace" child.vars --complete --records 1000 --balanced
+}
+
+case_exit_nested() {
+    run 3 -- exit_nested || return 1
+    only_trace || return 1
+    # main, a, b, c entries; the program's atexit handler's pair is in (runs before ours).
+    check "$trace" out --complete --records 6 --lost 0 --open-frames 4 --entries handler_body=1
+}
+
+case_max_bytes() {
+    run 0 HOOKCC_MAX_BYTES=8192 HOOKCC_BUFFER_RECORDS=64 -- basic 10000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --generated 40002 --lost-min 30000 \
+        --lost-chunks-equal-header --events-end-max 8192
+}
+
+case_unwritable() {
+    local path=/nonexistent-hookcc-test-dir/x.hktrace
+    run 0 HOOKCC_OUTPUT=$path -- basic 1000 || return 1
+    grep -qx 'path=(null)' out || { echo "hookcc_trace_path() is not NULL" >>log; return 1; }
+    [ "$(wc -l <err)" -eq 1 ] && grep -q "$path" err && grep -q "No such file or directory" err ||
+        { echo "expected one warning naming $path:" >>log; cat err >>log; return 1; }
+}
+
+case_crash() { # MODE STATUS
+    run "$2" -- crash "$1" || return 1
+    only_trace || return 1
+    if [ "$1" = overflow ]; then
+        check "$trace" out --complete --lost 0 --unmatched-exits 0
+    else
+        check "$trace" out --complete --records 2002 --lost 0 --open-frames 2
+    fi
+}
+
+case_crash_chained() { # MODE: a handler installed before the runtime's still gets the signal
+    run 42 CRASH_CHAIN=1 -- crash "$1" || return 1
+    only_trace || return 1
+    grep -q "previous handler ran" err || { echo "the previous handler did not run" >>log; return 1; }
+    check "$trace" out --complete --records 2002 --lost 0 --open-frames 2
+}
+
+case_killed() { # SIGKILL: no finish; the chunks written so far must still be readable
+    run 137 HOOKCC_BUFFER_RECORDS=64 -- crash kill || return 1
+    only_trace || return 1
+    # 2002 records made, 31 full buffers of 64 written; the last 18 die with the process.
+    check "$trace" out --incomplete --records 1984
+}
+
+case_api() {
+    run 0 HOOKCC_DISABLE=1 -- api || return 1
+    grep -qx failures=0 out || { cat err >>log; return 1; }
+    local path
+    path=$(sed -n 's/^path=//p' out)
+    check "$path" out --complete --records 56 --lost 0 --threads 1 --balanced \
+        --entries kept=27 --entries ignored=0
+}
+
+case_reentry() {
+    run 0 HOOKCC_BUFFER_RECORDS=16 -- reentry || return 1
+    only_trace || return 1
+    grep -qx errno_ok=1 out || { echo "errno changed across a hook" >>log; return 1; }
+    # Each of the ~125 flushes calls the interposed pwrite, whose 2 hooks are lost.
+    check "$trace" out --complete --records 2002 --lost-min 250 --balanced --entries work=1000
+}
+
+# ------------------------------------------------------------------------------------------
+
+qemu_arch() { # TRIPLE
+    local arch=${1%%-*}
+    [ "$arch" = i686 ] && arch=i386
+    echo "$arch"
+}
+
+debian_arch() { # TRIPLE: the suffix of Debian's libc6-dev-*-cross packages
+    case $1 in
+    aarch64-*) echo arm64 ;;
+    i686-*) echo i386 ;;
+    arm-*hf) echo armhf ;;
+    *) echo "${1%%-*}" ;;
+    esac
+}
+
+# Builds trace.o and the test programs for TRIPLE. Returns 0 if they can run, 1 on a failure
+# (reported), 2 if this machine cannot link or run them (reported as skipped).
+setup_target() { # TRIPLE TAG
+    target=$1 tag=$2
+    bin="$work/$tag/bin"
+    mkdir -p "$bin"
+    local tflags=() lflags=()
+    runner=()
+    real_comm=1
+    if [ "$tag" != native ]; then
+        tflags=(--target="$target")
+        lflags=(-fuse-ld=lld)
+        if [ "$tag" = i686 ] && [ "$(uname -m)" = x86_64 ]; then
+            # An x86-64 kernel runs i386 code itself; qemu-i386 7.2 (Debian 12) hangs in
+            # pthread_create with glibc 2.36. Point the program at the cross libc instead.
+            lflags+=(-Wl,--dynamic-linker="/usr/$target/lib/ld-linux.so.2"
+                -Wl,-rpath,"/usr/$target/lib")
+        else
+            runner=("qemu-$(qemu_arch "$target")" -L "/usr/$target")
+            real_comm=0
+        fi
+    fi
+    # trace.o exactly as the driver builds it, warnings as errors.
+    if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${runtime_cflags[@]}" \
+        -c "$root/runtime/src/trace.c" -o "$bin/trace.o" >"$bin/build.log" 2>&1; then
+        result "$tag: build trace.o" 1 "$bin/build.log"
+        return 1
+    fi
+    result "$tag: build trace.o" 0
+    if [ "${#runner[@]}" -gt 0 ] && ! command -v "${runner[0]}" >/dev/null; then
+        skip "$tag: run" "${runner[0]} not installed (package qemu-user)"
+        return 2
+    fi
+    if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" -pthread -x c - \
+        -o "$bin/probe" <<<'int main(void) { return 0; }' >/dev/null 2>&1; then
+        skip "$tag: run" "cannot link for $target (apt-get install libgcc-12-dev-$(debian_arch "$target")-cross lld-19)"
+        return 2
+    fi
+    local prog
+    for prog in basic threads exit_running churn sigprof fork exit_nested crash api reentry; do
+        if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
+            "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
+            -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
+            result "$tag: build test programs" 1 "$bin/build.log"
+            return 1
+        fi
+    done
+    local macros
+    macros=$("$CC" "${tflags[@]+"${tflags[@]}"}" -dM -E -x c /dev/null)
+    ptr=$(sed -n 's/^#define __SIZEOF_POINTER__ //p' <<<"$macros")
+    endian=little
+    grep -q '__BYTE_ORDER__ __ORDER_BIG_ENDIAN__' <<<"$macros" && endian=big
+    return 0
+}
+
+run_cases() {
+    local c
+    for c in "$@"; do
+        # shellcheck disable=SC2086
+        set -- $c
+        dir="$work/$tag/${1#case_}${2:+_$2}"
+        mkdir -p "$dir"
+        ( "$@" )
+        local status=$?
+        result "$tag: ${1#case_}${2:+ $2}" "$status" "$dir/log"
+    done
+}
+
+all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
+    case_sigprof case_fork
+    case_fork_output case_exit_nested case_max_bytes case_unwritable "case_crash segv 139"
+    "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
+    "case_crash_chained abort" case_killed case_api case_reentry)
+cross_cases=("${all_cases[@]}")
+
+# The public header from C and C++.
+hdr_log="$work/header.log"
+printf '#include <hookcc/trace.h>\nint main(void){hookcc_trace_enable();return !hookcc_trace_path();}\n' |
+    "$CC" -x c -std=c99 -pedantic -Wall -Wextra -Werror -I "$root/runtime/include" \
+        -fsyntax-only - >"$hdr_log" 2>&1 &&
+    printf '#include <hookcc/trace.h>\nint main(){hookcc_trace_flush();return hookcc_trace_enabled();}\n' |
+    "$CC" -x c++ -std=c++11 -Wall -Wextra -Werror -I "$root/runtime/include" \
+            -fsyntax-only - >>"$hdr_log" 2>&1
+result "public header compiles as C99 and C++11" $? "$hdr_log"
+
+if setup_target "$(uname -m)-linux-gnu" native; then
+    run_cases "${all_cases[@]}"
+fi
+
+for arch in ${HOOKCC_TEST_TARGETS-aarch64 i686 arm riscv64 s390x}; do
+    case $arch in
+    arm) triple=arm-linux-gnueabihf ;;
+    *) triple=$arch-linux-gnu ;;
+    esac
+    [ "$(uname -m)" = "$arch" ] && continue
+    if [ ! -f "/usr/$triple/include/stdio.h" ]; then
+        # No libc for it: at least the compiler must accept the layout header for the target.
+        slog="$work/syntax-$arch.log"
+        if "$CC" --target="$triple" -ffreestanding -fsyntax-only -std=gnu11 -Wall -Wextra -Werror \
+            -I "$root/runtime/src" -x c - <<<'#include "trace_format.h"' >"$slog" 2>&1; then
+            skip "$arch" "no /usr/$triple libc headers, only trace_format.h checked (apt-get install libc6-dev-$(debian_arch "$triple")-cross)"
+        else
+            result "$arch: trace_format.h" 1 "$slog"
+        fi
+        continue
+    fi
+    setup_target "$triple" "$arch" && run_cases "${cross_cases[@]}"
+done
+
+if [ "${#failures[@]}" -gt 0 ]; then
+    echo "failed:"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
