@@ -458,6 +458,13 @@ fn instrument_function<'ctx>(
             }
         }
     }
+    // TI's records keep their type in the low 2 bits of the function address
+    // (seeds/ti-c6000-function-hooks.txt): a function whose address a hook receives must be
+    // 4-byte aligned, which -Os/-Oz on x86 and Thumb/RISC-V compressed code do not guarantee.
+    let passes_address = [entry, exit].iter().flatten().any(|(_, h)| h.params == HookParams::Address);
+    if passes_address && function.as_global_value().get_alignment() < 4 {
+        function.as_global_value().set_alignment(4);
+    }
     function.add_attribute(
         AttributeLoc::Function,
         context.create_string_attribute(DONE_ATTRIBUTE, ""),

@@ -38,3 +38,9 @@ define i32 @work(i32 %x) {
 define i32 @mixed(double %d, i32 signext %a, ptr %p, i8 %b) {
   ret i32 %a
 }
+
+; Address hooks (TI): functions are at least 4-byte aligned, so the record type fits in the
+; address's low 2 bits.
+; RUN-OPT: -passes=hookcc -hookcc-entry=on_entry -hookcc-entry-parm=address --check-prefix=ALIGN
+; ALIGN: define i32 @work(i32 %x) {{.*}}align 4
+; ALIGN: define i32 @mixed({{.*}}align 4
