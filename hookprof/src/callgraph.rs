@@ -1,19 +1,20 @@
 //! The Dynamic Call Graph (seeds/ti-dynamic-call-graph.txt): per thread (or task), a gprof-like
 //! table in which every function appears once as the *function of interest*, with its
-//! immediate parents above it and its immediate children below.
+//! immediate parents above it and its immediate children below. Columns are separated by tabs
+//! (shown as spaces here):
 //!
 //! ```text
 //! =====
 //! Thread: _TSK2
 //! =====
-//! index	excl_cycles	called	name
-//! 	4181834	1727/3455	p2 [3]
-//! 	2110276	1728/3455	p1 [2]
-//! [0]	6292110	3455	child [0]
-//! 	668	4/7	prdfxn0 [4]
+//! index    excl_cycles    called    name
+//!     4181834    1727/3455    p2 [3]
+//!     2110276    1728/3455    p1 [2]
+//! [0]    6292110    3455    child [0]
+//!     668    4/7    prdfxn0 [4]
 //!
-//! 		<spontaneous>
-//! [1]	1159064	1	task [1]
+//!         <spontaneous>
+//! [1]    1159064    1    task [1]
 //! ```
 //!
 //! - the function of interest: `[index]`, its total exclusive cycles, its number of calls,

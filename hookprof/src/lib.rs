@@ -16,9 +16,11 @@ pub mod callgraph;
 pub mod format;
 pub mod info;
 pub mod model;
+pub mod nitro;
 pub mod replay;
 pub mod report;
 pub mod symbols;
+pub mod ti;
 
 use std::fs::File;
 use std::io;

@@ -50,16 +50,97 @@ CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg
     /// parents above it and its immediate children below it, each with the exclusive cycles
     /// and the calls on that arc (n/total); <spontaneous> marks a thread's roots. Cycles are
     /// the trace's clock ticks.
+    ///
+    /// TRACE may also be a TI dump (hookcc --hook-runtime=ti; binary or CCS hex, given with
+    /// --exe): one section per task, cycles counted while the task ran (docs/ti-post.md).
     Callgraph(CallgraphArgs),
+    /// Decode a memory dump of a NITRO profiler buffer into the text the program prints.
+    ///
+    /// DUMP is the raw memory of a buffer given to OS_InitCallTrace, OS_InitFunctionCost or
+    /// OS_InitStatistics by a program built with `hookcc -profile
+    /// --hook-runtime=calltrace|functioncost` (a debugger's memory save, or the program's own
+    /// fwrite of the buffer). Prints what OS_DumpCallTrace or OS_DumpStatistics would print;
+    /// a measurement buffer prints what OS_CalcStatistics into an empty statistics buffer and
+    /// OS_DumpStatistics would. Names are read from the program's ELF file (--exe).
+    #[command(after_help = "\
+The first line of a call trace, OS_DumpCallTrace: lr=..., shows where the program called
+OS_DumpCallTrace, which the buffer does not hold: give it with --lr, else it reads lr=????????.
+See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
+    Nitro(NitroArgs),
+    /// TI's post tool: call list and profile CSVs from a TI dump (hookcc --hook-runtime=ti).
+    ///
+    /// DUMP is the record buffer ProfileData: a binary dump (PREFIX.bin, a debugger's binary
+    /// save) or CCS "32-bit Hex - C Style" text (PREFIX.dat), detected; a wrapped circular
+    /// buffer is read from its oldest record. The ELF file gives the pointer size, byte order
+    /// and names. Writes PREFIX_call_list.csv and PREFIX_profile.csv and prints the status.
+    #[command(after_help = "\
+PREFIX_call_list.csv: Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth
+  one line per completed call, in order of completion (exit)
+PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Valid/Total %;
+  per function ExecuteTimes,TotalExcluCycle,AverageExcluCycle,MaxExcluCycle,MinExcluCycle,
+  AverageIncluCycle,MaxIncluCycle,Percentage, by total exclusive cycles; then the tasks.
+Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
+calls it had in progress. See docs/ti-post.md.")]
+    Ti(TiArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct TiArgs {
+    /// The TI dump: binary or CCS hex.
+    dump: PathBuf,
+    /// The program's ELF file (the build that wrote the dump).
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
+    /// Names from all symbols (static functions and objects too), not only global ones.
+    #[arg(long)]
+    all_symbols: bool,
+    /// Output prefix (default: DUMP without its extension).
+    #[arg(long, value_name = "PREFIX")]
+    out: Option<PathBuf>,
+    /// The run-time address of ProfileData (hex), for a binary dump of a position-independent
+    /// executable (HOOKCC_TI_VERBOSE=1 prints it); else the load bias is inferred.
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    profile_data: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+struct NitroArgs {
+    /// The raw bytes of the buffer, from its start (the address given to OS_Init*).
+    dump: PathBuf,
+    /// The program's ELF file (the build that filled the buffer): names are read from it.
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
+    /// The lr for the first line of a call trace (hex, with or without 0x).
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    lr: Option<u64>,
+    /// Write the text to FILE instead of standard output (never the input dump).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+fn parse_hex(s: &str) -> Result<u64, String> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    u64::from_str_radix(digits, 16).map_err(|e| format!("{s:?} is not a hex address: {e}"))
 }
 
 #[derive(clap::Args, Debug)]
 struct CallgraphArgs {
-    /// The .hktrace file.
+    /// The .hktrace file, or a TI dump.
     trace: PathBuf,
-    /// Take symbols from this executable instead of the path recorded in the trace.
+    /// Take symbols from this executable instead of the path recorded in the trace (required
+    /// for a TI dump).
     #[arg(long, value_name = "ELF")]
     exe: Option<PathBuf>,
+    /// TI dump: names from all symbols, not only global ones.
+    #[arg(long)]
+    all_symbols: bool,
+    /// TI dump: the run-time address of ProfileData (hex), for a binary dump of a
+    /// position-independent executable.
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    profile_data: Option<u64>,
     /// Write the call graph to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -165,8 +246,65 @@ fn report(args: &ReportArgs) -> Result<()> {
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = callgraph_file(&args.trace, args.exe.as_deref())?;
+    let (bytes, warnings) = if hookprof::ti::is_hktrace(&args.trace)? {
+        if args.all_symbols || args.profile_data.is_some() {
+            bail!(
+                "--all-symbols and --profile-data are for TI dumps, and {} is a .hktrace file",
+                args.trace.display()
+            );
+        }
+        callgraph_file(&args.trace, args.exe.as_deref())?
+    } else {
+        let Some(exe) = &args.exe else {
+            bail!(
+                "{}: not a .hktrace file (it does not start with \"HKTRACE\"); to read it as a \
+                 TI dump (hookcc --hook-runtime=ti), give the program with --exe",
+                args.trace.display()
+            );
+        };
+        let options = hookprof::ti::Options {
+            exe: exe.clone(),
+            all_symbols: args.all_symbols,
+            profile_data: args.profile_data,
+        };
+        hookprof::ti::callgraph_file(&args.trace, &options)?
+    };
     emit(&warnings, &bytes, args.output.as_ref())
+}
+
+fn ti(args: &TiArgs) -> Result<()> {
+    let options = hookprof::ti::Options {
+        exe: args.exe.clone(),
+        all_symbols: args.all_symbols,
+        profile_data: args.profile_data,
+    };
+    let processed = hookprof::ti::process_file(&args.dump, &options)?;
+    for w in &processed.warnings {
+        warn(w);
+    }
+    let prefix = args
+        .out
+        .clone()
+        .unwrap_or_else(|| hookprof::ti::default_prefix(&args.dump));
+    let [call_list, profile] = processed.write_files(&prefix, &args.dump)?;
+    let mut stdout = std::io::stdout().lock();
+    write!(
+        stdout,
+        "{}Wrote {} and {}\nProfile data processing complete.\n",
+        processed.status(),
+        call_list.display(),
+        profile.display()
+    )
+    .and_then(|()| stdout.flush())
+    .context("cannot write to standard output")?;
+    Ok(())
+}
+
+fn nitro(args: &NitroArgs) -> Result<()> {
+    check_output(&args.dump, args.output.as_ref())?;
+    let options = hookprof::nitro::Options { lr: args.lr };
+    let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
+    emit(&decoded.warnings, &decoded.text, args.output.as_ref())
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
@@ -187,6 +325,8 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),
         Command::Callgraph(args) => callgraph(args),
+        Command::Nitro(args) => nitro(args),
+        Command::Ti(args) => ti(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
