@@ -7,8 +7,8 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::{FunctionType, IntType};
 use inkwell::values::{
-    AsValueRef, CallSiteValue, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionOpcode,
-    InstructionValue, PointerValue, ValueKind,
+    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, CallSiteValue, FunctionValue,
+    InstructionOpcode, InstructionValue, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
 
@@ -188,7 +188,10 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
         AttributeLoc::Function,
         context.create_enum_attribute(nounwind, 0),
     );
-    Ok(HookCallee { fn_type, pointer: function.as_global_value().as_pointer_value() })
+    Ok(HookCallee {
+        fn_type,
+        pointer: function.as_global_value().as_pointer_value(),
+    })
 }
 
 /// False for `nounwind` functions (all of C without -fexceptions): nothing unwinds out of them.
@@ -461,7 +464,10 @@ fn instrument_function<'ctx>(
     // TI's records keep their type in the low 2 bits of the function address
     // (seeds/ti-c6000-function-hooks.txt): a function whose address a hook receives must be
     // 4-byte aligned, which -Os/-Oz on x86 and Thumb/RISC-V compressed code do not guarantee.
-    let passes_address = [entry, exit].iter().flatten().any(|(_, h)| h.params == HookParams::Address);
+    let passes_address = [entry, exit]
+        .iter()
+        .flatten()
+        .any(|(_, h)| h.params == HookParams::Address);
     if passes_address && function.as_global_value().get_alignment() < 4 {
         function.as_global_value().set_alignment(4);
     }

@@ -43,8 +43,15 @@ impl RuntimeComponent {
     pub fn exported_symbols(self) -> &'static [&'static str] {
         match self {
             RuntimeComponent::Trace => &["__hookcc_*"],
-            RuntimeComponent::Ti => &["entry_hook*", "exit_hook*", "task_switch_hook*", "hook_init"],
-            RuntimeComponent::CallTrace | RuntimeComponent::FunctionCost => &["__PROFILE_*", "OS_*"],
+            RuntimeComponent::Ti => &[
+                "entry_hook*",
+                "exit_hook*",
+                "task_switch_hook*",
+                "hook_init",
+            ],
+            RuntimeComponent::CallTrace | RuntimeComponent::FunctionCost => {
+                &["__PROFILE_*", "OS_*"]
+            }
             RuntimeComponent::None => &[],
         }
     }
