@@ -290,32 +290,19 @@ HKN_EXPORT void OS_InitCallTrace(void *buf, u32 size, OSCallTraceMode mode)
 /* ---------------------------------------------------------------------------------------- */
 /* Enable, disable, clear, switch                                                            */
 
-static HKN_FN BOOL hkn_ct_set_enabled(int enable)
-{
-    struct hkn_thread *t = &t_hkn;
-    struct hkn_header *h = t->installed;
-    if (h == NULL)
-        return FALSE;
-    BOOL previous = h->enabled ? TRUE : FALSE;
-    h->enabled = enable ? 1 : 0;
-    if (!t->busy)
-        hkn_update_active(t);
-    return previous;
-}
-
 HKN_EXPORT BOOL OS_EnableCallTrace(void)
 {
-    return hkn_ct_set_enabled(1);
+    return hkn_set_enabled(1);
 }
 
 HKN_EXPORT BOOL OS_DisableCallTrace(void)
 {
-    return hkn_ct_set_enabled(0);
+    return hkn_set_enabled(0);
 }
 
 HKN_EXPORT BOOL OS_RestoreCallTrace(BOOL enable)
 {
-    return hkn_ct_set_enabled(enable != FALSE);
+    return hkn_set_enabled(enable != FALSE);
 }
 
 HKN_EXPORT void OS_ClearCallTraceBuffer(void)

@@ -201,32 +201,19 @@ HKN_EXPORT void OS_InitFunctionCost(void *buf, u32 size)
     hkn_leave(t);
 }
 
-static HKN_FN BOOL hkn_fc_set_enabled(int enable)
-{
-    struct hkn_thread *t = &t_hkn;
-    struct hkn_header *h = t->installed;
-    if (h == NULL)
-        return FALSE;
-    BOOL previous = h->enabled ? TRUE : FALSE;
-    h->enabled = enable ? 1 : 0;
-    if (!t->busy)
-        hkn_update_active(t);
-    return previous;
-}
-
 HKN_EXPORT BOOL OS_EnableFunctionCost(void)
 {
-    return hkn_fc_set_enabled(1);
+    return hkn_set_enabled(1);
 }
 
 HKN_EXPORT BOOL OS_DisableFunctionCost(void)
 {
-    return hkn_fc_set_enabled(0);
+    return hkn_set_enabled(0);
 }
 
 HKN_EXPORT BOOL OS_RestoreFunctionCost(BOOL enable)
 {
-    return hkn_fc_set_enabled(enable != FALSE);
+    return hkn_set_enabled(enable != FALSE);
 }
 
 HKN_EXPORT void OS_ClearFunctionCostBuffer(void)

@@ -271,6 +271,21 @@ static HKN_SHARED void hkn_update_active(struct hkn_thread *t)
                      __ATOMIC_RELAXED);
 }
 
+/* OS_Enable…, OS_Disable…, OS_Restore… of both components: sets the calling thread's buffer's
+ * enabled flag and returns the previous one (FALSE when the thread has no buffer). */
+static HKN_SHARED BOOL hkn_set_enabled(int enable)
+{
+    struct hkn_thread *t = &t_hkn;
+    struct hkn_header *h = t->installed;
+    if (h == NULL)
+        return FALSE;
+    BOOL previous = h->enabled ? TRUE : FALSE;
+    h->enabled = enable ? 1 : 0;
+    if (!t->busy)
+        hkn_update_active(t);
+    return previous;
+}
+
 /* Entering a runtime function that may print (or call the print function): hooks run by the
  * print function, and runtime calls it makes, do nothing. Returns 0 if already inside. */
 static HKN_SHARED int hkn_enter(struct hkn_thread *t)
