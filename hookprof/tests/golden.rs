@@ -6,47 +6,11 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::*;
 use hookprof::format::{Endian, Header, Trace};
 use hookprof::model::Profile;
 use hookprof::report::Format;
 use hookprof::{render_report, ReportOptions};
-
-fn check_golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
-    if std::env::var_os("HOOKPROF_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: cannot read the golden file ({e}); create it with HOOKPROF_BLESS=1",
-            path.display()
-        )
-    });
-    if expected == actual {
-        return;
-    }
-    let mut expected_lines = expected.lines();
-    let mut actual_lines = actual.lines();
-    let mut line = 1;
-    loop {
-        match (expected_lines.next(), actual_lines.next()) {
-            (Some(e), Some(a)) if e == a => line += 1,
-            (e, a) => panic!(
-                "{}:{line}: output differs from the golden file\n  expected: {}\n  actual:   {}\n\
-                 full output:\n{actual}\n(HOOKPROF_BLESS=1 rewrites the golden files)",
-                path.display(),
-                e.unwrap_or("<end of file>"),
-                a.unwrap_or("<end of output>"),
-            ),
-        }
-    }
-}
 
 fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String>) {
     let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();

@@ -7,10 +7,10 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use common::scratch_dir;
+use common::{check_golden, scratch_dir};
 use hookprof::format::Endian;
 use hookprof::nitro::{render, Contents, Dump, ElfError, Kind, Options, ProgramImage, EXIT_TAG};
 
@@ -725,37 +725,6 @@ fn error_messages() {
         out.push_str(&format!("{name}: {message}\n"));
     }
     check_golden("nitro-errors.txt", &out);
-}
-
-fn check_golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
-    if std::env::var_os("HOOKPROF_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: cannot read the golden file ({e}); create it with HOOKPROF_BLESS=1",
-            path.display()
-        )
-    });
-    for (i, (e, a)) in expected.lines().zip(actual.lines()).enumerate() {
-        assert_eq!(
-            e,
-            a,
-            "{}:{}: output differs from the golden file (HOOKPROF_BLESS=1 rewrites it)",
-            path.display(),
-            i + 1
-        );
-    }
-    assert_eq!(
-        expected.lines().count(),
-        actual.lines().count(),
-        "{}: line count differs from the golden file (HOOKPROF_BLESS=1 rewrites it)\n{actual}",
-        path.display()
-    );
 }
 
 // ---- The ELF side -----------------------------------------------------------------------

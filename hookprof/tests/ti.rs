@@ -8,10 +8,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use common::scratch_dir;
+use common::{check_golden, scratch_dir};
 use hookprof::format::Endian;
 use hookprof::ti::{self, Dump, DumpFormat, Layout, Program};
 
@@ -183,39 +183,6 @@ fn decode(bytes: &[u8], layout: Layout) -> Result<Outputs, String> {
         callgraph: String::from_utf8(ti::callgraph(&processed.analysis)).unwrap(),
         warnings: processed.warnings,
     })
-}
-
-fn check_golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
-    if std::env::var_os("HOOKPROF_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: cannot read the golden file ({e}); create it with HOOKPROF_BLESS=1",
-            path.display()
-        )
-    });
-    if expected == actual {
-        return;
-    }
-    let mut line = 1;
-    let (mut e, mut a) = (expected.lines(), actual.lines());
-    loop {
-        match (e.next(), a.next()) {
-            (Some(x), Some(y)) if x == y => line += 1,
-            (x, y) => panic!(
-                "{}:{line}: output differs from the golden file\n  expected: {}\n  actual:   {}\n\
-                 full output:\n{actual}\n(HOOKPROF_BLESS=1 rewrites the golden files)",
-                path.display(),
-                x.unwrap_or("<end of file>"),
-                y.unwrap_or("<end of output>"),
-            ),
-        }
-    }
 }
 
 #[test]
