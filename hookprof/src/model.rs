@@ -1,7 +1,13 @@
 //! Per-function statistics and caller→callee arcs, per thread and for the whole process.
 //! Built by [`ProfileBuilder`], one consumer of the replay layer ([`crate::replay`]).
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+
+/// The maps of the model: one lookup per replayed record, so a fast non-cryptographic hash
+/// (FxHash) instead of the standard library's DoS-resistant SipHash, which took more than half
+/// of `hookprof report`'s time (docs/performance.md). The keys are addresses from the trace,
+/// not attacker-chosen strings.
+pub type HashMap<K, V> = StdHashMap<K, V, rustc_hash::FxBuildHasher>;
 
 use crate::format::{FormatError, Trace};
 use crate::replay::{replay, CloseReason, Frame, ReplayVisitor, TraceSummary};
@@ -161,7 +167,7 @@ impl Profile {
     /// The per-function statistics of all threads merged (without the arcs, which the
     /// flat profile does not need).
     pub fn merged_functions(&self) -> HashMap<u64, FunctionStats> {
-        let mut total: HashMap<u64, FunctionStats> = HashMap::new();
+        let mut total: HashMap<u64, FunctionStats> = HashMap::default();
         for thread in &self.threads {
             for (addr, stats) in &thread.table.functions {
                 total.entry(*addr).or_default().merge(stats);

@@ -17,7 +17,7 @@
 //! a flat profile, a call graph, Chrome trace events and folded stacks all need. Memory
 //! grows with the number of threads and the stack depths, not with the number of records.
 
-use std::collections::HashMap;
+use crate::model::HashMap;
 use std::path::PathBuf;
 
 use crate::format::{Chunk, Clock, FormatError, Header, Module, Record, RecordKind, Trace};
@@ -182,7 +182,7 @@ impl ThreadState {
             },
             order,
             stack: Vec::new(),
-            active: HashMap::new(),
+            active: HashMap::default(),
         }
     }
 
@@ -277,7 +277,7 @@ pub fn replay<V: ReplayVisitor>(
         truncated_tail: None,
     };
     let complete = trace.header().is_complete();
-    let mut threads: HashMap<u64, ThreadState> = HashMap::new();
+    let mut threads: HashMap<u64, ThreadState> = HashMap::default();
     // Threads whose THREAD chunk (their last) was seen: Linux reuses thread ids, so a later
     // chunk with the same id is a new thread.
     let mut finished: Vec<ThreadState> = Vec::new();

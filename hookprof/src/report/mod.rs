@@ -134,7 +134,7 @@ impl FlatReport {
         }
         let mut rows = Vec::new();
         let mut push_rows =
-            |functions: &HashMap<u64, FunctionStats>, thread: Option<u64>, group: usize| {
+            |functions: &crate::model::HashMap<u64, FunctionStats>, thread: Option<u64>, group: usize| {
                 for (&address, stats) in functions {
                     if stats.calls == 0 {
                         // Only unmatched exits: counted in the summary, no time to show.
