@@ -11,7 +11,7 @@
  *   (the layout is in docs/nitro.md, for `hookprof nitro` to decode raw memory dumps) and makes
  *   buf the calling thread's buffer. Records follow: name, lr, call level and, unless turned
  *   off, r0–r3, one pointer-sized word each.
- * - __PROFILE_ENTRY: the thread's control area through initial-exec TLS (NULL: no buffer,
+ * - __PROFILE_ENTRY: the thread's control area through local-exec TLS (NULL: no buffer,
  *   disabled, or inside the runtime: return), one compare against the limit, the record, the
  *   level and the current pointer. Stack and log mode share that path: a full stack and the
  *   end of the ring both go to the out-of-line slow path, which wraps the ring or counts the

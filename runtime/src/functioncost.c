@@ -14,7 +14,7 @@
  *   (§4.2), added to the thread's last record when a user-level scheduler switches it back in
  *   (OS_SwitchProfilerThread). Times are hkrt_ticks(), 64 bits: a 32-bit tick at x86's
  *   rate wraps in about a second, far shorter than a call may take.
- * - The hooks: the thread's control area through initial-exec TLS (NULL: no buffer, disabled,
+ * - The hooks: the thread's control area through local-exec TLS (NULL: no buffer, disabled,
  *   or inside the runtime), one compare against the limit, three stores, the current pointer.
  *   A full buffer goes to the out-of-line slow path, which counts the record as lost.
  * - OS_CalcStatistics pairs each exit with its entry in one forward pass, keeping the entries

@@ -6,7 +6,7 @@
  * so everything here is static except the few exported functions both of them define
  * (OS_SetProfilePrintFunction, OS_GetTick, OS_GetTickLo). Buffer layouts: docs/nitro.md.
  *
- * Hosted builds (__STDC_HOSTED__) keep the per-thread state in initial-exec TLS and a list of
+ * Hosted builds (__STDC_HOSTED__) keep the per-thread state in local-exec TLS and a list of
  * the threads that own a buffer, so that a buffer another thread records into is refused.
  * Freestanding builds (no OS threads; a user-level scheduler moves the state with
  * OS_SwitchProfilerThread) keep one state in a plain static and print nothing until the
@@ -44,9 +44,10 @@
 #define HKN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #if HKN_HOSTED
-/* initial-exec: the hooks reach their state with one %fs-relative access (x86-64), no
- * __tls_get_addr call. The runtime is linked into executables only. */
-#define HKN_THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
+/* local-exec: the hooks reach their state at a link-time constant %fs offset (x86-64), with no
+ * __tls_get_addr call and no GOT load. Valid because hookcc links the runtime into
+ * executables only, never into shared libraries. */
+#define HKN_THREAD_LOCAL __thread __attribute__((tls_model("local-exec")))
 #else
 #define HKN_THREAD_LOCAL
 #endif

@@ -8,7 +8,7 @@
  *
  * How it works
  * - Hot path (__hookcc_enter/__hookcc_exit): one load+branch on the global enabled flag, then
- *   the thread's `pos` through initial-exec TLS, one test for "full", a 16-byte record
+ *   the thread's `pos` through local-exec TLS, one test for "full", a 16-byte record
  *   (timestamp|kind, address), pos += 1. No locks, atomics RMW, malloc, or libc calls (except
  *   clock_gettime on targets without a cheap counter, see clock.h); errno untouched.
  * - "Full" is a property of pos alone: a buffer is aligned to its own size (a power of two),
@@ -141,10 +141,11 @@ struct hkrt_thread {
     int final_written; /* its LOST/THREAD chunks are in the file */
 };
 
-/* initial-exec: the hook reaches its state with one %fs-relative access (x86-64), with no
- * __tls_get_addr call. Fine because trace.o is linked into executables only. No destructor
- * (the pthread key does the thread-exit work). */
-static __thread struct hkrt_thread t_self __attribute__((tls_model("initial-exec")));
+/* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
+ * __tls_get_addr call and no GOT load (initial-exec cost one more instruction per hook:
+ * docs/performance.md). Valid because hookcc links trace.o into executables only, never into
+ * shared libraries. No destructor (the pthread key does the thread-exit work). */
+static __thread struct hkrt_thread t_self __attribute__((tls_model("local-exec")));
 
 enum hkrt_state {
     HKRT_UNINIT = 0,
