@@ -133,20 +133,21 @@ impl FlatReport {
             named.insert(address, name);
         }
         let mut rows = Vec::new();
-        let mut push_rows =
-            |functions: &crate::model::HashMap<u64, FunctionStats>, thread: Option<u64>, group: usize| {
-                for (&address, stats) in functions {
-                    if stats.calls == 0 {
-                        // Only unmatched exits: counted in the summary, no time to show.
-                        continue;
-                    }
-                    let function = named
-                        .get(&address)
-                        .cloned()
-                        .unwrap_or_else(|| hex_name(address));
-                    rows.push((group, row(unit, thread, function, address, stats)));
+        let mut push_rows = |functions: &crate::model::HashMap<u64, FunctionStats>,
+                             thread: Option<u64>,
+                             group: usize| {
+            for (&address, stats) in functions {
+                if stats.calls == 0 {
+                    // Only unmatched exits: counted in the summary, no time to show.
+                    continue;
                 }
-            };
+                let function = named
+                    .get(&address)
+                    .cloned()
+                    .unwrap_or_else(|| hex_name(address));
+                rows.push((group, row(unit, thread, function, address, stats)));
+            }
+        };
         if per_thread {
             for (group, (thread, summary)) in profile.threads.iter().zip(&s.threads).enumerate() {
                 push_rows(&thread.table.functions, Some(summary.label()), group);
