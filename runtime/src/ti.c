@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "message.h"
 #endif
 
 #include "hookcc/ti.h"
@@ -157,7 +158,6 @@ static struct {
     pid_t pid;             /* at hook_init: a fork child writes files of its own */
 } hkti_host;
 
-static HKTI_FN void hkti_warn(const char *what, const char *detail, int err);
 static HKTI_FN void hkti_hosted_init(void);
 #endif
 
@@ -477,7 +477,7 @@ static HKTI_FN uint32_t hkti_checked_capacity(void)
         capacity &= capacity - 1; /* round down to a power of two */
 #if HKTI_HOSTED
     if (capacity != want)
-        hkti_warn(capacity == 0 ? "uiMaxProfileRecordNum is 0: TI records are not kept"
+        hkrt_warn(capacity == 0 ? "uiMaxProfileRecordNum is 0: TI records are not kept"
                                 : "uiMaxProfileRecordNum is not a power of two at most 2^30; "
                                   "using the largest one below it (define the buffer with "
                                   "HOOKCC_TI_PROFILE_BUFFER)",
@@ -520,14 +520,7 @@ HKTI_EXPORT int hookcc_ti_dump(void)
 
 #else
 
-/* Appends src to dst (capacity cap, NUL-terminated), truncating. */
-static HKTI_FN void hkti_append(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(dst);
-    while (*src != '\0' && n + 1 < cap)
-        dst[n++] = *src++;
-    dst[n] = '\0';
-}
+/* hkrt_append, hkrt_write_stderr, hkrt_warn: message.h */
 
 /* Writes v in decimal or lowercase hex (no prefix) at out; returns the length (no NUL). */
 static HKTI_FN size_t hkti_format_u64(uint64_t v, unsigned base, char *out)
@@ -548,40 +541,7 @@ static HKTI_FN void hkti_append_u64(char *dst, size_t cap, uint64_t v, unsigned 
 {
     char num[24];
     hkti_format_u64(v, base, num);
-    hkti_append(dst, cap, num);
-}
-
-static HKTI_FN void hkti_write_stderr(const char *line)
-{
-    size_t len = strlen(line);
-    while (len > 0) {
-        ssize_t n = write(STDERR_FILENO, line, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        line += n;
-        len -= (size_t)n;
-    }
-}
-
-static HKTI_FN void hkti_warn(const char *what, const char *detail, int err)
-{
-    char line[PATH_MAX + 256];
-    line[0] = '\0';
-    hkti_append(line, sizeof line, "hookcc: ");
-    hkti_append(line, sizeof line, what);
-    if (detail != NULL) {
-        hkti_append(line, sizeof line, " '");
-        hkti_append(line, sizeof line, detail);
-        hkti_append(line, sizeof line, "'");
-    }
-    if (err != 0) {
-        hkti_append(line, sizeof line, ": ");
-        hkti_append(line, sizeof line, strerror(err));
-    }
-    hkti_append(line, sizeof line, "\n");
-    hkti_write_stderr(line);
+    hkrt_append(dst, cap, num);
 }
 
 /* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC anywhere. */
@@ -614,15 +574,15 @@ static HKTI_FN void hkti_make_prefix(char *prefix, size_t cap)
     const char *env = hkti_getenv("HOOKCC_TI_OUTPUT");
     prefix[0] = '\0';
     if (env == NULL) {
-        hkti_append(prefix, cap, hkti_program_name());
-        hkti_append(prefix, cap, ".");
+        hkrt_append(prefix, cap, hkti_program_name());
+        hkrt_append(prefix, cap, ".");
         hkti_append_u64(prefix, cap, (uint64_t)pid, 10);
-        hkti_append(prefix, cap, ".ti");
+        hkrt_append(prefix, cap, ".ti");
         return;
     }
-    hkti_append(prefix, cap, env);
+    hkrt_append(prefix, cap, env);
     if (pid != hkti_host.pid) {
-        hkti_append(prefix, cap, ".");
+        hkrt_append(prefix, cap, ".");
         hkti_append_u64(prefix, cap, (uint64_t)pid, 10);
     }
 }
@@ -686,11 +646,11 @@ static HKTI_FN int hkti_write_dat(const char *path, const Hook_Record *records, 
     size_t used = 0;
     const size_t words = n * HOOKCC_TI_RECORD_WORDS;
     buf[0] = '\0';
-    hkti_append(buf, sizeof buf, "1651 1 ");
+    hkrt_append(buf, sizeof buf, "1651 1 ");
     hkti_append_u64(buf, sizeof buf, (uint64_t)(uintptr_t)records, 16);
-    hkti_append(buf, sizeof buf, " 0 ");
+    hkrt_append(buf, sizeof buf, " 0 ");
     hkti_append_u64(buf, sizeof buf, (uint64_t)words, 16);
-    hkti_append(buf, sizeof buf, "\n");
+    hkrt_append(buf, sizeof buf, "\n");
     used = strlen(buf);
 
     /* Word by word as memory holds them (a 64-bit address is two words, in memory order). */
@@ -731,16 +691,16 @@ HKTI_EXPORT int hookcc_ti_dump(void)
     char prefix[PATH_MAX], bin[PATH_MAX + 8], dat[PATH_MAX + 8];
     hkti_make_prefix(prefix, sizeof prefix);
     bin[0] = dat[0] = '\0';
-    hkti_append(bin, sizeof bin, prefix);
-    hkti_append(bin, sizeof bin, ".bin");
-    hkti_append(dat, sizeof dat, prefix);
-    hkti_append(dat, sizeof dat, ".dat");
+    hkrt_append(bin, sizeof bin, prefix);
+    hkrt_append(bin, sizeof bin, ".bin");
+    hkrt_append(dat, sizeof dat, prefix);
+    hkrt_append(dat, sizeof dat, ".dat");
 
     int err = hkti_write_bin(bin, ProfileData, n);
     if (err != 0) {
-        hkti_warn("cannot write the TI records to", bin, err);
+        hkrt_warn("cannot write the TI records to", bin, err);
     } else if ((err = hkti_write_dat(dat, ProfileData, n)) != 0) {
-        hkti_warn("cannot write the TI records to", dat, err);
+        hkrt_warn("cannot write the TI records to", dat, err);
     }
     if (err != 0) {
         errno = err;
@@ -751,25 +711,25 @@ HKTI_EXPORT int hookcc_ti_dump(void)
     if (verbose != NULL && strcmp(verbose, "0") != 0) {
         char line[3 * PATH_MAX + 256];
         line[0] = '\0';
-        hkti_append(line, sizeof line, "hookcc: TI records: ");
-        hkti_append(line, sizeof line, bin);
-        hkti_append(line, sizeof line, ", ");
-        hkti_append(line, sizeof line, dat);
-        hkti_append(line, sizeof line, " (");
+        hkrt_append(line, sizeof line, "hookcc: TI records: ");
+        hkrt_append(line, sizeof line, bin);
+        hkrt_append(line, sizeof line, ", ");
+        hkrt_append(line, sizeof line, dat);
+        hkrt_append(line, sizeof line, " (");
         hkti_append_u64(line, sizeof line, n, 10);
-        hkti_append(line, sizeof line, " records of ");
+        hkrt_append(line, sizeof line, " records of ");
         hkti_append_u64(line, sizeof line, sizeof(Hook_Record), 10);
-        hkti_append(line, sizeof line, " bytes; uiProfileDataCnt ");
+        hkrt_append(line, sizeof line, " bytes; uiProfileDataCnt ");
         hkti_append_u64(line, sizeof line, count, 10);
-        hkti_append(line, sizeof line, ", buffer ");
+        hkrt_append(line, sizeof line, ", buffer ");
         hkti_append_u64(line, sizeof line, capacity, 10);
-        hkti_append(line, sizeof line, " records at 0x");
+        hkrt_append(line, sizeof line, " records at 0x");
         hkti_append_u64(line, sizeof line, (uint64_t)(uintptr_t)ProfileData, 16);
-        hkti_append(line, sizeof line, ", ");
+        hkrt_append(line, sizeof line, ", ");
         hkti_append_u64(line, sizeof line,
                         __atomic_load_n(&hookcc_ti_dropped, __ATOMIC_RELAXED), 10);
-        hkti_append(line, sizeof line, " dropped)\n");
-        hkti_write_stderr(line);
+        hkrt_append(line, sizeof line, " dropped)\n");
+        hkrt_write_stderr(line);
     }
     errno = saved_errno;
     return 0;
@@ -785,7 +745,7 @@ static HKTI_FN void hkti_hosted_init(void)
     hkti_host.pid = getpid();
     if (__atomic_exchange_n(&hkti_host.atexit_registered, 1, __ATOMIC_RELAXED) == 0) {
         if (atexit(hkti_at_exit) != 0)
-            hkti_warn("cannot register the TI records' exit dump (atexit failed)", NULL, 0);
+            hkrt_warn("cannot register the TI records' exit dump (atexit failed)", NULL, 0);
     }
 }
 

@@ -81,6 +81,7 @@
 
 #include "clock.h"
 #include "trace_format.h"
+#include "message.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -223,43 +224,7 @@ static HKRT_FN size_t hkrt_u64_to_dec(uint64_t v, char *out)
     return n;
 }
 
-/* Appends src to dst (capacity cap, NUL-terminated), truncating. */
-static HKRT_FN void hkrt_append(char *dst, size_t cap, const char *src)
-{
-    size_t n = strlen(dst);
-    while (*src != '\0' && n + 1 < cap)
-        dst[n++] = *src++;
-    dst[n] = '\0';
-}
-
-/* One line on stderr: "hookcc: WHAT 'DETAIL': strerror(ERR)HINT". */
-static HKRT_FN void hkrt_warn_hint(const char *what, const char *detail, int err,
-                                   const char *hint)
-{
-    char line[PATH_MAX + 256];
-    line[0] = '\0';
-    hkrt_append(line, sizeof line, "hookcc: ");
-    hkrt_append(line, sizeof line, what);
-    if (detail != NULL) {
-        hkrt_append(line, sizeof line, " '");
-        hkrt_append(line, sizeof line, detail);
-        hkrt_append(line, sizeof line, "'");
-    }
-    if (err != 0) {
-        hkrt_append(line, sizeof line, ": ");
-        hkrt_append(line, sizeof line, strerror(err));
-    }
-    if (hint != NULL)
-        hkrt_append(line, sizeof line, hint);
-    hkrt_append(line, sizeof line, "\n");
-    ssize_t ignored = write(STDERR_FILENO, line, strlen(line));
-    (void)ignored;
-}
-
-static HKRT_FN void hkrt_warn(const char *what, const char *detail, int err)
-{
-    hkrt_warn_hint(what, detail, err, NULL);
-}
+/* hkrt_append, hkrt_warn, hkrt_warn_hint: message.h */
 
 /* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC at any file. */
 static HKRT_FN const char *hkrt_getenv(const char *name)
