@@ -6,22 +6,20 @@
 
 #define EMPTY_HOOK __attribute__((no_instrument_function, visibility("default")))
 
-EMPTY_HOOK void __hookcc_enter(void *fn, void *call_site);
-EMPTY_HOOK void __hookcc_exit(void *fn, void *call_site);
+EMPTY_HOOK void __hookcc_enter(void *fn);
+EMPTY_HOOK void __hookcc_exit(void *fn_exit);
 EMPTY_HOOK void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2,
                                 uintptr_t r3);
 EMPTY_HOOK void __PROFILE_EXIT(void);
 
-void __hookcc_enter(void *fn, void *call_site)
+void __hookcc_enter(void *fn)
 {
     (void)fn;
-    (void)call_site;
 }
 
-void __hookcc_exit(void *fn, void *call_site)
+void __hookcc_exit(void *fn_exit)
 {
-    (void)fn;
-    (void)call_site;
+    (void)fn_exit;
 }
 
 void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, uintptr_t r3)

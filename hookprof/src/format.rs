@@ -1,4 +1,4 @@
-//! The `.hktrace` format, version 1: a reader that never panics and a [`Writer`].
+//! The `.hktrace` format, versions 1 and 2: a reader that never panics and a [`Writer`].
 //!
 //! The layout is defined once here for the Rust side and once in
 //! `runtime/src/trace_format.h` for the C side; `docs/trace-format.md` is the contract
@@ -15,9 +15,11 @@ use std::path::{Path, PathBuf};
 
 /// The bytes every trace starts with.
 pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
-/// The only format version this reader understands.
-pub const VERSION: u16 = 1;
-/// Size of the fixed header in version 1.
+/// The format version the runtime writes, and the [`Writer`]'s default.
+pub const VERSION: u16 = 2;
+/// The oldest version this reader understands (it reads every one up to [`VERSION`]).
+pub const MIN_VERSION: u16 = 1;
+/// Size of the fixed header (versions 1 and 2).
 pub const HEADER_SIZE: u32 = 64;
 /// Size of a chunk header.
 pub const CHUNK_HEADER_SIZE: usize = 16;
@@ -26,9 +28,12 @@ pub const RECORD_SIZE: usize = 16;
 /// `flags` bit 0: the runtime finished the file.
 pub const FLAG_COMPLETE: u64 = 1;
 
-/// Bits 0–61 of `time_kind` hold the timestamp.
-pub const TIME_MASK: u64 = (1 << 62) - 1;
-const KIND_SHIFT: u32 = 62;
+/// Version 1: bits 0–61 of a record's first word hold the timestamp, bits 62–63 its kind.
+pub const V1_TIME_MASK: u64 = (1 << 62) - 1;
+const V1_KIND_SHIFT: u32 = 62;
+/// Version 2: bit 1 of a record's address word marks an exit (functions are 4-byte aligned);
+/// the first word is the whole timestamp.
+pub const EXIT_BIT: u64 = 2;
 
 /// Chunk type numbers (section "Chunk types" of the format document).
 pub mod chunk_type {
@@ -224,7 +229,7 @@ impl Header {
             );
         }
         let version = endian.u16([data[10], data[11]]);
-        if version != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&version) {
             return err(10, FormatErrorKind::UnsupportedVersion { found: version });
         }
         let b = Bytes { data, endian };
@@ -295,7 +300,7 @@ pub enum FormatErrorKind {
     BadEndian { found: u8 },
     #[error("pointer size is {found}, expected 4 or 8")]
     BadPointerSize { found: u8 },
-    #[error("format version is {found}, but this hookprof reads version {VERSION} only")]
+    #[error("format version is {found}, but this hookprof reads versions {MIN_VERSION} to {VERSION} only")]
     UnsupportedVersion { found: u16 },
     #[error("header_size is {found}, expected a multiple of 8 between 64 and the file size ({file_len})")]
     BadHeaderSize { found: u32, file_len: u64 },
@@ -413,7 +418,7 @@ pub enum RecordKind {
 /// One decoded EVENTS record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
-    /// Timestamp in ticks (62 bits).
+    /// Timestamp in ticks (62 bits in version 1, 64 in version 2).
     pub time: u64,
     pub kind: RecordKind,
     /// Entry point of the instrumented function (masked to 32 bits on 32-bit targets).
@@ -445,6 +450,7 @@ pub struct Events<'a> {
     /// File offset of the first record.
     offset: u64,
     mask: u64,
+    version: u16,
 }
 
 impl<'a> Events<'a> {
@@ -489,12 +495,26 @@ pub struct EventsIter<'a> {
 impl Iterator for EventsIter<'_> {
     type Item = Result<Record, FormatError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let at = self.index.checked_mul(RECORD_SIZE)?;
         let time_kind = self.events.bytes.u64(at)?;
         let address = self.events.bytes.u64(at + 8)?;
         self.index += 1;
-        let kind = match time_kind >> KIND_SHIFT {
+        if self.events.version >= 2 {
+            // Every bit pattern is a valid record: nothing to reject.
+            let kind = if address & EXIT_BIT != 0 {
+                RecordKind::Exit
+            } else {
+                RecordKind::Entry
+            };
+            return Some(Ok(Record {
+                time: time_kind,
+                kind,
+                address: address & !EXIT_BIT & self.events.mask,
+            }));
+        }
+        let kind = match time_kind >> V1_KIND_SHIFT {
             0 => RecordKind::Entry,
             1 => RecordKind::Exit,
             k => {
@@ -507,7 +527,7 @@ impl Iterator for EventsIter<'_> {
             }
         };
         Some(Ok(Record {
-            time: time_kind & TIME_MASK,
+            time: time_kind & V1_TIME_MASK,
             kind,
             address: address & self.events.mask,
         }))
@@ -602,6 +622,7 @@ impl<'a> Trace<'a> {
             },
             pos: self.header.header_size as usize,
             mask: self.header.address_mask(),
+            version: self.header.version,
             failed: false,
         }
     }
@@ -612,6 +633,7 @@ pub struct Chunks<'a> {
     bytes: Bytes<'a>,
     pos: usize,
     mask: u64,
+    version: u16,
     failed: bool,
 }
 
@@ -727,7 +749,14 @@ impl<'a> Iterator for Chunks<'a> {
             endian: self.bytes.endian,
         };
         let chunk =
-            match decode_payload(chunk_type, length, payload, payload_start as u64, self.mask) {
+            match decode_payload(
+                chunk_type,
+                length,
+                payload,
+                payload_start as u64,
+                self.mask,
+                self.version,
+            ) {
                 Ok(chunk) => chunk,
                 Err(kind) => return self.fail(at, kind),
             };
@@ -749,6 +778,7 @@ fn decode_payload<'a>(
     payload: Bytes<'a>,
     payload_offset: u64,
     mask: u64,
+    version: u16,
 ) -> Result<Chunk<'a>, FormatErrorKind> {
     let name = ChunkName(chunk_type);
     let need = |min: u32| {
@@ -803,6 +833,7 @@ fn decode_payload<'a>(
                 bytes: payload,
                 offset: payload_offset,
                 mask,
+                version,
             })
         }
         chunk_type::LOST => {
@@ -858,6 +889,8 @@ fn path_to_bytes(path: &Path) -> Vec<u8> {
 pub struct Writer<W: Write> {
     out: W,
     endian: Endian,
+    /// The header's version: EVENTS records are encoded as it says.
+    version: u16,
     written: u64,
 }
 
@@ -869,6 +902,7 @@ impl<W: Write> Writer<W> {
         Ok(Writer {
             out,
             endian: header.endian,
+            version: header.version,
             written: bytes.len() as u64,
         })
     }
@@ -925,23 +959,34 @@ impl<W: Write> Writer<W> {
         self.raw_chunk(chunk_type::MODULE, 0, &payload)
     }
 
-    /// EVENTS chunk of `thread`. Timestamps must fit in 62 bits.
+    /// EVENTS chunk of `thread`, in the header's version: in version 2 an address must have
+    /// bit 1 clear (the exit mark), in version 1 a timestamp must fit in 62 bits.
     pub fn events(&mut self, thread: u64, records: &[Record]) -> io::Result<()> {
         let e = self.endian;
+        let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
         let mut payload = Vec::with_capacity(records.len() * RECORD_SIZE);
         for r in records {
-            if r.time > TIME_MASK {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("timestamp {} does not fit in 62 bits", r.time),
-                ));
-            }
-            let kind = match r.kind {
-                RecordKind::Entry => 0u64,
-                RecordKind::Exit => 1u64,
+            let exit = r.kind == RecordKind::Exit;
+            let (first, second) = if self.version >= 2 {
+                if r.address & EXIT_BIT != 0 {
+                    return Err(invalid(format!(
+                        "address {:#x} has bit 1 set, which format version 2 uses for the \
+                         record's kind (instrumented functions are 4-byte aligned)",
+                        r.address
+                    )));
+                }
+                (r.time, r.address | if exit { EXIT_BIT } else { 0 })
+            } else {
+                if r.time > V1_TIME_MASK {
+                    return Err(invalid(format!(
+                        "timestamp {} does not fit in 62 bits",
+                        r.time
+                    )));
+                }
+                (r.time | (u64::from(exit) << V1_KIND_SHIFT), r.address)
             };
-            payload.extend_from_slice(&e.u64_bytes(r.time | (kind << KIND_SHIFT)));
-            payload.extend_from_slice(&e.u64_bytes(r.address));
+            payload.extend_from_slice(&e.u64_bytes(first));
+            payload.extend_from_slice(&e.u64_bytes(second));
         }
         self.raw_chunk(chunk_type::EVENTS, thread, &payload)
     }
@@ -989,8 +1034,9 @@ impl<W: Write> Writer<W> {
 mod tests {
     use super::*;
 
-    fn sample(endian: Endian) -> Vec<u8> {
+    fn sample(endian: Endian, version: u16) -> Vec<u8> {
         let mut header = Header::new(endian);
+        header.version = version;
         header.ticks_per_second = 1_000_000_000;
         header.flags = FLAG_COMPLETE;
         header.pid = 42;
@@ -1018,9 +1064,14 @@ mod tests {
     }
 
     #[test]
-    fn round_trip_both_byte_orders() {
-        for endian in [Endian::Little, Endian::Big] {
-            let bytes = sample(endian);
+    fn round_trip_both_byte_orders_and_versions() {
+        for (endian, version) in [
+            (Endian::Little, 1),
+            (Endian::Big, 1),
+            (Endian::Little, 2),
+            (Endian::Big, 2),
+        ] {
+            let bytes = sample(endian, version);
             let trace = Trace::new(&bytes).unwrap();
             assert_eq!(trace.header().endian, endian);
             assert_eq!(trace.header().pid, 42);
@@ -1069,7 +1120,7 @@ mod tests {
     #[test]
     fn truncated_chunk_names_offset_and_sizes() {
         let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
-        w.events(1, &[Record::entry(1, 2), Record::exit(3, 2)])
+        w.events(1, &[Record::entry(1, 4), Record::exit(3, 4)])
             .unwrap();
         let mut bytes = w.into_inner();
         bytes.truncate(bytes.len() - 8);
@@ -1082,8 +1133,10 @@ mod tests {
     }
 
     #[test]
-    fn reserved_kind_is_rejected_at_its_record() {
-        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Big)).unwrap();
+    fn version_1_reserved_kind_is_rejected_at_its_record() {
+        let mut header = Header::new(Endian::Big);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
         let mut payload = Vec::new();
         payload.extend_from_slice(&0u64.to_be_bytes());
         payload.extend_from_slice(&5u64.to_be_bytes());
@@ -1117,10 +1170,12 @@ mod tests {
         bad[9] = 2;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 9);
         let mut bad = good.clone();
-        bad[10] = 2;
+        bad[10] = 3;
         let err = Trace::new(&bad).err().unwrap();
         assert_eq!(err.offset, 10);
-        assert!(err.to_string().contains("version is 2"), "{err}");
+        assert!(err.to_string().contains("version is 3"), "{err}");
+        bad[10] = 0;
+        assert!(Trace::new(&bad).is_err());
         let mut bad = good.clone();
         bad[12] = 72;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 12);
@@ -1154,5 +1209,39 @@ mod tests {
             panic!()
         };
         assert_eq!(ev.iter().next().unwrap().unwrap().address, 0x8000_1000);
+    }
+
+    /// Version 2: the kind is bit 1 of the address word, the timestamp all 64 bits; the bytes
+    /// are exactly what the C runtime stores.
+    #[test]
+    fn version_2_record_layout() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        let late = u64::MAX - 5;
+        w.events(
+            1,
+            &[Record::entry(late, 0x4010), Record::exit(late + 1, 0x4010)],
+        )
+        .unwrap();
+        let bytes = w.into_inner();
+        let payload = &bytes[64 + 16..];
+        assert_eq!(&payload[0..8], &late.to_le_bytes());
+        assert_eq!(&payload[8..16], &0x4010u64.to_le_bytes());
+        assert_eq!(&payload[24..32], &0x4012u64.to_le_bytes());
+        let trace = Trace::new(&bytes).unwrap();
+        let Chunk::Events(ev) = trace.chunks().next().unwrap().unwrap().chunk else {
+            panic!()
+        };
+        let recs: Vec<_> = ev.iter().collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            recs,
+            vec![Record::entry(late, 0x4010), Record::exit(late + 1, 0x4010)]
+        );
+    }
+
+    #[test]
+    fn version_2_writer_rejects_an_address_with_the_exit_bit() {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        let err = w.events(1, &[Record::entry(1, 0x4012)]).unwrap_err();
+        assert!(err.to_string().contains("bit 1"), "{err}");
     }
 }

@@ -377,8 +377,11 @@ mod tests {
         }
     }
 
+    /// Version 1, which takes any address: the tests name functions 0xa, 0xb, … to read well.
     fn trace(records: &[Record]) -> Vec<u8> {
-        let mut w = Writer::new(Vec::new(), &crate::format::Header::new(Endian::Little)).unwrap();
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
         w.events(5, records).unwrap();
         w.into_inner()
     }

@@ -1135,7 +1135,7 @@ impl Analysis {
                     .iter()
                     .filter(|e| self.closed.get(e.serial).copied().unwrap_or(false))
                     .map(|e| {
-                        let time = e.task_time.min(crate::format::TIME_MASK);
+                        let time = e.task_time;
                         if e.entry {
                             TraceRecord::entry(time, e.address)
                         } else {
@@ -1148,7 +1148,8 @@ impl Analysis {
         let mut header = Header::new(Endian::native());
         header.flags = FLAG_COMPLETE;
         header.records = threads.iter().map(|t| t.len() as u64).sum();
-        // Timestamps fit in 62 bits (clamped above), so writing cannot fail.
+        // TI addresses have their 2 type bits cleared, so bit 1 (format version 2's exit mark)
+        // is free and writing cannot fail.
         let mut w = Writer::new(Vec::new(), &header).expect("writing to a Vec cannot fail");
         for (i, ((key, _), records)) in self.tasks.iter().zip(&threads).enumerate() {
             let tid = i as u64 + 1;

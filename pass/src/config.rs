@@ -11,8 +11,10 @@ pub enum HookParams {
     Name,
     /// `void hook(void (*addr)())`: the function's address.
     Address,
-    /// `void hook(void *fn, void *call_site)`: hookcc's native hooks.
-    AddressAndCallSite,
+    /// `void hook(void *fn_exit)`: the function's address plus 2 (bit 1 set), hookcc's native
+    /// exit hook. The function is 4-byte aligned, so bit 1 of its address is free, and a
+    /// record that stores the argument as it comes tells an exit from an entry at no cost.
+    ExitAddress,
     /// `void hook(const char *name, void *lr, uintptr_t r0, r1, r2, r3)`: NITRO's
     /// `__PROFILE_ENTRY`, with the call site and the first four integer or pointer arguments
     /// (0 for the missing ones) that the ARM original found in lr and r0–r3.
@@ -25,11 +27,11 @@ impl HookParams {
             "" | "none" => Ok(HookParams::None),
             "name" => Ok(HookParams::Name),
             "address" => Ok(HookParams::Address),
-            "address-callsite" => Ok(HookParams::AddressAndCallSite),
+            "exit-address" => Ok(HookParams::ExitAddress),
             "name-callsite-args" => Ok(HookParams::NameCallSiteArgs),
             other => Err(format!(
                 "unknown hook parameter kind `{other}` (expected none, name, address, \
-                 address-callsite or name-callsite-args)"
+                 exit-address or name-callsite-args)"
             )),
         }
     }
@@ -40,7 +42,7 @@ impl HookParams {
             HookParams::None => format!("void {hook}(void)"),
             HookParams::Name => format!("void {hook}(const char *name)"),
             HookParams::Address => format!("void {hook}(void (*addr)())"),
-            HookParams::AddressAndCallSite => format!("void {hook}(void *fn, void *call_site)"),
+            HookParams::ExitAddress => format!("void {hook}(void *fn_exit)"),
             HookParams::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, \
                  uintptr_t r3)"
@@ -147,17 +149,15 @@ mod tests {
         let c = Config::from_options(
             "__hookcc_enter",
             "__hookcc_exit",
-            "address-callsite",
-            "address-callsite",
+            "address",
+            "exit-address",
             false,
             true,
             false,
         )
         .unwrap();
-        assert_eq!(
-            c.entry.as_ref().unwrap().params,
-            HookParams::AddressAndCallSite
-        );
+        assert_eq!(c.entry.as_ref().unwrap().params, HookParams::Address);
+        assert_eq!(c.exit.as_ref().unwrap().params, HookParams::ExitAddress);
         assert!(c.is_hook("__hookcc_exit"));
         assert!(!c.is_hook("main"));
         assert_eq!(c.placement, Placement::BeforeInlining);

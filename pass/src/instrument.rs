@@ -155,8 +155,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let word = intptr_type(module);
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
-        HookParams::Name | HookParams::Address => vec![ptr.into()],
-        HookParams::AddressAndCallSite => vec![ptr.into(), ptr.into()],
+        HookParams::Name | HookParams::Address | HookParams::ExitAddress => vec![ptr.into()],
         HookParams::NameCallSiteArgs => {
             vec![
                 ptr.into(),
@@ -330,12 +329,10 @@ fn instrument_function<'ctx>(
     let insert_before = insert_before.ok_or("entry block without terminator")?;
     builder.position_before(&insert_before);
 
-    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| {
-        matches!(
-            h.params,
-            HookParams::AddressAndCallSite | HookParams::NameCallSiteArgs
-        )
-    });
+    let needs_call_site = [entry, exit]
+        .iter()
+        .flatten()
+        .any(|(_, h)| h.params == HookParams::NameCallSiteArgs);
     let call_site = if needs_call_site {
         let intrinsic =
             Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
@@ -366,8 +363,13 @@ fn instrument_function<'ctx>(
         Ok(match params {
             HookParams::None => vec![],
             HookParams::Address => vec![address.into()],
-            HookParams::AddressAndCallSite => {
-                vec![address.into(), call_site.expect("computed above").into()]
+            HookParams::ExitAddress => {
+                // `address + 2` as a constant expression: the relocation's addend, no
+                // instruction at the call.
+                let byte = context.i8_type();
+                let two = context.i64_type().const_int(2, false);
+                let tagged = unsafe { address.const_gep(byte, &[two]) };
+                vec![tagged.into()]
             }
             HookParams::Name | HookParams::NameCallSiteArgs => {
                 if name.is_none() {
@@ -462,12 +464,12 @@ fn instrument_function<'ctx>(
         }
     }
     // TI's records keep their type in the low 2 bits of the function address
-    // (seeds/ti-c6000-function-hooks.txt): a function whose address a hook receives must be
-    // 4-byte aligned, which -Os/-Oz on x86 and Thumb/RISC-V compressed code do not guarantee.
-    let passes_address = [entry, exit]
-        .iter()
-        .flatten()
-        .any(|(_, h)| h.params == HookParams::Address);
+    // (seeds/ti-c6000-function-hooks.txt), and the native trace marks exits in bit 1: a
+    // function whose address a hook receives must be 4-byte aligned, which -Os/-Oz on x86 and
+    // Thumb/RISC-V compressed code do not guarantee.
+    let passes_address = [entry, exit].iter().flatten().any(|(_, h)| {
+        matches!(h.params, HookParams::Address | HookParams::ExitAddress)
+    });
     if passes_address && function.as_global_value().get_alignment() < 4 {
         function.as_global_value().set_alignment(4);
     }

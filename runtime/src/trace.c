@@ -7,9 +7,9 @@
  *            -I runtime/include -I runtime/src [--target=...] -c runtime/src/trace.c
  *
  * How it works
- * - Hot path (__hookcc_enter/__hookcc_exit): one load+branch on the global enabled flag, then
- *   the thread's `pos` through local-exec TLS, one test for "full", a 16-byte record
- *   (timestamp|kind, address), pos += 1. No locks, atomics RMW, malloc, or libc calls (except
+ * - Hot path (__hookcc_enter/__hookcc_exit): the thread's `pos` through local-exec TLS, one
+ *   test for "full" that is also the enable switch (g_hot), a 16-byte record (timestamp, the
+ *   hook's argument: the function's address, + 2 for an exit), pos += 1. No locks, atomics RMW, malloc, or libc calls (except
  *   clock_gettime on targets without a cheap counter, see clock.h); errno untouched.
  * - "Full" is a property of pos alone: a buffer is aligned to its own size (a power of two),
  *   so pos & (size - 1) == 0 exactly at its start, at its end, and for NULL. One load, so a
@@ -31,7 +31,8 @@
  * - Finish (atexit handler registered first thing, fatal signals): write every registered
  *   thread's buffer and its LOST/THREAD chunks, MODULE chunks again, CLOCK, then the header's
  *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
- *   are ignored, not counted (the enabled flag is cleared, so they cost one load+branch).
+ *   are ignored, not counted (recording is switched off, so they return from the slow path's
+ *   first test).
  * - fork: the child gets its own file and fresh counters; the parent's file is untouched.
  *
  * Concurrency: a thread's pos is written only by that thread. `busy` (per thread) is
@@ -44,7 +45,7 @@
  *   pos: the handler's records from that slot on are overwritten or, if its hooks flushed the
  *   buffer meanwhile, the next chunk repeats records already written. Hooks are not
  *   async-signal-safe in that one sense; they never crash or write outside the buffer.
- * - At exit, hooks already past the enabled check in other threads may miss the file.
+ * - At exit, hooks already past the "full" test in other threads may miss the file.
  * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
  *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
  *   also fatal signals whose handler the program replaces after start. A program that uses
@@ -107,9 +108,11 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 #define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
 #define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
 
-/* The hooks' ABI, called by compiler-inserted code. */
-HKRT_EXPORT void __hookcc_enter(void *fn, void *call_site);
-HKRT_EXPORT void __hookcc_exit(void *fn, void *call_site);
+/* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
+ * the exit hook the same address + 2 (the pass aligns every instrumented function to 4 bytes, so
+ * bit 1 is free). Both store their argument as it comes: the record's kind is in it. */
+HKRT_EXPORT void __hookcc_enter(void *fn);
+HKRT_EXPORT void __hookcc_exit(void *fn_exit);
 
 /* ---------------------------------------------------------------------------------------- */
 /* State                                                                                    */
@@ -155,13 +158,16 @@ enum hkrt_state {
 };
 
 /* Read by every hook, written rarely: alone on its cache line, away from the counters that
- * every flush writes. Starts at 1 so that the first hook anywhere reaches the slow path,
- * which starts the runtime (a hook may run before our constructor, e.g. in a shared library's
- * constructor) and then clears it if HOOKCC_DISABLE says so. */
+ * every flush writes. The hooks read only full_mask: it is the buffer size in bytes - 1 while
+ * recording, and 0 before the start, while disabled and once finished, so that every hook then
+ * finds its pos "at a boundary" and goes to the slow path, which sees `enabled` and does
+ * nothing. That makes the enable switch free in the hot path. `enabled` starts at 1 so that
+ * the first hook anywhere starts the runtime (a hook may run before our constructor, e.g. in a
+ * shared library's constructor), which then clears it if HOOKCC_DISABLE says so. */
 static struct __attribute__((aligned(64))) { /* aligned type: sizeof is a whole line */
+    uintptr_t full_mask; /* see above; written only through hkrt_set_enabled */
     int enabled;         /* exactly 0 or 1 */
-    uintptr_t full_mask; /* buffer bytes - 1; 0 until started, so every hook is "full" */
-} g_hot = {1, 0};
+} g_hot = {0, 1};
 _Static_assert(sizeof g_hot == 64, "g_hot has its cache line to itself");
 
 static struct {
@@ -201,6 +207,21 @@ static struct sigaction g_old_actions[HKRT_NFATAL];
 static int g_handler_installed[HKRT_NFATAL];
 
 static HKRT_FN void hkrt_finish(int from_signal);
+
+/* Bytes of one thread buffer's records: a power of two, the buffer aligned to it. */
+static HKRT_FN size_t hkrt_buffer_bytes(void)
+{
+    return (size_t)g.buffer_records * sizeof(struct hkt_record);
+}
+
+/* Switches recording on or off for every thread: `enabled` for the slow path, and full_mask,
+ * which sends every hook there while off (see g_hot). */
+static HKRT_FN void hkrt_set_enabled(int on)
+{
+    __atomic_store_n(&g_hot.enabled, on ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_hot.full_mask, on ? (uintptr_t)hkrt_buffer_bytes() - 1 : 0,
+                     __ATOMIC_RELAXED);
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers (no stdio: usable after fork and in signal handlers)                        */
@@ -659,7 +680,6 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
 static HKRT_FN void hkrt_start_locked(void)
 {
     hkrt_read_options();
-    g_hot.full_mask = (uintptr_t)g.buffer_records * sizeof(struct hkt_record) - 1;
     g.clock_start = hkrt_clock_point_now();
     if (!g.once_done) {
         g.once_done = 1;
@@ -674,7 +694,7 @@ static HKRT_FN void hkrt_start_locked(void)
     }
     hkrt_open_file();
     /* The flag first: a hook in another thread that sees RUNNING also sees HOOKCC_DISABLE. */
-    __atomic_store_n(&g_hot.enabled, g.user_enabled ? 1 : 0, __ATOMIC_RELAXED);
+    hkrt_set_enabled(g.user_enabled);
     __atomic_store_n(&g.state, HKRT_RUNNING, __ATOMIC_RELEASE);
 }
 
@@ -804,7 +824,7 @@ static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
  * held_pos is the buffer's start. Returns 0 if that failed (no memory, no pthread key). */
 static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
 {
-    if (!g.key_ok || !hkrt_thread_map_buffer(t, (size_t)g_hot.full_mask + 1))
+    if (!g.key_ok || !hkrt_thread_map_buffer(t, hkrt_buffer_bytes()))
         return 0;
     t->held_pos = t->buf;
     t->tid = hkrt_gettid();
@@ -869,10 +889,16 @@ static HKRT_FN int hkrt_recording(void)
 }
 
 /* Reached when pos is at a buffer boundary: the thread's first hook (NULL), a full buffer (its
- * end), a fresh one (its start), or a hook re-entered from inside the runtime (NULL while the
- * guard is held). Records (fn, kind) unless tracing is off. */
-static HKRT_COLD void hkrt_record_slow(void *fn, uint64_t kind)
+ * end), a fresh one (its start), a hook re-entered from inside the runtime (NULL while the
+ * guard is held), or any hook while recording is off (full_mask 0). Records `word` (the
+ * function's address, + 2 for an exit) unless tracing is off. */
+static HKRT_COLD void hkrt_record_slow(void *word)
 {
+    /* Off (HOOKCC_DISABLE, hookcc_trace_disable, finished): back at once, touching nothing. Not
+     * before the start: `enabled` is 1 until then, so the first hook starts the runtime. */
+    if (!__atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_UNINIT)
+        return;
     struct hkrt_thread *t = &t_self;
     int saved_errno = errno;
     if (!hkrt_guard_enter(t)) {
@@ -895,53 +921,50 @@ static HKRT_COLD void hkrt_record_slow(void *fn, uint64_t kind)
     }
     /* The timestamp is taken after the work above, so every record of a thread is later than
      * the one before and than the CLOCK chunk's first_tick. */
-    t->held_pos->time_kind = (hkrt_ticks() & HKT_TIME_MASK) | (kind << HKT_KIND_SHIFT);
-    t->held_pos->address = (uint64_t)(uintptr_t)fn;
+    t->held_pos->time = hkrt_ticks();
+    t->held_pos->address_kind = (uint64_t)(uintptr_t)word;
     t->held_pos++;
 out:
     hkrt_guard_leave(t);
     errno = saved_errno;
 }
 
+/* The whole hot path: with local-exec TLS and the kind already in `word`, ten instructions on
+ * x86-64 with the ret, the slow path reached by a conditional tail jump (docs/performance.md). */
 static inline __attribute__((always_inline, no_instrument_function)) void
-hkrt_record(void *fn, uint64_t kind)
+hkrt_record(void *word)
 {
-    /* A plain load: clang does not fold an __atomic load into the compare, which costs an
-     * instruction. Each hook is its own call, so the flag is read afresh every time. */
-    if (HKRT_UNLIKELY(!g_hot.enabled))
-        return;
     struct hkt_record *p = t_self.pos;
+    /* A plain load of full_mask: clang does not fold an __atomic load into the test, which
+     * costs an instruction. Each hook is its own call, so it is read afresh every time. */
     if (HKRT_UNLIKELY(((uintptr_t)p & g_hot.full_mask) == 0)) {
-        hkrt_record_slow(fn, kind);
+        hkrt_record_slow(word);
         return;
     }
 #if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* rdtsc gives edx:eax; storing the halves as they come (the high one masked to 30 bits,
-     * kind in its top 2) costs 3 instructions instead of 5. memcpy: no aliasing question. */
+    /* rdtsc gives edx:eax; storing the halves as they come costs 2 instructions instead of 4
+     * (shift, or, store). memcpy: no aliasing question. */
     uint32_t lo, hi;
     hkrt_ticks_split(&lo, &hi);
-    hi = (hi & (uint32_t)(HKT_TIME_MASK >> 32)) | (uint32_t)(kind << (HKT_KIND_SHIFT - 32));
-    memcpy((char *)&p->time_kind, &lo, sizeof lo);
-    memcpy((char *)&p->time_kind + sizeof lo, &hi, sizeof hi);
+    memcpy((char *)&p->time, &lo, sizeof lo);
+    memcpy((char *)&p->time + sizeof lo, &hi, sizeof hi);
 #else
-    p->time_kind = (hkrt_ticks() & HKT_TIME_MASK) | (kind << HKT_KIND_SHIFT);
+    p->time = hkrt_ticks();
 #endif
-    p->address = (uint64_t)(uintptr_t)fn;
+    p->address_kind = (uint64_t)(uintptr_t)word;
     /* Release: the finisher, on another thread at exit, reads pos and then the records below
      * it. A plain mov on x86 (TSO); stlr on AArch64. */
     __atomic_store_n(&t_self.pos, p + 1, __ATOMIC_RELEASE);
 }
 
-HKRT_EXPORT void __hookcc_enter(void *fn, void *call_site)
+HKRT_EXPORT void __hookcc_enter(void *fn)
 {
-    (void)call_site; /* format v1 does not store it: the entry stack gives every caller */
-    hkrt_record(fn, HKT_KIND_ENTRY);
+    hkrt_record(fn);
 }
 
-HKRT_EXPORT void __hookcc_exit(void *fn, void *call_site)
+HKRT_EXPORT void __hookcc_exit(void *fn_exit)
 {
-    (void)call_site;
-    hkrt_record(fn, HKT_KIND_EXIT);
+    hkrt_record(fn_exit);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -963,14 +986,15 @@ static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
 
 /* Finishes the file: every thread's records and last chunks, MODULE, CLOCK, then the header.
  * Runs once; later calls return at once. Other threads may still be running hooks (exit() does
- * not stop them): hooks that started before the enabled flag was cleared may land after this
- * thread read their pos, and are not in the file. */
+ * not stop them): hooks that passed their "full" test before recording was switched off may
+ * land after this thread read their pos, and are not in the file. */
 static HKRT_FN void hkrt_finish(int from_signal)
 {
     if (__atomic_exchange_n(&g.finishing, 1, __ATOMIC_ACQ_REL))
         return;
     __atomic_store_n(&g.finisher_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
-    __atomic_store_n(&g_hot.enabled, 0, __ATOMIC_SEQ_CST);
+    hkrt_set_enabled(0);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     int locked = 1;
     if (from_signal)
         locked = hkrt_lock_from_signal();
@@ -1118,7 +1142,7 @@ static HKRT_FN void hkrt_atfork_child(void)
         int guarded = hkrt_guard_enter(me);
         g.clock_start = hkrt_clock_point_now();
         hkrt_open_file();
-        __atomic_store_n(&g_hot.enabled, g.user_enabled ? 1 : 0, __ATOMIC_RELAXED);
+        hkrt_set_enabled(g.user_enabled);
         if (guarded)
             hkrt_guard_leave(me);
     }
@@ -1174,7 +1198,7 @@ HKRT_EXPORT void hookcc_trace_enable(void)
     hkrt_lock();
     g.user_enabled = 1;
     if (g.state == HKRT_RUNNING && !__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&g_hot.enabled, 1, __ATOMIC_RELAXED);
+        hkrt_set_enabled(1);
     hkrt_unlock();
     errno = saved_errno;
 }
@@ -1185,7 +1209,7 @@ HKRT_EXPORT void hookcc_trace_disable(void)
     hkrt_ensure_started_guarded();
     hkrt_lock();
     g.user_enabled = 0;
-    __atomic_store_n(&g_hot.enabled, 0, __ATOMIC_RELAXED);
+    hkrt_set_enabled(0);
     hkrt_unlock();
     errno = saved_errno;
 }

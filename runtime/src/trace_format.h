@@ -7,6 +7,9 @@
  * Format versions:
  *   1  64-byte header; chunks EXE, MODULE, EVENTS (16-byte records: time_kind, address),
  *      LOST, THREAD, CLOCK. All fields in the writer's native byte order (header byte 8).
+ *   2  the same, but an EVENTS record is (time, address_kind): the full 64-bit timestamp,
+ *      and the function's address with bit 1 set for an exit. What this runtime writes;
+ *      hookprof reads both.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -21,7 +24,7 @@
 
 #define HKT_MAGIC "HKTRACE" /* 8 bytes with its NUL */
 #define HKT_MAGIC_SIZE 8
-#define HKT_VERSION 1
+#define HKT_VERSION 2
 #define HKT_HEADER_SIZE 64
 
 /* header.endian */
@@ -47,12 +50,10 @@
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
-/* Record kinds: bits 62-63 of hkt_record.time_kind; bits 0-61 are the timestamp. */
-#define HKT_KIND_ENTRY UINT64_C(0)
-#define HKT_KIND_EXIT UINT64_C(1)
-/* 2 and 3 are reserved: a reader rejects them. */
-#define HKT_KIND_SHIFT 62
-#define HKT_TIME_MASK ((UINT64_C(1) << HKT_KIND_SHIFT) - 1)
+/* Record kind (version 2): bit 1 of hkt_record.address_kind is set in an exit record. The
+ * instrumented functions are aligned to 4 bytes, so an address never has it set; bit 0 belongs
+ * to the address (Thumb). The compiler passes `fn + HKT_EXIT_BIT` to the exit hook. */
+#define HKT_EXIT_BIT UINT64_C(2)
 
 struct hkt_header {
     char magic[HKT_MAGIC_SIZE]; /*  0: "HKTRACE\0" */
@@ -74,10 +75,11 @@ struct hkt_chunk_header {
     uint64_t thread; /* 8: Linux TID, 0 for process-wide chunks */
 };
 
-/* One EVENTS record. */
+/* One EVENTS record (version 2). */
 struct hkt_record {
-    uint64_t time_kind; /* 0: timestamp (bits 0-61) | kind << 62 */
-    uint64_t address;   /* 8: instrumented function, zero-extended on 32-bit targets */
+    uint64_t time;         /* 0: timestamp in ticks */
+    uint64_t address_kind; /* 8: instrumented function | HKT_EXIT_BIT for an exit,
+                            *    zero-extended on 32-bit targets */
 };
 
 /* Fixed part of a MODULE payload; the NUL-terminated path follows, padded to 8 bytes. */

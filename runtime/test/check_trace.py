@@ -21,8 +21,9 @@ MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 FLAG_COMPLETE = 1
+VERSION = 2  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
-TIME_MASK = (1 << 62) - 1
+EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
 
 
 class FormatError(Exception):
@@ -69,8 +70,8 @@ class Trace:
         if self.pointer_size not in (4, 8):
             raise FormatError(f"offset 9: pointer size {self.pointer_size}")
         (self.version, self.header_size) = struct.unpack_from(e + "HI", data, 10)
-        if self.version != 1:
-            raise FormatError(f"offset 10: version {self.version}, expected 1")
+        if self.version != VERSION:
+            raise FormatError(f"offset 10: version {self.version}, expected {VERSION}")
         if self.header_size != HEADER_SIZE:
             raise FormatError(f"offset 12: header_size {self.header_size}, expected 64")
         (self.ticks_per_second, self.pid, self.flags, self.start_realtime_ns, self.records,
@@ -135,15 +136,13 @@ class Trace:
                 t = thread(tid)
                 for i in range(length // 16):
                     tk, addr = struct.unpack_from(e + "QQ", payload, i * 16)
-                    kind = tk >> 62
-                    if kind not in (KIND_ENTRY, KIND_EXIT):
-                        raise FormatError(
-                            f"offset {off + 16 + i * 16}: record kind {kind} is reserved")
+                    kind = KIND_EXIT if addr & EXIT_BIT else KIND_ENTRY
+                    addr &= ~EXIT_BIT
                     if self.pointer_size == 4 and addr >> 32:
                         raise FormatError(
                             f"offset {off + 16 + i * 16 + 8}: address {addr:#x} wider "
                             "than the 4-byte pointers the header announces")
-                    t.records.append((tk & TIME_MASK, kind, addr))
+                    t.records.append((tk, kind, addr))
                 self.events_end = off + 16 + length
             elif ctype == CHUNK_LOST:
                 if length != 8:

@@ -1,21 +1,22 @@
-; Native trace hooks: entry after the allocas, exit before every return, call site from
-; llvm.returnaddress, nothing for declarations, available_externally bodies, naked functions,
+; Native trace hooks: entry after the allocas with the function's address, exit before every
+; return with the address + 2 (bit 1 marks an exit record), the function aligned to 4 bytes so
+; that bit is free; nothing for declarations, available_externally bodies, naked functions,
 ; the runtime's own functions or functions marked "hookcc-off".
-; RUN-OPT: -passes=hookcc -hookcc-entry=__hookcc_enter -hookcc-exit=__hookcc_exit -hookcc-entry-parm=address-callsite -hookcc-exit-parm=address-callsite
+; RUN-OPT: -passes=hookcc -hookcc-entry=__hookcc_enter -hookcc-exit=__hookcc_exit -hookcc-entry-parm=address -hookcc-exit-parm=exit-address
 
 declare i32 @external(i32)
 
 ; CHECK-LABEL: define i32 @two_returns(i32 %x)
+; CHECK-SAME: align 4
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
-; CHECK-NEXT: %[[CS:.*]] = call ptr @llvm.returnaddress(i32 0)
-; CHECK-NEXT: call void @__hookcc_enter(ptr @two_returns, ptr %[[CS]])
+; CHECK-NEXT: call void @__hookcc_enter(ptr @two_returns)
 ; CHECK: neg:
-; CHECK-NEXT: call void @__hookcc_exit(ptr @two_returns, ptr %[[CS]])
+; CHECK-NEXT: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
 ; CHECK-NEXT: ret i32 0
 ; CHECK: pos:
 ; CHECK-NEXT: %v = call i32 @external(i32 %x)
-; CHECK-NEXT: call void @__hookcc_exit(ptr @two_returns, ptr %[[CS]])
+; CHECK-NEXT: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
 ; CHECK-NEXT: ret i32 %v
 define i32 @two_returns(i32 %x) {
 entry:
@@ -32,7 +33,7 @@ pos:
 
 ; Nothing may come between a musttail call and its return.
 ; CHECK-LABEL: define i32 @tail(i32 %x)
-; CHECK: call void @__hookcc_exit(ptr @tail
+; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @tail, i64 2))
 ; CHECK-NEXT: %r = musttail call i32 @two_returns(i32 %x)
 ; CHECK-NEXT: ret i32 %r
 define i32 @tail(i32 %x) {
@@ -79,6 +80,6 @@ define void @never_returns() {
 }
 declare void @abort()
 
-; CHECK: declare void @__hookcc_enter(ptr, ptr) #[[NU:[0-9]+]]
-; CHECK: declare void @__hookcc_exit(ptr, ptr) #[[NU]]
+; CHECK: declare void @__hookcc_enter(ptr) #[[NU:[0-9]+]]
+; CHECK: declare void @__hookcc_exit(ptr) #[[NU]]
 ; CHECK: attributes #[[NU]] = { nounwind }

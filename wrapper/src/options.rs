@@ -71,8 +71,8 @@ pub enum HookParm {
     None,
     Name,
     Address,
-    /// hookcc's native hooks: function address and call site.
-    AddressCallSite,
+    /// hookcc's native exit hook: the function's address + 2 (bit 1 marks the exit).
+    ExitAddress,
     /// NITRO's `__PROFILE_ENTRY`: name, call site (lr) and the first four integer arguments.
     NameCallSiteArgs,
 }
@@ -93,7 +93,7 @@ impl HookParm {
             HookParm::None => "none",
             HookParm::Name => "name",
             HookParm::Address => "address",
-            HookParm::AddressCallSite => "address-callsite",
+            HookParm::ExitAddress => "exit-address",
             HookParm::NameCallSiteArgs => "name-callsite-args",
         }
     }
@@ -104,7 +104,7 @@ impl HookParm {
             HookParm::None => format!("void {hook}(void);"),
             HookParm::Name => format!("void {hook}(const char *name);"),
             HookParm::Address => format!("void {hook}(void (*addr)());"),
-            HookParm::AddressCallSite => format!("void {hook}(void *fn, void *call_site);"),
+            HookParm::ExitAddress => format!("void {hook}(void *fn_exit);"),
             HookParm::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
                  __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
@@ -192,15 +192,15 @@ impl HookOptions {
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
         if self.trace {
-            let hook = |symbol: &str| {
+            let hook = |symbol: &str, parm| {
                 Some(Hook {
                     symbol: symbol.into(),
-                    parm: HookParm::AddressCallSite,
+                    parm,
                 })
             };
             return Some(PassConfig {
-                entry: hook("__hookcc_enter"),
-                exit: hook("__hookcc_exit"),
+                entry: hook("__hookcc_enter", HookParm::Address),
+                exit: hook("__hookcc_exit", HookParm::ExitAddress),
                 after_inlining: false,
                 default_on: true,
                 skip_inline: false,

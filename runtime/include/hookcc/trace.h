@@ -42,8 +42,9 @@ HOOKCC_TRACE_API void hookcc_trace_flush(void);
 HOOKCC_TRACE_API void hookcc_trace_enable(void);
 
 /* Stops recording, in every thread, until hookcc_trace_enable(). Hooks called while disabled
- * cost one load and one branch and are neither recorded nor counted as lost, so frames open at
- * the moment of the switch show up as unmatched entries or exits in the reader. */
+ * return after two loads and a call into the runtime's slow path, and are neither recorded nor
+ * counted as lost, so frames open at the moment of the switch show up as unmatched entries or
+ * exits in the reader. */
 HOOKCC_TRACE_API void hookcc_trace_disable(void);
 
 /* 1 if hooks record now, 0 if disabled (HOOKCC_DISABLE, hookcc_trace_disable) or finished. */
