@@ -11,18 +11,20 @@
  *   (the layout is in docs/nitro.md, for `hookprof nitro` to decode raw memory dumps) and makes
  *   buf the calling thread's buffer. Records follow: name, lr, call level and, unless turned
  *   off, r0–r3, one pointer-sized word each.
- * - __PROFILE_ENTRY: the thread's control area through local-exec TLS (NULL: no buffer,
- *   disabled, or inside the runtime: return), one compare against the limit, the record, the
- *   level and the current pointer. Stack and log mode share that path: a full stack and the
- *   end of the ring both go to the out-of-line slow path, which wraps the ring or counts the
- *   call as not recorded.
- * - __PROFILE_EXIT: level - 1 (never below 0), then current -= pop, where pop is the record
- *   size in stack mode and 0 in log mode, so there is no branch on the mode. Popping below
- *   `floor` goes to the slow path: an exit with nothing to pop (a frame that was open when the
- *   buffer was initialised or cleared) is counted; while calls beyond a full stack are in
- *   progress, floor is set above every record so that their exits come here and pop nothing.
+ * - __PROFILE_ENTRY: the thread's control area through local-exec TLS, one compare against
+ *   the limit, the record, the level and the current pointer. A thread that records nothing
+ *   (no buffer, disabled, or inside the runtime) points at hkn_ct_off, whose limit of 0 fails
+ *   that same compare, so there is no NULL test. Stack and log mode share that path: a full
+ *   stack, the end of the ring and hkn_ct_off all go to the out-of-line slow path, which wraps
+ *   the ring, counts the call as not recorded, or does nothing.
+ * - __PROFILE_EXIT, on the buffer's mode byte: log mode only takes 1 from the level (never
+ *   below 0) and leaves current alone; stack mode pops, current -= pop (the record size), and
+ *   takes 1 from the level. Popping below `floor` goes to the slow path: an exit with nothing
+ *   to pop (a frame that was open when the buffer was initialised or cleared) is counted;
+ *   while calls beyond a full stack are in progress, floor is set above every record so that
+ *   their exits come here and pop nothing; hkn_ct_off's floor sends every exit there.
  * - No locks, atomics, malloc, libc calls or errno changes in the hooks. The functions that
- *   print mark the thread busy (its control pointer reads NULL), so hooks run by an
+ *   print mark the thread busy (its hooks point at hkn_ct_off), so hooks run by an
  *   instrumented print function record nothing.
  */
 
@@ -69,6 +71,22 @@ static HKN_FN uintptr_t hkn_ct_first(const struct hkn_ct *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Hooks                                                                                    */
 
+/* What the hooks read while the thread records nothing (no buffer, disabled, or inside the
+ * runtime): a limit of 0 and a floor of all ones fail their bounds checks, and their slow paths
+ * leave it alone. Stack mode (0), level 0. Never written. */
+static const struct hkn_ct hkn_ct_off = {.limit = 0, .floor = UINTPTR_MAX};
+
+/* The control area the thread's hooks record into, or hkn_ct_off: never NULL, so the bounds
+ * checks are the hooks' only tests of it. Turning recording on or off is this one store. */
+static HKN_THREAD_LOCAL struct hkn_ct *t_ct = (struct hkn_ct *)&hkn_ct_off;
+
+static HKN_FN void hkn_activate(struct hkn_header *h)
+{
+    __atomic_store_n(&t_ct, h != NULL ? (struct hkn_ct *)h : (struct hkn_ct *)&hkn_ct_off,
+                     __ATOMIC_RELAXED);
+}
+
+/* The record at p, and the level. The caller moves current. */
 static inline __attribute__((always_inline)) HKN_FN void
 hkn_ct_write(struct hkn_ct *c, uintptr_t p, const char *name, void *lr, uintptr_t r0,
              uintptr_t r1, uintptr_t r2, uintptr_t r3)
@@ -78,13 +96,16 @@ hkn_ct_write(struct hkn_ct *c, uintptr_t p, const char *name, void *lr, uintptr_
     w[HKN_CT_NAME] = (uintptr_t)name;
     w[HKN_CT_LR] = (uintptr_t)lr;
     w[HKN_CT_LEVEL] = level;
-    c->level = level + 1;
     if (c->h.flags & HKN_CT_REGISTERS) {
         w[HKN_CT_R0 + 0] = r0;
         w[HKN_CT_R0 + 1] = r1;
         w[HKN_CT_R0 + 2] = r2;
         w[HKN_CT_R0 + 3] = r3;
     }
+    /* Only a compiler barrier: level is read again, so the increment is one instruction on
+     * memory rather than an increment and a store of the register loaded above. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    c->level++;
 }
 
 /* The stack overflows: say so once, with what the seed's NITRO-SDK printed before stopping. */
@@ -114,12 +135,15 @@ static HKN_COLD void hkn_ct_report_overflow(struct hkn_ct *c, const char *name, 
     hkn_leave(t);
 }
 
-/* current reached limit: the end of the ring (log mode) or a full stack. The hook's own
- * arguments in the hook's order, so that the hook reaches it with a plain jump. */
+/* current reached limit: the end of the ring (log mode) or a full stack; or the thread records
+ * nothing (hkn_ct_off). The hook's own arguments in the hook's order, so that the hook reaches
+ * it with a plain jump. */
 static HKN_COLD void hkn_ct_entry_full(const char *name, void *lr, uintptr_t r0, uintptr_t r1,
                                        uintptr_t r2, uintptr_t r3)
 {
-    struct hkn_ct *c = (struct hkn_ct *)t_hkn.active;
+    struct hkn_ct *c = t_ct;
+    if (c == &hkn_ct_off)
+        return;
     if (c->h.mode == OS_CALLTRACE_LOG) {
         uintptr_t p = hkn_ct_first(c);
         hkn_ct_write(c, p, name, lr, r0, r1, r2, r3);
@@ -142,9 +166,7 @@ static HKN_COLD void hkn_ct_entry_full(const char *name, void *lr, uintptr_t r0,
 HKN_EXPORT void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1,
                                 uintptr_t r2, uintptr_t r3)
 {
-    struct hkn_ct *c = (struct hkn_ct *)t_hkn.active;
-    if (HKN_UNLIKELY(c == NULL))
-        return;
+    struct hkn_ct *c = t_ct;
     uintptr_t p = c->current;
     if (HKN_UNLIKELY(p >= c->limit)) {
         hkn_ct_entry_full(name, lr, r0, r1, r2, r3);
@@ -154,9 +176,12 @@ HKN_EXPORT void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintpt
     c->current = p + c->step;
 }
 
-/* An exit that would pop below floor. */
+/* A stack-mode exit that would pop below floor; or the thread records nothing (hkn_ct_off). */
 static HKN_COLD void hkn_ct_exit_slow(struct hkn_ct *c)
 {
+    if (c == &hkn_ct_off)
+        return;
+    c->level -= c->level != 0;
     if (c->overflow_depth > 0) {
         if (--c->overflow_depth == 0)
             c->floor = hkn_ct_first(c);
@@ -167,16 +192,31 @@ static HKN_COLD void hkn_ct_exit_slow(struct hkn_ct *c)
 
 HKN_EXPORT void __PROFILE_EXIT(void)
 {
-    struct hkn_ct *c = (struct hkn_ct *)t_hkn.active;
-    if (HKN_UNLIKELY(c == NULL))
+    struct hkn_ct *c = t_ct;
+    if (HKN_UNLIKELY(c->h.mode == OS_CALLTRACE_LOG)) {
+        /* The level - 1, never below 0 (frames open when the buffer was initialised);
+         * current stays. */
+        if (c->level != 0) {
+            /* Only a compiler barrier: level is read again, so the decrement is one
+             * instruction on memory rather than a load, a decrement and a store. */
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            c->level--;
+        }
         return;
-    uintptr_t level = c->level;
-    c->level = level - (level != 0);
+    }
+    /* Stack mode: current -= pop (the record size). Popping below `floor` goes to the slow
+     * path: an exit with nothing to pop (a frame that was open when the buffer was initialised
+     * or cleared) is counted there; while calls beyond a full stack are in progress, floor is
+     * above every record so that their exits go there and pop nothing. */
     uintptr_t p = c->current - c->pop;
     if (HKN_UNLIKELY(p < c->floor)) {
         hkn_ct_exit_slow(c);
         return;
     }
+    /* Not below 0: level counts the calls in progress since the buffer's records began (more
+     * after a clear, or after the exit of a call entered while disabled), so it is at least
+     * the number of records on the stack, here 1 or more. */
+    c->level--;
     c->current = p;
 }
 
@@ -322,7 +362,7 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
     struct hkn_header *out = t->installed;
-    __atomic_store_n(&t->active, NULL, __ATOMIC_RELAXED);
+    hkn_activate(NULL);
     if (out != NULL)
         out->busy = (uint32_t)t->busy; /* the outgoing thread may be inside a dump */
     struct hkn_header *in = NULL;

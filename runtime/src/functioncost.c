@@ -14,9 +14,11 @@
  *   (§4.2), added to the thread's last record when a user-level scheduler switches it back in
  *   (OS_SwitchProfilerThread). Times are hkrt_ticks(), 64 bits: a 32-bit tick at x86's
  *   rate wraps in about a second, far shorter than a call may take.
- * - The hooks: the thread's control area through local-exec TLS (NULL: no buffer, disabled,
- *   or inside the runtime), one compare against the limit, three stores, the current pointer.
- *   A full buffer goes to the out-of-line slow path, which counts the record as lost.
+ * - The hooks: the thread's control area through local-exec TLS, one compare against the
+ *   limit, the record's three fields, the current pointer. A thread that records
+ *   nothing (no buffer, disabled, or inside the runtime) points at hkn_fc_off, whose limit of 0
+ *   fails that same compare, so there is no other test. A full buffer goes to the out-of-line
+ *   slow path, which counts the record as lost (and ignores hkn_fc_off).
  * - OS_CalcStatistics pairs each exit with its entry in one forward pass, keeping the entries
  *   still open compacted at the front of the buffer (they are never more than the records
  *   read), so no other memory is needed. A call's cost is exit time - entry time - the
@@ -81,6 +83,23 @@ static HKN_FN struct hkn_fc_record *hkn_fc_first(const struct hkn_fc *c)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Per-thread hook state                                                                    */
+
+/* What the hooks read while the thread records nothing: a limit of 0 sends them to
+ * hkn_fc_full, which leaves it alone. Never written. */
+static const struct hkn_fc hkn_fc_off;
+
+/* The control area the thread's hooks record into, or hkn_fc_off: never NULL, so the bounds
+ * check is the hooks' only test. */
+static HKN_THREAD_LOCAL struct hkn_fc *t_fc = (struct hkn_fc *)&hkn_fc_off;
+
+static HKN_FN void hkn_activate(struct hkn_header *h)
+{
+    __atomic_store_n(&t_fc, h != NULL ? (struct hkn_fc *)h : (struct hkn_fc *)&hkn_fc_off,
+                     __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Hooks                                                                                    */
 
 static inline __attribute__((always_inline)) HKN_FN void
@@ -99,20 +118,19 @@ hkn_fc_write(struct hkn_fc_record *r, uint64_t name)
     r->interval = 0;
 }
 
-/* The buffer is full: the record is lost, and counted. */
+/* The buffer is full: the record is lost, and counted. Or the thread records nothing. */
 static HKN_COLD void hkn_fc_full(void)
 {
-    struct hkn_fc *c = (struct hkn_fc *)t_hkn.active;
-    c->lost++;
+    struct hkn_fc *c = t_fc;
+    if (c != &hkn_fc_off)
+        c->lost++;
 }
 
 HKN_EXPORT void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1,
                                 uintptr_t r2, uintptr_t r3)
 {
     (void)lr, (void)r0, (void)r1, (void)r2, (void)r3;
-    struct hkn_fc *c = (struct hkn_fc *)t_hkn.active;
-    if (HKN_UNLIKELY(c == NULL))
-        return;
+    struct hkn_fc *c = t_fc;
     uintptr_t p = c->current;
     if (HKN_UNLIKELY(p >= c->limit)) {
         hkn_fc_full();
@@ -124,9 +142,7 @@ HKN_EXPORT void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintpt
 
 HKN_EXPORT void __PROFILE_EXIT(void)
 {
-    struct hkn_fc *c = (struct hkn_fc *)t_hkn.active;
-    if (HKN_UNLIKELY(c == NULL))
-        return;
+    struct hkn_fc *c = t_fc;
     uintptr_t p = c->current;
     if (HKN_UNLIKELY(p >= c->limit)) {
         hkn_fc_full();
@@ -235,7 +251,7 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
     struct hkn_header *out = t->installed;
-    __atomic_store_n(&t->active, NULL, __ATOMIC_RELAXED);
+    hkn_activate(NULL);
     uint64_t now = hkrt_ticks();
     if (out != NULL) {
         struct hkn_fc *c = (struct hkn_fc *)out;

@@ -250,10 +250,9 @@ static HKN_SHARED void hkn_out_end(struct hkn_out *o)
 /* ---------------------------------------------------------------------------------------- */
 /* Per-thread state                                                                         */
 
+/* The hooks' own state (where they record, in thread-local storage) is each component's: the
+ * code here tells it what to record into through hkn_activate. */
 struct hkn_thread {
-    /* Hot: the control area the hooks write to. NULL when the thread has no buffer, has
-     * disabled recording, or is inside the runtime (busy): the hooks' only test. */
-    struct hkn_header *active;
     /* The buffer the thread records into (also while disabled), and its byte range. */
     struct hkn_header *installed;
     uintptr_t begin, end;
@@ -265,11 +264,15 @@ struct hkn_thread {
 
 static HKN_THREAD_LOCAL struct hkn_thread t_hkn;
 
+/* Defined by the component: from now on the calling thread's hooks record into the buffer h,
+ * or nothing (NULL: no buffer, recording disabled, or inside the runtime). A hook run by a
+ * signal handler in the middle of it sees the old state or the new one, never a mix. */
+static HKN_FN void hkn_activate(struct hkn_header *h);
+
 static HKN_SHARED void hkn_update_active(struct hkn_thread *t)
 {
     struct hkn_header *h = t->installed;
-    __atomic_store_n(&t->active, (h != NULL && h->enabled && !t->busy) ? h : NULL,
-                     __ATOMIC_RELAXED);
+    hkn_activate((h != NULL && h->enabled && !t->busy) ? h : NULL);
 }
 
 /* OS_Enable…, OS_Disable…, OS_Restore… of both components: sets the calling thread's buffer's
@@ -294,9 +297,9 @@ static HKN_SHARED int hkn_enter(struct hkn_thread *t)
     if (t->busy)
         return 0;
     t->busy = 1;
-    __atomic_store_n(&t->active, NULL, __ATOMIC_RELAXED);
-    /* A signal-handler hook between these two stores sees active != NULL and records: fine,
-     * the hot path is consistent on its own (docs/nitro.md, "Signals"). */
+    hkn_activate(NULL);
+    /* A signal-handler hook between these two still records: fine, the hot path is
+     * consistent on its own (docs/nitro.md, "Signals"). */
     return 1;
 }
 
@@ -358,7 +361,7 @@ static HKN_SHARED void hkn_thread_exit(void *arg)
     struct hkn_thread *t = arg;
     if (t != &t_hkn)
         return;
-    __atomic_store_n(&t->active, NULL, __ATOMIC_RELAXED);
+    hkn_activate(NULL);
     hkn_lock();
     t->installed = NULL;
     t->begin = t->end = 0;
