@@ -3,14 +3,120 @@
 
 use std::collections::HashMap as StdHashMap;
 
-/// The maps of the model: one lookup per replayed record, so a fast non-cryptographic hash
-/// (FxHash) instead of the standard library's DoS-resistant SipHash, which took more than half
-/// of `hookprof report`'s time (docs/performance.md). The keys are addresses from the trace,
-/// not attacker-chosen strings.
+/// The maps of the model and the replay: a fast non-cryptographic hash (FxHash) instead of
+/// the standard library's DoS-resistant SipHash, which took more than half of `hookprof
+/// report`'s time when the maps were looked up for every record (docs/performance.md). The
+/// keys are addresses from the trace, not attacker-chosen strings.
 pub type HashMap<K, V> = StdHashMap<K, V, rustc_hash::FxBuildHasher>;
 
 use crate::format::{FormatError, Trace};
 use crate::replay::{replay, CloseReason, Frame, ReplayVisitor, TraceSummary};
+
+/// Numbers distinct `u64` keys 0, 1, 2, … in the order they are first seen, so that what
+/// is kept per key can live in a `Vec` indexed by its number instead of in a hash map. The
+/// replay numbers function addresses with it ([`Frame::function`]) and the
+/// [`ProfileBuilder`] numbers caller→callee arcs.
+///
+/// A small open-addressing table (multiplicative hash, linear probing) kept at most a
+/// quarter full, so that a key is nearly always in the first slot it hashes to: a lookup is
+/// a multiply, a shift, a load and a compare. Memory grows with the number of keys (64
+/// bytes per key at most), not with the trace.
+#[derive(Clone, Debug)]
+pub(crate) struct DenseIds {
+    /// `slots.len()` is a power of two, `1 << bits`.
+    slots: Vec<Slot>,
+    bits: u32,
+    /// Keys numbered so far.
+    len: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: u64,
+    /// [`Slot::EMPTY`] in a slot that holds no key (every `key` value is a valid key).
+    id: u32,
+}
+
+impl Slot {
+    const EMPTY: u32 = u32::MAX;
+    const VACANT: Slot = Slot {
+        key: 0,
+        id: Slot::EMPTY,
+    };
+}
+
+impl Default for DenseIds {
+    fn default() -> Self {
+        DenseIds {
+            slots: vec![Slot::VACANT; 1 << Self::MIN_BITS],
+            bits: Self::MIN_BITS,
+            len: 0,
+        }
+    }
+}
+
+impl DenseIds {
+    const MIN_BITS: u32 = 4;
+    /// Numbers stay below this, so that a number + 1 is never `u32::MAX` ([`Slot::EMPTY`],
+    /// and the builder's `FunctionLine::NO_CALLER`). That many distinct functions or arcs
+    /// would not fit in memory anyway.
+    const MAX_LEN: u32 = u32::MAX - 1;
+
+    /// The number of `key`, assigned now if the key is new (then it is the number of keys
+    /// seen before).
+    #[inline]
+    pub(crate) fn id(&mut self, key: u64) -> u32 {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(key);
+        loop {
+            let slot = self.slots[at];
+            if slot.id == Slot::EMPTY {
+                return self.insert(key, at);
+            }
+            if slot.key == key {
+                return slot.id;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// The slot where the search for `key` starts: the top bits of a multiplicative
+    /// (Fibonacci) hash, which depend on every bit of the key, so that aligned addresses
+    /// spread over the whole table.
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - self.bits)) as usize
+    }
+
+    /// Numbers `key` in the empty slot `at`, where its search ended.
+    #[cold]
+    #[inline(never)]
+    fn insert(&mut self, key: u64, at: usize) -> u32 {
+        let id = self.len;
+        assert!(id < Self::MAX_LEN, "fewer than 2^32 - 2 distinct keys");
+        self.len += 1;
+        self.slots[at] = Slot { key, id };
+        if self.len as usize * 2 > self.slots.len() {
+            self.grow();
+        }
+        id
+    }
+
+    /// Doubles the table and puts every key in again.
+    fn grow(&mut self) {
+        let old = std::mem::take(&mut self.slots);
+        self.bits += 1;
+        self.slots = vec![Slot::VACANT; 1 << self.bits];
+        let mask = self.slots.len() - 1;
+        for slot in old.into_iter().filter(|s| s.id != Slot::EMPTY) {
+            let mut at = self.home(slot.key);
+            while self.slots[at].id != Slot::EMPTY {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = slot;
+        }
+    }
+}
 
 /// Statistics of one function (one entry-point address), in ticks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -46,22 +152,6 @@ impl FunctionStats {
         } else {
             ((u128::from(self.call_ticks_sum) + u128::from(self.calls) / 2)
                 / u128::from(self.calls)) as u64
-        }
-    }
-
-    fn record_call(&mut self, duration: u64, exclusive: u64, outermost: bool) {
-        if self.calls == 0 {
-            self.min_ticks = duration;
-            self.max_ticks = duration;
-        } else {
-            self.min_ticks = self.min_ticks.min(duration);
-            self.max_ticks = self.max_ticks.max(duration);
-        }
-        self.calls += 1;
-        self.call_ticks_sum = self.call_ticks_sum.saturating_add(duration);
-        self.exclusive_ticks = self.exclusive_ticks.saturating_add(exclusive);
-        if outermost {
-            self.inclusive_ticks = self.inclusive_ticks.saturating_add(duration);
         }
     }
 
@@ -190,20 +280,204 @@ impl Profile {
 }
 
 /// Builds a [`Profile`] from replayed events.
+///
+/// While the trace is replayed, the statistics of a TID are kept in `Vec`s: functions
+/// indexed by [`Frame::function`] (the replay numbers them per TID), arcs by a number of
+/// their own. Closing a frame updates one cache line of the function and one entry of the
+/// arc, with no lookup when the function's caller is the same as at its last exit
+/// (remembered in the function's line) and one [`DenseIds`] lookup otherwise.
+/// [`ProfileBuilder::finish`] turns them into the address-keyed [`FunctionTable`]s of the
+/// [`Profile`].
 #[derive(Default)]
 pub struct ProfileBuilder {
-    threads: HashMap<u64, FunctionTable>,
+    /// The tables of the TID of the last event: a thread's records come in chunks of
+    /// thousands, so they are swapped in when another TID's chunk starts rather than looked
+    /// up for every event.
+    active: ThreadTables,
+    /// `active`'s TID, `None` before the first event.
+    active_tid: Option<u64>,
+    /// The tables of the other TIDs (the entry of `active_tid` is empty while it is active),
+    /// in order of first appearance.
+    tables: Vec<ThreadTables>,
+    /// Index in `tables` of every TID.
+    by_tid: HashMap<u64, usize>,
+}
+
+/// The statistics of one TID while they are built.
+#[derive(Default)]
+struct ThreadTables {
+    /// Indexed by [`Frame::function`].
+    functions: Vec<FunctionLine>,
+    /// Frames closed by an outer exit and at the end of the thread, per function: rare, so
+    /// kept out of `functions`.
+    unwound: Vec<(u64, u64)>,
+    /// Numbers the arcs by `(caller's function number + 1) << 32 | callee's function number`
+    /// (caller 0 for a frame at the bottom of the stack).
+    arc_ids: DenseIds,
+    /// Indexed by the numbers of `arc_ids`, the statistics apart from the keys, which are
+    /// only read at the end.
+    arcs: Vec<ArcStats>,
+    arc_keys: Vec<Arc>,
+    /// Exits that matched no open frame, per address (such an address may have no function
+    /// number).
+    unmatched_exits: HashMap<u64, u64>,
+}
+
+/// What closing a frame updates for its function, in one cache line.
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct FunctionLine {
+    /// The function's address (0 in a line no frame has closed yet).
+    address: u64,
+    calls: u64,
+    inclusive_ticks: u64,
+    exclusive_ticks: u64,
+    call_ticks_sum: u64,
+    /// `u64::MAX` and 0 until the first call, so that a call updates them without a test.
+    min_ticks: u64,
+    max_ticks: u64,
+    /// The arc of the function's last closed frame: its caller's function number + 1 (0 for
+    /// none; [`FunctionLine::NO_CALLER`] before the first) and the arc's number.
+    last_caller: u32,
+    last_arc: u32,
+}
+
+impl FunctionLine {
+    /// Never a caller's number + 1: [`DenseIds`] numbers stay below `u32::MAX - 1`.
+    const NO_CALLER: u32 = u32::MAX;
+    const NEW: FunctionLine = FunctionLine {
+        address: 0,
+        calls: 0,
+        inclusive_ticks: 0,
+        exclusive_ticks: 0,
+        call_ticks_sum: 0,
+        min_ticks: u64::MAX,
+        max_ticks: 0,
+        last_caller: FunctionLine::NO_CALLER,
+        last_arc: 0,
+    };
+}
+
+impl ThreadTables {
+    /// Makes room for the function numbered `function`.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, function: u32) {
+        self.functions
+            .resize(function as usize + 1, FunctionLine::NEW);
+    }
+
+    /// The number of the arc from the function numbered `caller` - 1 (none if 0) to the
+    /// function numbered `callee`; `key` is the arc by address, for a new arc.
+    #[inline]
+    fn arc(&mut self, caller: u32, callee: u32, key: impl FnOnce() -> Arc) -> u32 {
+        let arc = self
+            .arc_ids
+            .id((u64::from(caller) << 32) | u64::from(callee));
+        if arc as usize == self.arcs.len() {
+            self.new_arc(key());
+        }
+        arc
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_arc(&mut self, key: Arc) {
+        self.arc_keys.push(key);
+        self.arcs.push(ArcStats::default());
+    }
+
+    /// Counts a frame closed by an outer exit or at the end of its thread.
+    #[cold]
+    #[inline(never)]
+    fn unwound(&mut self, function: u32, reason: CloseReason) {
+        let function = function as usize;
+        if function >= self.unwound.len() {
+            self.unwound.resize(function + 1, (0, 0));
+        }
+        match reason {
+            CloseReason::Exit => {}
+            CloseReason::UnwoundByOuterExit => self.unwound[function].0 += 1,
+            CloseReason::EndOfThread => self.unwound[function].1 += 1,
+        }
+    }
+
+    /// The address-keyed table of the profile: every function with a closed frame or an
+    /// unmatched exit, every arc.
+    fn into_function_table(self) -> FunctionTable {
+        let mut functions: HashMap<u64, FunctionStats> = HashMap::default();
+        functions.reserve(self.functions.len());
+        for (function, line) in self.functions.iter().enumerate() {
+            if line.calls == 0 {
+                // A function whose frames are all still open (only while replaying).
+                continue;
+            }
+            let (unmatched_entries, closed_at_end) =
+                self.unwound.get(function).copied().unwrap_or_default();
+            let stats = FunctionStats {
+                calls: line.calls,
+                inclusive_ticks: line.inclusive_ticks,
+                exclusive_ticks: line.exclusive_ticks,
+                call_ticks_sum: line.call_ticks_sum,
+                min_ticks: line.min_ticks,
+                max_ticks: line.max_ticks,
+                unmatched_entries,
+                unmatched_exits: 0,
+                closed_at_end,
+            };
+            functions.insert(line.address, stats);
+        }
+        for (address, count) in self.unmatched_exits {
+            functions.entry(address).or_default().unmatched_exits += count;
+        }
+        FunctionTable {
+            functions,
+            arcs: self.arc_keys.into_iter().zip(self.arcs).collect(),
+        }
+    }
 }
 
 impl ProfileBuilder {
-    /// Attaches the per-thread tables to `summary`'s threads.
+    /// Makes `tid`'s tables the active ones.
+    #[inline]
+    fn activate(&mut self, tid: u64) {
+        if self.active_tid != Some(tid) {
+            self.switch_to(tid);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn switch_to(&mut self, tid: u64) {
+        if let Some(old) = self.active_tid {
+            std::mem::swap(&mut self.active, &mut self.tables[self.by_tid[&old]]);
+        }
+        let next = self.tables.len();
+        let index = *self.by_tid.entry(tid).or_insert(next);
+        if index == next {
+            self.tables.push(ThreadTables::default());
+        }
+        std::mem::swap(&mut self.active, &mut self.tables[index]);
+        self.active_tid = Some(tid);
+    }
+
+    /// Attaches the per-thread tables to `summary`'s threads. Tables are kept per TID: when
+    /// a TID was reused by a later thread, the first thread with that TID gets the
+    /// statistics of both.
     pub fn finish(mut self, summary: TraceSummary) -> Profile {
+        if let Some(tid) = self.active_tid.take() {
+            std::mem::swap(&mut self.active, &mut self.tables[self.by_tid[&tid]]);
+        }
         let threads = summary
             .threads
             .iter()
             .map(|t| ThreadProfile {
                 tid: t.tid,
-                table: self.threads.remove(&t.tid).unwrap_or_default(),
+                table: self
+                    .by_tid
+                    .remove(&t.tid)
+                    .map(|i| std::mem::take(&mut self.tables[i]).into_function_table())
+                    .unwrap_or_default(),
             })
             .collect();
         Profile { summary, threads }
@@ -211,36 +485,59 @@ impl ProfileBuilder {
 }
 
 impl ReplayVisitor for ProfileBuilder {
+    /// Inlined into the replay's loop, where it runs for every call.
+    #[inline(always)]
     fn exit(&mut self, tid: u64, time: u64, reason: CloseReason, stack: &[Frame]) {
         let Some((frame, callers)) = stack.split_last() else {
             return;
         };
-        let table = self.threads.entry(tid).or_default();
+        self.activate(tid);
+        let tables = &mut self.active;
         let duration = time.saturating_sub(frame.entry_time);
         let exclusive = duration.saturating_sub(frame.child_ticks);
-        let stats = table.functions.entry(frame.address).or_default();
-        stats.record_call(duration, exclusive, frame.outermost);
-        match reason {
-            CloseReason::Exit => {}
-            CloseReason::UnwoundByOuterExit => stats.unmatched_entries += 1,
-            CloseReason::EndOfThread => stats.closed_at_end += 1,
+
+        if frame.function as usize >= tables.functions.len() {
+            tables.grow(frame.function);
         }
-        let arc = table
-            .arcs
-            .entry(Arc {
-                caller: callers.last().map(|f| f.address),
+        let line = &mut tables.functions[frame.function as usize];
+        line.address = frame.address;
+        line.calls += 1;
+        line.min_ticks = line.min_ticks.min(duration);
+        line.max_ticks = line.max_ticks.max(duration);
+        line.call_ticks_sum = line.call_ticks_sum.saturating_add(duration);
+        line.exclusive_ticks = line.exclusive_ticks.saturating_add(exclusive);
+        if frame.outermost {
+            line.inclusive_ticks = line.inclusive_ticks.saturating_add(duration);
+        }
+
+        let parent = callers.last();
+        let caller = parent.map_or(0, |c| c.function + 1);
+        let arc = if line.last_caller == caller {
+            line.last_arc
+        } else {
+            let arc = tables.arc(caller, frame.function, || Arc {
+                caller: parent.map(|c| c.address),
                 callee: frame.address,
-            })
-            .or_default();
+            });
+            let line = &mut tables.functions[frame.function as usize];
+            line.last_caller = caller;
+            line.last_arc = arc;
+            arc
+        };
+        let arc = &mut tables.arcs[arc as usize];
         arc.calls += 1;
         arc.exclusive_ticks = arc.exclusive_ticks.saturating_add(exclusive);
         if frame.outermost {
             arc.inclusive_ticks = arc.inclusive_ticks.saturating_add(duration);
         }
+
+        if reason != CloseReason::Exit {
+            tables.unwound(frame.function, reason);
+        }
     }
 
     fn unmatched_exit(&mut self, tid: u64, _time: u64, address: u64, _stack: &[Frame]) {
-        let table = self.threads.entry(tid).or_default();
-        table.functions.entry(address).or_default().unmatched_exits += 1;
+        self.activate(tid);
+        *self.active.unmatched_exits.entry(address).or_default() += 1;
     }
 }

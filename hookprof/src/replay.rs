@@ -15,18 +15,30 @@
 //!
 //! A [`ReplayVisitor`] sees every frame open and close with the whole stack, which is what
 //! a flat profile, a call graph, Chrome trace events and folded stacks all need. Memory
-//! grows with the number of threads and the stack depths, not with the number of records.
+//! grows with the number of threads, functions and the stack depths, not with the number of
+//! records.
+//!
+//! Every record costs a few array updates: an entry looks its address up once to number the
+//! function ([`Frame::function`], in a small hash table that is nearly always hit on the
+//! first probe), and the open frames per function that decide [`Frame::outermost`] are
+//! counted in a `Vec` indexed by that number; an exit compares its address with the frame
+//! on top of the stack.
 
-use crate::model::HashMap;
+use crate::model::{DenseIds, HashMap};
 use std::path::PathBuf;
 
-use crate::format::{Chunk, Clock, FormatError, Header, Module, Record, RecordKind, Trace};
+use crate::format::{Chunk, Clock, Events, FormatError, Header, Module, RecordKind, Trace};
 
 /// An open frame on a thread's stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
     /// Entry point of the function.
     pub address: u64,
+    /// The function's number in its thread: the distinct addresses entered by a TID are
+    /// numbered 0, 1, 2, … in order of first entry, so that a visitor can keep what it
+    /// counts per function in a `Vec` indexed by this number instead of a map keyed by
+    /// address. A TID reused by a later thread continues the numbering of the earlier one.
+    pub function: u32,
     /// Timestamp of the entry, in ticks.
     pub entry_time: u64,
     /// Sum of the inclusive ticks of the frame's direct children closed so far.
@@ -169,8 +181,9 @@ struct ThreadState {
     summary: ThreadSummary,
     order: usize,
     stack: Vec<Frame>,
-    /// Open frames per function, to know whether a new frame is the outermost one.
-    active: HashMap<u64, u32>,
+    /// Open frames per function, indexed by [`Frame::function`], to know whether a new
+    /// frame is the outermost one.
+    open: Vec<u32>,
 }
 
 impl ThreadState {
@@ -182,64 +195,115 @@ impl ThreadState {
             },
             order,
             stack: Vec::new(),
-            active: HashMap::default(),
+            open: Vec::new(),
         }
     }
 
-    fn step<V: ReplayVisitor>(&mut self, record: Record, visitor: &mut V) {
+    /// Replays the records of one EVENTS chunk of the thread and returns their number. `ids`
+    /// numbers the functions of the thread's TID.
+    ///
+    /// This loop is where `hookprof report` spends its time: the counters of the summary are
+    /// kept in locals for the chunk (registers rather than a store per record) and the
+    /// common exit, the one of the frame on top, is handled inline. Not inlined itself, so
+    /// that the loop gets the registers to itself.
+    #[inline(never)]
+    fn events<V: ReplayVisitor>(
+        &mut self,
+        events: &Events<'_>,
+        ids: &mut DenseIds,
+        visitor: &mut V,
+    ) -> Result<u64, FormatError> {
         let tid = self.summary.tid;
-        let s = &mut self.summary;
-        s.records += 1;
-        if s.first_time.is_none() {
-            s.first_time = Some(record.time);
-        }
-        s.last_time = Some(s.last_time.map_or(record.time, |t| t.max(record.time)));
-        match record.kind {
-            RecordKind::Entry => {
-                s.entries += 1;
-                let count = self.active.entry(record.address).or_insert(0);
-                let outermost = *count == 0;
-                *count += 1;
-                self.stack.push(Frame {
-                    address: record.address,
-                    entry_time: record.time,
-                    child_ticks: 0,
-                    outermost,
-                });
-                s.max_depth = s.max_depth.max(self.stack.len() as u64);
-                visitor.enter(tid, &self.stack);
+        if self.summary.first_time.is_none() {
+            // Decoded twice, so that the loop does not test for the first record; a
+            // malformed record is reported by the loop.
+            if let Some(Ok(first)) = events.iter().next() {
+                self.summary.first_time = Some(first.time);
             }
-            RecordKind::Exit => {
-                s.exits += 1;
-                match self.stack.iter().rposition(|f| f.address == record.address) {
-                    None => {
-                        s.unmatched_exits += 1;
-                        visitor.unmatched_exit(tid, record.time, record.address, &self.stack);
+        }
+        let mut records = 0u64;
+        let mut entries = 0u64;
+        let mut last_time = self.summary.last_time.unwrap_or(0);
+        let mut max_depth = self.summary.max_depth;
+        for record in events.iter() {
+            // A malformed record ends the replay: the summary is then not used.
+            let record = record?;
+            records += 1;
+            last_time = last_time.max(record.time);
+            match record.kind {
+                RecordKind::Entry => {
+                    entries += 1;
+                    let function = ids.id(record.address);
+                    let index = function as usize;
+                    if index >= self.open.len() {
+                        self.open.resize(index + 1, 0);
                     }
-                    Some(index) => {
-                        while self.stack.len() > index + 1 {
-                            self.summary.unmatched_entries += 1;
-                            self.close(record.time, CloseReason::UnwoundByOuterExit, visitor);
-                        }
+                    let outermost = self.open[index] == 0;
+                    self.open[index] += 1;
+                    self.stack.push(Frame {
+                        address: record.address,
+                        function,
+                        entry_time: record.time,
+                        child_ticks: 0,
+                        outermost,
+                    });
+                    max_depth = max_depth.max(self.stack.len() as u64);
+                    visitor.enter(tid, &self.stack);
+                }
+                RecordKind::Exit => {
+                    if self
+                        .stack
+                        .last()
+                        .is_some_and(|f| f.address == record.address)
+                    {
                         self.close(record.time, CloseReason::Exit, visitor);
+                    } else {
+                        self.exit_below_top(record.time, record.address, visitor);
                     }
                 }
             }
         }
+        let s = &mut self.summary;
+        s.records += records;
+        s.entries += entries;
+        s.exits += records - entries;
+        if records != 0 {
+            s.last_time = Some(last_time);
+        }
+        s.max_depth = max_depth;
+        Ok(records)
     }
 
+    /// An exit that does not match the frame on top: it closes the nearest frame with its
+    /// address and every frame above it, or is an unmatched exit.
+    #[cold]
+    #[inline(never)]
+    fn exit_below_top<V: ReplayVisitor>(&mut self, time: u64, address: u64, visitor: &mut V) {
+        match self.stack.iter().rposition(|f| f.address == address) {
+            None => {
+                self.summary.unmatched_exits += 1;
+                visitor.unmatched_exit(self.summary.tid, time, address, &self.stack);
+            }
+            Some(index) => {
+                while self.stack.len() > index + 1 {
+                    self.summary.unmatched_entries += 1;
+                    self.close(time, CloseReason::UnwoundByOuterExit, visitor);
+                }
+                self.close(time, CloseReason::Exit, visitor);
+            }
+        }
+    }
+
+    /// Closes the frame on top of the stack at `time`.
+    #[inline(always)]
     fn close<V: ReplayVisitor>(&mut self, time: u64, reason: CloseReason, visitor: &mut V) {
         visitor.exit(self.summary.tid, time, reason, &self.stack);
         let Some(frame) = self.stack.pop() else {
             return;
         };
         let duration = time.saturating_sub(frame.entry_time);
-        if let Some(count) = self.active.get_mut(&frame.address) {
-            *count -= 1;
-            if *count == 0 {
-                self.active.remove(&frame.address);
-            }
-        }
+        // Every frame on the stack was counted when it was pushed.
+        self.open[frame.function as usize] -= 1;
         if let Some(parent) = self.stack.last_mut() {
             parent.child_ticks = parent.child_ticks.saturating_add(duration);
         }
@@ -278,6 +342,9 @@ pub fn replay<V: ReplayVisitor>(
     };
     let complete = trace.header().is_complete();
     let mut threads: HashMap<u64, ThreadState> = HashMap::default();
+    // The numbering of functions per TID (see `Frame::function`): kept apart from the
+    // threads so that a thread reusing a TID continues it.
+    let mut function_ids: HashMap<u64, DenseIds> = HashMap::default();
     // Threads whose THREAD chunk (their last) was seen: Linux reuses thread ids, so a later
     // chunk with the same id is a new thread.
     let mut finished: Vec<ThreadState> = Vec::new();
@@ -307,10 +374,8 @@ pub fn replay<V: ReplayVisitor>(
             }
             Chunk::Events(events) => {
                 let state = get_thread(&mut threads, chunk.thread);
-                for record in events.iter() {
-                    state.step(record?, visitor);
-                    summary.records += 1;
-                }
+                let ids = function_ids.entry(chunk.thread).or_default();
+                summary.records += state.events(&events, ids, visitor)?;
             }
             Chunk::Lost { count } => {
                 let state = get_thread(&mut threads, chunk.thread);
@@ -352,7 +417,7 @@ fn get_thread(threads: &mut HashMap<u64, ThreadState>, tid: u64) -> &mut ThreadS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{Endian, Writer};
+    use crate::format::{Endian, Record, Writer};
 
     #[derive(Default)]
     struct Log(Vec<String>);
