@@ -15,10 +15,13 @@
  *   (OS_SwitchProfilerThread). Times are hkrt_ticks(), 64 bits: a 32-bit tick at x86's
  *   rate wraps in about a second, far shorter than a call may take.
  * - The hooks: the thread's control area through local-exec TLS, one compare against the
- *   limit, the record's three fields, the current pointer. A thread that records
+ *   limit, the name (or tag) and the time stores, the current pointer. A thread that records
  *   nothing (no buffer, disabled, or inside the runtime) points at hkn_fc_off, whose limit of 0
  *   fails that same compare, so there is no other test. A full buffer goes to the out-of-line
  *   slow path, which counts the record as lost (and ignores hkn_fc_off).
+ * - The hooks do not write the interval field: every record slot from `current` to the limit
+ *   holds interval 0 already (the buffer's set-up zeroes them, and so does whatever moves
+ *   `current` back: a summary, a clear), so every record a hook writes has interval 0.
  * - OS_CalcStatistics pairs each exit with its entry in one forward pass, keeping the entries
  *   still open compacted at the front of the buffer (they are never more than the records
  *   read), so no other memory is needed. A call's cost is exit time - entry time - the
@@ -82,6 +85,14 @@ static HKN_FN struct hkn_fc_record *hkn_fc_first(const struct hkn_fc *c)
     return (struct hkn_fc_record *)((uintptr_t)c + HKN_FC_HEADER_SIZE);
 }
 
+/* Interval 0 in the record slots [from, to), which hooks may write next: they leave the
+ * interval as they find it. */
+static HKN_FN void hkn_fc_zero_intervals(struct hkn_fc_record *from, struct hkn_fc_record *to)
+{
+    for (struct hkn_fc_record *r = from; r < to; r++)
+        r->interval = 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Per-thread hook state                                                                    */
 
@@ -115,7 +126,7 @@ hkn_fc_write(struct hkn_fc_record *r, uint64_t name)
 #else
     r->time = hkrt_ticks();
 #endif
-    r->interval = 0;
+    /* r->interval is 0 already (hkn_fc_zero_intervals). */
 }
 
 /* The buffer is full: the record is lost, and counted. Or the thread records nothing. */
@@ -170,8 +181,19 @@ HKN_EXPORT u32 OS_CalcFunctionCostBufferSize(int lines)
     return size > UINT32_MAX ? UINT32_MAX : (u32)size;
 }
 
+/* The records written so far: first to current, or to the limit if current is out of place
+ * (cannot happen unless the program wrote over the control area). */
+static HKN_FN struct hkn_fc_record *hkn_fc_written_end(const struct hkn_fc *c)
+{
+    struct hkn_fc_record *end = (struct hkn_fc_record *)c->current;
+    if (end < hkn_fc_first(c) || end > (struct hkn_fc_record *)c->limit)
+        end = (struct hkn_fc_record *)c->limit;
+    return end;
+}
+
 static HKN_FN void hkn_fc_clear(struct hkn_fc *c)
 {
+    hkn_fc_zero_intervals(hkn_fc_first(c), hkn_fc_written_end(c));
     c->current = (uintptr_t)hkn_fc_first(c);
     c->lost = 0;
     c->unmatched_exits = 0;
@@ -211,6 +233,7 @@ HKN_EXPORT void OS_InitFunctionCost(void *buf, u32 size)
                             (uint32_t)sizeof(struct hkn_fc_record), capacity, t->tid);
             c->limit = limit;
             c->switched_out_at = 0;
+            c->current = limit; /* every slot's interval is zeroed by the clear */
             hkn_fc_clear(c);
         }
     }
@@ -376,8 +399,9 @@ static HKN_FN void hkn_stat_add(struct hkn_stat *s, uint64_t name, uint64_t cost
 static HKN_FN void hkn_fc_summarize(struct hkn_stat *s, struct hkn_fc *c, const char *api)
 {
     struct hkn_fc_record *first = hkn_fc_first(c);
-    struct hkn_fc_record *end = (struct hkn_fc_record *)c->current;
-    if (end < first || end > (struct hkn_fc_record *)c->limit)
+    struct hkn_fc_record *written = hkn_fc_written_end(c);
+    struct hkn_fc_record *end = written;
+    if (end != (struct hkn_fc_record *)c->current)
         end = first; /* cannot happen unless the program wrote over the control area */
     uint64_t open = 0;     /* entries not yet matched: first[0 .. open) */
     uint64_t switched = 0; /* the intervals of the records before r */
@@ -420,6 +444,7 @@ static HKN_FN void hkn_fc_summarize(struct hkn_stat *s, struct hkn_fc *c, const 
         uint64_t next = j + 1 < open ? first[j + 1].interval : switched;
         first[j].interval = next - first[j].interval;
     }
+    hkn_fc_zero_intervals(first + open, written);
     c->current = (uintptr_t)(first + open);
     c->lost = 0;
 }
