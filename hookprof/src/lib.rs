@@ -102,14 +102,12 @@ impl TraceFile {
 
     /// Replays the trace for its summary only (what `hookprof info` shows).
     pub fn summary(&self) -> Result<TraceSummary, Error> {
-        let trace = self.trace()?;
-        replay::replay(&trace, &mut ()).map_err(|e| self.format_error(e))
+        replay::replay_bytes(self.bytes(), &mut ()).map_err(|e| self.format_error(e))
     }
 
     /// Replays the trace into per-function statistics.
     pub fn profile(&self) -> Result<Profile, Error> {
-        let trace = self.trace()?;
-        Profile::from_trace(&trace).map_err(|e| self.format_error(e))
+        Profile::from_bytes(self.bytes()).map_err(|e| self.format_error(e))
     }
 }
 
