@@ -748,18 +748,17 @@ impl<'a> Iterator for Chunks<'a> {
             data: &data[payload_start..payload_end],
             endian: self.bytes.endian,
         };
-        let chunk =
-            match decode_payload(
-                chunk_type,
-                length,
-                payload,
-                payload_start as u64,
-                self.mask,
-                self.version,
-            ) {
-                Ok(chunk) => chunk,
-                Err(kind) => return self.fail(at, kind),
-            };
+        let chunk = match decode_payload(
+            chunk_type,
+            length,
+            payload,
+            payload_start as u64,
+            self.mask,
+            self.version,
+        ) {
+            Ok(chunk) => chunk,
+            Err(kind) => return self.fail(at, kind),
+        };
         self.pos = payload_end;
         Some(Ok(ChunkAt {
             offset: at as u64,

@@ -467,9 +467,10 @@ fn instrument_function<'ctx>(
     // (seeds/ti-c6000-function-hooks.txt), and the native trace marks exits in bit 1: a
     // function whose address a hook receives must be 4-byte aligned, which -Os/-Oz on x86 and
     // Thumb/RISC-V compressed code do not guarantee.
-    let passes_address = [entry, exit].iter().flatten().any(|(_, h)| {
-        matches!(h.params, HookParams::Address | HookParams::ExitAddress)
-    });
+    let passes_address = [entry, exit]
+        .iter()
+        .flatten()
+        .any(|(_, h)| matches!(h.params, HookParams::Address | HookParams::ExitAddress));
     if passes_address && function.as_global_value().get_alignment() < 4 {
         function.as_global_value().set_alignment(4);
     }
