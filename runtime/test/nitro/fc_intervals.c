@@ -47,18 +47,6 @@ static void expect(const char *when, int want_used, int want_nonzero_used)
              when, used, want_used, nonzero_used, want_nonzero_used, nonzero_free);
 }
 
-static char *blank_costs(char *text)
-{
-    for (char *p = strstr(text, ", cost "); p != NULL; p = strstr(p, ", cost ")) {
-        p += 7;
-        char *end = p;
-        (void)strtoull(p, &end, 10);
-        NT_CHECK(end > p, "bad cost in:\n%s", text);
-        memmove(p + 1, end, strlen(end) + 1);
-        *p = 'C';
-    }
-    return text;
-}
 #pragma profile reset
 
 /* Profiled: its entry stays open across the summary it makes. */
@@ -110,7 +98,7 @@ int main(void)
     nt_capture_reset();
     OS_DumpStatistics(stats);
     /* f: 3, 4, 1, the 31 calls complete before the buffer filled, 2; g: 1, 3, 1, 1. */
-    nt_expect_text(blank_costs((char *)nt_captured()), "f: count 41, cost C\n"
+    nt_expect_text(nt_blank_costs((char *)nt_captured()), "f: count 41, cost C\n"
                                                       "g: count 6, cost C\n"
                                                       "summarize_inside: count 1, cost C\n");
     printf("ok\n");

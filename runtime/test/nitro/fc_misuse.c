@@ -13,20 +13,8 @@ void outer(void) { f(); f(); f(); }
 void run(void *stats) { f(); OS_CalcStatistics(stats); f(); }
 
 #pragma profile off
-static char *blank_costs(char *text)
-{
-    for (char *p = strstr(text, ", cost "); p != NULL; p = strstr(p, ", cost ")) {
-        p += 7;
-        char *end = p;
-        (void)strtoull(p, &end, 10);
-        NT_CHECK(end > p, "bad cost in:\n%s", text);
-        memmove(p + 1, end, strlen(end) + 1);
-        *p = 'C';
-    }
-    return text;
-}
 
-#define expect_dump(want) (nt_expect_text(blank_costs((char *)nt_captured()), want), nt_capture_start())
+#define expect_dump(want) (nt_expect_text(nt_blank_costs((char *)nt_captured()), want), nt_capture_start())
 
 static u32 shared[0x400 / sizeof(u32)];
 

@@ -8,6 +8,8 @@
  *                               that writing one byte past it crashes the test
  *   NT_CHECK(cond, fmt, ...)    on failure: print "file:line: message" and exit 1
  *   nt_expect_text(got, want)   compare two texts; on a mismatch print both and exit 1
+ *   nt_blank_costs(text)        replace every number after ", cost " by "C" (in place), so a
+ *                               function-cost dump compares without its timings
  */
 #ifndef NITRO_TEST_H
 #define NITRO_TEST_H
@@ -116,6 +118,19 @@ static NT_FN void nt_expect_captured_at(const char *file, int line, const char *
 }
 
 /* `size` bytes (a multiple of 8) right before a PROT_NONE page. */
+static NT_FN char *nt_blank_costs(char *text)
+{
+    for (char *p = strstr(text, ", cost "); p != NULL; p = strstr(p, ", cost ")) {
+        p += 7;
+        char *end = p;
+        (void)strtoull(p, &end, 10);
+        NT_CHECK(end > p, "bad cost in:\n%s", text);
+        memmove(p + 1, end, strlen(end) + 1);
+        *p = 'C';
+    }
+    return text;
+}
+
 static NT_FN void *nt_guarded(size_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
