@@ -135,7 +135,7 @@ fn main() -> io::Result<()> {
                 buffer.push(Record::exit(t.time, address(functions) + 0x1000));
             } else if depth == 0 || (depth < MAX_DEPTH && rng.below(2) == 0) {
                 let f = match t.stack.last() {
-                    None => rng.below(4) as usize,
+                    None => rng.below(4.min(functions as u64)) as usize,
                     Some(&caller) => {
                         let list = &callees[caller];
                         list[rng.below(list.len() as u64) as usize]

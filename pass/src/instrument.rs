@@ -368,6 +368,9 @@ fn instrument_function<'ctx>(
                 // instruction at the call.
                 let byte = context.i8_type();
                 let two = context.i64_type().const_int(2, false);
+                // SAFETY: a constant GEP of a function's address with an i64 index, not
+                // `inbounds`: `fn + 2` is defined whatever the body's size, and inkwell's only
+                // requirement (indices valid for the pointee type) holds for an i8 offset.
                 let tagged = unsafe { address.const_gep(byte, &[two]) };
                 vec![tagged.into()]
             }

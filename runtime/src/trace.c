@@ -9,19 +9,23 @@
  * How it works
  * - Hot path (__hookcc_enter/__hookcc_exit): the thread's `pos` through local-exec TLS, one
  *   test for "full" that is also the enable switch (g_hot), a 16-byte record (timestamp, the
- *   hook's argument: the function's address, + 2 for an exit), pos += 1. No locks, atomics RMW, malloc, or libc calls (except
- *   clock_gettime on targets without a cheap counter, see clock.h); errno untouched.
- * - "Full" is a property of pos alone: a buffer is aligned to its own size (a power of two),
- *   so pos & (size - 1) == 0 exactly at its start, at its end, and for NULL. One load, so a
- *   signal handler that runs between two instructions of a hook can never make it use a pos
- *   and a limit from different moments (the interrupted hook's pos is stale, but in bounds).
+ *   hook's argument: the function's address, + 2 for an exit), pos += 1. No locks, atomics
+ *   RMW, malloc, or libc calls (except clock_gettime on targets without a cheap counter, see
+ *   clock.h); errno untouched.
+ * - "Full" needs no per-thread limit: a buffer is aligned to its own size (a power of two), so
+ *   pos & (size - 1) == 0 exactly at its start, at its end, and for NULL. The mask is one
+ *   global (g_hot.full_mask), 0 while recording is off so that every hook then tests "full".
+ *   The thread's own state is pos alone, so a signal handler that runs between two
+ *   instructions of a hook can never make it use a pos and a limit from different moments
+ *   (the interrupted hook's pos is stale, but in bounds).
  * - Everything else is in the slow path (hkrt_record_slow), reached when that test says so:
  *     first hook of a thread (pos == NULL): allocate its buffer with mmap, register it in the
  *       thread list, give it a pthread key whose destructor writes its last chunks;
  *     buffer full: write it as one EVENTS chunk, start over;
  *     re-entered from inside the runtime (a hook in a signal handler or in an interposed libc
  *       function the runtime calls): pos was set to NULL on the way in (the real one is kept
- *       in held_pos), so the hook lands here again, sees `busy`, and counts its record as lost.
+ *       in held_pos), so the hook lands here again, sees `busy`, and counts its record as lost;
+ *     recording off (full_mask 0: disabled, or finished): returns at once, nothing counted.
  *   The slow path saves and restores errno.
  * - Chunks: each writer reserves its byte range with one atomic add on the file end (a
  *   compare-and-swap loop when HOOKCC_MAX_BYTES is set) and pwrite()s the chunk there, so
@@ -1197,8 +1201,14 @@ HKRT_EXPORT void hookcc_trace_enable(void)
     hkrt_ensure_started_guarded();
     hkrt_lock();
     g.user_enabled = 1;
-    if (g.state == HKRT_RUNNING && !__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
+    if (g.state == HKRT_RUNNING && !__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE)) {
         hkrt_set_enabled(1);
+        /* hkrt_finish switches recording off without the lock: if it began meanwhile, its
+         * switch may have landed between our two stores. Switch off again, as it would. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
+            hkrt_set_enabled(0);
+    }
     hkrt_unlock();
     errno = saved_errno;
 }

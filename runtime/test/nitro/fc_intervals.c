@@ -89,6 +89,11 @@ int main(void)
     expect("after the full buffer's summary", 0, 0);
 
     g(2);
+    /* A switch out and back in first: the interval it adds must not survive the clear. */
+    me = OS_SwitchProfilerThread(NULL);
+    for (volatile int i = 0; i < 1000; i++) {
+    }
+    OS_SwitchProfilerThread(me);
     OS_ClearFunctionCostBuffer();
     expect("after a clear", 0, 0);
     g(2);

@@ -117,7 +117,6 @@ static NT_FN void nt_expect_captured_at(const char *file, int line, const char *
     nt_capture_buffer[0] = '\0';
 }
 
-/* `size` bytes (a multiple of 8) right before a PROT_NONE page. */
 static NT_FN char *nt_blank_costs(char *text)
 {
     for (char *p = strstr(text, ", cost "); p != NULL; p = strstr(p, ", cost ")) {
@@ -131,6 +130,7 @@ static NT_FN char *nt_blank_costs(char *text)
     return text;
 }
 
+/* `size` bytes (a multiple of 8) right before a PROT_NONE page. */
 static NT_FN void *nt_guarded(size_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
