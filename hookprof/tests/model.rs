@@ -245,3 +245,178 @@ fn cut_short_last_chunk_is_ignored_only_in_an_incomplete_trace() {
     let err = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap_err();
     assert_eq!(err.offset, 112);
 }
+
+/// A reference model of the replay and the statistics, written the plain way (a stack of
+/// frames searched from the top, maps keyed by address), against which the profile of a long
+/// pseudo-random trace must agree exactly: hundreds of functions per thread (the dense
+/// tables grow), callers changing all the time (the arc cache), recursion, exits that unwind
+/// frames above them, exits with no frame, frames open at the end, several threads whose
+/// chunks interleave, and enough records for the read-ahead to run.
+#[test]
+fn long_random_trace_matches_a_reference_model() {
+    use std::collections::HashMap as Map;
+
+    #[derive(Default)]
+    struct Reference {
+        functions: Map<u64, FunctionStats>,
+        arcs: Map<Arc, hookprof::model::ArcStats>,
+    }
+    struct Open {
+        address: u64,
+        entry: u64,
+        children: u64,
+    }
+    fn close(r: &mut Reference, stack: &mut Vec<Open>, time: u64, how: u8) {
+        let frame = stack.pop().unwrap();
+        let duration = time - frame.entry;
+        let exclusive = duration - frame.children;
+        let outermost = !stack.iter().any(|f| f.address == frame.address);
+        let caller = stack.last().map(|f| f.address);
+        if let Some(parent) = stack.last_mut() {
+            parent.children += duration;
+        }
+        let s = r.functions.entry(frame.address).or_default();
+        s.min_ticks = if s.calls == 0 {
+            duration
+        } else {
+            s.min_ticks.min(duration)
+        };
+        s.max_ticks = s.max_ticks.max(duration);
+        s.calls += 1;
+        s.call_ticks_sum += duration;
+        s.exclusive_ticks += exclusive;
+        match how {
+            1 => s.unmatched_entries += 1,
+            2 => s.closed_at_end += 1,
+            _ => {}
+        }
+        let a = r
+            .arcs
+            .entry(Arc {
+                caller,
+                callee: frame.address,
+            })
+            .or_default();
+        a.calls += 1;
+        a.exclusive_ticks += exclusive;
+        if outermost {
+            s.inclusive_ticks += duration;
+            a.inclusive_ticks += duration;
+        }
+    }
+
+    const FUNCTIONS: u64 = 300;
+    let address = |f: u64| 0x10_0000 + f * 0x40;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let tids = [11u64, 22, 33];
+    let mut header = Header::new(Endian::Little);
+    header.ticks_per_second = 1_000_000_000;
+    let mut w = Writer::new(Vec::new(), &header).unwrap();
+    let mut stacks: Vec<Vec<u64>> = vec![Vec::new(); tids.len()];
+    let mut times = vec![0u64; tids.len()];
+    let mut records: Vec<Vec<Record>> = vec![Vec::new(); tids.len()];
+    for _ in 0..300 {
+        let t = next(tids.len() as u64) as usize;
+        let mut chunk = Vec::new();
+        for _ in 0..1 + next(2000) {
+            times[t] += 1 + next(50);
+            let time = times[t];
+            let stack = &mut stacks[t];
+            let roll = next(100);
+            if roll < 2 {
+                // An exit with no open frame of its function.
+                chunk.push(Record::exit(time, address(FUNCTIONS + next(3))));
+            } else if roll < 4 && stack.len() > 2 {
+                // An exit of a deeper frame: the ones above it are unwound.
+                let depth = next(stack.len() as u64) as usize;
+                let f = stack[depth];
+                let at = stack.iter().rposition(|&g| g == f).unwrap();
+                stack.truncate(at);
+                chunk.push(Record::exit(time, address(f)));
+            } else if stack.is_empty() || (stack.len() < 40 && roll < 52) {
+                // Callees cluster around their caller, with some recursion.
+                let f = match stack.last() {
+                    Some(&caller) if roll % 5 == 0 => caller,
+                    Some(&caller) => (caller + next(40)) % FUNCTIONS,
+                    None => next(FUNCTIONS),
+                };
+                stack.push(f);
+                chunk.push(Record::entry(time, address(f)));
+            } else {
+                let f = stack.pop().unwrap();
+                chunk.push(Record::exit(time, address(f)));
+            }
+        }
+        w.events(tids[t], &chunk).unwrap();
+        records[t].extend(chunk);
+    }
+    let bytes = w.into_inner();
+
+    // The reference: each thread's records in order, frames matched by searching the stack.
+    let mut expected: Vec<Reference> = Vec::new();
+    for recs in &records {
+        let mut r = Reference::default();
+        let mut stack: Vec<Open> = Vec::new();
+        for rec in recs {
+            if rec.kind == hookprof::format::RecordKind::Entry {
+                stack.push(Open {
+                    address: rec.address,
+                    entry: rec.time,
+                    children: 0,
+                });
+                continue;
+            }
+            match stack.iter().rposition(|f| f.address == rec.address) {
+                None => r.functions.entry(rec.address).or_default().unmatched_exits += 1,
+                Some(at) => {
+                    while stack.len() > at + 1 {
+                        close(&mut r, &mut stack, rec.time, 1);
+                    }
+                    close(&mut r, &mut stack, rec.time, 0);
+                }
+            }
+        }
+        let end = recs.iter().map(|r| r.time).max().unwrap_or(0);
+        while !stack.is_empty() {
+            close(&mut r, &mut stack, end, 2);
+        }
+        expected.push(r);
+    }
+
+    let from_bytes = Profile::from_bytes(&bytes).unwrap();
+    let from_trace = profile(&bytes);
+    for p in [&from_bytes, &from_trace] {
+        assert_eq!(p.threads.len(), tids.len());
+        for (i, &tid) in tids.iter().enumerate() {
+            let got = p.threads.iter().find(|t| t.tid == tid).unwrap();
+            let want = &expected[i];
+            assert!(
+                got.table.functions.len() > 200,
+                "{} functions",
+                got.table.functions.len()
+            );
+            assert_eq!(got.table.functions.len(), want.functions.len(), "tid {tid}");
+            for (address, stats) in &want.functions {
+                assert_eq!(
+                    got.table.functions.get(address),
+                    Some(stats),
+                    "tid {tid} {address:#x}"
+                );
+            }
+            assert_eq!(got.table.arcs.len(), want.arcs.len(), "tid {tid}");
+            for (arc, stats) in &want.arcs {
+                assert_eq!(got.table.arcs.get(arc), Some(stats), "tid {tid} {arc:?}");
+            }
+        }
+        assert_eq!(
+            p.summary.records,
+            records.iter().map(|r| r.len() as u64).sum::<u64>()
+        );
+    }
+}
