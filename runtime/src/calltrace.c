@@ -361,32 +361,12 @@ HKN_EXPORT void OS_ClearCallTraceBuffer(void)
 HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
-    struct hkn_header *out = t->installed;
-    hkn_activate(NULL);
-    if (out != NULL)
-        out->busy = (uint32_t)t->busy; /* the outgoing thread may be inside a dump */
-    struct hkn_header *in = NULL;
-    if (incoming != NULL) {
-        uint32_t ignored;
-        in = hkn_align_buffer(incoming, HKN_ALIGN, &ignored);
-        if (!hkn_header_valid(in, HKN_KIND_CALLTRACE)) {
-            hkn_release(t);
-            t->busy = 0;
-            hkn_report("OS_SwitchProfilerThread",
-                       "not a call trace buffer (pass what OS_SwitchProfilerThread returned, "
-                       "or NULL); the incoming thread records nothing");
-            return out;
-        }
-    }
-    if (in == NULL)
-        hkn_release(t);
-    else if (in != out && !hkn_claim(t, in, (uintptr_t)in, hkn_buffer_end(in),
-                                     "OS_SwitchProfilerThread"))
-        in = NULL;
-    t->busy = in != NULL ? (int)in->busy : 0;
-    if (in != NULL)
-        in->busy = 0;
-    hkn_update_active(t);
+    struct hkn_header *out = hkn_switch_out(t);
+    struct hkn_header *in =
+        hkn_switch_in(t, out, incoming, HKN_KIND_CALLTRACE,
+                      "not a call trace buffer (pass what OS_SwitchProfilerThread returned, "
+                      "or NULL); the incoming thread records nothing");
+    hkn_switch_done(t, in);
     return out;
 }
 

@@ -273,32 +273,14 @@ HKN_EXPORT void OS_ClearFunctionCostBuffer(void)
 HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
-    struct hkn_header *out = t->installed;
-    hkn_activate(NULL);
+    struct hkn_header *out = hkn_switch_out(t);
     uint64_t now = hkrt_ticks();
-    if (out != NULL) {
-        struct hkn_fc *c = (struct hkn_fc *)out;
-        c->switched_out_at = now != 0 ? now : 1;
-        out->busy = (uint32_t)t->busy; /* the outgoing thread may be inside a dump */
-    }
-    struct hkn_header *in = NULL;
-    if (incoming != NULL) {
-        uint32_t ignored;
-        in = hkn_align_buffer(incoming, HKN_ALIGN, &ignored);
-        if (!hkn_header_valid(in, HKN_KIND_FUNCTIONCOST)) {
-            hkn_release(t);
-            t->busy = 0;
-            hkn_report("OS_SwitchProfilerThread",
-                       "not a function cost buffer (pass what OS_SwitchProfilerThread returned, "
-                       "or NULL); the incoming thread measures nothing");
-            return out;
-        }
-    }
-    if (in == NULL)
-        hkn_release(t);
-    else if (in != out && !hkn_claim(t, in, (uintptr_t)in, hkn_buffer_end(in),
-                                     "OS_SwitchProfilerThread"))
-        in = NULL;
+    if (out != NULL)
+        ((struct hkn_fc *)out)->switched_out_at = now != 0 ? now : 1;
+    struct hkn_header *in =
+        hkn_switch_in(t, out, incoming, HKN_KIND_FUNCTIONCOST,
+                      "not a function cost buffer (pass what OS_SwitchProfilerThread returned, "
+                      "or NULL); the incoming thread measures nothing");
     if (in != NULL) {
         struct hkn_fc *c = (struct hkn_fc *)in;
         if (c->switched_out_at != 0) {
@@ -308,10 +290,7 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
             c->switched_out_at = 0;
         }
     }
-    t->busy = in != NULL ? (int)in->busy : 0;
-    if (in != NULL)
-        in->busy = 0;
-    hkn_update_active(t);
+    hkn_switch_done(t, in);
     return out;
 }
 

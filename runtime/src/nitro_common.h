@@ -505,6 +505,54 @@ static HKN_SHARED void hkn_report(const char *api, const char *what)
     hkn_out_end(&o);
 }
 
+/* OS_SwitchProfilerThread of both components, around what each does with the time: */
+
+/* The calling thread stops recording; returns its buffer (NULL if none), which keeps whether
+ * the outgoing thread was inside a dump. */
+static HKN_SHARED struct hkn_header *hkn_switch_out(struct hkn_thread *t)
+{
+    struct hkn_header *out = t->installed;
+    hkn_activate(NULL);
+    if (out != NULL)
+        out->busy = (uint32_t)t->busy; /* the outgoing thread may be inside a dump */
+    return out;
+}
+
+/* The buffer `incoming` names, claimed for the calling thread, or NULL: none given, not a
+ * buffer of `kind` (reported as `not_ours`) or in use by another thread (reported by
+ * hkn_claim). Without one the thread records nothing until it is given one. */
+static HKN_SHARED struct hkn_header *hkn_switch_in(struct hkn_thread *t, struct hkn_header *out,
+                                                   void *incoming, enum hkn_kind kind,
+                                                   const char *not_ours)
+{
+    if (incoming == NULL) {
+        hkn_release(t);
+        return NULL;
+    }
+    uint32_t ignored;
+    struct hkn_header *in = hkn_align_buffer(incoming, HKN_ALIGN, &ignored);
+    if (!hkn_header_valid(in, kind)) {
+        hkn_release(t);
+        t->busy = 0;
+        hkn_report("OS_SwitchProfilerThread", not_ours);
+        return NULL;
+    }
+    if (in != out &&
+        !hkn_claim(t, in, (uintptr_t)in, hkn_buffer_end(in), "OS_SwitchProfilerThread"))
+        return NULL;
+    return in;
+}
+
+/* The calling thread records into `in` (switched in) from now on, inside a dump if the thread
+ * that switched it out was. */
+static HKN_SHARED void hkn_switch_done(struct hkn_thread *t, struct hkn_header *in)
+{
+    t->busy = in != NULL ? (int)in->busy : 0;
+    if (in != NULL)
+        in->busy = 0;
+    hkn_update_active(t);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Ticks                                                                                    */
 
