@@ -1,10 +1,12 @@
-/* One-line messages on stderr for the hosted runtime components (trace, TI): no stdio, so they
- * are usable after fork and in signal handlers.
+/* One-line messages on stderr, and environment lookup, for the hosted runtime components
+ * (trace, TI). The messages use no stdio, so they are usable after fork and in signal
+ * handlers.
  *
  *   hkrt_append(dst, cap, src)               append to a NUL-terminated buffer, truncating
  *   hkrt_write_stderr(text)                  write all of text to fd 2 (retrying on EINTR)
  *   hkrt_warn_hint(what, detail, err, hint)  "hookcc: WHAT 'DETAIL': strerror(ERR)HINT\n"
  *   hkrt_warn(what, detail, err)             the same without a hint
+ *   hkrt_getenv(name)                        a non-empty environment variable, or NULL
  *
  * DETAIL may be NULL (left out), ERR 0 (no strerror part), HINT NULL. */
 #ifndef HOOKCC_RUNTIME_MESSAGE_H
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,6 +75,18 @@ HKRT_MESSAGE_FN void hkrt_warn_hint(const char *what, const char *detail, int er
 HKRT_MESSAGE_FN void hkrt_warn(const char *what, const char *detail, int err)
 {
     hkrt_warn_hint(what, detail, err, NULL);
+}
+
+/* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC at any file;
+ * an empty value counts as unset. */
+HKRT_MESSAGE_FN const char *hkrt_getenv(const char *name)
+{
+#if defined(__GLIBC__)
+    const char *v = secure_getenv(name);
+#else
+    const char *v = getenv(name);
+#endif
+    return (v != NULL && v[0] != '\0') ? v : NULL;
 }
 
 #endif

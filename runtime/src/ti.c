@@ -520,7 +520,7 @@ HKTI_EXPORT int hookcc_ti_dump(void)
 
 #else
 
-/* hkrt_append, hkrt_write_stderr, hkrt_warn: message.h */
+/* hkrt_append, hkrt_write_stderr, hkrt_warn, hkrt_getenv: message.h */
 
 /* Writes v in decimal or lowercase hex (no prefix) at out; returns the length (no NUL). */
 static HKTI_FN size_t hkti_format_u64(uint64_t v, unsigned base, char *out)
@@ -544,16 +544,6 @@ static HKTI_FN void hkti_append_u64(char *dst, size_t cap, uint64_t v, unsigned 
     hkrt_append(dst, cap, num);
 }
 
-/* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC anywhere. */
-static HKTI_FN const char *hkti_getenv(const char *name)
-{
-#if defined(__GLIBC__)
-    const char *v = secure_getenv(name);
-#else
-    const char *v = getenv(name);
-#endif
-    return (v != NULL && v[0] != '\0') ? v : NULL;
-}
 
 static HKTI_FN const char *hkti_program_name(void)
 {
@@ -571,7 +561,7 @@ static HKTI_FN const char *hkti_program_name(void)
 static HKTI_FN void hkti_make_prefix(char *prefix, size_t cap)
 {
     pid_t pid = getpid();
-    const char *env = hkti_getenv("HOOKCC_TI_OUTPUT");
+    const char *env = hkrt_getenv("HOOKCC_TI_OUTPUT");
     prefix[0] = '\0';
     if (env == NULL) {
         hkrt_append(prefix, cap, hkti_program_name());
@@ -707,7 +697,7 @@ HKTI_EXPORT int hookcc_ti_dump(void)
         return -1;
     }
 
-    const char *verbose = hkti_getenv("HOOKCC_TI_VERBOSE");
+    const char *verbose = hkrt_getenv("HOOKCC_TI_VERBOSE");
     if (verbose != NULL && strcmp(verbose, "0") != 0) {
         char line[3 * PATH_MAX + 256];
         line[0] = '\0';

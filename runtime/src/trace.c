@@ -249,18 +249,8 @@ static HKRT_FN size_t hkrt_u64_to_dec(uint64_t v, char *out)
     return n;
 }
 
-/* hkrt_append, hkrt_warn, hkrt_warn_hint: message.h */
+/* hkrt_append, hkrt_warn, hkrt_warn_hint, hkrt_getenv: message.h */
 
-/* getenv, but ignored in a setuid/setgid program, where it could aim the O_TRUNC at any file. */
-static HKRT_FN const char *hkrt_getenv(const char *name)
-{
-#if defined(__GLIBC__)
-    const char *v = secure_getenv(name);
-#else
-    const char *v = getenv(name);
-#endif
-    return (v != NULL && v[0] != '\0') ? v : NULL;
-}
 
 /* Parses a decimal u64; 0 on garbage or overflow. */
 static HKRT_FN int hkrt_parse_u64(const char *s, uint64_t *out)
