@@ -1,8 +1,6 @@
 /* Call trace misuse the seed warns about, caught and reported: use before OS_InitCallTrace, a
  * buffer too small or misaligned, a bad mode, NULL, a buffer another thread records into
  * (§3.7), a bad pointer given to OS_SwitchProfilerThread. Buffers end at an inaccessible page. */
-#include <pthread.h>
-
 #include "nitro_test.h"
 
 int f(int x) { return x + 1; }
@@ -48,13 +46,6 @@ static void *next_owner(void *arg)
     nt_expect_captured("OS_DumpCallTrace: lr=ADDR\n"
                        "f: lr=ADDR" R0("00000002") "\n");
     return NULL;
-}
-
-static void run_thread(void *(*fn)(void *), void *arg)
-{
-    pthread_t thread;
-    NT_CHECK(pthread_create(&thread, NULL, fn, arg) == 0, "pthread_create");
-    NT_CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
 }
 
 int main(void)
@@ -110,8 +101,8 @@ int main(void)
 
     /* Another thread may not record into this thread's buffer, nor into part of it. */
     OS_InitCallTrace(shared, sizeof shared, OS_CALLTRACE_LOG);
-    run_thread(second_user, (void *)0);
-    run_thread(second_user, (void *)0x100);
+    nt_run_thread(second_user, (void *)0);
+    nt_run_thread(second_user, (void *)0x100);
     (void)f(7);
     OS_DumpCallTrace();
     nt_expect_captured("OS_DumpCallTrace: lr=ADDR\n"
@@ -119,8 +110,8 @@ int main(void)
 
     /* Once its thread has ended, a buffer is free for another. */
     static u32 handed_on[0x200 / sizeof(u32)];
-    run_thread(owner_then_exit, handed_on);
-    run_thread(next_owner, handed_on);
+    nt_run_thread(owner_then_exit, handed_on);
+    nt_run_thread(next_owner, handed_on);
 
     /* OS_SwitchProfilerThread with something that is not a buffer. */
     static u32 garbage[64];

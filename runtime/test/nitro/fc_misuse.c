@@ -2,8 +2,6 @@
  * measurement or statistics buffer, a buffer another thread measures into), and the buffer
  * semantics around it (calls in progress across OS_CalcStatistics, clear, disable). Buffers
  * end at an inaccessible page. */
-#include <pthread.h>
-
 #include "nitro_test.h"
 
 void f(void) {}
@@ -45,13 +43,6 @@ static void *summarize_other(void *stats)
     nt_expect_captured("OS_CalcThreadStatistics: a running thread measures into this buffer; it "
                        "must summarize it itself (OS_CalcStatistics)\n");
     return NULL;
-}
-
-static void run_thread(void *(*fn)(void *), void *arg)
-{
-    pthread_t thread;
-    NT_CHECK(pthread_create(&thread, NULL, fn, arg) == 0, "pthread_create");
-    NT_CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
 }
 
 int main(void)
@@ -155,11 +146,11 @@ int main(void)
 
     /* Another thread may not measure into this thread's buffer, nor summarize it. */
     OS_InitFunctionCost(shared, sizeof shared);
-    run_thread(second_user, NULL);
-    run_thread(summarize_other, stats);
+    nt_run_thread(second_user, NULL);
+    nt_run_thread(summarize_other, stats);
     /* A buffer whose thread has ended may be summarized by another. */
     static u32 ended[0x400 / sizeof(u32)];
-    run_thread(measure_and_exit, ended);
+    nt_run_thread(measure_and_exit, ended);
     OS_InitStatistics(stats, sizeof stats);
     OS_CalcThreadStatistics(stats, ended);
     OS_DumpStatistics(stats);

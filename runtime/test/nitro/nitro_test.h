@@ -8,6 +8,7 @@
  *                               that writing one byte past it crashes the test
  *   NT_CHECK(cond, fmt, ...)    on failure: print "file:line: message" and exit 1
  *   nt_expect_text(got, want)   compare two texts; on a mismatch print both and exit 1
+ *   nt_run_thread(fn, arg)      run fn(arg) on a new thread and wait for it
  *   nt_blank_costs(text)        replace every number after ", cost " by "C" (in place), so a
  *                               function-cost dump compares without its timings
  */
@@ -15,6 +16,7 @@
 #define NITRO_TEST_H
 
 #define _GNU_SOURCE 1
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,6 +117,13 @@ static NT_FN void nt_expect_captured_at(const char *file, int line, const char *
     nt_expect_text_at(file, line, nt_normalize(nt_capture_buffer), want);
     nt_capture_len = 0;
     nt_capture_buffer[0] = '\0';
+}
+
+static NT_FN void nt_run_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t thread;
+    NT_CHECK(pthread_create(&thread, NULL, fn, arg) == 0, "pthread_create");
+    NT_CHECK(pthread_join(thread, NULL) == 0, "pthread_join");
 }
 
 static NT_FN char *nt_blank_costs(char *text)
