@@ -31,29 +31,7 @@ static u32 buffer_size;
 
 /* Not profiled (§1.3): saving must not add records to the buffer it saves. */
 #pragma profile off
-static char captured[8192];
-static size_t captured_len;
-
-static void capture(const char *text, void *context)
-{
-    (void)context;
-    size_t n = strlen(text);
-    if (captured_len + n < sizeof captured) {
-        memcpy(captured + captured_len, text, n);
-        captured_len += n;
-    }
-}
-
-static void write_file(const char *suffix, const void *data, size_t size)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s%s", out_prefix, suffix);
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-}
+#include "nitro_dump_save.h"
 
 /* OS_DumpCallTrace's text to OUT.txt, the buffer's bytes to OUT.bin. */
 static void dump_and_save(void)
