@@ -1,0 +1,6 @@
+/* What the TI C6000 compiler provides to the seed's hook.c, for a hosted build: the time-stamp
+ * counter registers (cregister TSCL/TSCH) and the interrupt intrinsics. Force-included. */
+#include <string.h>
+static volatile unsigned int TSCL, TSCH;
+static inline unsigned int _disable_interrupts(void) { return 0; }
+static inline void _restore_interrupts(unsigned int gie) { (void)gie; }

@@ -1,0 +1,25 @@
+/* A program for the seed's hook.c (its first set of hooks: record until the buffer is full):
+ * starts recording, calls two hooked functions and the task switch hook, prints the records'
+ * types (the low two bits of address_type: 0 entry, 1 exit, 2 task entry, 3 task exit). */
+#include <stdio.h>
+
+typedef struct { unsigned int address_type, TSCL, TSCH; } Hook_Record;
+extern Hook_Record ProfileData[];
+extern unsigned int uiProfileDataCnt;
+void hook_init(void);
+void task_switch_hook(unsigned int prevTask, unsigned int nextTask);
+
+static int leaf(int x) { return x + 1; }
+int work(int x) { return leaf(x) * 2; }
+
+int main(void) {
+    hook_init(); /* main's own entry came before: not recorded */
+    int r = work(1);
+    task_switch_hook(0x100, 0x200);
+    unsigned int n = uiProfileDataCnt;
+    printf("%u records, r=%d:", n, r);
+    for (unsigned int i = 0; i < n; i++)
+        printf(" %u", ProfileData[i].address_type & 3);
+    printf("\n");
+    return 0;
+}
