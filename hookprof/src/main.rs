@@ -113,6 +113,10 @@ struct NitroArgs {
     /// The lr for the first line of a call trace (hex, with or without 0x).
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     lr: Option<u64>,
+    /// A measurement buffer's costs include the calls each call made (default: they do not,
+    /// as the seed's §4.1 counts them; a statistics buffer says for itself).
+    #[arg(long)]
+    inclusive: bool,
     /// Write the text to FILE instead of standard output (never the input dump).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -302,7 +306,10 @@ fn ti(args: &TiArgs) -> Result<()> {
 
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let options = hookprof::nitro::Options { lr: args.lr };
+    let options = hookprof::nitro::Options {
+        lr: args.lr,
+        inclusive: args.inclusive,
+    };
     let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
     emit(&decoded.warnings, &decoded.text, args.output.as_ref())
 }

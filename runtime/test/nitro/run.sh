@@ -257,7 +257,7 @@ for t in ct_basic ct_overflow ct_misuse ct_threads ct_green; do
 done
 check "ct_basic -DOS_CALLTRACE_NO_REGISTERS" runtime_test ct_basic.c "${ct[@]}" -O1 -DOS_CALLTRACE_NO_REGISTERS
 check "ct_green (-O2)" runtime_test ct_green.c "${ct[@]}" -O2
-for t in fc_misuse fc_threads fc_green fc_intervals; do
+for t in fc_misuse fc_threads fc_green fc_intervals fc_exclusive; do
     check "$t (-O1)" runtime_test "$t.c" "${fc[@]}" -O1
 done
 check "fc_threads (-O2)" runtime_test fc_threads.c "${fc[@]}" -O2
