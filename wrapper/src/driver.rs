@@ -35,6 +35,8 @@ pub struct Plan {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
     Help,
+    /// Print this line (a path hookcc was asked for) and exit.
+    Print(String),
     Run(Plan),
 }
 
@@ -99,6 +101,10 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
     if options.help {
         return Ok(Action::Help);
+    }
+    if options.print_make_include {
+        let path = host.layout()?.runtime_dir.join("make/nitro.mk");
+        return Ok(Action::Print(path.display().to_string()));
     }
     let clang = host.find_clang()?;
     let mut args = Vec::with_capacity(clang_args.len() + 12);
@@ -222,6 +228,7 @@ mod tests {
         match plan(cxx, &args, host).unwrap() {
             Action::Run(plan) => plan.args,
             Action::Help => vec!["<help>".into()],
+            Action::Print(line) => vec![format!("<print {line}>")],
         }
     }
 
@@ -342,6 +349,15 @@ mod tests {
         let host = FakeHost::new(&[]);
         let args = run(false, &["--trace", "--hook-runtime=none", "a.c"], &host);
         assert!(!args.contains(&"/cache/trace.o".to_string()));
+    }
+
+    #[test]
+    fn print_make_include_names_the_runtimes_make_file() {
+        let host = FakeHost::new(&[]);
+        assert_eq!(
+            run(false, &["--print-make-include"], &host),
+            ["<print /p/runtime/make/nitro.mk>"]
+        );
     }
 
     #[test]

@@ -172,6 +172,8 @@ pub struct HookOptions {
     pub verbose: bool,
     /// `--help` / `--hookcc-help`.
     pub help: bool,
+    /// `--print-make-include`: print the path of the make definitions for NITRO projects.
+    pub print_make_include: bool,
 }
 
 impl HookOptions {
@@ -289,6 +291,7 @@ enum OwnOption {
     ExitParm,
     Help,
     HookRuntime,
+    PrintMakeInclude,
     Profile,
     RemoveHooksWhenInlining,
     Trace,
@@ -308,6 +311,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
+    ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
         OwnOption::RemoveHooksWhenInlining,
@@ -349,7 +353,9 @@ pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(HookOptions, Vec<String>), OptionError> {
-    let nitro_profile = env("NITRO_PROFILE");
+    // Empty is unset: make's `export` of an undefined variable (runtime/make/nitro.mk) puts
+    // it in the environment empty.
+    let nitro_profile = env("NITRO_PROFILE").filter(|v| !v.is_empty());
     let nitro_type = env("NITRO_PROFILE_TYPE").filter(|v| !v.is_empty());
     let mut options = HookOptions {
         trace: flag_from_env("HOOKCC_TRACE", env("HOOKCC_TRACE"))?,
@@ -396,6 +402,7 @@ pub fn take_own_options(
         };
         match option {
             OwnOption::Help => options.help = true,
+            OwnOption::PrintMakeInclude => options.print_make_include = true,
             OwnOption::Trace => options.trace = true,
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
@@ -493,6 +500,10 @@ Metrowerks / NITRO-SDK dialect:
   -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
   --dialect=nitro       honour #pragma profile on|off|reset without -profile
   #pragma profile on|off|reset: the state at a function's closing brace decides.
+  --print-make-include  print the path of hookcc's make definitions for NITRO-SDK style
+                        Makefiles: `include $(shell $(CC) --print-make-include)` makes
+                        NITRO_PROFILE = TRUE and NITRO_PROFILE_TYPE = … written in the
+                        Makefile reach hookcc, as the SDK's commondefs did
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
@@ -569,6 +580,10 @@ mod tests {
         // The dialect without -profile: only #pragma profile on functions.
         let (o, _) = take_own_options(&strings(&["--dialect=nitro"]), &no_env).unwrap();
         assert!(!o.pass_config().unwrap().default_on);
+        // Set but empty, as make exports a variable the Makefile never set: not the dialect.
+        let empty = |k: &str| k.starts_with("NITRO_PROFILE").then(String::new);
+        let (o, _) = take_own_options(&strings(&["a.c"]), &empty).unwrap();
+        assert!(!o.nitro && !o.instruments());
         let bad = |k: &str| (k == "NITRO_PROFILE_TYPE").then(|| "COST".to_string());
         assert!(take_own_options(&strings(&[]), &bad)
             .unwrap_err()

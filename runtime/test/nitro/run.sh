@@ -242,6 +242,18 @@ check "nitro_make: CC=hookcc make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=FUNCTION
 check "nitro_make: CC=hookcc make NITRO_PROFILE=TRUE (own __PROFILE_ENTRY(const char *))" \
     make_case make_user_hooks.txt NITRO_PROFILE=TRUE
 check "nitro_make: make (no profiling)" make_case make_plain.txt plain
+# §1.2: the variables written in the Makefile, not on make's command line.
+make_in_makefile() { # EXPECTED TYPE
+    cp -r "$programs/nitro_make" project && cd project || return 1
+    printf 'NITRO_PROFILE = TRUE\nNITRO_PROFILE_TYPE = %s\ninclude Makefile\n' "$2" >Makefile.set
+    CC=$HOOKCC make -s -f Makefile.set || return 1
+    ./game >out.1 2>out.2 || { echo "exit status $?"; cat out.2; return 1; }
+    compare "$expected/$1" out.1
+}
+check "nitro_make: NITRO_PROFILE = TRUE, NITRO_PROFILE_TYPE = CALLTRACE in the Makefile" \
+    make_in_makefile make_calltrace.txt CALLTRACE
+check "nitro_make: NITRO_PROFILE = TRUE, NITRO_PROFILE_TYPE = FUNCTIONCOST in the Makefile" \
+    make_in_makefile make_functioncost.txt FUNCTIONCOST
 
 # ------------------------------------------------------------------------------------------
 # Runtime tests: each prints "ok" and exits 0, or says what was wrong and exits 1.
