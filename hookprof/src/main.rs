@@ -94,6 +94,12 @@ struct TiArgs {
     /// Names from all symbols (static functions and objects too), not only global ones.
     #[arg(long)]
     all_symbols: bool,
+    /// Words per record: 4 (hookcc's TI runtime on a 64-bit target: 64-bit address, TSCL,
+    /// TSCH) or 3 (32-bit address: 32-bit targets, and the seed's own hook.c anywhere).
+    /// Default: a 32-bit program's dump has 3; a 64-bit program's is read both ways and the
+    /// layout whose timestamps run in order is used (an error if the dump cannot tell).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    record_words: Option<u8>,
     /// Output prefix (default: DUMP without its extension).
     #[arg(long, value_name = "PREFIX")]
     out: Option<PathBuf>,
@@ -145,6 +151,9 @@ struct CallgraphArgs {
     /// position-independent executable.
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     profile_data: Option<u64>,
+    /// TI dump: words per record, 3 or 4 (as for `hookprof ti`).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    record_words: Option<u8>,
     /// Write the call graph to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -251,9 +260,9 @@ fn report(args: &ReportArgs) -> Result<()> {
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let (bytes, warnings) = if hookprof::ti::is_hktrace(&args.trace)? {
-        if args.all_symbols || args.profile_data.is_some() {
+        if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
-                "--all-symbols and --profile-data are for TI dumps, and {} is a .hktrace file",
+                "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
                 args.trace.display()
             );
         }
@@ -270,6 +279,7 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
+            record_words: args.record_words,
         };
         hookprof::ti::callgraph_file(&args.trace, &options)?
     };
@@ -281,6 +291,7 @@ fn ti(args: &TiArgs) -> Result<()> {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,
+        record_words: args.record_words,
     };
     let processed = hookprof::ti::process_file(&args.dump, &options)?;
     for w in &processed.warnings {

@@ -75,7 +75,86 @@ impl Layout {
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-bit {}", self.pointer_size * 8, self.endian)
+        write!(
+            f,
+            "{}-word ({}-bit address) {}",
+            self.record_size() / 4,
+            self.pointer_size * 8,
+            self.endian
+        )
+    }
+}
+
+/// How the record layout of a dump was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutChoice {
+    /// The ELF file's pointer size: the only layout a dump of its size could have, or a 32-bit
+    /// program's.
+    Elf,
+    /// `--record-words`.
+    Given,
+    /// Of the 3- and 4-word layouts a 64-bit program's dump could have, the 3-word one: its
+    /// timestamps run in order, and read as 4-word records they step back
+    /// `other_backward_steps` times (`None`: the dump's size is no whole number of 4-word
+    /// records).
+    Detected { other_backward_steps: Option<u64> },
+}
+
+/// Decodes `data` with the record layout `--record-words` gives, or the one the data shows.
+///
+/// A 64-bit program's dump may hold hookcc's records (4 words: a 64-bit address, TSCL, TSCH)
+/// or the seed's (3 words: `Hook_Record`'s `unsigned int address_type`, from its own hook.c).
+/// Read with the wrong size, records come apart and their timestamps jump back and forth:
+/// the layout whose timestamps run in order is taken if the other steps back at least four
+/// times as often; otherwise the dump cannot tell, and it is an error naming `--record-words`.
+pub fn parse_dump(
+    data: &[u8],
+    elf: Layout,
+    record_words: Option<u8>,
+) -> Result<(Dump, LayoutChoice), DumpError> {
+    let with_words = |words: u8| Layout {
+        pointer_size: if words == 3 { 4 } else { 8 },
+        endian: elf.endian,
+    };
+    if let Some(words) = record_words {
+        return Ok((Dump::parse(data, with_words(words))?, LayoutChoice::Given));
+    }
+    if elf.pointer_size == 4 {
+        return Ok((Dump::parse(data, elf)?, LayoutChoice::Elf));
+    }
+    let native = Dump::parse(data, elf);
+    let seed = Dump::parse(data, with_words(3));
+    match (native, seed) {
+        (Ok(native), Err(_)) => Ok((native, LayoutChoice::Elf)),
+        (Err(_), Ok(seed)) if seed.records.len() >= 2 && seed.backward_steps == 0 => Ok((
+            seed,
+            LayoutChoice::Detected {
+                other_backward_steps: None,
+            },
+        )),
+        (Err(error), _) => Err(error),
+        (Ok(native), Ok(seed)) => {
+            let (n, s) = (native.backward_steps, seed.backward_steps);
+            if native.records.len() < 2 || n * 4 < s {
+                Ok((native, LayoutChoice::Elf))
+            } else if s * 4 < n {
+                Ok((
+                    seed,
+                    LayoutChoice::Detected {
+                        other_backward_steps: Some(n),
+                    },
+                ))
+            } else {
+                Err(DumpError {
+                    offset: 0,
+                    line: None,
+                    kind: DumpErrorKind::AmbiguousLayout {
+                        four_words: n,
+                        three_words: s,
+                    },
+                })
+            }
+        }
     }
 }
 
@@ -146,8 +225,8 @@ pub enum DumpErrorKind {
     #[error("{found:?} is not a 32-bit hex word of 8 digits (0xXXXXXXXX)")]
     CcsWord { found: String },
     #[error(
-        "truncated: {words} words is not a whole number of {words_per_record}-word records \
-         ({layout} records, as the ELF file says); the last record has {have} words"
+        "truncated: {words} words is not a whole number of records ({layout} records, as \
+         the ELF file says); the last record has {have} of its {words_per_record} words"
     )]
     CcsPartialRecord {
         words: u64,
@@ -155,6 +234,12 @@ pub enum DumpErrorKind {
         have: u64,
         layout: Layout,
     },
+    #[error(
+        "cannot tell the record layout: read as hookcc's 4-word records (64-bit address, TSCL, \
+         TSCH) the timestamps step back {four_words} times, as the seed's 3-word Hook_Record \
+         {three_words} times; give --record-words=4 or --record-words=3"
+    )]
+    AmbiguousLayout { four_words: u64, three_words: u64 },
 }
 
 /// A malformed dump: where (byte offset, and line in a `.dat` file) and what is wrong.
@@ -1196,6 +1281,9 @@ pub struct Options {
     /// The run-time address of `ProfileData` (for a binary dump of a position-independent
     /// executable).
     pub profile_data: Option<u64>,
+    /// Words per record (3: the seed's `Hook_Record`, 4: hookcc's on a 64-bit target); `None`:
+    /// from the ELF file and the dump ([`parse_dump`]).
+    pub record_words: Option<u8>,
 }
 
 /// Everything `hookprof ti` and `hookprof callgraph` can fail with, with the file it concerns.
@@ -1215,6 +1303,8 @@ pub enum Error {
 #[derive(Clone, Debug)]
 pub struct Processed {
     pub dump: Dump,
+    /// How the dump's record layout was chosen.
+    pub layout_choice: LayoutChoice,
     pub bias: (u64, Bias),
     pub analysis: Analysis,
     pub call_list: Vec<u8>,
@@ -1237,11 +1327,14 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         error,
     })?;
     let data = read(dump_path)?;
-    let dump = Dump::parse(&data, program.layout).map_err(|error| Error::Dump {
-        path: dump_path.to_path_buf(),
-        error,
-    })?;
-    Ok(process(dump, &program, options.profile_data))
+    let (dump, choice) =
+        parse_dump(&data, program.layout, options.record_words).map_err(|error| Error::Dump {
+            path: dump_path.to_path_buf(),
+            error,
+        })?;
+    let mut processed = process(dump, &program, options.profile_data);
+    processed.layout_choice = choice;
+    Ok(processed)
 }
 
 /// Replays and renders `dump`.
@@ -1267,6 +1360,7 @@ pub fn process(dump: Dump, program: &Program, profile_data: Option<u64>) -> Proc
     let warnings = warnings(&dump, program, &bias, &analysis);
     Processed {
         dump,
+        layout_choice: LayoutChoice::Elf,
         bias,
         analysis,
         call_list,
@@ -1349,8 +1443,23 @@ impl Processed {
                 format!("CCS hex, saved from 0x{start_address:x}")
             }
         };
+        let how = match self.layout_choice {
+            LayoutChoice::Elf => "as the ELF file says".to_string(),
+            LayoutChoice::Given => "--record-words".to_string(),
+            LayoutChoice::Detected {
+                other_backward_steps: Some(steps),
+            } => format!(
+                "the seed's Hook_Record, detected: read as 4-word records the timestamps step \
+                 back {steps} times"
+            ),
+            LayoutChoice::Detected {
+                other_backward_steps: None,
+            } => "the seed's Hook_Record, detected: the dump is no whole number of 4-word \
+                  records, and its timestamps run in order"
+                .to_string(),
+        };
         let mut s = format!(
-            "Records: {} valid, {} invalid ({format}, {} records)\n",
+            "Records: {} valid, {} invalid ({format}, {} records: {how})\n",
             d.records.len(),
             d.invalid,
             d.layout

@@ -282,11 +282,49 @@ fn the_seeds_hook_c_builds_with_its_sections_and_no_hooks_and_records() {
             .args(["-O1", "-no-pie", "hook.o", "-o", "prog"])
             .arg(program_source("ti_seed_hooks_main.c")),
     );
-    let out = run_ok(&mut Command::new(d.join("prog")));
+    let out = run_ok(Command::new(d.join("prog")).current_dir(d));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "6 records, r=4: 0 0 1 1 3 2\n",
         "entries of work and leaf, their exits, the task switch's exit and entry"
+    );
+    // The seed's Hook_Record is 3 words even in a 64-bit program: hookprof ti sees it.
+    let out = run_ok(
+        hookprof()
+            .args([
+                "ti",
+                "seed.bin",
+                "--exe",
+                "prog",
+                "--out",
+                "seed",
+                "--all-symbols",
+            ])
+            .current_dir(d),
+    );
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("Records: 6 valid, 0 invalid (binary, 3-word (32-bit address)")
+            && status.contains("the seed's Hook_Record, detected"),
+        "{status}"
+    );
+    let calls = std::fs::read_to_string(d.join("seed_call_list.csv")).unwrap();
+    let functions: Vec<&str> = calls
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').next().unwrap())
+        .collect();
+    assert_eq!(functions, ["leaf", "work"], "{calls}");
+    // Forced to hookcc's 4-word layout, the 72 bytes are no whole number of records.
+    let out = hookprof()
+        .args(["ti", "seed.bin", "--exe", "prog", "--record-words=4"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("truncated: the last record has 8 of its 16 bytes"),
+        "{err}"
     );
 }
 
