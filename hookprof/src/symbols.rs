@@ -59,6 +59,10 @@ pub enum SymbolError {
 }
 
 /// Renders an unknown address.
+/// The name of a function address no symbol names, in the TI dialect's reports (the call
+/// list and profile CSVs, the Dynamic Call Graph), as the seeds' tools print it.
+pub const UNKNOWN: &str = "UNKNOWN";
+
 pub fn hex_name(address: u64) -> String {
     format!("0x{address:x}")
 }

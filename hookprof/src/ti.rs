@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use object::{Architecture, Object, ObjectKind, ObjectSymbol, SymbolKind};
 
 use crate::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
-use crate::symbols::{demangle, hex_name};
+use crate::symbols::{demangle, hex_name, UNKNOWN};
 
 /// The record type in the low 2 bits of `address_type` (the seed's `Hook_Record_Type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -818,8 +818,10 @@ pub struct Analysis {
     /// TASK_EXIT records naming another task than the one running.
     pub task_mismatches: u64,
     pub max_depth: usize,
-    /// Function addresses no symbol names (shown as hex).
+    /// Function addresses no symbol names (shown as UNKNOWN).
     pub unnamed_functions: usize,
+    /// Recorded addresses minus this are ELF addresses.
+    bias: u64,
     names: HashMap<u64, String>,
     task_names: HashMap<u64, String>,
     /// Events per task, same order as `tasks`.
@@ -856,6 +858,7 @@ impl Analysis {
             task_mismatches: 0,
             max_depth: 0,
             unnamed_functions: 0,
+            bias,
             names: HashMap::new(),
             task_names: HashMap::new(),
             events: Vec::new(),
@@ -1003,14 +1006,14 @@ impl Analysis {
         a.functions_found = function_addresses.len();
         a.tasks_found = task_handles.len();
 
-        // Names: functions from the ELF, else their ELF address in hex (what `nm` and a map
-        // file show, the same in every run of a position-independent executable); tasks from
-        // the ELF, else "?task #n" in order of appearance.
+        // Names: functions from the ELF, else UNKNOWN, as the seeds' tools print an address
+        // outside the program's symbols (the Address column keeps the ELF address); tasks
+        // from the ELF, else "?task #n" in order of appearance.
         for &address in &function_addresses {
             let elf_address = address.wrapping_sub(bias);
             let name = program.name(elf_address).unwrap_or_else(|| {
                 a.unnamed_functions += 1;
-                hex_name(elf_address)
+                UNKNOWN.to_string()
             });
             a.names.insert(address, name);
         }
@@ -1034,7 +1037,13 @@ impl Analysis {
         self.names
             .get(&address)
             .cloned()
-            .unwrap_or_else(|| hex_name(address))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    }
+
+    /// The ELF address of a recorded function address, as the CSVs' Address column shows it
+    /// (the same in every run of a position-independent executable, as `nm` shows it).
+    pub fn elf_address(&self, address: u64) -> String {
+        hex_name(address.wrapping_sub(self.bias))
     }
 
     /// The name of a task: its symbol, `?task #n`, or `(no task)` for records before any
@@ -1084,6 +1093,7 @@ impl Analysis {
             "ExclusiveCycles",
             "Task",
             "Depth",
+            "Address",
         ])?;
         for c in &self.calls {
             w.write_record([
@@ -1094,6 +1104,7 @@ impl Analysis {
                 c.exclusive.to_string(),
                 c.task.map_or(String::new(), |_| self.task_name(c.task)),
                 c.depth.to_string(),
+                self.elf_address(c.address),
             ])?;
         }
         w.flush()
@@ -1135,18 +1146,20 @@ impl Analysis {
                 "AverageIncluCycle",
                 "MaxIncluCycle",
                 "Percentage",
+                "Address",
             ])?;
-            let mut rows: Vec<(String, &FunctionStats)> = self
+            let mut rows: Vec<(String, u64, &FunctionStats)> = self
                 .functions
                 .iter()
-                .map(|(&a, s)| (self.function_name(a), s))
+                .map(|(&a, s)| (self.function_name(a), a, s))
                 .collect();
-            rows.sort_by(|(na, a), (nb, b)| {
+            rows.sort_by(|(na, aa, a), (nb, ab, b)| {
                 b.total_exclusive
                     .cmp(&a.total_exclusive)
                     .then_with(|| na.cmp(nb))
+                    .then(aa.cmp(ab))
             });
-            for (name, s) in rows {
+            for (name, address, s) in rows {
                 w.write_record([
                     name,
                     s.calls.to_string(),
@@ -1157,6 +1170,7 @@ impl Analysis {
                     average(s.total_inclusive, s.calls).to_string(),
                     s.max_inclusive.to_string(),
                     percent(s.total_exclusive, valid),
+                    self.elf_address(address),
                 ])?;
             }
             w.flush()?;
@@ -1410,7 +1424,8 @@ fn warnings(dump: &Dump, program: &Program, bias: &(u64, Bias), a: &Analysis) ->
     if a.unnamed_functions > 0 && bias.1 != Bias::Unknown {
         w.push(format!(
             "{} of the {} function addresses have no symbol in the ELF file and are \
-             shown as hex (is it the program that wrote the dump?)",
+             shown as UNKNOWN, their ELF addresses in the Address column (is it the program \
+             that wrote the dump?)",
             a.unnamed_functions,
             a.names.len()
         ));

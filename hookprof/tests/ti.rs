@@ -196,8 +196,9 @@ fn golden_csvs_status_and_call_graph() {
     assert_eq!(
         out.warnings,
         [
-            "3 of the 8 function addresses have no symbol in the ELF file and are shown as hex \
-          (is it the program that wrote the dump?)"
+            "3 of the 8 function addresses have no symbol in the ELF file and are shown as \
+             UNKNOWN, their ELF addresses in the Address column (is it the program that wrote \
+             the dump?)"
         ]
     );
 }
@@ -559,9 +560,9 @@ fn command_line() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let graph = text(&out.stdout);
     for task in [
-        "Thread: ?task #1\n",
-        "Thread: ?task #2\n",
-        "Thread: ?task #3\n",
+        "Thread: ?task #1\t\t\t\n",
+        "Thread: ?task #2\t\t\t\n",
+        "Thread: ?task #3\t\t\t\n",
     ] {
         assert!(graph.contains(task), "{task:?} in\n{graph}");
     }

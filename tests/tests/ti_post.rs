@@ -147,15 +147,17 @@ struct Call {
     exclusive: u64,
     task: String,
     depth: u64,
+    /// The function's ELF address, hex.
+    address: u64,
 }
 
 fn calls(call_list: &str) -> Vec<Call> {
     let rows = rows(call_list);
     assert_eq!(
         rows[0].join(","),
-        "Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth"
+        "Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth,Address"
     );
-    rows[1..]
+    let calls: Vec<Call> = rows[1..]
         .iter()
         .map(|r| Call {
             function: r[0].clone(),
@@ -165,8 +167,17 @@ fn calls(call_list: &str) -> Vec<Call> {
             exclusive: r[4].parse().unwrap(),
             task: r[5].clone(),
             depth: r[6].parse().unwrap(),
+            address: u64::from_str_radix(r[7].strip_prefix("0x").expect("0x address"), 16)
+                .expect("hex address"),
         })
-        .collect()
+        .collect();
+    // One function, one address (its ELF address: the same in every call).
+    let mut addresses: BTreeMap<&str, u64> = BTreeMap::new();
+    for c in &calls {
+        let first = *addresses.entry(&c.function).or_insert(c.address);
+        assert!(c.address != 0 && c.address == first, "{c:?}");
+    }
+    calls
 }
 
 /// inclusive = exclusive + the inclusive cycles of the calls it made, for every call; calls
@@ -363,7 +374,7 @@ fn check_seed_scenario(target: &Target, flags: &[&str]) {
         ("?task #2", DELAYS[2]),
     ] {
         let start = graph
-            .find(&format!("Thread: {task}\n"))
+            .find(&format!("Thread: {task}\t\t\t\n"))
             .unwrap_or_else(|| panic!("{what}: no section for {task}:\n{graph}"));
         let section = &graph[start..];
         let section = &section[..section[8..]
@@ -376,7 +387,7 @@ fn check_seed_scenario(target: &Target, flags: &[&str]) {
         let calls: u64 = line.split('\t').nth(2).unwrap().parse().unwrap();
         assert_eq!(calls, n, "{what}: {line}");
     }
-    assert!(graph.contains("Thread: main_task\n"), "{what}");
+    assert!(graph.contains("Thread: main_task\t\t\t\n"), "{what}");
 }
 
 /// The same scenario with the circular hooks on 64 records: the dump is the wrapped buffer in
