@@ -23,7 +23,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use object::{Architecture, Object, ObjectKind, ObjectSymbol, SymbolKind};
+use object::{Architecture, Object, ObjectKind, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
 use crate::symbols::{demangle, hex_name, UNKNOWN};
@@ -510,7 +510,9 @@ pub struct Program {
 impl Program {
     /// Reads `elf`: names from its global symbols, or all symbols (local ones too) with
     /// `all_symbols`. Function and data symbols are names; with `all_symbols` also untyped
-    /// ones (labels); section, file and Arm mapping symbols (`$a`, `$t`, `$d`, `$x`) never.
+    /// ones (labels) and section symbols (named after their section: the seed's
+    /// `.text - SL2MemoryBufInit`, where a section starts with a function); file and Arm
+    /// mapping symbols (`$a`, `$t`, `$d`, `$x`) never.
     pub fn parse(elf: &[u8], all_symbols: bool) -> Result<Program, ElfError> {
         let file = object::File::parse(elf).map_err(ElfError::NotElf)?;
         let layout = Layout {
@@ -531,10 +533,20 @@ impl Program {
             symbols = file.dynamic_symbols().collect();
         }
         for s in symbols {
-            if !s.is_definition() {
+            // object counts no section symbol as a definition; a defined one has its section.
+            let section_symbol = s.kind() == SymbolKind::Section && s.section_index().is_some();
+            if !s.is_definition() && !section_symbol {
                 continue;
             }
-            let Ok(name) = s.name() else { continue };
+            let Ok(mut name) = s.name() else { continue };
+            if name.is_empty() && s.kind() == SymbolKind::Section && all_symbols {
+                // ELF section symbols are nameless: they stand for their section.
+                name = s
+                    .section_index()
+                    .and_then(|i| file.section_by_index(i).ok())
+                    .and_then(|section| section.name().ok())
+                    .unwrap_or("");
+            }
             if name.is_empty() || name.starts_with('$') {
                 continue;
             }
@@ -550,7 +562,7 @@ impl Program {
             }
             let wanted_kind = match s.kind() {
                 SymbolKind::Text | SymbolKind::Data => true,
-                SymbolKind::Unknown => all_symbols,
+                SymbolKind::Unknown | SymbolKind::Section => all_symbols,
                 _ => false,
             };
             if wanted_kind && (all_symbols || s.is_global()) {

@@ -477,3 +477,48 @@ fn other_layouts_under_qemu() {
         }
     }
 }
+
+/// `--all-symbols` also names addresses after the section symbols there, joined with " - " as
+/// the seed shows `.text - SL2MemoryBufInit`; global symbols only by default.
+#[test]
+fn all_symbols_include_section_symbols() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_ok(
+        hookcc(d, false)
+            .args([
+                "--entry_hook=entry_hook",
+                "--entry_parm=address",
+                "--exit_hook=exit_hook",
+                "--exit_parm=address",
+                "--hook-runtime=ti",
+                "-O1",
+                "-no-pie",
+                "-Wl,--emit-relocs",
+                "-o",
+                "prog",
+            ])
+            .arg(program_source("ti_sections.c")),
+    );
+    run_ok(
+        Command::new(d.join("prog"))
+            .current_dir(d)
+            .env("HOOKCC_TI_OUTPUT", d.join("run")),
+    );
+    let functions = |extra: &[&str]| -> Vec<String> {
+        run_ok(
+            hookprof()
+                .args(["ti", "run.bin", "--exe", "prog", "--out", "out"])
+                .args(extra)
+                .current_dir(d),
+        );
+        let text = std::fs::read_to_string(d.join("out_call_list.csv")).unwrap();
+        calls(&text).into_iter().map(|c| c.function).collect()
+    };
+    // main was entered before hook_init: its exit has no entry and makes no call.
+    assert_eq!(functions(&[]), ["fast", "fast", "fast"]);
+    assert_eq!(
+        functions(&["--all-symbols"]),
+        ["fast - fastcode", "fast - fastcode", "fast - fastcode"]
+    );
+}
