@@ -40,6 +40,28 @@
 
 #include "nitro_common.h"
 
+/* The clock of the measurements. By default the OS tick (hkrt_ticks(): cycles), so a call's
+ * cost includes the time its OS thread was pre-empted or blocked. Built with
+ * -DHKN_FC_THREAD_CPU_CLOCK (hookcc --nitro-clock=thread-cpu), the calling thread's CPU time
+ * in nanoseconds (CLOCK_THREAD_CPUTIME_ID), as the seed subtracts the time a thread is switched
+ * out (§2.2, §4.2) for OS threads too: at the price of a system call per hook (docs/nitro.md,
+ * "Function cost on OS threads"). */
+#ifdef HKN_FC_THREAD_CPU_CLOCK
+#if !HKN_HOSTED
+#error "hookcc --nitro-clock=thread-cpu needs a hosted target (clock_gettime(CLOCK_THREAD_CPUTIME_ID))"
+#endif
+#include <time.h>
+static inline __attribute__((always_inline)) HKN_FN uint64_t hkn_fc_ticks(void)
+{
+    struct timespec ts;
+    /* Sets errno only on failure, which a valid clock id on Linux does not have. */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#else
+#define hkn_fc_ticks hkrt_ticks
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* Layout (docs/nitro.md)                                                                   */
 
@@ -128,14 +150,15 @@ static inline __attribute__((always_inline)) HKN_FN void
 hkn_fc_write(struct hkn_fc_record *r, uint64_t name)
 {
     r->name = name;
-#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                  \
+    !defined(HKN_FC_THREAD_CPU_CLOCK)
     /* rdtsc gives edx:eax: two 32-bit stores save the shift and the or. */
     uint32_t lo, hi;
     hkrt_ticks_split(&lo, &hi);
     __builtin_memcpy((char *)&r->time, &lo, sizeof lo);
     __builtin_memcpy((char *)&r->time + sizeof lo, &hi, sizeof hi);
 #else
-    r->time = hkrt_ticks();
+    r->time = hkn_fc_ticks();
 #endif
     /* r->interval is 0 already (hkn_fc_zero_intervals). */
 }
@@ -285,7 +308,7 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
     struct hkn_header *out = hkn_switch_out(t);
-    uint64_t now = hkrt_ticks();
+    uint64_t now = hkn_fc_ticks();
     if (out != NULL)
         ((struct hkn_fc *)out)->switched_out_at = now != 0 ? now : 1;
     struct hkn_header *in =

@@ -144,8 +144,11 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     }
     args.extend(clang_args);
     if command_line.links() && !command_line.shared && !command_line.relocatable {
-        let target_flags = &command_line.target_flags;
-        if let Some(object) = host.runtime_object(component, &clang, &layout, target_flags)? {
+        let mut runtime_flags = command_line.target_flags.clone();
+        if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
+            runtime_flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
+        }
+        if let Some(object) = host.runtime_object(component, &clang, &layout, &runtime_flags)? {
             if command_line.sets_language {
                 args.push("-x".to_string());
                 args.push("none".to_string());
@@ -349,6 +352,22 @@ mod tests {
         let host = FakeHost::new(&[]);
         let args = run(false, &["--trace", "--hook-runtime=none", "a.c"], &host);
         assert!(!args.contains(&"/cache/trace.o".to_string()));
+    }
+
+    #[test]
+    fn nitro_clock_builds_the_function_cost_runtime_with_the_thread_cpu_clock() {
+        let host = FakeHost::new(&[("NITRO_PROFILE_TYPE", "FUNCTIONCOST")]);
+        run(
+            false,
+            &["-profile", "--nitro-clock=thread-cpu", "a.c"],
+            &host,
+        );
+        run(false, &["-profile", "a.c"], &host);
+        let builds = host.runtime_builds.borrow();
+        assert_eq!(builds[0], ["-DHKN_FC_THREAD_CPU_CLOCK"]);
+        assert!(builds[1].is_empty(), "{builds:?}");
+        let err = plan(false, &["--nitro-clock=wall".to_string()], &host).unwrap_err();
+        assert!(err.contains("tick, thread-cpu"), "{err}");
     }
 
     #[test]

@@ -174,6 +174,9 @@ pub struct HookOptions {
     pub help: bool,
     /// `--print-make-include`: print the path of the make definitions for NITRO projects.
     pub print_make_include: bool,
+    /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
+    /// each thread's CPU time instead of the OS tick.
+    pub nitro_thread_cpu_clock: bool,
 }
 
 impl HookOptions {
@@ -291,6 +294,7 @@ enum OwnOption {
     ExitParm,
     Help,
     HookRuntime,
+    NitroClock,
     PrintMakeInclude,
     Profile,
     RemoveHooksWhenInlining,
@@ -311,6 +315,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
+    ("--nitro-clock=", OwnOption::NitroClock),
     ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
@@ -324,6 +329,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
 /// not something to hand to clang.
 const RESERVED_PREFIXES: &[&str] = &[
     "--dialect",
+    "--nitro",
     "--entry_",
     "--exit_",
     "--hook",
@@ -335,6 +341,17 @@ const RESERVED_PREFIXES: &[&str] = &[
 /// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
 const TI_DEFAULT_EXIT: &str = "__exit_hook";
+
+/// `--nitro-clock=` values: true for the thread CPU clock.
+const NITRO_CLOCKS: &str = "tick, thread-cpu";
+
+fn parse_nitro_clock(value: &str) -> Option<bool> {
+    match value {
+        "tick" => Some(false),
+        "thread-cpu" => Some(true),
+        _ => None,
+    }
+}
 
 fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionError> {
     match value.as_deref().map(str::to_ascii_lowercase).as_deref() {
@@ -365,6 +382,14 @@ pub fn take_own_options(
         nitro: nitro_profile.is_some() || nitro_type.is_some(),
         ..HookOptions::default()
     };
+    if let Some(clock) = env("HOOKCC_NITRO_CLOCK").filter(|v| !v.is_empty()) {
+        options.nitro_thread_cpu_clock =
+            parse_nitro_clock(&clock).ok_or_else(|| OptionError::BadValue {
+                option: "HOOKCC_NITRO_CLOCK".into(),
+                value: clock.clone(),
+                expected: NITRO_CLOCKS.into(),
+            })?;
+    }
     if let Some(kind) = nitro_type {
         options.runtime = Some(match kind.to_ascii_uppercase().as_str() {
             "CALLTRACE" => RuntimeComponent::CallTrace,
@@ -403,6 +428,10 @@ pub fn take_own_options(
         match option {
             OwnOption::Help => options.help = true,
             OwnOption::PrintMakeInclude => options.print_make_include = true,
+            OwnOption::NitroClock => {
+                options.nitro_thread_cpu_clock =
+                    parse_nitro_clock(value).ok_or_else(|| bad(NITRO_CLOCKS))?;
+            }
             OwnOption::Trace => options.trace = true,
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
@@ -500,6 +529,11 @@ Metrowerks / NITRO-SDK dialect:
   -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
   --dialect=nitro       honour #pragma profile on|off|reset without -profile
   #pragma profile on|off|reset: the state at a function's closing brace decides.
+  --nitro-clock=tick|thread-cpu
+                        what function cost (NITRO_PROFILE_TYPE=FUNCTIONCOST) measures: the OS
+                        tick (default: cycles, so time a thread is pre-empted or blocked counts)
+                        or each thread's CPU time in ns, as the seed leaves switched-out time
+                        out (a system call per hook; docs/nitro.md); HOOKCC_NITRO_CLOCK too
   --print-make-include  print the path of hookcc's make definitions for NITRO-SDK style
                         Makefiles: `include $(shell $(CC) --print-make-include)` makes
                         NITRO_PROFILE = TRUE and NITRO_PROFILE_TYPE = … written in the

@@ -114,6 +114,8 @@ compile_strict() { # COMPONENT TARGET-FLAGS...
     shift
     "$CLANG" "${strict[@]}" "$@" -c "$root/runtime/src/$component.c" -o "$component.o"
 }
+check "functioncost -DHKN_FC_THREAD_CPU_CLOCK (--nitro-clock=thread-cpu): -Wall -Wextra -Werror" \
+    compile_strict functioncost -DHKN_FC_THREAD_CPU_CLOCK
 for component in calltrace functioncost; do
     check "$component: -Wall -Wextra -Werror (host)" compile_strict "$component"
     check "$component: -Wall -Wextra -Werror, freestanding" \
@@ -273,6 +275,13 @@ for t in fc_misuse fc_threads fc_green fc_intervals fc_exclusive; do
     check "$t (-O1)" runtime_test "$t.c" "${fc[@]}" -O1
 done
 check "fc_threads (-O2)" runtime_test fc_threads.c "${fc[@]}" -O2
+clock_test() { # CLOCK: fc_clock.c built with --nitro-clock=CLOCK, told which it is
+    "$HOOKCC" "${fc[@]}" "--nitro-clock=$1" -O1 -g -Wall -Wextra -Werror -I "$here" \
+        "$here/fc_clock.c" -o prog -pthread || return 1
+    ./prog "$1"
+}
+check "fc_clock: the OS tick charges a sleep" clock_test tick
+check "fc_clock: --nitro-clock=thread-cpu does not" clock_test thread-cpu
 
 # ------------------------------------------------------------------------------------------
 # aarch64 under qemu-user.
