@@ -1,5 +1,5 @@
 /* Function cost on OS threads (seeds §2.2, §4.2: time a thread is switched out is not part of
- * the cost). `sleeper` blocks 100 ms in usleep; `spinner` burns 20 ms of its thread's CPU time.
+ * the cost). `sleeper` blocks 300 ms in usleep; `spinner` burns 20 ms of its thread's CPU time.
  * Built as is (the OS tick: wall-clock cycles), sleeper costs more than spinner; built with
  * hookcc --nitro-clock=thread-cpu, a thread's CPU time in ns, sleeper costs next to nothing.
  * Usage: fc_clock tick|thread-cpu (which build this is). */
@@ -17,7 +17,7 @@ static u64 cpu_ns(void)
 }
 #pragma profile reset
 
-void sleeper(void) { usleep(100000); }
+void sleeper(void) { usleep(300000); }
 void spinner(void)
 {
     static volatile u32 sink;
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
         NT_CHECK(slept * 10 < spun, "thread-cpu: sleeper costs %llu, spinner %llu: the sleep "
                  "was charged:\n%s", slept, spun, dump);
     } else {
-        NT_CHECK(slept > spun, "tick: sleeper costs %llu, spinner %llu: the 100 ms sleep (wall "
+        NT_CHECK(slept > spun, "tick: sleeper costs %llu, spinner %llu: the 300 ms sleep (wall "
                  "clock) should cost more than 20 ms of CPU:\n%s", slept, spun, dump);
     }
     printf("ok\n");
