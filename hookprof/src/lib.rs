@@ -17,6 +17,7 @@ pub mod format;
 pub mod info;
 pub mod model;
 pub mod nitro;
+pub mod pfp;
 pub mod replay;
 pub mod report;
 pub mod symbols;

@@ -67,6 +67,15 @@ The first line of a call trace, OS_DumpCallTrace: lr=..., shows where the progra
 OS_DumpCallTrace, which the buffer does not hold: give it with --lr, else it reads lr=????????.
 See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
     Nitro(NitroArgs),
+    /// Print the measurement lines of TI profile points from a dump of pfpInst.
+    ///
+    /// DUMP is the memory of pfpInst in a program linked with `hookcc --hook-runtime=pfp` (a
+    /// debugger's save of &pfpInst, sizeof pfpInst bytes, or the program's own fwrite). Prints
+    /// what the program's pfpPrintStats() prints: "ID: 00, n=1000, C=49265, Cmin=49, Cmax=314,
+    /// C-avg=49.265, Avg-T=6.56867e-05ms" per point with measurements. The ELF file gives the
+    /// byte order.
+    #[command(after_help = "See docs/pfp.md.")]
+    Pfp(PfpArgs),
     /// TI's post tool: call list and profile CSVs from a TI dump (hookcc --hook-runtime=ti).
     ///
     /// DUMP is the record buffer ProfileData: a binary dump (PREFIX.bin, a debugger's binary
@@ -123,6 +132,18 @@ struct NitroArgs {
     /// as the seed's §4.1 counts them; a statistics buffer says for itself).
     #[arg(long)]
     inclusive: bool,
+    /// Write the text to FILE instead of standard output (never the input dump).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct PfpArgs {
+    /// The raw bytes of pfpInst.
+    dump: PathBuf,
+    /// The program's ELF file (the build that filled it).
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
     /// Write the text to FILE instead of standard output (never the input dump).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -315,6 +336,12 @@ fn ti(args: &TiArgs) -> Result<()> {
     Ok(())
 }
 
+fn pfp(args: &PfpArgs) -> Result<()> {
+    check_output(&args.dump, args.output.as_ref())?;
+    let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
+    emit(&[], text.as_bytes(), args.output.as_ref())
+}
+
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
     let options = hookprof::nitro::Options {
@@ -344,6 +371,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info(args),
         Command::Callgraph(args) => callgraph(args),
         Command::Nitro(args) => nitro(args),
+        Command::Pfp(args) => pfp(args),
         Command::Ti(args) => ti(args),
     };
     match result {

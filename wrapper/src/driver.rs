@@ -129,10 +129,13 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         host.check_clang(&clang)?;
         args.extend(plugin_args(&layout, config));
     }
-    if let Some(config) = config.as_ref().filter(|_| !command_line.sources.is_empty()) {
+    if !command_line.sources.is_empty() && (config.is_some() || component != RuntimeComponent::None)
+    {
         // <hookcc/trace.h> and friends, after the user's own include directories.
         args.push("-idirafter".to_string());
         args.push(layout.include_dir().display().to_string());
+    }
+    if let Some(config) = config.as_ref().filter(|_| !command_line.sources.is_empty()) {
         if config.declare_hooks {
             args.push("-include".to_string());
             args.push(
@@ -368,6 +371,16 @@ mod tests {
         assert!(builds[1].is_empty(), "{builds:?}");
         let err = plan(false, &["--nitro-clock=wall".to_string()], &host).unwrap_err();
         assert!(err.contains("tick, thread-cpu"), "{err}");
+    }
+
+    #[test]
+    fn a_runtime_without_hooks_gets_its_header_and_object_but_no_plugin() {
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["--hook-runtime=pfp", "p.c", "-o", "p"], &host);
+        assert!(!args.iter().any(|a| a.contains("plugin")), "{args:?}");
+        assert!(args.contains(&"/p/runtime/include".to_string()), "{args:?}");
+        assert!(args.contains(&"/cache/pfp.o".to_string()), "{args:?}");
+        assert!(args.contains(&"-Wl,--export-dynamic-symbol=pfp*".to_string()));
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub enum RuntimeComponent {
     CallTrace,
     /// NITRO-SDK function cost (runtime/src/functioncost.c): `OS_InitFunctionCost`, ….
     FunctionCost,
+    /// TI profile points (runtime/src/pfp.c): `pfpCreate`, `pfpBegin`, …, the program's own
+    /// calls; no compiler hooks needed.
+    Pfp,
     /// Nothing: the user provides the hooks.
     None,
 }
@@ -22,6 +25,7 @@ impl RuntimeComponent {
         ("calltrace", RuntimeComponent::CallTrace),
         ("functioncost", RuntimeComponent::FunctionCost),
         ("none", RuntimeComponent::None),
+        ("pfp", RuntimeComponent::Pfp),
         ("ti", RuntimeComponent::Ti),
         ("trace", RuntimeComponent::Trace),
     ];
@@ -52,6 +56,7 @@ impl RuntimeComponent {
             RuntimeComponent::CallTrace | RuntimeComponent::FunctionCost => {
                 &["__PROFILE_*", "OS_*"]
             }
+            RuntimeComponent::Pfp => &["pfp*"],
             RuntimeComponent::None => &[],
         }
     }
@@ -511,7 +516,8 @@ hookcc options:
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
-                        calltrace, functioncost, none (default: trace with --trace, the
+                        calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
+                        needs no hook option), none (default: trace with --trace, the
                         NITRO_PROFILE_TYPE component if set, else none)
 
 TI cgtools dialect (docs/dialects.md):
