@@ -14,6 +14,7 @@
 
 pub mod callgraph;
 pub mod format;
+pub mod gprof;
 pub mod info;
 pub mod model;
 pub mod nitro;

@@ -76,6 +76,13 @@ See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
     /// byte order.
     #[command(after_help = "See docs/pfp.md.")]
     Pfp(PfpArgs),
+    /// Write the gmon.out GNU gprof reads from a dump of a program's gprof data.
+    ///
+    /// DUMP is hookcc_gprof_data_size bytes from hookcc_gprof_data in a program linked with
+    /// `hookcc --hook-runtime=gprof` (a bare-metal target's debugger save: scripts/gprof.gdb).
+    /// A hosted program writes gmon.out itself at exit. Then: `gprof ELF gmon.out`.
+    #[command(after_help = "See docs/gprof.md.")]
+    Gprof(GprofArgs),
     /// TI's post tool: call list and profile CSVs from a TI dump (hookcc --hook-runtime=ti).
     ///
     /// DUMP is the record buffer ProfileData: a binary dump (PREFIX.bin, a debugger's binary
@@ -135,6 +142,18 @@ struct NitroArgs {
     /// Write the text to FILE instead of standard output (never the input dump).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct GprofArgs {
+    /// The raw bytes of hookcc_gprof_data.
+    dump: PathBuf,
+    /// The program's ELF file: its pointer size and byte order.
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
+    /// The gmon.out to write (never the input dump).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    output: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -336,6 +355,12 @@ fn ti(args: &TiArgs) -> Result<()> {
     Ok(())
 }
 
+fn gprof(args: &GprofArgs) -> Result<()> {
+    check_output(&args.dump, Some(&args.output))?;
+    let (gmon, warnings) = hookprof::gprof::convert_file(&args.dump, &args.exe)?;
+    emit(&warnings, &gmon, Some(&args.output))
+}
+
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
     let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
@@ -372,6 +397,7 @@ fn main() -> ExitCode {
         Command::Callgraph(args) => callgraph(args),
         Command::Nitro(args) => nitro(args),
         Command::Pfp(args) => pfp(args),
+        Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
     };
     match result {

@@ -156,6 +156,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
         HookParams::Name | HookParams::Address | HookParams::ExitAddress => vec![ptr.into()],
+        HookParams::CallSiteAddress => vec![ptr.into(), ptr.into()],
         HookParams::NameCallSiteArgs => {
             vec![
                 ptr.into(),
@@ -329,10 +330,12 @@ fn instrument_function<'ctx>(
     let insert_before = insert_before.ok_or("entry block without terminator")?;
     builder.position_before(&insert_before);
 
-    let needs_call_site = [entry, exit]
-        .iter()
-        .flatten()
-        .any(|(_, h)| h.params == HookParams::NameCallSiteArgs);
+    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| {
+        matches!(
+            h.params,
+            HookParams::NameCallSiteArgs | HookParams::CallSiteAddress
+        )
+    });
     let call_site = if needs_call_site {
         let intrinsic =
             Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
@@ -363,6 +366,9 @@ fn instrument_function<'ctx>(
         Ok(match params {
             HookParams::None => vec![],
             HookParams::Address => vec![address.into()],
+            HookParams::CallSiteAddress => {
+                vec![call_site.expect("computed above").into(), address.into()]
+            }
             HookParams::ExitAddress => {
                 // `address + 2` as a constant expression: the relocation's addend, no
                 // instruction at the call.

@@ -16,6 +16,9 @@ pub enum RuntimeComponent {
     /// TI profile points (runtime/src/pfp.c): `pfpCreate`, `pfpBegin`, …, the program's own
     /// calls; no compiler hooks needed.
     Pfp,
+    /// eCos-style gprof (runtime/src/gprof.c): a PC histogram and call-graph arcs, the arcs
+    /// from an entry hook that calls the seed's `__profile_mcount(caller_pc, callee_pc)`.
+    Gprof,
     /// Nothing: the user provides the hooks.
     None,
 }
@@ -24,6 +27,7 @@ impl RuntimeComponent {
     const ALL: &'static [(&'static str, RuntimeComponent)] = &[
         ("calltrace", RuntimeComponent::CallTrace),
         ("functioncost", RuntimeComponent::FunctionCost),
+        ("gprof", RuntimeComponent::Gprof),
         ("none", RuntimeComponent::None),
         ("pfp", RuntimeComponent::Pfp),
         ("ti", RuntimeComponent::Ti),
@@ -57,6 +61,7 @@ impl RuntimeComponent {
                 &["__PROFILE_*", "OS_*"]
             }
             RuntimeComponent::Pfp => &["pfp*"],
+            RuntimeComponent::Gprof => &["__profile_*", "profile_*", "gprof_*"],
             RuntimeComponent::None => &[],
         }
     }
@@ -80,6 +85,8 @@ pub enum HookParm {
     ExitAddress,
     /// NITRO's `__PROFILE_ENTRY`: name, call site (lr) and the first four integer arguments.
     NameCallSiteArgs,
+    /// gprof's `__profile_mcount(caller_pc, callee_pc)`: the call site, then the function.
+    CallSiteAddress,
 }
 
 impl HookParm {
@@ -100,6 +107,7 @@ impl HookParm {
             HookParm::Address => "address",
             HookParm::ExitAddress => "exit-address",
             HookParm::NameCallSiteArgs => "name-callsite-args",
+            HookParm::CallSiteAddress => "callsite-address",
         }
     }
 
@@ -110,6 +118,7 @@ impl HookParm {
             HookParm::Name => format!("void {hook}(const char *name);"),
             HookParm::Address => format!("void {hook}(void (*addr)());"),
             HookParm::ExitAddress => format!("void {hook}(void *fn_exit);"),
+            HookParm::CallSiteAddress => format!("void {hook}(void *call_site, void *fn);"),
             HookParm::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
                  __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
@@ -232,6 +241,20 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
+            });
+        }
+        if self.runtime == Some(RuntimeComponent::Gprof) {
+            // Arcs as gcc -pg records them: from the functions left after inlining.
+            return Some(PassConfig {
+                entry: Some(Hook {
+                    symbol: "__profile_mcount".into(),
+                    parm: HookParm::CallSiteAddress,
+                }),
+                exit: None,
+                after_inlining: true,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
             });
         }
         if self.profile || self.nitro {
@@ -484,6 +507,13 @@ pub fn take_own_options(
         .filter(|(on, _)| *on)
         .map(|(_, name)| *name)
         .collect();
+    if options.runtime == Some(RuntimeComponent::Gprof) && !on.is_empty() {
+        return Err(OptionError::Conflict(format!(
+            "--hook-runtime=gprof inserts its own hooks (calls of __profile_mcount); it cannot \
+             be combined with {}",
+            on.join(" and ")
+        )));
+    }
     if on.len() > 1 {
         return Err(OptionError::Conflict(format!(
             "{} cannot be combined: each inserts its own hooks; choose one",
@@ -517,7 +547,8 @@ hookcc options:
                         `hookprof report`
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
-                        needs no hook option), none (default: trace with --trace, the
+                        needs no hook option), gprof (a PC histogram and call-graph arcs
+                        from its own entry hooks: writes gmon.out for GNU gprof), none (default: trace with --trace, the
                         NITRO_PROFILE_TYPE component if set, else none)
 
 TI cgtools dialect (docs/dialects.md):
@@ -629,6 +660,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("FUNCTIONCOST"));
+    }
+
+    #[test]
+    fn gprof_runtime_brings_its_arc_hook() {
+        let (o, _) = take_own_options(&strings(&["--hook-runtime=gprof", "a.c"]), &no_env).unwrap();
+        let c = o.pass_config().unwrap();
+        assert_eq!(
+            c.entry,
+            Some(Hook {
+                symbol: "__profile_mcount".into(),
+                parm: HookParm::CallSiteAddress
+            })
+        );
+        assert!(c.exit.is_none() && c.after_inlining && c.default_on);
+        let e =
+            take_own_options(&strings(&["--trace", "--hook-runtime=gprof"]), &no_env).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot be combined with --trace"),
+            "{e}"
+        );
     }
 
     #[test]
