@@ -126,6 +126,16 @@ extern "C" void hookcc_call_to_invoke(LLVMValueRef call, LLVMBasicBlockRef unwin
   changeToInvokeAndSplitBasicBlock(cast<CallInst>(unwrap(call)), unwrap(unwind));
 }
 
+// The block that starts with `inst`: its own if it starts one (and is not the entry block, whose
+// address cannot be taken), else a new one split off before it.
+extern "C" LLVMBasicBlockRef hookcc_block_starting_at(LLVMValueRef inst) {
+  Instruction *I = cast<Instruction>(unwrap(inst));
+  BasicBlock *BB = I->getParent();
+  if (&BB->front() == I && !BB->isEntryBlock())
+    return wrap(BB);
+  return wrap(BB->splitBasicBlock(I, "hookcc.frame"));
+}
+
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {
   return {LLVM_PLUGIN_API_VERSION, "hookcc", "0.1.0", registerCallbacks};
 }

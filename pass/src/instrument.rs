@@ -54,6 +54,16 @@ pub fn instrument_module(
             changed = true;
         }
     }
+    // NITRO's lr of frames inlined since the hooks went in (before inlining).
+    if phase == Phase::OptimizerLast && config.placement == Placement::BeforeInlining {
+        if let Some(hook) = config
+            .entry
+            .as_ref()
+            .filter(|h| h.params == HookParams::NameCallSiteArgs)
+        {
+            changed |= ffi::relocate_inlined_call_sites(module, &hook.symbol);
+        }
+    }
     let wanted = match phase {
         Phase::Explicit => true,
         Phase::PipelineStart => config.placement == Placement::BeforeInlining,
@@ -406,6 +416,9 @@ fn instrument_function<'ctx>(
             insert_before.as_value_ref(),
             function.as_value_ref(),
         );
+        if hook.params == HookParams::NameCallSiteArgs {
+            ffi::mark_frame(call.as_value_ref(), function.as_value_ref());
+        }
     }
     if let Some((hook_fn, hook)) = exit {
         // Calls that can unwind, found before any block is added or split.

@@ -199,6 +199,40 @@ EOF
 }
 check "§3.5.1 every lr is in the caller (-O0 -no-pie)" lr_in_callers
 
+# At -O2 test1..test3 are inlined: each frame's lr is still its own, an address in the
+# function their code was inlined into, at the place of its call (later frames later), not
+# that function's return address for all three.
+lr_of_inlined_frames() {
+    "$HOOKCC" "${ct[@]}" -O2 -no-pie "$programs/nitro_calltrace_stack.c" -o prog || return 1
+    ./prog 2>dump.txt || return 1
+    nm -n prog >symbols.txt
+    cat dump.txt
+    python3 - dump.txt symbols.txt <<'EOF2'
+import re, sys
+dump, symbols = open(sys.argv[1]).read(), open(sys.argv[2]).read().split("\n")
+text = sorted((int(a, 16), n) for a, t, n in (l.split() for l in symbols if len(l.split()) == 3)
+              if t in "Tt")
+def function_of(addr):
+    best = None
+    for start, name in text:
+        if start <= addr:
+            best = name
+    return best
+lr = {m.group(1): int(m.group(2), 16)
+      for m in re.finditer(r"^(\w+): lr=([0-9a-f]+)", dump, re.M)}
+order = ["test1", "test2", "test3", "OS_DumpCallTrace"]
+if sorted(lr) != sorted(order):
+    sys.exit(f"frames: {sorted(lr)}")
+home = {name: function_of(lr[name] - 1) for name in order}
+if len(set(home.values())) != 1:
+    sys.exit(f"the frames' lr are in different functions ({home}): not all inlined?")
+values = [lr[name] for name in order]
+if values != sorted(values) or len(set(values)) != 4:
+    sys.exit(f"lr not distinct and in call order: {[hex(v) for v in values]}")
+EOF2
+}
+check "§3.5.1 inlined frames get their own lr (-O2 -no-pie)" lr_of_inlined_frames
+
 # ------------------------------------------------------------------------------------------
 # #pragma profile (§1.3, §1.3.1), run with the program's own hooks (§5) built as a separate
 # library, the way the seed's CodeWarrior profiler comes.
