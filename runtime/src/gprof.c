@@ -174,12 +174,11 @@ HKGP_EXPORT void __profile_hit(uintptr_t pc)
 static void *g_mapping;
 static size_t g_mapping_size;
 static struct sigaction g_previous_sigprof;
-static int g_timer_on;
+static int g_timer_on; /* our SIGPROF handler is installed (it stays, once it is) */
 static pid_t g_pid;
 
 HKGP_FN void hkgp_sigprof(int sig, siginfo_t *info, void *context)
 {
-    (void)sig, (void)info;
     int saved = errno;
     const ucontext_t *uc = context;
     uintptr_t pc = 0;
@@ -200,6 +199,14 @@ HKGP_FN void hkgp_sigprof(int sig, siginfo_t *info, void *context)
 #endif
     if (pc != 0)
         __profile_hit(pc);
+    /* A handler the program had before ours still gets its signal. */
+    if (g_previous_sigprof.sa_flags & SA_SIGINFO) {
+        if (g_previous_sigprof.sa_sigaction != NULL)
+            g_previous_sigprof.sa_sigaction(sig, info, context);
+    } else if (g_previous_sigprof.sa_handler != SIG_DFL &&
+               g_previous_sigprof.sa_handler != SIG_IGN) {
+        g_previous_sigprof.sa_handler(sig);
+    }
     errno = saved;
 }
 
@@ -220,10 +227,10 @@ HKGP_FN void hkgp_timer(int interval_us)
             g_timer_on = 1;
         }
         setitimer(ITIMER_PROF, &t, NULL);
-    } else if (g_timer_on) {
+    } else {
+        /* The handler stays: a sample already on its way would otherwise find the default
+         * action, which ends the program (it does under valgrind, which delays signals). */
         setitimer(ITIMER_PROF, &t, NULL);
-        sigaction(SIGPROF, &g_previous_sigprof, NULL);
-        g_timer_on = 0;
     }
 }
 

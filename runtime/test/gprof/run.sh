@@ -116,12 +116,23 @@ no_graph_case() {
 }
 check "gprof: HOOKCC_GPROF_CALLGRAPH=0, gprof --no-graph" no_graph_case
 
-# The bare-metal way, tried on the host: gdb stops the program, scripts/gprof.gdb's gprof_dump
-# saves the data and resets the counts, hookprof gprof makes the gmon.out.
+# The bare-metal way, tried on the host: gdb, attached to qemu-user's gdb stub as a debugger
+# reaches a board (not by ptrace, which strace holds in a --fresh run), stops the program,
+# scripts/gprof.gdb's gprof_dump saves the data and resets the counts, hookprof gprof makes the
+# gmon.out.
 gdb_case() {
-    "$HOOKCC" --hook-runtime=gprof -O1 -g "$here/gprof_calls.c" -o prog || return 1
-    timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" -ex 'break spin' -ex run \
-        -ex gprof_dump -ex continue ./prog || return 1
+    "$HOOKCC" --hook-runtime=gprof -O1 -g -no-pie "$here/gprof_calls.c" -o prog || return 1
+    local port=$((20000 + $$ % 20000)) qemu
+    "qemu-$(uname -m)" -g "$port" ./prog >/dev/null &
+    qemu=$!
+    for _ in $(seq 50); do
+        ss -ltn | grep -q ":$port " && break
+        sleep 0.1
+    done
+    timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" -ex "file prog" \
+        -ex "target remote localhost:$port" -ex 'break spin' -ex continue -ex gprof_dump \
+        -ex continue || { kill "$qemu"; return 1; }
+    wait "$qemu" || { echo "the program under qemu exited with $?"; return 1; }
     "$HOOKPROF" gprof gprof.dump --exe prog -o dumped.out || return 1
     gprof -b -p prog dumped.out >flat.txt || return 1
     cat flat.txt
