@@ -10,6 +10,10 @@
 // - `#pragma profile on|off|reset` (Metrowerks): the state in force at the function's closing
 //   brace decides; `reset` returns to the command line's setting (no mark).
 // - a function declared inline gets `hookcc:inline` (TI puts no hooks in inline functions).
+// - GCC's -finstrument-functions-exclude-function-list= / -exclude-file-list= (hookcc passes
+//   each item as -fplugin-arg-hookcc-exclude-function=S / exclude-file=S): off for a function
+//   whose user-visible name (`int ns::f(int)`) contains S, or that is defined in a file whose
+//   path contains S.
 //
 // And TI's placement pragmas, which the seed's own hook.c uses, become section attributes:
 // `#pragma CODE_SECTION(f, "sec")` / `#pragma DATA_SECTION(v, "sec")` (C), and the C++ forms
@@ -66,6 +70,38 @@ struct PluginState {
 PluginState &state() {
   static PluginState s;
   return s;
+}
+
+// The plugin's arguments: given once per compiler run, before any translation unit.
+struct Exclusions {
+  std::vector<std::string> functions;
+  std::vector<std::string> files;
+};
+
+Exclusions &exclusions() {
+  static Exclusions e;
+  return e;
+}
+
+bool containsAny(StringRef text, const std::vector<std::string> &parts) {
+  for (const std::string &part : parts)
+    if (text.contains(part))
+      return true;
+  return false;
+}
+
+// A function's user-visible name as GCC matches its exclusion list against: return type,
+// qualified name and parameter types, as in `vector<int> blah(const vector<int> &)`.
+std::string userVisibleName(const FunctionDecl *FD) {
+  PrintingPolicy policy(FD->getASTContext().getLangOpts());
+  std::string text = FD->getReturnType().getAsString(policy) + " " +
+                     FD->getQualifiedNameAsString() + "(";
+  for (unsigned i = 0; i < FD->getNumParams(); i++) {
+    if (i > 0)
+      text += ", ";
+    text += FD->getParamDecl(i)->getType().getAsString(policy);
+  }
+  return text + ")";
 }
 
 void warn(Preprocessor &PP, SourceLocation loc, StringRef message) {
@@ -348,6 +384,14 @@ private:
                !applying(state().no_hooks, FD, definition, end).empty();
     if (!definition)
       return;
+    const Exclusions &ex = exclusions();
+    if (!ex.functions.empty() && containsAny(userVisibleName(FD), ex.functions))
+      off = true;
+    if (!ex.files.empty()) {
+      PresumedLoc where = SM.getPresumedLoc(SM.getExpansionLoc(FD->getLocation()));
+      if (where.isValid() && containsAny(where.getFilename(), ex.files))
+        off = true;
+    }
     // Metrowerks: the state in force at the closing brace decides.
     ProfileState profile = ProfileState::Reset;
     for (const ProfilePragma &p : state().profile) {
@@ -371,7 +415,22 @@ protected:
     return std::make_unique<MarkingConsumer>(CI);
   }
 
-  bool ParseArgs(const CompilerInstance &, const std::vector<std::string> &) override {
+  bool ParseArgs(const CompilerInstance &CI, const std::vector<std::string> &args) override {
+    Exclusions &ex = exclusions();
+    for (const std::string &arg : args) {
+      StringRef a(arg);
+      if (a.consume_front("exclude-function="))
+        ex.functions.push_back(a.str());
+      else if (a.consume_front("exclude-file="))
+        ex.files.push_back(a.str());
+      else {
+        DiagnosticsEngine &D = CI.getDiagnostics();
+        D.Report(D.getCustomDiagID(DiagnosticsEngine::Error,
+                                   "hookcc plugin: unknown argument '%0'"))
+            << arg;
+        return false;
+      }
+    }
     return true;
   }
 

@@ -34,11 +34,11 @@ cl::opt<std::string> ExitHook("hookcc-exit", cl::desc("name of the exit hook to 
                               cl::value_desc("symbol"), cl::cat(HookccCategory));
 cl::opt<std::string>
     EntryParm("hookcc-entry-parm",
-              cl::desc("what the entry hook receives: none, name, address, exit-address, name-callsite-args, callsite-address"),
+              cl::desc("what the entry hook receives: none, name, address, exit-address, name-callsite-args, callsite-address, address-callsite"),
               cl::init("none"), cl::cat(HookccCategory));
 cl::opt<std::string>
     ExitParm("hookcc-exit-parm",
-             cl::desc("what the exit hook receives: none, name, address, exit-address, name-callsite-args, callsite-address"),
+             cl::desc("what the exit hook receives: none, name, address, exit-address, name-callsite-args, callsite-address, address-callsite"),
              cl::init("none"), cl::cat(HookccCategory));
 cl::opt<bool> AfterInlining("hookcc-after-inlining",
                             cl::desc("insert hooks after inlining (inlined bodies get none)"),

@@ -23,6 +23,8 @@ pub enum HookParams {
     /// address) and the function's address: the seed's `__profile_mcount(caller_pc,
     /// callee_pc)` (seeds/ecos-gprof.txt), which records call-graph arcs.
     CallSiteAddress,
+    /// `void hook(void *this_fn, void *call_site)`: GCC's `__cyg_profile_func_enter/exit`.
+    AddressCallSite,
 }
 
 impl HookParams {
@@ -34,9 +36,10 @@ impl HookParams {
             "exit-address" => Ok(HookParams::ExitAddress),
             "name-callsite-args" => Ok(HookParams::NameCallSiteArgs),
             "callsite-address" => Ok(HookParams::CallSiteAddress),
+            "address-callsite" => Ok(HookParams::AddressCallSite),
             other => Err(format!(
                 "unknown hook parameter kind `{other}` (expected none, name, address, \
-                 exit-address, name-callsite-args or callsite-address)"
+                 exit-address, name-callsite-args, callsite-address or address-callsite)"
             )),
         }
     }
@@ -49,6 +52,9 @@ impl HookParams {
             HookParams::Address => format!("void {hook}(void (*addr)())"),
             HookParams::ExitAddress => format!("void {hook}(void *fn_exit)"),
             HookParams::CallSiteAddress => format!("void {hook}(void *call_site, void *fn)"),
+            HookParams::AddressCallSite => {
+                format!("void {hook}(void *this_fn, void *call_site)")
+            }
             HookParams::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, \
                  uintptr_t r3)"

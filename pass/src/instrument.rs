@@ -166,7 +166,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
         HookParams::Name | HookParams::Address | HookParams::ExitAddress => vec![ptr.into()],
-        HookParams::CallSiteAddress => vec![ptr.into(), ptr.into()],
+        HookParams::CallSiteAddress | HookParams::AddressCallSite => vec![ptr.into(), ptr.into()],
         HookParams::NameCallSiteArgs => {
             vec![
                 ptr.into(),
@@ -343,7 +343,9 @@ fn instrument_function<'ctx>(
     let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| {
         matches!(
             h.params,
-            HookParams::NameCallSiteArgs | HookParams::CallSiteAddress
+            HookParams::NameCallSiteArgs
+                | HookParams::CallSiteAddress
+                | HookParams::AddressCallSite
         )
     });
     let call_site = if needs_call_site {
@@ -378,6 +380,9 @@ fn instrument_function<'ctx>(
             HookParams::Address => vec![address.into()],
             HookParams::CallSiteAddress => {
                 vec![call_site.expect("computed above").into(), address.into()]
+            }
+            HookParams::AddressCallSite => {
+                vec![address.into(), call_site.expect("computed above").into()]
             }
             HookParams::ExitAddress => {
                 // `address + 2` as a constant expression: the relocation's addend, no

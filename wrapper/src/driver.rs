@@ -51,6 +51,16 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
         format!("-fplugin={plugin}"),
         format!("-fpass-plugin={plugin}"),
     ];
+    // The exclusion lists go to the frontend plugin, which knows names as written and the files
+    // functions are defined in: one argument per item (an item may hold a comma).
+    for (kind, list) in [
+        ("exclude-function", &config.exclude_functions),
+        ("exclude-file", &config.exclude_files),
+    ] {
+        for item in list {
+            args.push(format!("-fplugin-arg-hookcc-{kind}={item}"));
+        }
+    }
     let mut mllvm = |option: String| {
         args.push("-mllvm".to_string());
         args.push(option);
@@ -381,6 +391,47 @@ mod tests {
         assert!(args.contains(&"/p/runtime/include".to_string()), "{args:?}");
         assert!(args.contains(&"/cache/pfp.o".to_string()), "{args:?}");
         assert!(args.contains(&"-Wl,--export-dynamic-symbol=pfp*".to_string()));
+    }
+
+    #[test]
+    fn gcc_instrument_functions_uses_the_pass_with_cyg_hooks_and_exclusions() {
+        let host = FakeHost::new(&[]);
+        let args = run(
+            false,
+            &[
+                "-finstrument-functions",
+                "-finstrument-functions-exclude-function-list=helper,ns::skip",
+                "-finstrument-functions-exclude-file-list=/usr/include",
+                "-c",
+                "a.c",
+            ],
+            &host,
+        );
+        for expected in [
+            "-hookcc-entry=__cyg_profile_func_enter",
+            "-hookcc-exit=__cyg_profile_func_exit",
+            "-hookcc-entry-parm=address-callsite",
+            "-fplugin-arg-hookcc-exclude-function=helper",
+            "-fplugin-arg-hookcc-exclude-function=ns::skip",
+            "-fplugin-arg-hookcc-exclude-file=/usr/include",
+        ] {
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} missing: {args:?}"
+            );
+        }
+        assert!(
+            !args.iter().any(|a| a.starts_with("-finstrument")),
+            "{args:?}"
+        );
+        assert!(host.runtime_builds.borrow().is_empty());
+        // The lists alone instrument nothing: clang sees neither them nor a plugin.
+        let args = run(
+            false,
+            &["-finstrument-functions-exclude-file-list=x", "-c", "a.c"],
+            &host,
+        );
+        assert_eq!(args, ["-c", "a.c"]);
     }
 
     #[test]

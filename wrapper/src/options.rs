@@ -87,6 +87,9 @@ pub enum HookParm {
     NameCallSiteArgs,
     /// gprof's `__profile_mcount(caller_pc, callee_pc)`: the call site, then the function.
     CallSiteAddress,
+    /// GCC's `__cyg_profile_func_enter/exit(this_fn, call_site)`: the function, then the
+    /// call site.
+    AddressCallSite,
 }
 
 impl HookParm {
@@ -108,6 +111,7 @@ impl HookParm {
             HookParm::ExitAddress => "exit-address",
             HookParm::NameCallSiteArgs => "name-callsite-args",
             HookParm::CallSiteAddress => "callsite-address",
+            HookParm::AddressCallSite => "address-callsite",
         }
     }
 
@@ -119,6 +123,7 @@ impl HookParm {
             HookParm::Address => format!("void {hook}(void (*addr)());"),
             HookParm::ExitAddress => format!("void {hook}(void *fn_exit);"),
             HookParm::CallSiteAddress => format!("void {hook}(void *call_site, void *fn);"),
+            HookParm::AddressCallSite => format!("void {hook}(void *this_fn, void *call_site);"),
             HookParm::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
                  __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
@@ -146,6 +151,12 @@ pub struct PassConfig {
     pub skip_inline: bool,
     /// Declare the hooks implicitly in every translation unit (TI), `extern "C"` in C++.
     pub declare_hooks: bool,
+    /// No hooks in functions whose user-visible name contains one of these (GCC's
+    /// `-finstrument-functions-exclude-function-list=`).
+    pub exclude_functions: Vec<String>,
+    /// No hooks in functions defined in a file whose path contains one of these (GCC's
+    /// `-finstrument-functions-exclude-file-list=`).
+    pub exclude_files: Vec<String>,
 }
 
 /// TI cgtools' options (seeds/ti-c6000-function-hooks.txt).
@@ -191,6 +202,14 @@ pub struct HookOptions {
     /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
     /// each thread's CPU time instead of the OS tick.
     pub nitro_thread_cpu_clock: bool,
+    /// `-finstrument-functions` (GCC's and clang's flag), done by hookcc's pass:
+    /// `__cyg_profile_func_enter/exit(this_fn, call_site)`, exits on unwind included.
+    pub gcc_instrument: bool,
+    /// `-finstrument-functions-after-inlining`: the same, hooks placed after inlining.
+    pub gcc_after_inlining: bool,
+    /// `-finstrument-functions-exclude-function-list=` / `-exclude-file-list=` (any dialect).
+    pub exclude_functions: Vec<String>,
+    pub exclude_files: Vec<String>,
 }
 
 impl HookOptions {
@@ -210,6 +229,15 @@ impl HookOptions {
 
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
+        self.dialect_config().map(|config| PassConfig {
+            exclude_functions: self.exclude_functions.clone(),
+            exclude_files: self.exclude_files.clone(),
+            ..config
+        })
+    }
+
+    /// The dialect's hooks, before the exclusions every dialect takes.
+    fn dialect_config(&self) -> Option<PassConfig> {
         if self.trace {
             let hook = |symbol: &str, parm| {
                 Some(Hook {
@@ -224,6 +252,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         if self.ti.any() {
@@ -241,6 +271,26 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
+                exclude_functions: vec![],
+                exclude_files: vec![],
+            });
+        }
+        if self.gcc_instrument {
+            let hook = |symbol: &str| {
+                Some(Hook {
+                    symbol: symbol.into(),
+                    parm: HookParm::AddressCallSite,
+                })
+            };
+            return Some(PassConfig {
+                entry: hook("__cyg_profile_func_enter"),
+                exit: hook("__cyg_profile_func_exit"),
+                after_inlining: self.gcc_after_inlining,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         if self.runtime == Some(RuntimeComponent::Gprof) {
@@ -255,6 +305,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         if self.profile || self.nitro {
@@ -271,6 +323,8 @@ impl HookOptions {
                 default_on: self.profile,
                 skip_inline: false,
                 declare_hooks: false,
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         None
@@ -320,6 +374,10 @@ enum OwnOption {
     ExitHook,
     ExitHookNamed,
     ExitParm,
+    GccInstrument,
+    GccInstrumentAfterInlining,
+    GccExcludeFiles,
+    GccExcludeFunctions,
     Help,
     HookRuntime,
     NitroClock,
@@ -350,6 +408,19 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
         OwnOption::RemoveHooksWhenInlining,
     ),
     ("--trace", OwnOption::Trace),
+    ("-finstrument-functions", OwnOption::GccInstrument),
+    (
+        "-finstrument-functions-after-inlining",
+        OwnOption::GccInstrumentAfterInlining,
+    ),
+    (
+        "-finstrument-functions-exclude-file-list=",
+        OwnOption::GccExcludeFiles,
+    ),
+    (
+        "-finstrument-functions-exclude-function-list=",
+        OwnOption::GccExcludeFunctions,
+    ),
     ("-profile", OwnOption::Profile),
 ];
 
@@ -456,6 +527,20 @@ pub fn take_own_options(
         match option {
             OwnOption::Help => options.help = true,
             OwnOption::PrintMakeInclude => options.print_make_include = true,
+            OwnOption::GccInstrument => options.gcc_instrument = true,
+            OwnOption::GccInstrumentAfterInlining => {
+                options.gcc_instrument = true;
+                options.gcc_after_inlining = true;
+            }
+            // GCC's lists: comma-separated strings, matched as substrings; empty items skipped.
+            OwnOption::GccExcludeFiles | OwnOption::GccExcludeFunctions => {
+                let list = if *option == OwnOption::GccExcludeFiles {
+                    &mut options.exclude_files
+                } else {
+                    &mut options.exclude_functions
+                };
+                list.extend(value.split(',').filter(|s| !s.is_empty()).map(String::from));
+            }
             OwnOption::NitroClock => {
                 options.nitro_thread_cpu_clock =
                     parse_nitro_clock(value).ok_or_else(|| bad(NITRO_CLOCKS))?;
@@ -501,6 +586,7 @@ pub fn take_own_options(
         (options.trace, "--trace"),
         (options.ti.any(), "--entry_hook/--exit_hook"),
         (options.profile, "-profile"),
+        (options.gcc_instrument, "-finstrument-functions"),
     ];
     let on: Vec<&str> = dialects
         .iter()
@@ -561,6 +647,14 @@ TI cgtools dialect (docs/dialects.md):
                         no hooks for the bodies the optimizer inlines
   #pragma NO_HOOKS(func) and __attribute__((no_instrument_function)) exclude a function;
   functions declared inline get no hooks.
+
+GCC / Clang:
+  -finstrument-functions, -finstrument-functions-after-inlining
+                        __cyg_profile_func_enter/exit(this_fn, call_site) in every function,
+                        by hookcc's pass (exits on C++ unwinding too); the program brings them
+  -finstrument-functions-exclude-function-list=S,…, -finstrument-functions-exclude-file-list=S,…
+                        no hooks in functions whose name, or whose file's path, contains an S
+                        (GCC's; any dialect)
 
 Metrowerks / NITRO-SDK dialect:
   -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
