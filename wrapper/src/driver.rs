@@ -22,6 +22,80 @@ pub trait Host {
     ) -> Result<Option<PathBuf>, String>;
     /// Stores a generated file (named by its contents) in the cache and returns its path.
     fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String>;
+    /// The name of the program that started hookcc (`/proc/PPID/comm`), if known.
+    fn parent_program(&self) -> Option<String>;
+    /// A file's identity for cache keys (path, size, modification time).
+    fn file_stamp(&self, path: &Path) -> String;
+}
+
+/// The environment variables that change what hookcc does without showing on its command line:
+/// a compiler cache that hashes the command line only must not see them change.
+const HOOK_ENVIRONMENT: &[&str] = &[
+    "HOOKCC_TRACE",
+    "NITRO_PROFILE",
+    "NITRO_PROFILE_TYPE",
+    "HOOKCC_NITRO_CLOCK",
+];
+
+/// The key of everything hookcc's output depends on besides its command line: the settings it
+/// reads from the environment, its plugins and runtime sources, and the clang it runs.
+fn cache_key(host: &dyn Host, clang: &Path) -> Result<String, String> {
+    let mut parts: Vec<(&str, String)> = Vec::new();
+    for name in
+        HOOK_ENVIRONMENT
+            .iter()
+            .chain(&["HOOKCC_CLANG", "HOOKCC_PLUGIN", "HOOKCC_RUNTIME_DIR"])
+    {
+        parts.push((name, host.var(name).unwrap_or_default()));
+    }
+    let layout = host.layout()?;
+    parts.push(("pass", host.file_stamp(&layout.plugin)));
+    parts.push(("frontend", host.file_stamp(&layout.frontend_plugin)));
+    parts.push(("runtime", host.file_stamp(&layout.include_dir())));
+    parts.push(("clang", host.file_stamp(clang)));
+    Ok(crate::runtime::cache_key(&parts))
+}
+
+/// Refuses a hook setting from the environment under a compiler cache that would not see it
+/// (`CC="ccache hookcc"`): the cache could hand back an object built with other hooks, or
+/// none. Fine when ccache asks hookcc for its key (CCACHE_COMPILERCHECK).
+fn check_cache_launcher(host: &dyn Host) -> Result<(), String> {
+    let Some(parent) = host.parent_program() else {
+        return Ok(());
+    };
+    if parent != "ccache" && parent != "sccache" {
+        return Ok(());
+    }
+    let from_environment: Vec<String> = HOOK_ENVIRONMENT
+        .iter()
+        .filter_map(|name| {
+            host.var(name)
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("{name}={v}"))
+        })
+        .collect();
+    if from_environment.is_empty() {
+        return Ok(());
+    }
+    let keyed = parent == "ccache"
+        && host
+            .var("CCACHE_COMPILERCHECK")
+            .is_some_and(|check| check.contains("--print-cache-key"));
+    if keyed {
+        return Ok(());
+    }
+    Err(format!(
+        "running under {parent} with {} from the environment, which {parent} does not hash: it \
+         could hand back an object built with other hooks or none. Give the hook option on the \
+         command line instead, or let hookcc run the cache (HOOKCC_LAUNCHER={parent} with \
+         CC=hookcc){}",
+        from_environment.join(" "),
+        if parent == "ccache" {
+            ", or make ccache ask hookcc: CCACHE_COMPILERCHECK='%compiler% --print-cache-key'"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// The command to run.
@@ -30,6 +104,8 @@ pub struct Plan {
     pub clang: PathBuf,
     pub args: Vec<String>,
     pub verbose: bool,
+    /// A compiler cache to run clang through (`HOOKCC_LAUNCHER`): run `launcher clang args`.
+    pub launcher: Option<PathBuf>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -117,6 +193,18 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         return Ok(Action::Print(path.display().to_string()));
     }
     let clang = host.find_clang()?;
+    if options.print_cache_key {
+        return Ok(Action::Print(format!(
+            "hookcc-cache-key {}",
+            cache_key(host, &clang)?
+        )));
+    }
+    let launcher = match host.var("HOOKCC_LAUNCHER").filter(|v| !v.is_empty()) {
+        Some(name) => Some(which::which(&name).map_err(|_| {
+            format!("HOOKCC_LAUNCHER={name}: no such program (give a path or a name on PATH)")
+        })?),
+        None => None,
+    };
     let mut args = Vec::with_capacity(clang_args.len() + 12);
     if cxx {
         // Exactly what clang++ is: the same binary in g++ driver mode.
@@ -130,8 +218,10 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             clang,
             args,
             verbose: options.verbose,
+            launcher,
         }));
     }
+    check_cache_launcher(host)?;
     let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let layout = host.layout()?;
     let config = options.pass_config();
@@ -154,6 +244,13 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
                     .to_string(),
             );
         }
+    }
+    if launcher.is_some() && config.is_some() {
+        // The cache hashes the command line: this define puts the plugins and settings on it.
+        args.push(format!(
+            "-D__HOOKCC_CACHE_KEY__={}",
+            cache_key(host, &clang)?
+        ));
     }
     args.extend(clang_args);
     if command_line.links() && !command_line.shared && !command_line.relocatable {
@@ -178,6 +275,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         clang,
         args,
         verbose: options.verbose,
+        launcher,
     }))
 }
 
@@ -236,6 +334,12 @@ mod tests {
         fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
             assert!(contents.contains("extern \"C\""));
             Ok(PathBuf::from(format!("/cache/decl.{extension}")))
+        }
+        fn parent_program(&self) -> Option<String> {
+            self.var("TEST_PARENT")
+        }
+        fn file_stamp(&self, path: &Path) -> String {
+            path.display().to_string()
         }
     }
 
@@ -432,6 +536,59 @@ mod tests {
             &host,
         );
         assert_eq!(args, ["-c", "a.c"]);
+    }
+
+    #[test]
+    fn compiler_caches_never_see_a_hook_setting_they_do_not_hash() {
+        // CC="ccache hookcc" with HOOKCC_TRACE=1: refused, naming the ways out.
+        let host = FakeHost::new(&[("HOOKCC_TRACE", "1"), ("TEST_PARENT", "ccache")]);
+        let err = plan(false, &["-c".into(), "a.c".into()], &host).unwrap_err();
+        assert!(
+            err.contains("HOOKCC_TRACE=1")
+                && err.contains("HOOKCC_LAUNCHER=ccache")
+                && err.contains("CCACHE_COMPILERCHECK='%compiler% --print-cache-key'"),
+            "{err}"
+        );
+        // ... unless ccache asks hookcc for its key; and on the command line it is hashed.
+        let host = FakeHost::new(&[
+            ("HOOKCC_TRACE", "1"),
+            ("TEST_PARENT", "ccache"),
+            ("CCACHE_COMPILERCHECK", "%compiler% --print-cache-key"),
+        ]);
+        assert!(plan(false, &["-c".into(), "a.c".into()], &host).is_ok());
+        let host = FakeHost::new(&[("TEST_PARENT", "sccache")]);
+        assert!(plan(false, &["--trace".into(), "-c".into(), "a.c".into()], &host).is_ok());
+        // The key changes with each setting.
+        let key = |env: &[(&'static str, &'static str)]| {
+            let host = FakeHost::new(env);
+            run(false, &["--print-cache-key"], &host)
+        };
+        assert_ne!(key(&[]), key(&[("HOOKCC_TRACE", "1")]));
+        assert_ne!(key(&[("NITRO_PROFILE_TYPE", "CALLTRACE")]), key(&[]));
+    }
+
+    #[test]
+    fn launcher_runs_clang_with_a_key_of_the_hooks() {
+        let host = FakeHost::new(&[("HOOKCC_LAUNCHER", "sh")]);
+        let Action::Run(p) =
+            plan(false, &["--trace".into(), "-c".into(), "a.c".into()], &host).unwrap()
+        else {
+            panic!()
+        };
+        assert!(p.launcher.is_some_and(|l| l.ends_with("sh")));
+        assert!(p
+            .args
+            .iter()
+            .any(|a| a.starts_with("-D__HOOKCC_CACHE_KEY__=")));
+        // Transparent: launched, nothing added.
+        let Action::Run(p) = plan(false, &["-c".into(), "a.c".into()], &host).unwrap() else {
+            panic!()
+        };
+        assert_eq!(p.args, ["-c", "a.c"]);
+        assert!(p.launcher.is_some());
+        let host = FakeHost::new(&[("HOOKCC_LAUNCHER", "/nonexistent/ccache")]);
+        let err = plan(false, &["-c".into()], &host).unwrap_err();
+        assert!(err.contains("HOOKCC_LAUNCHER=/nonexistent/ccache"), "{err}");
     }
 
     #[test]

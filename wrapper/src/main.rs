@@ -40,6 +40,14 @@ impl Host for RealHost {
     fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
         runtime::cached_file(&runtime::cache_dir(&|k| self.var(k)), extension, contents)
     }
+    fn parent_program(&self) -> Option<String> {
+        let parent = std::os::unix::process::parent_id();
+        let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).ok()?;
+        Some(comm.trim_end().to_string())
+    }
+    fn file_stamp(&self, path: &Path) -> String {
+        runtime::file_stamp(path)
+    }
 }
 
 fn main() -> ExitCode {
@@ -61,14 +69,25 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Action::Run(plan)) => {
+            let mut command = match &plan.launcher {
+                Some(launcher) => {
+                    let mut c = Command::new(launcher);
+                    c.arg(&plan.clang);
+                    c
+                }
+                None => Command::new(&plan.clang),
+            };
+            command.args(&plan.args);
             if plan.verbose {
-                eprintln!("hookcc: {} {}", plan.clang.display(), plan.args.join(" "));
+                let program = command.get_program().to_string_lossy().into_owned();
+                let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
+                eprintln!("hookcc: {program} {}", args.join(" "));
             }
             // exec: clang's exit status, signals and output reach the caller unchanged.
-            let error = Command::new(&plan.clang).args(&plan.args).exec();
+            let error = command.exec();
             eprintln!(
                 "{name}: error: cannot run {}: {error}",
-                plan.clang.display()
+                command.get_program().to_string_lossy()
             );
             ExitCode::from(1)
         }

@@ -199,6 +199,9 @@ pub struct HookOptions {
     pub help: bool,
     /// `--print-make-include`: print the path of the make definitions for NITRO projects.
     pub print_make_include: bool,
+    /// `--print-cache-key`: print the key that covers what hookcc's output depends on beyond
+    /// its command line (for ccache's compiler_check).
+    pub print_cache_key: bool,
     /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
     /// each thread's CPU time instead of the OS tick.
     pub nitro_thread_cpu_clock: bool,
@@ -381,6 +384,7 @@ enum OwnOption {
     Help,
     HookRuntime,
     NitroClock,
+    PrintCacheKey,
     PrintMakeInclude,
     Profile,
     RemoveHooksWhenInlining,
@@ -402,6 +406,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
     ("--nitro-clock=", OwnOption::NitroClock),
+    ("--print-cache-key", OwnOption::PrintCacheKey),
     ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
@@ -527,6 +532,7 @@ pub fn take_own_options(
         match option {
             OwnOption::Help => options.help = true,
             OwnOption::PrintMakeInclude => options.print_make_include = true,
+            OwnOption::PrintCacheKey => options.print_cache_key = true,
             OwnOption::GccInstrument => options.gcc_instrument = true,
             OwnOption::GccInstrumentAfterInlining => {
                 options.gcc_instrument = true;
@@ -669,6 +675,10 @@ Metrowerks / NITRO-SDK dialect:
                         Makefiles: `include $(shell $(CC) --print-make-include)` makes
                         NITRO_PROFILE = TRUE and NITRO_PROFILE_TYPE = … written in the
                         Makefile reach hookcc, as the SDK's commondefs did
+  --print-cache-key     print a key of everything hookcc's output depends on besides its
+                        command line (environment, plugins, clang): with CC=\"ccache hookcc\",
+                        set CCACHE_COMPILERCHECK='%compiler% --print-cache-key'
+                        (docs/build-systems.md)
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
@@ -679,6 +689,9 @@ Environment:
   NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST
                         link that NITRO runtime component
   HOOKCC_CLANG          the clang to run (default: clang-19, else clang, on PATH)
+  HOOKCC_LAUNCHER       run clang through this compiler cache (ccache, sccache): hookcc puts
+                        a key of its plugins and settings on the command line, so the cache
+                        can never hand back an object built with other hooks
   HOOKCC_CACHE_DIR      where runtimes compiled for each target are kept
                         (default: $XDG_CACHE_HOME/hookcc or ~/.cache/hookcc)
   HOOKCC_PLUGIN         the pass plugin library (default: found beside hookcc)

@@ -40,6 +40,31 @@ impl Key {
     }
 }
 
+/// A key for compiler caches (ccache's compiler_check, HOOKCC_LAUNCHER's define): what decides
+/// hookcc's output beyond its command line, given as named parts.
+pub fn cache_key(parts: &[(&str, String)]) -> String {
+    let mut key = Key::new();
+    for (name, value) in parts {
+        key.add(name.as_bytes());
+        key.add(value.as_bytes());
+    }
+    key.hex()
+}
+
+/// A file's identity for a cache key: its path, size and modification time (its contents
+/// would cost a read of megabytes on every compile).
+pub fn file_stamp(path: &Path) -> String {
+    match fs::metadata(path) {
+        Ok(meta) => format!(
+            "{} {} {:?}",
+            path.display(),
+            meta.len(),
+            meta.modified().ok()
+        ),
+        Err(_) => format!("{} missing", path.display()),
+    }
+}
+
 /// Writes `contents` to `cache/generated-<key>.<extension>` unless it is already there.
 pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<PathBuf, String> {
     let mut key = Key::new();
