@@ -37,7 +37,11 @@
  *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
  *   are ignored, not counted (recording is switched off, so they return from the slow path's
  *   first test).
- * - fork: the child gets its own file and fresh counters; the parent's file is untouched.
+ * - fork: the child gets its own file (opened when it first has a chunk to write, so a child
+ *   that only execs leaves none) and fresh counters; the parent's file is untouched.
+ * - exec: the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
+ *   the next free name when the path is a trace a live process holds (flock) or its own
+ *   earlier image wrote, and leaves a file that is not a trace alone (hkrt_claim_file).
  *
  * Concurrency: a thread's pos is written only by that thread. `busy` (per thread) is
  * taken by atomic exchange in the slow path, and by the finisher before it writes another
@@ -76,8 +80,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +117,7 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
  * architectural. */
 #define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
 #define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
+#define HKRT_MAX_NAME_TRIES 16             /* names tried when the output path is taken */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
  * the exit hook the same address + 2 (the pass aligns every instrumented function to 4 bytes, so
@@ -189,6 +196,7 @@ static struct {
     int state;      /* enum hkrt_state; read atomically outside the lock */
     int user_enabled;
     int once_done; /* atexit, pthread_atfork, signal handlers: once per process image */
+    int open_deferred; /* atomic: a fork child's file, opened when it first has something */
     int key_ok;
     int is_fork_child;
     pthread_key_t key;
@@ -335,6 +343,30 @@ static HKRT_FN int hkrt_file_ok(void)
     return g.fd >= 0 && !__atomic_load_n(&g.write_failed, __ATOMIC_RELAXED);
 }
 
+static HKRT_FN void hkrt_open_file(void);
+
+/* hkrt_file_ok, after opening a fork child's file if that is still to do. A child made by
+ * fork() opens its file when it first has a chunk to write (or its path is asked for), not at
+ * the fork: a child that only calls exec (or _exit) then leaves no empty file behind. Takes
+ * the lock unless this thread holds it or is the finisher (which may run without it). */
+static HKRT_FN int hkrt_file_ready(void)
+{
+    if (HKRT_UNLIKELY(__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE))) {
+        int me = hkrt_my_tid_for_lock();
+        int lock = __atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) != me &&
+                   __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != me;
+        if (lock)
+            hkrt_lock();
+        if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE)) {
+            hkrt_open_file();
+            __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELEASE);
+        }
+        if (lock)
+            hkrt_unlock();
+    }
+    return hkrt_file_ok();
+}
+
 static HKRT_FN void hkrt_write_failed(int err)
 {
     if (__atomic_exchange_n(&g.write_failed, 1, __ATOMIC_RELAXED) == 0)
@@ -397,7 +429,7 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return;
-    if (!hkrt_file_ok()) {
+    if (!hkrt_file_ready()) {
         hkrt_count_lost(t, n);
         return;
     }
@@ -472,7 +504,7 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
     t->final_written = 1;
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
-    if (lost.records != 0)
+    if (lost.records != 0 && hkrt_file_ready())
         hkrt_write_chunk(HKT_CHUNK_LOST, t->tid, &lost, sizeof lost, NULL);
     char name[HKRT_THREAD_NAME_MAX];
     hkrt_thread_name(t, name);
@@ -564,33 +596,122 @@ static HKRT_FN void hkrt_read_options(void)
         hkrt_append(g.output_env, sizeof g.output_env, v);
 }
 
-/* The file name: HOOKCC_OUTPUT, or <program>.<pid>.hktrace. A forked child must not truncate
- * its parent's HOOKCC_OUTPUT, so it inserts its pid before a final ".hktrace". */
-static HKRT_FN void hkrt_make_path(uint64_t pid)
+/* The file name for attempt `attempt` (0, 1, ...): HOOKCC_OUTPUT, or <program>.<pid>.hktrace.
+ * A name already taken (hkrt_claim_file) moves to the next attempt, which inserts ".<pid>",
+ * then ".<pid>-2", ".<pid>-3", ... before a final ".hktrace" (appended if there is none); the
+ * default name, which has the pid already, gets "-2", "-3", .... A forked child starts at
+ * ".<pid>": it must not truncate its parent's HOOKCC_OUTPUT. */
+static HKRT_FN void hkrt_make_path(uint64_t pid, int attempt)
 {
     static const char ext[] = ".hktrace";
     char dec[24];
     hkrt_u64_to_dec(pid, dec);
     g.path[0] = '\0';
+    int with_pid;
     if (g.output_env[0] == '\0') {
         const char *name = program_invocation_short_name;
         hkrt_append(g.path, sizeof g.path, name != NULL && name[0] != '\0' ? name : "hookcc");
         hkrt_append(g.path, sizeof g.path, ".");
         hkrt_append(g.path, sizeof g.path, dec);
         hkrt_append(g.path, sizeof g.path, ext);
-        return;
+        with_pid = 0; /* the name has it */
+    } else {
+        hkrt_append(g.path, sizeof g.path, g.output_env);
+        if (g.is_fork_child)
+            attempt++;
+        with_pid = attempt > 0;
+        attempt--;
     }
-    hkrt_append(g.path, sizeof g.path, g.output_env);
-    if (!g.is_fork_child)
+    if (!with_pid && attempt <= 0)
         return;
     size_t len = strlen(g.path), elen = sizeof ext - 1;
     int has_ext = len > elen && strcmp(g.path + len - elen, ext) == 0;
     if (has_ext)
         g.path[len - elen] = '\0';
-    hkrt_append(g.path, sizeof g.path, ".");
-    hkrt_append(g.path, sizeof g.path, dec);
-    if (has_ext)
+    if (with_pid) {
+        hkrt_append(g.path, sizeof g.path, ".");
+        hkrt_append(g.path, sizeof g.path, dec);
+    }
+    if (attempt > 0) {
+        hkrt_u64_to_dec((uint64_t)attempt + 1, dec);
+        hkrt_append(g.path, sizeof g.path, "-");
+        hkrt_append(g.path, sizeof g.path, dec);
+    }
+    if (has_ext || g.output_env[0] == '\0')
         hkrt_append(g.path, sizeof g.path, ext);
+}
+
+enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED };
+
+/* Decides whether the file just opened as fd may become this process's trace, and empties it
+ * if so. Nothing is truncated at open: an exec'd image inherits HOOKCC_OUTPUT and would
+ * otherwise destroy the trace its parent is still writing (or its own previous image's).
+ * - taken: another live process writes it (it holds the flock every writer keeps for as long
+ *   as it runs), or it is a trace this process's earlier image (same pid, before an exec)
+ *   left: the caller tries the next name;
+ * - refused: a non-empty regular file that is not a hookcc trace: left alone;
+ * - claimed: new, empty, a stale trace (a previous run's), or not a regular file
+ *   (/dev/null, a pipe): locked and, if a regular file, emptied. */
+static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
+{
+    int r;
+    do
+        r = flock(fd, LOCK_EX | LOCK_NB);
+    while (r != 0 && errno == EINTR);
+    if (r != 0 && errno == EWOULDBLOCK)
+        return HKRT_TAKEN;
+    /* Other flock errors (a file system without locks): go on with the header check. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return HKRT_CLAIMED;
+    struct hkt_header old;
+    ssize_t n = pread(fd, &old, sizeof old, 0);
+    if (n < (ssize_t)HKT_MAGIC_SIZE || memcmp(old.magic, HKT_MAGIC, HKT_MAGIC_SIZE) != 0)
+        return HKRT_REFUSED;
+    if (n == (ssize_t)sizeof old && old.pid == pid)
+        return HKRT_TAKEN;
+    if (ftruncate(fd, 0) != 0)
+        return HKRT_REFUSED;
+    return HKRT_CLAIMED;
+}
+
+/* Opens the first free name (hkrt_make_path, hkrt_claim_file) as g.fd, -1 on failure
+ * (warned). */
+static HKRT_FN int hkrt_open_output(uint64_t pid)
+{
+    /* O_NOFOLLOW on the default name only: a name in the working directory with a guessable
+     * pid must not be a symlink planted to make us write another file. O_RDWR: the header of
+     * an existing file is read before it is reused. */
+    int flags = O_CREAT | O_RDWR | O_CLOEXEC;
+    if (g.output_env[0] == '\0')
+        flags |= O_NOFOLLOW;
+    for (int attempt = 0; attempt < HKRT_MAX_NAME_TRIES; attempt++) {
+        hkrt_make_path(pid, attempt);
+        int fd;
+        do
+            fd = open(g.path, flags, 0644);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+            hkrt_warn_hint("cannot open trace file", g.path, errno,
+                           "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");
+            return -1;
+        }
+        switch (hkrt_claim_file(fd, pid)) {
+        case HKRT_CLAIMED:
+            return fd;
+        case HKRT_REFUSED:
+            close(fd);
+            hkrt_warn_hint("not overwriting", g.path, 0,
+                           ": it exists and is not a hookcc trace; records are counted as lost");
+            return -1;
+        case HKRT_TAKEN:
+            close(fd);
+            break;
+        }
+    }
+    hkrt_warn_hint("every trace file name is in use, up to", g.path, 0,
+                   "; records are counted as lost");
+    return -1;
 }
 
 /* Opens the file and writes the header, EXE and MODULE chunks. On failure, warns once; hooks
@@ -598,23 +719,11 @@ static HKRT_FN void hkrt_make_path(uint64_t pid)
 static HKRT_FN void hkrt_open_file(void)
 {
     uint64_t pid = (uint64_t)getpid();
-    hkrt_make_path(pid);
-    /* O_NOFOLLOW on the default name only: a name in the working directory with a guessable
-     * pid must not be a symlink planted to make us truncate another file. */
-    int flags = O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC;
-    if (g.output_env[0] == '\0')
-        flags |= O_NOFOLLOW;
-    int fd;
-    do
-        fd = open(g.path, flags, 0644);
-    while (fd < 0 && errno == EINTR);
+    int fd = hkrt_open_output(pid);
     __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELAXED);
     g.fd = fd;
-    if (fd < 0) {
-        hkrt_warn_hint("cannot open trace file", g.path, errno,
-                       "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");
+    if (fd < 0)
         return;
-    }
 
     struct hkt_header *h = &g.header;
     memset(h, 0, sizeof *h);
@@ -1020,6 +1129,8 @@ static HKRT_FN void hkrt_finish(int from_signal)
         hkrt_thread_final_chunks(t, upto);
     }
 
+    if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)
+        hkrt_file_ready(); /* a fork child with only losses still says so */
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
@@ -1125,8 +1236,9 @@ static HKRT_FN void hkrt_atfork_child(void)
         me->final_written = 0;
     }
     if (g.fd >= 0)
-        close(g.fd); /* the parent's file: the child never writes to it */
+        close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
     g.fd = -1;
+    __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
@@ -1135,7 +1247,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     if (g.state == HKRT_RUNNING) {
         int guarded = hkrt_guard_enter(me);
         g.clock_start = hkrt_clock_point_now();
-        hkrt_open_file();
+        __atomic_store_n(&g.open_deferred, 1, __ATOMIC_RELEASE); /* see hkrt_file_ready */
         hkrt_set_enabled(g.user_enabled);
         if (guarded)
             hkrt_guard_leave(me);
@@ -1226,6 +1338,11 @@ HKRT_EXPORT const char *hookcc_trace_path(void)
 {
     int saved_errno = errno;
     hkrt_ensure_started_guarded();
+    struct hkrt_thread *t = &t_self;
+    if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE) && hkrt_guard_enter(t)) {
+        hkrt_file_ready();
+        hkrt_guard_leave(t);
+    }
     errno = saved_errno;
     return g.fd >= 0 ? g.path : NULL;
 }

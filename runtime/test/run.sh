@@ -194,6 +194,46 @@ case_fork_output() { # HOOKCC_OUTPUT: the child must not truncate the parent's f
         check "out.$cpid.hktrace" child.vars --complete --records 1000 --balanced
 }
 
+# fork + exec (HOOKCC_OUTPUT set or not): the exec'd image writes a file of its own, the parent's
+# stays whole, and the fork child, which ran no hook before exec, leaves no file behind.
+case_fork_exec() { # [HOOKCC_OUTPUT]
+    local envs=()
+    [ -n "${1:-}" ] && envs=(HOOKCC_OUTPUT="$1")
+    run 0 ${envs[@]+"${envs[@]}"} -- fork_exec || return 1
+    local parent child cpid
+    parent=$(sed -n 's/^path=//p' out)
+    child=$(sed -n 's/^child_path=//p' out)
+    cpid=$(sed -n 's/^child_pid=//p' out)
+    if [ -n "${1:-}" ]; then
+        [ "$parent" = "$1" ] && [ "$child" = "${1%.hktrace}.$cpid.hktrace" ] ||
+            { echo "paths: parent '$parent', exec'd child '$child'" >>log; return 1; }
+    fi
+    local files
+    files=$(cd "$dir" && ls -- *.hktrace | sort | tr '\n' ' ')
+    [ "$files" = "$(printf '%s\n' "$parent" "$child" | sort | tr '\n' ' ')" ] ||
+        { echo "trace files: $files (expected only '$parent' and '$child')" >>log; return 1; }
+    grep -v '^child_' out >parent.vars
+    sed -n 's/^child_//p' out >child.vars
+    check "$parent" parent.vars --complete --records 2402 --lost 0 --threads 1 --balanced \
+        --entries before=1000 --entries after=200 --entries in_child=0 &&
+        check "$child" child.vars --complete --records 1002 --lost 0 --threads 1 --balanced \
+            --entries in_child=500
+}
+
+# HOOKCC_OUTPUT naming an existing file: a previous trace is replaced, anything else is left
+# alone (one warning, records counted lost).
+case_output_existing() {
+    run 0 HOOKCC_OUTPUT=out.hktrace -- basic 100 && run 0 HOOKCC_OUTPUT=out.hktrace -- basic 1000 ||
+        return 1
+    [ "$(ls -- *.hktrace)" = out.hktrace ] || { echo "files: $(ls)" >>log; return 1; }
+    check out.hktrace out --complete --records 4002 --lost 0 --balanced || return 1
+    printf 'not a trace\n' >notes.txt
+    run 0 HOOKCC_OUTPUT=notes.txt -- basic 100 || return 1
+    [ "$(cat notes.txt)" = "not a trace" ] || { echo "notes.txt was overwritten" >>log; return 1; }
+    [ "$(wc -l <err)" -eq 1 ] && grep -q "not overwriting 'notes.txt'" err ||
+        { echo "expected one warning naming notes.txt:" >>log; cat err >>log; return 1; }
+}
+
 case_exit_nested() {
     run 3 -- exit_nested || return 1
     only_trace || return 1
@@ -313,7 +353,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork exit_nested crash api reentry; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec exit_nested crash api reentry; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -348,6 +388,9 @@ all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_chu
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
     "case_crash_chained abort" case_killed case_api case_reentry)
 cross_cases=("${all_cases[@]}")
+# Native only: under qemu-user, exec of the target's binary needs binfmt_misc.
+all_cases+=(case_fork_exec "case_fork_exec out.hktrace")
+all_cases+=(case_output_existing)
 
 # The public header from C and C++.
 hdr_log="$work/header.log"
