@@ -37,6 +37,10 @@
  *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
  *   are ignored, not counted (recording is switched off, so they return from the slow path's
  *   first test).
+ * - A failed write (disk full, RLIMIT_FSIZE): no more chunks; at finish the file is cut where
+ *   the first failed chunk began and finished there (hkrt_salvage), so that the header's
+ *   records are what the file holds and lost = made - kept. SIGXFSZ from our own writes is
+ *   caught (hkrt_on_xfsz) so that they fail instead of killing the program.
  * - fork: the child gets its own file (opened when it first has a chunk to write, so a child
  *   that only execs leaves none) and fresh counters; the parent's file is untouched.
  * - exec: the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
@@ -188,6 +192,9 @@ static struct {
     hkrt_u64a lost_reported;     /* atomic: sum of the threads' final lost counts */
     hkrt_u64a lost_unattributed; /* atomic: lost records that belong to no live thread */
     int write_failed;            /* atomic: a write failed; no more chunks */
+    hkrt_u64a failed_off;        /* atomic: lowest chunk offset whose write failed */
+    int writes_in_flight;        /* atomic: pwrites of ours under way (hkrt_on_xfsz) */
+    int write_warned;            /* atomic: the write failure was reported */
     int finishing;               /* atomic: hkrt_finish has begun */
     int finisher_tid;            /* atomic: the thread running hkrt_finish */
 
@@ -211,7 +218,7 @@ static struct {
     struct hkrt_clock_point clock_start;
     char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
     char path[PATH_MAX];
-} g = {.fd = -1, .max_bytes = UINT64_MAX};
+} g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
 
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
@@ -367,9 +374,20 @@ static HKRT_FN int hkrt_file_ready(void)
     return hkrt_file_ok();
 }
 
-static HKRT_FN void hkrt_write_failed(int err)
+/* A write failed (disk full, file size limit, I/O error) for the chunk at `chunk_off` (0: the
+ * header): no more chunks are started; hkrt_finish cuts the file where the first failed chunk
+ * began and finishes what is before it (hkrt_salvage). */
+static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
 {
-    if (__atomic_exchange_n(&g.write_failed, 1, __ATOMIC_RELAXED) == 0)
+    if (chunk_off >= HKT_HEADER_SIZE) {
+        uint64_t cur = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
+        while (chunk_off < cur &&
+               !__atomic_compare_exchange_n(&g.failed_off, &cur, chunk_off, 1, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+            ;
+    }
+    __atomic_store_n(&g.write_failed, 1, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&g.write_warned, 1, __ATOMIC_RELAXED) == 0)
         hkrt_warn_hint("cannot write trace file", g.path, err,
                        "; later records are counted as lost");
 }
@@ -377,19 +395,24 @@ static HKRT_FN void hkrt_write_failed(int err)
 static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
 {
     const char *p = data;
+    uint64_t chunk_off = off;
+    int ok = 1;
+    __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     while (len > 0) {
         ssize_t n = pwrite(g.fd, p, len, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            hkrt_write_failed(n < 0 ? errno : ENOSPC);
-            return 0;
+            hkrt_write_failed(n < 0 ? errno : ENOSPC, chunk_off);
+            ok = 0;
+            break;
         }
         p += n;
         len -= (size_t)n;
         off += (uint64_t)n;
     }
-    return 1;
+    __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    return ok;
 }
 
 /* Writes one small process or thread chunk: the fixed part of its payload, then an optional
@@ -721,6 +744,8 @@ static HKRT_FN void hkrt_open_file(void)
     uint64_t pid = (uint64_t)getpid();
     int fd = hkrt_open_output(pid);
     __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.write_warned, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.failed_off, UINT64_MAX, __ATOMIC_RELAXED);
     g.fd = fd;
     if (fd < 0)
         return;
@@ -760,6 +785,25 @@ static HKRT_FN void hkrt_atfork_parent(void);
 static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
 
+static struct sigaction g_old_xfsz;
+
+/* SIGXFSZ, whose default action kills the process, is sent with the EFBIG of a write past
+ * RLIMIT_FSIZE. Our own writes must not kill the program: then the write just fails (and the
+ * file is finished as after a full disk). Any other write past the limit is the program's: the
+ * file is finished and the signal gets its default action, as without the runtime. */
+static HKRT_FN void hkrt_on_xfsz(int sig, siginfo_t *info, void *context)
+{
+    (void)info;
+    (void)context;
+    if (__atomic_load_n(&g.writes_in_flight, __ATOMIC_ACQUIRE) > 0)
+        return;
+    int saved_errno = errno;
+    hkrt_finish(1);
+    sigaction(sig, &g_old_xfsz, NULL);
+    raise(sig);
+    errno = saved_errno;
+}
+
 static HKRT_FN void hkrt_install_fatal_handlers(void)
 {
     struct sigaction sa;
@@ -776,6 +820,13 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
             continue; /* the program ignores it: leave that alone */
         if (sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
             g_handler_installed[i] = 1;
+    }
+    /* SIGXFSZ only where it has its default action: ignored or handled, writes just fail. */
+    if (sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
+        g_old_xfsz.sa_handler == SIG_DFL) {
+        sa.sa_sigaction = hkrt_on_xfsz;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigaction(SIGXFSZ, &sa, NULL);
     }
 }
 
@@ -1087,6 +1138,102 @@ static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
     return 0;
 }
 
+#define HKRT_SALVAGE_THREADS 64 /* threads whose THREAD chunk a salvage can write again */
+
+/* What hkrt_scan_chunks finds before a cut. */
+struct hkrt_scan {
+    uint64_t kept;        /* records of the EVENTS chunks */
+    uint64_t last_events; /* start of the last EVENTS chunk, 0 if none */
+    unsigned unnamed;     /* threads with EVENTS and no THREAD chunk after them (at most
+                           * HKRT_SALVAGE_THREADS are kept in tids) */
+    uint64_t tids[HKRT_SALVAGE_THREADS];
+};
+
+/* Reads the chunk headers from the first chunk up to `*cut` at most, into *scan, and sets *cut
+ * to the end of the last whole chunk. Zero words (holes) are skipped, as a reader does. */
+static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
+{
+    uint64_t off = HKT_HEADER_SIZE, end_of_whole = HKT_HEADER_SIZE;
+    scan->kept = scan->last_events = 0;
+    scan->unnamed = 0;
+    while (off + sizeof(struct hkt_chunk_header) <= *cut) {
+        struct hkt_chunk_header h;
+        if (pread(g.fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+            break;
+        if (h.type == 0 && h.length == 0) {
+            off += HKT_CHUNK_ALIGN;
+            continue;
+        }
+        uint64_t end = off + sizeof h + h.length;
+        if (end > *cut || h.length % HKT_CHUNK_ALIGN != 0)
+            break;
+        if (h.type == HKT_CHUNK_EVENTS || h.type == HKT_CHUNK_THREAD) {
+            unsigned i = 0;
+            while (i < scan->unnamed && scan->tids[i] != h.thread)
+                i++;
+            if (h.type == HKT_CHUNK_EVENTS) {
+                scan->kept += h.length / sizeof(struct hkt_record);
+                scan->last_events = off;
+                if (i == scan->unnamed && i < HKRT_SALVAGE_THREADS)
+                    scan->tids[scan->unnamed++] = h.thread;
+            } else if (i < scan->unnamed) {
+                scan->tids[i] = scan->tids[--scan->unnamed];
+            }
+        }
+        off = end_of_whole = end;
+    }
+    *cut = end_of_whole;
+}
+
+/* The THREAD chunk of a thread whose own was not written (the write failure came first): its
+ * name and sequence number if it is still registered, else no name and a fresh number. */
+static HKRT_FN void hkrt_salvage_thread_chunk(uint64_t tid, uint64_t *fresh_seq)
+{
+    char name[HKRT_THREAD_NAME_MAX] = "";
+    struct hkt_thread_name seq = {0};
+    for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
+        if (t->tid == tid) {
+            hkrt_thread_name(t, name);
+            seq.sequence = t->sequence;
+        }
+    }
+    if (seq.sequence == 0)
+        seq.sequence = ++*fresh_seq;
+    hkrt_write_chunk(HKT_CHUNK_THREAD, tid, &seq, sizeof seq, name);
+}
+
+/* After a failed write (disk full, RLIMIT_FSIZE): cuts the file where the first failed chunk
+ * began (later chunks, even whole ones, go: they could sit behind a hole), then writes there
+ * the THREAD chunks that were not written and the CLOCK chunk; if they do not fit, drops the
+ * last EVENTS chunk and tries again, so the file ends as a finished one does. Sets *kept to
+ * the records the file then holds; the caller writes the header (a rewrite in place, which
+ * needs no new space). Returns 0 if nothing can be salvaged (the header was never written, or
+ * the file cannot be cut). */
+static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t *kept)
+{
+    uint64_t cut = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
+    if (g.fd < 0 || cut == UINT64_MAX)
+        return 0;
+    for (;;) {
+        struct hkrt_scan scan;
+        hkrt_scan_chunks(&cut, &scan);
+        *kept = scan.kept;
+        if (ftruncate(g.fd, (off_t)cut) != 0)
+            return 0;
+        __atomic_store_n(&g.file_end, cut, __ATOMIC_RELAXED);
+        __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELEASE);
+        uint64_t fresh_seq = g.thread_seq;
+        for (unsigned i = 0; i < scan.unnamed; i++)
+            hkrt_salvage_thread_chunk(scan.tids[i], &fresh_seq);
+        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, clock, sizeof *clock, NULL);
+        if (hkrt_file_ok())
+            return 1;
+        if (scan.last_events == 0)
+            return ftruncate(g.fd, (off_t)cut) == 0; /* no CLOCK; the header has the rate */
+        cut = scan.last_events;
+    }
+}
+
 /* Finishes the file: every thread's records and last chunks, MODULE, CLOCK, then the header.
  * Runs once; later calls return at once. Other threads may still be running hooks (exit() does
  * not stop them): hooks that passed their "full" test before recording was switched off may
@@ -1135,15 +1282,22 @@ static HKRT_FN void hkrt_finish(int from_signal)
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
                               g.clock_start.ticks, end.ticks};
-    hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
+    uint64_t written = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
+    uint64_t made = written + __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+    uint64_t kept = written;
+    int salvaged = 0;
+    if (hkrt_file_ok())
+        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
+    else
+        salvaged = hkrt_salvage(&clock, &kept);
 
-    if (hkrt_file_ok()) {
+    if (hkrt_file_ok() || salvaged) {
         struct hkt_header h = g.header;
         h.ticks_per_second = clock.ticks_per_second;
         h.flags = HKT_FLAG_COMPLETE;
-        h.records = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
-        h.lost = __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
-                 __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+        h.records = kept;
+        h.lost = made - kept;
         /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
          * each other, and the fields around them are unchanged. */
         hkrt_pwrite_all(&h, sizeof h, 0);

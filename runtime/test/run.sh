@@ -248,6 +248,23 @@ case_max_bytes() {
         --lost-chunks-equal-header --events-end-max 8192
 }
 
+# A write that fails part way (RLIMIT_FSIZE here; a full disk fails the same way, with ENOSPC):
+# the file is still finished, cut where the first write failed, and records + lost = made.
+case_file_size_limit() {
+    local limit=200000
+    run 0 HOOKCC_BUFFER_RECORDS=1000 -- fsize "$limit" 20000 || return 1
+    grep -qx survived=1 out || { echo "the program did not survive the trace's writes" >>log; return 1; }
+    only_trace || return 1
+    [ "$(stat -c %s "$trace")" -le "$limit" ] || { echo "file larger than the limit" >>log; return 1; }
+    check "$trace" out --complete --generated 80002 --lost-min 60000 || return 1
+    # The program's own write past the limit: SIGXFSZ still kills it (153), the file finished.
+    rm -f -- *.hktrace
+    run 153 HOOKCC_BUFFER_RECORDS=1000 -- fsize "$limit" 20000 self || return 1
+    grep -qx own_write_survived=1 out && { echo "SIGXFSZ did not kill the program" >>log; return 1; }
+    only_trace || return 1
+    check "$trace" out --complete --generated 80001 --lost-min 60000
+}
+
 case_unwritable() {
     local path=/nonexistent-hookcc-test-dir/x.hktrace
     run 0 HOOKCC_OUTPUT=$path -- basic 1000 || return 1
@@ -353,7 +370,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork fork_exec exit_nested crash api reentry; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec fsize exit_nested crash api reentry; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -384,7 +401,7 @@ run_cases() {
 
 all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
     case_sigprof case_fork
-    case_fork_output case_exit_nested case_max_bytes case_unwritable "case_crash segv 139"
+    case_fork_output case_exit_nested case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
     "case_crash_chained abort" case_killed case_api case_reentry)
 cross_cases=("${all_cases[@]}")
