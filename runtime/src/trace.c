@@ -519,9 +519,11 @@ static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT
         name[n - 1] = '\0';
 }
 
-/* Last flush of a thread: its records up to `upto`, then LOST (if any) and THREAD. The caller
+/* Last flush of a thread: its records up to `upto`, then LOST (if any), END if the thread is
+ * ending (`ended`: at thread exit, not when the process finishes), and THREAD. The caller
  * holds t->busy. */
-static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto)
+static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
+                                             int ended)
 {
     hkrt_write_events(t, upto);
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
@@ -529,6 +531,13 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
     if (lost.records != 0 && hkrt_file_ready())
         hkrt_write_chunk(HKT_CHUNK_LOST, t->tid, &lost, sizeof lost, NULL);
+    if (ended) {
+        /* Taken after the last record was written, so never earlier than it: a reader closes
+         * the frames the thread left open (pthread_exit inside calls) here, not when the
+         * process finished. */
+        struct hkt_end end = {hkrt_ticks()};
+        hkrt_write_chunk(HKT_CHUNK_END, t->tid, &end, sizeof end, NULL);
+    }
     char name[HKRT_THREAD_NAME_MAX];
     hkrt_thread_name(t, name);
     struct hkt_thread_name seq = {t->sequence};
@@ -1021,7 +1030,7 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
     t->pos = NULL; /* later hooks of this thread: slow path, counted lost */
     if (!was_busy && !t->final_written &&
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
-        hkrt_thread_final_chunks(t, upto);
+        hkrt_thread_final_chunks(t, upto, 1);
     hkrt_list_remove(t);
     t->life = HKRT_THREAD_DEAD;
     hkrt_unlock();
@@ -1273,7 +1282,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
-        hkrt_thread_final_chunks(t, upto);
+        hkrt_thread_final_chunks(t, upto, 0);
     }
 
     if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)

@@ -139,8 +139,10 @@ case_threads() {
         --thread-records worker-0=40002 --thread-records worker-1=40002
         --thread-records worker-2=40002 --thread-records worker-3=40002)
     # worker-3 left by pthread_exit() with two frames open.
+    # Every worker ended on its own (END chunk), main did not (exit finished it).
     check "$trace" out --complete --records $((4 * 40002 + 2)) --lost 0 --threads 5 \
-        --open-frames 2 --unmatched-exits 0 --entries leaf=80000 ${names[@]+"${names[@]}"}
+        --open-frames 2 --unmatched-exits 0 --entries leaf=80000 --ended-threads 4 \
+        ${names[@]+"${names[@]}"}
 }
 
 case_exit_running() {
