@@ -189,8 +189,11 @@ struct ThreadState {
     order: usize,
     stack: Vec<Frame>,
     /// Open frames per function, indexed by [`Frame::function`], to know whether a new
-    /// frame is the outermost one.
+    /// frame is the outermost one, and whether an exit has a frame to close at all.
     open: Vec<u32>,
+    /// Frames an exit's search for its frame looked at (tests check it stays linear).
+    #[cfg(test)]
+    searched: u64,
 }
 
 impl ThreadState {
@@ -203,6 +206,8 @@ impl ThreadState {
             order,
             stack: Vec::new(),
             open: Vec::new(),
+            #[cfg(test)]
+            searched: 0,
         }
     }
 
@@ -308,7 +313,7 @@ impl ThreadState {
                     {
                         self.close(record.time, CloseReason::Exit, visitor);
                     } else {
-                        self.exit_below_top(record.time, record.address, visitor);
+                        self.exit_below_top(record.time, record.address, ids, visitor);
                     }
                 }
             }
@@ -318,11 +323,33 @@ impl ThreadState {
     }
 
     /// An exit that does not match the frame on top: it closes the nearest frame with its
-    /// address and every frame above it, or is an unmatched exit.
+    /// address and every frame above it, or is an unmatched exit. Linear overall: whether
+    /// the function has an open frame is one look-up (its count in `open`), so an unmatched
+    /// exit never searches the stack; a matched one searches only the frames it closes.
     #[cold]
     #[inline(never)]
-    fn exit_below_top<V: ReplayVisitor>(&mut self, time: u64, address: u64, visitor: &mut V) {
-        match self.stack.iter().rposition(|f| f.address == address) {
+    fn exit_below_top<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        address: u64,
+        ids: &DenseIds,
+        visitor: &mut V,
+    ) {
+        let has_frame = ids
+            .get(address)
+            .and_then(|function| self.open.get(function as usize))
+            .is_some_and(|&open| open > 0);
+        let found = if has_frame {
+            let found = self.stack.iter().rposition(|f| f.address == address);
+            #[cfg(test)]
+            {
+                self.searched += (self.stack.len() - found.unwrap_or(0)) as u64;
+            }
+            found
+        } else {
+            None
+        };
+        match found {
             None => {
                 self.summary.unmatched_exits += 1;
                 visitor.unmatched_exit(self.summary.tid, time, address, &self.stack);
@@ -649,5 +676,31 @@ mod tests {
         );
         assert_eq!(summary.thread(5).unwrap().end_time, Some(12));
         assert_eq!(summary.unknown_chunks, 0);
+    }
+
+    #[test]
+    fn unmatched_exits_do_not_search_the_stack() {
+        use Record as R;
+        let n = 2000u64;
+        let mut records: Vec<Record> = (0..n).map(|i| R::entry(i, 0xa)).collect();
+        records.extend((0..n).map(|i| R::exit(n + i, 0xb)));
+        records.push(R::exit(2 * n, 0xa)); // matches the top frame
+        let mut state = ThreadState::new(5, 0);
+        let mut ids = DenseIds::default();
+        state.records(&records, &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_exits, n);
+        assert_eq!(state.stack.len() as u64, n - 1);
+        assert_eq!(
+            state.searched, 0,
+            "searched the stack for exits that have no frame"
+        );
+        // A matched exit below the top searches only the frames it closes.
+        let mut nested: Vec<Record> = (0..n).map(|i| R::entry(i, 0xc + 4 * (i % 2))).collect();
+        nested.push(R::exit(n, 0xc));
+        let mut state = ThreadState::new(6, 0);
+        let mut ids = DenseIds::default();
+        state.records(&nested, &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_entries, 1);
+        assert!(state.searched <= 2, "searched {}", state.searched);
     }
 }
