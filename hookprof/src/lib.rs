@@ -47,10 +47,51 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
 }
 
-/// A trace file, memory-mapped.
+/// A trace file: memory-mapped while this process holds a shared `flock` on it, else read
+/// into memory.
+///
+/// The hookcc runtime keeps an exclusive `flock` on the trace it writes for as long as it
+/// runs, and never truncates a file another process has locked (it writes `<name>.<pid>`
+/// instead; docs/trace-format.md, `HOOKCC_OUTPUT`). So a file we could lock shared is one no
+/// runtime is writing and none will truncate while we hold the lock: mapping it is safe from
+/// the SIGBUS that reading a mapping past a shrunken end gives. A file a runtime is writing
+/// (the lock is refused) is copied as it is now.
 pub struct TraceFile {
     path: PathBuf,
-    map: Option<memmap2::Mmap>,
+    contents: Contents,
+    /// Holds the shared lock of a mapped file until the map is gone.
+    _file: File,
+}
+
+enum Contents {
+    Empty,
+    Mapped(memmap2::Mmap),
+    Copied(Vec<u8>),
+}
+
+/// Takes a shared `flock` on `file` without waiting: false if a writer holds it exclusively.
+#[cfg(unix)]
+fn try_lock_shared(file: &File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    loop {
+        // SAFETY: flock on a file descriptor this File owns and keeps open.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+        if r == 0 {
+            return true;
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return false,
+            // No locks on this file system: nothing to coordinate with, map it.
+            _ => return true,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock_shared(_file: &File) -> bool {
+    true
 }
 
 impl TraceFile {
@@ -59,24 +100,29 @@ impl TraceFile {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let mut file = File::open(path).map_err(io_err)?;
         let len = file.metadata().map_err(io_err)?.len();
-        // Mapping an empty file fails on some systems; an empty trace is reported by the
-        // header check instead.
-        let map = if len == 0 {
-            None
+        let contents = if len == 0 {
+            // Mapping an empty file fails on some systems; an empty trace is reported by the
+            // header check instead.
+            Contents::Empty
+        } else if try_lock_shared(&file) {
+            // SAFETY: the map is read-only, and while we hold the shared lock no hookcc
+            // runtime writes or truncates the file (see above). The reader treats every byte
+            // as untrusted and bounds-checks every read, so bytes changed by anything else
+            // give wrong numbers or a format error, never unchecked memory access; only a
+            // truncation by a program that ignores the lock could still fault.
+            Contents::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?)
         } else {
-            // SAFETY: the map is read-only. The trace of a program that is still running can
-            // change under us (chunks appended past the mapped length are simply not seen;
-            // the header is rewritten in place at exit). The reader treats every byte as
-            // untrusted and bounds-checks every read, so changed bytes can give wrong
-            // numbers or a format error, never unchecked memory access; a file truncated
-            // while mapped can fault (SIGBUS), as with any mmap reader.
-            Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?)
+            let mut data = Vec::new();
+            io::Read::read_to_end(&mut io::Read::take(&mut file, len), &mut data)
+                .map_err(io_err)?;
+            Contents::Copied(data)
         };
         Ok(TraceFile {
             path: path.to_path_buf(),
-            map,
+            contents,
+            _file: file,
         })
     }
 
@@ -85,7 +131,11 @@ impl TraceFile {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.contents {
+            Contents::Empty => &[],
+            Contents::Mapped(map) => map,
+            Contents::Copied(data) => data,
+        }
     }
 
     fn format_error(&self, error: FormatError) -> Error {

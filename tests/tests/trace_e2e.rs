@@ -193,6 +193,40 @@ fn frames_left_open_by_pthread_exit_close_when_the_thread_ended() {
 }
 
 #[test]
+fn a_trace_being_read_is_not_truncated_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let open = hookprof::TraceFile::open(&trace).unwrap();
+    let first = open.summary().unwrap();
+    // The same HOOKCC_OUTPUT again while the trace is open (mapped): the new run must not
+    // truncate it under the reader (which then died of SIGBUS), but write a name of its own.
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert!(out.status.success());
+    let again = open.summary().unwrap();
+    assert_eq!(again.records, first.records);
+    assert_eq!(again.header, first.header);
+    let mut traces: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".hktrace"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    let pid = traces.iter().find(|n| *n != "calls.hktrace").unwrap();
+    assert!(
+        pid.strip_prefix("calls.")
+            .and_then(|n| n.strip_suffix(".hktrace"))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())),
+        "the second run wrote calls.<pid>.hktrace: {traces:?}"
+    );
+}
+
+#[test]
 fn cxx_methods_templates_and_overloads_have_readable_names() {
     for opt in ["-O0", "-O2"] {
         let dir = tempfile::tempdir().unwrap();
