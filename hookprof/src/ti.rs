@@ -1236,7 +1236,11 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         path: options.exe.clone(),
         error,
     })?;
-    let data = read(dump_path)?;
+    let data =
+        crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+            path: dump_path.to_path_buf(),
+            error,
+        })?;
     let dump = Dump::parse(&data, program.layout).map_err(|error| Error::Dump {
         path: dump_path.to_path_buf(),
         error,

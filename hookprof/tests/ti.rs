@@ -577,3 +577,31 @@ fn command_line() {
     let out = hookprof(&["ti", &dump]);
     assert_eq!(out.status.code(), Some(2), "--exe is required");
 }
+
+#[test]
+fn dev_zero_and_huge_sparse_files_are_refused_without_reading_them_all() {
+    let (_, exe) = host_layout_and_exe();
+    let dir = scratch_dir("ti-huge");
+    let sparse = dir.join("sparse.bin");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    let sparse = sparse.to_str().unwrap().to_string();
+    for (dump, what) in [
+        ("/dev/zero", "more than 268435456 bytes".to_string()),
+        (sparse.as_str(), "4294967296 bytes".to_string()),
+    ] {
+        for command in ["ti", "callgraph"] {
+            let out = hookprof(&[command, dump, "--exe", &exe]);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{command} {dump}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!(
+                    "hookprof: error: {dump}: {what}, more than the 256 MiB"
+                )),
+                "{command} {dump}: {stderr}"
+            );
+        }
+    }
+}
