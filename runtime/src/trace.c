@@ -711,18 +711,24 @@ static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
  * (warned). */
 static HKRT_FN int hkrt_open_output(uint64_t pid)
 {
-    /* O_NOFOLLOW on the default name only: a name in the working directory with a guessable
-     * pid must not be a symlink planted to make us write another file. O_RDWR: the header of
-     * an existing file is read before it is reused. */
-    int flags = O_CREAT | O_RDWR | O_CLOEXEC;
-    if (g.output_env[0] == '\0')
-        flags |= O_NOFOLLOW;
+    /* The policy of every hookcc runtime (docs/reliability.md): a symlink is never followed
+     * (a name with a guessable pid could be one planted to make us write another file; and a
+     * symlink's target is no previous trace of ours to replace), and the file is created
+     * 0600: a trace is the program's call history. O_RDWR: the header of an existing file is
+     * read before it is reused. */
+    int flags = O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW;
     for (int attempt = 0; attempt < HKRT_MAX_NAME_TRIES; attempt++) {
         hkrt_make_path(pid, attempt);
         int fd;
         do
-            fd = open(g.path, flags, 0644);
+            fd = open(g.path, flags, 0600);
         while (fd < 0 && errno == EINTR);
+        if (fd < 0 && errno == ELOOP) {
+            hkrt_warn_hint("not writing the trace through the symbolic link", g.path, 0,
+                           " (hookcc never follows one; give the path it points to); records "
+                           "are counted as lost");
+            return -1;
+        }
         if (fd < 0) {
             hkrt_warn_hint("cannot open trace file", g.path, errno,
                            "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");

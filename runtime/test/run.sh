@@ -236,6 +236,21 @@ case_output_existing() {
         { echo "expected one warning naming notes.txt:" >>log; cat err >>log; return 1; }
 }
 
+# Files are created 0600 whatever the umask allows; a symlink is never followed.
+case_file_mode_and_symlink() {
+    umask 022
+    run 0 -- basic 10 || return 1
+    only_trace || return 1
+    [ "$(stat -c %a "$trace")" = 600 ] || { echo "mode $(stat -c %a "$trace"), expected 600" >>log; return 1; }
+    rm -f -- *.hktrace
+    echo precious >victim
+    ln -s victim link.hktrace
+    run 0 HOOKCC_OUTPUT=link.hktrace -- basic 10 || return 1
+    [ "$(cat victim)" = precious ] || { echo "the symlink's target was overwritten" >>log; return 1; }
+    [ "$(wc -l <err)" -eq 1 ] && grep -q "symbolic link 'link.hktrace'" err ||
+        { echo "expected one warning about link.hktrace:" >>log; cat err >>log; return 1; }
+}
+
 case_exit_nested() {
     run 3 -- exit_nested || return 1
     only_trace || return 1
@@ -410,6 +425,7 @@ cross_cases=("${all_cases[@]}")
 # Native only: under qemu-user, exec of the target's binary needs binfmt_misc.
 all_cases+=(case_fork_exec "case_fork_exec out.hktrace")
 all_cases+=(case_output_existing)
+all_cases+=(case_file_mode_and_symlink)
 
 # The public header from C and C++.
 hdr_log="$work/header.log"
