@@ -101,7 +101,15 @@ impl TraceFile {
             error,
         };
         let mut file = File::open(path).map_err(io_err)?;
-        let len = file.metadata().map_err(io_err)?.len();
+        let meta = file.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            // Mapping one fails with ENODEV, "No such device": say what it is instead.
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a directory, not a trace file",
+            )));
+        }
+        let len = meta.len();
         let contents = if len == 0 {
             // Mapping an empty file fails on some systems; an empty trace is reported by the
             // header check instead.
@@ -203,8 +211,15 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// The first `limit` bytes of the file at `path` (fewer if it is shorter).
 pub fn read_bounded_prefix(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     use io::Read;
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory",
+        ));
+    }
     let mut data = Vec::new();
-    File::open(path)?.take(limit).read_to_end(&mut data)?;
+    file.take(limit).read_to_end(&mut data)?;
     Ok(data)
 }
 

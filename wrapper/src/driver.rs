@@ -22,6 +22,10 @@ pub trait Host {
     ) -> Result<Option<PathBuf>, String>;
     /// Stores a generated file (named by its contents) in the cache and returns its path.
     fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String>;
+    /// Checks that the plugins a compile loads exist (see `toolchain::check_plugins`).
+    fn check_plugins(&self, _layout: &Layout) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The command to run.
@@ -120,6 +124,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     let layout = host.layout()?;
     let config = options.pass_config();
     if let Some(config) = config.as_ref().filter(|_| command_line.compiles()) {
+        host.check_plugins(&layout)?;
         host.check_clang(&clang)?;
         args.extend(plugin_args(&layout, config));
     }

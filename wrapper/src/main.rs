@@ -40,6 +40,9 @@ impl Host for RealHost {
     fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
         runtime::cached_file(&runtime::cache_dir(&|k| self.var(k)), extension, contents)
     }
+    fn check_plugins(&self, layout: &Layout) -> Result<(), String> {
+        toolchain::check_plugins(layout, self.var("HOOKCC_PLUGIN").is_some())
+    }
 }
 
 fn main() -> ExitCode {
