@@ -89,3 +89,47 @@ fn a_directory_given_to_hookprof_is_called_a_directory() {
         format!("hookprof: error: {d}: is a directory")
     );
 }
+
+#[test]
+fn a_corrupted_cached_runtime_is_rebuilt_and_clear_cache_empties_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = d.join("cache");
+    let build = || {
+        run_ok(
+            hookcc(d, false)
+                .env("HOOKCC_CACHE_DIR", &cache)
+                .args(["--trace", "-O1"])
+                .arg(program_source("calls.c"))
+                .args(["-o", "calls"]),
+        )
+    };
+    build();
+    let objects: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "o"))
+        .collect();
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    // As a crash or a full disk mid-write could leave it.
+    std::fs::write(&objects[0], b"not an object file").unwrap();
+    build();
+    let (trace, stdout) = run_traced(d, &d.join("calls"), &[]);
+    assert_eq!(stdout.trim(), "16135");
+    assert_eq!(call_counts(&trace, &[]).get("leaf"), Some(&100));
+
+    std::fs::write(cache.join("mine.txt"), b"not hookcc's").unwrap();
+    let out = run_ok(
+        hookcc(d, false)
+            .env("HOOKCC_CACHE_DIR", &cache)
+            .arg("--clear-cache"),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The runtime object and its checksum.
+    assert!(stdout.contains("removed 2 cached files"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["mine.txt"], "only hookcc's files are removed");
+}
