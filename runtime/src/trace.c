@@ -54,9 +54,10 @@
  *
  * Known limits (the price of a hot path without atomics):
  * - An instrumented signal handler that interrupts a hook between its load and its store of
- *   pos: the handler's records from that slot on are overwritten or, if its hooks flushed the
- *   buffer meanwhile, the next chunk repeats records already written. Hooks are not
- *   async-signal-safe in that one sense; they never crash or write outside the buffer.
+ *   pos would have its records overwritten (or written twice): the program's handlers are
+ *   wrapped (sigaction and signal interposed, "Signal handlers" below) so that such a
+ *   handler's records are counted lost instead; handlers installed by libc internals or raw
+ *   syscalls are not wrapped and keep that limit.
  * - At exit, hooks already past the "full" test in other threads may miss the file.
  * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
  *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
@@ -158,6 +159,10 @@ struct hkrt_thread {
     int busy;          /* atomic: in the slow path, flushing, or taken by the finisher */
     int life;          /* enum hkrt_life */
     int final_written; /* its LOST/THREAD chunks are in the file */
+    /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
+     * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
+    int sig_redirect;
+    struct hkt_record *sig_saved_pos;
 };
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
@@ -800,6 +805,10 @@ static HKRT_FN void hkrt_atfork_parent(void);
 static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
 
+/* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
+ * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
 static struct sigaction g_old_xfsz;
 
 /* SIGXFSZ, whose default action kills the process, is sent with the EFBIG of a write past
@@ -814,7 +823,7 @@ static HKRT_FN void hkrt_on_xfsz(int sig, siginfo_t *info, void *context)
         return;
     int saved_errno = errno;
     hkrt_finish(1);
-    sigaction(sig, &g_old_xfsz, NULL);
+    __sigaction(sig, &g_old_xfsz, NULL);
     raise(sig);
     errno = saved_errno;
 }
@@ -829,19 +838,19 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
      * SA_NODEFER: a fault inside the handler then kills the process instead of recursing. */
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     for (int i = 0; i < HKRT_NFATAL; i++) {
-        if (sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
+        if (__sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
             continue;
         if (!(g_old_actions[i].sa_flags & SA_SIGINFO) && g_old_actions[i].sa_handler == SIG_IGN)
             continue; /* the program ignores it: leave that alone */
-        if (sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
+        if (__sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
             g_handler_installed[i] = 1;
     }
     /* SIGXFSZ only where it has its default action: ignored or handled, writes just fail. */
-    if (sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
+    if (__sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
         g_old_xfsz.sa_handler == SIG_DFL) {
         sa.sa_sigaction = hkrt_on_xfsz;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigaction(SIGXFSZ, &sa, NULL);
+        __sigaction(SIGXFSZ, &sa, NULL);
     }
 }
 
@@ -1063,6 +1072,13 @@ static HKRT_FN int hkrt_recording(void)
  * function's address, + 2 for an exit) unless tracing is off. */
 static HKRT_COLD void hkrt_record_slow(void *word)
 {
+    if (HKRT_UNLIKELY(t_self.sig_redirect)) {
+        /* In a signal handler that interrupted a hook: this record cannot be kept in order
+         * (see "Signal handlers"), so it is counted. */
+        if (hkrt_recording())
+            hkrt_count_lost(&t_self, 1);
+        return;
+    }
     /* Off (HOOKCC_DISABLE, hookcc_trace_disable, finished): back at once, touching nothing. Not
      * before the start: `enabled` is 1 until then, so the first hook starts the runtime. */
     if (!__atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
@@ -1110,7 +1126,27 @@ hkrt_record(void *word)
         hkrt_record_slow(word);
         return;
     }
-#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(HKRT_CLOCK_IS_MONOTONIC_NS)
+    /* The clock is a call out of this function (clock_gettime): a signal handler that runs
+     * during it is not seen "inside a hook" by hkrt_signal_wrapper, and its records would land
+     * at p. So the position is read again after the clock: if a handler moved it, start over
+     * (with a new time, which keeps the thread's records in time order). From the second
+     * read to the store, the code is this function's own. */
+    for (;;) {
+        uint64_t now = hkrt_ticks();
+        struct hkt_record *again = __atomic_load_n(&t_self.pos, __ATOMIC_RELAXED);
+        if (HKRT_UNLIKELY(again != p)) {
+            p = again;
+            if (((uintptr_t)p & g_hot.full_mask) == 0) {
+                hkrt_record_slow(word);
+                return;
+            }
+            continue;
+        }
+        p->time = now;
+        break;
+    }
+#elif defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* rdtsc gives edx:eax; storing the halves as they come costs 2 instructions instead of 4
      * (shift, or, store). memcpy: no aliasing question. */
     uint32_t lo, hi;
@@ -1126,12 +1162,18 @@ hkrt_record(void *word)
     __atomic_store_n(&t_self.pos, p + 1, __ATOMIC_RELEASE);
 }
 
-HKRT_EXPORT void __hookcc_enter(void *fn)
+/* The two hooks, alone in their section: a signal handler's wrapper tells from the interrupted
+ * program counter whether a hook was interrupted (see "Signal handlers"). */
+#define HKRT_HOOK_SECTION __attribute__((section("hkrt_hooks"), aligned(16)))
+extern const char __start_hkrt_hooks[] __attribute__((visibility("hidden")));
+extern const char __stop_hkrt_hooks[] __attribute__((visibility("hidden")));
+
+HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_enter(void *fn)
 {
     hkrt_record(fn);
 }
 
-HKRT_EXPORT void __hookcc_exit(void *fn_exit)
+HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_exit(void *fn_exit)
 {
     hkrt_record(fn_exit);
 }
@@ -1278,13 +1320,13 @@ static HKRT_FN void hkrt_finish(int from_signal)
             /* Busy already only if we got here from inside our own slow path (a fault in it,
              * or exit() from an interposed function it called): then held_pos is the pos. */
             int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
-            upto = was_busy ? t->held_pos : t->pos;
+            upto = was_busy ? t->held_pos : t->sig_redirect ? t->sig_saved_pos : t->pos;
         } else {
             if (!hkrt_take_busy(t))
                 continue; /* stuck in a write for a second: leave it rather than write twice */
             /* Kept busy from here on: the thread can no longer write its own buffer. Not in its
              * slow path, so its pos is the real one. */
-            upto = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+            upto = t->sig_redirect ? t->sig_saved_pos : __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
@@ -1350,13 +1392,129 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
     }
     for (int i = 0; i < HKRT_NFATAL; i++) {
         if (hkrt_fatal_signals[i] == sig && g_handler_installed[i]) {
-            sigaction(sig, &g_old_actions[i], NULL);
+            __sigaction(sig, &g_old_actions[i], NULL);
             g_handler_installed[i] = 0;
         }
     }
     if (info == NULL || info->si_code <= 0)
         raise(sig);
     errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Signal handlers                                                                          */
+/*
+ * A hook keeps its position in a register between its load of pos and its store of pos + 1.
+ * A signal handler that runs in between and calls instrumented functions writes its records
+ * from that same pos on; the interrupted hook then overwrites the first and moves pos back
+ * (the rest are overwritten later, or, if the handler flushed the buffer, written twice). The
+ * hot path cannot see that without costing every call, so the runtime wraps the program's
+ * handlers instead: sigaction and signal are interposed (the executable's definitions come
+ * first), every handler the program installs runs through hkrt_signal_wrapper, which looks at
+ * the interrupted program counter. Inside a hook (the hkrt_hooks section) it sets the thread's
+ * pos to NULL for the handler's duration, so the handler's hooks go to the slow path and are
+ * counted lost; anywhere else the handler's records nest into the thread's stream where it
+ * was interrupted, which is what the TI Dynamic Call Graph shows for an interrupt.
+ * Not covered: handlers installed by libc-internal calls and by raw syscalls; a handler that
+ * leaves by longjmp after interrupting a hook (the thread's later records are then counted
+ * lost). */
+
+static struct sigaction g_user_actions[NSIG]; /* the program's handlers, as it gave them */
+
+typedef int (*hkrt_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+
+static HKRT_FN uintptr_t hkrt_context_pc(const void *context)
+{
+    const ucontext_t *uc = context;
+    if (uc == NULL)
+        return 0;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#elif defined(__arm__)
+    return (uintptr_t)uc->uc_mcontext.arm_pc;
+#elif defined(__riscv)
+    return (uintptr_t)uc->uc_mcontext.__gregs[REG_PC];
+#elif defined(__s390x__)
+    return (uintptr_t)uc->uc_mcontext.psw.addr;
+#else
+    return 0; /* unknown: taken as "in a hook", the safe side */
+#endif
+}
+
+static HKRT_FN void hkrt_signal_wrapper(int sig, siginfo_t *info, void *context)
+{
+    struct sigaction user = g_user_actions[sig];
+    struct hkrt_thread *t = &t_self;
+    uintptr_t pc = hkrt_context_pc(context);
+    int in_hook = pc == 0 || (pc >= (uintptr_t)__start_hkrt_hooks &&
+                              pc < (uintptr_t)__stop_hkrt_hooks);
+    int redirect = in_hook && t->life == HKRT_THREAD_LIVE && !t->sig_redirect;
+    if (redirect) {
+        t->sig_saved_pos = t->pos; /* what the interrupted hook loaded, or already stored */
+        t->sig_redirect = 1;
+        t->pos = NULL;
+    }
+    if (user.sa_flags & SA_SIGINFO)
+        user.sa_sigaction(sig, info, context);
+    else if (user.sa_handler != SIG_DFL && user.sa_handler != SIG_IGN)
+        user.sa_handler(sig);
+    if (redirect) {
+        t->pos = t->sig_saved_pos;
+        t->sig_redirect = 0;
+    }
+}
+
+HKRT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig <= 0 || sig >= NSIG || act == NULL ||
+        (!(act->sa_flags & SA_SIGINFO) &&
+         (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))) {
+        /* A query, a default or an ignore: nothing to wrap. */
+        struct sigaction prev;
+        int r = __sigaction(sig, act, &prev);
+        if (r == 0 && old != NULL) {
+            if (prev.sa_sigaction == hkrt_signal_wrapper && sig > 0 && sig < NSIG)
+                *old = g_user_actions[sig];
+            else
+                *old = prev;
+        }
+        return r;
+    }
+    struct sigaction wrapped = *act;
+    wrapped.sa_sigaction = hkrt_signal_wrapper;
+    wrapped.sa_flags |= SA_SIGINFO;
+    struct sigaction before = g_user_actions[sig];
+    g_user_actions[sig] = *act; /* before the wrapper can run with it */
+    struct sigaction prev;
+    int r = __sigaction(sig, &wrapped, &prev);
+    if (r != 0) {
+        g_user_actions[sig] = before;
+        return r;
+    }
+    if (old != NULL)
+        *old = prev.sa_sigaction == hkrt_signal_wrapper ? before : prev;
+    return 0;
+}
+
+/* signal() in glibc calls the internal sigaction, not ours: interposed too, with its BSD
+ * semantics (handler stays installed, interrupted calls restart). */
+HKRT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sig > 0 && sig < NSIG)
+        sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
 }
 
 /* ---------------------------------------------------------------------------------------- */

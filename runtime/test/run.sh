@@ -170,6 +170,16 @@ case_sigprof() { # hooks in a signal handler that interrupts hooks: no crash, a 
     check "$trace" out --complete --no-monotonic
 }
 
+case_signal_records_accounted() { # every handler record is in the file or counted lost
+    run 0 HOOKCC_BUFFER_RECORDS=64 -- sigcount 300000 || return 1
+    only_trace || return 1
+    grep -q '^handled=[1-9]' out || { echo "no signal was handled" >>log; return 1; }
+    # --no-monotonic: under qemu-user on riscv64 and s390x (clock_gettime targets) a record now
+    # and then carries a time taken before a handler's records that precede it (not
+    # understood yet); the count, which this case is about, holds.
+    check "$trace" out --complete --generated "$(sed -n 's/^generated=//p' out)" --no-monotonic
+}
+
 case_fork() {
     run 0 -- fork || return 1
     local parent child
@@ -387,7 +397,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork fork_exec fsize exit_nested crash api reentry; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec fsize sigcount exit_nested crash api reentry; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -417,7 +427,7 @@ run_cases() {
 }
 
 all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
-    case_sigprof case_fork
+    case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
     "case_crash_chained abort" case_killed case_api case_reentry)
