@@ -1469,7 +1469,10 @@ static HKRT_FN void hkrt_signal_wrapper(int sig, siginfo_t *info, void *context)
     }
 }
 
-HKRT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* Weak: a runtime that interposes them too (a sanitizer's) wins, and handlers are then not
+ * wrapped, as before, instead of the link failing on a duplicate symbol. */
+HKRT_EXPORT __attribute__((weak)) int sigaction(int sig, const struct sigaction *act,
+                                                struct sigaction *old)
 {
     if (sig <= 0 || sig >= NSIG || act == NULL ||
         (!(act->sa_flags & SA_SIGINFO) &&
@@ -1503,7 +1506,7 @@ HKRT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 
 /* signal() in glibc calls the internal sigaction, not ours: interposed too, with its BSD
  * semantics (handler stays installed, interrupted calls restart). */
-HKRT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+HKRT_EXPORT __attribute__((weak)) sighandler_t signal(int sig, sighandler_t handler)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
