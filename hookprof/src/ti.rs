@@ -1209,6 +1209,44 @@ pub enum Error {
     Elf { path: PathBuf, error: ElfError },
     #[error("{}: refusing to write an output file over the input dump", path.display())]
     OutputIsInput { path: PathBuf },
+    #[error(
+        "{}: only {agreeing} of the {distinct} function addresses in its records are functions \
+         of {}: not a dump of that program's ProfileData (or not a TI dump at all); give the \
+         ELF file of the build that wrote it",
+        path.display(),
+        exe.display()
+    )]
+    NotThisProgram {
+        path: PathBuf,
+        exe: PathBuf,
+        agreeing: usize,
+        distinct: usize,
+    },
+}
+
+/// Fewer distinct function addresses than this say too little to refuse a dump: its size alone
+/// cannot tell a headerless record dump from noise, its agreement with the ELF can.
+const MIN_ADDRESSES_TO_JUDGE: usize = 32;
+
+/// How many of the distinct function addresses of the dump's entry and exit records, less the
+/// load bias, are function symbols of the program (local ones too), and of how many.
+pub fn agreement(program: &Program, dump: &Dump, bias: u64) -> (usize, usize) {
+    let addresses: HashSet<u64> = dump
+        .records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordType::FuncEntry | RecordType::FuncExit))
+        .map(|r| r.address)
+        .collect();
+    let agreeing = addresses
+        .iter()
+        .filter(|&&a| {
+            program
+                .functions
+                .binary_search(&(a.wrapping_sub(bias) & !3))
+                .is_ok()
+        })
+        .count();
+    (agreeing, addresses.len())
 }
 
 /// A dump read, replayed and rendered.
@@ -1245,7 +1283,19 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         path: dump_path.to_path_buf(),
         error,
     })?;
-    Ok(process(dump, &program, options.profile_data))
+    let processed = process(dump, &program, options.profile_data);
+    // Fewer than a quarter of the addresses agreeing, with enough of them to judge: noise,
+    // or another program's dump (whose names would all be wrong).
+    let (agreeing, distinct) = agreement(&program, &processed.dump, processed.bias.0);
+    if distinct >= MIN_ADDRESSES_TO_JUDGE && agreeing * 4 < distinct {
+        return Err(Error::NotThisProgram {
+            path: dump_path.to_path_buf(),
+            exe: options.exe.clone(),
+            agreeing,
+            distinct,
+        });
+    }
+    Ok(processed)
 }
 
 /// Replays and renders `dump`.
