@@ -691,6 +691,9 @@ enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED };
  *   (/dev/null, a pipe): locked and, if a regular file, emptied. */
 static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return HKRT_CLAIMED; /* /dev/null, a pipe: shared by any number of writers */
     int r;
     do
         r = flock(fd, LOCK_EX | LOCK_NB);
@@ -698,8 +701,7 @@ static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
     if (r != 0 && errno == EWOULDBLOCK)
         return HKRT_TAKEN;
     /* Other flock errors (a file system without locks): go on with the header check. */
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+    if (st.st_size == 0)
         return HKRT_CLAIMED;
     struct hkt_header old;
     ssize_t n = pread(fd, &old, sizeof old, 0);

@@ -244,6 +244,15 @@ case_output_existing() {
     [ "$(cat notes.txt)" = "not a trace" ] || { echo "notes.txt was overwritten" >>log; return 1; }
     [ "$(wc -l <err)" -eq 1 ] && grep -q "not overwriting 'notes.txt'" err ||
         { echo "expected one warning naming notes.txt:" >>log; cat err >>log; return 1; }
+    # Not a regular file: written by any number of programs at once, never "taken" (which
+    # would create /dev/null.<pid>). The two runs overlap (the one in the background uses a
+    # directory of its own for its out and err).
+    mkdir -p bg
+    ( dir=$dir/bg; run 0 HOOKCC_OUTPUT=/dev/null -- basic 100000 ) &
+    local bg=$!
+    run 0 HOOKCC_OUTPUT=/dev/null -- basic 100000 || return 1
+    wait "$bg" || { echo "the background run failed" >>log; return 1; }
+    [ -z "$(ls /dev/null.* 2>/dev/null)" ] || { echo "a /dev/null.<pid> was created" >>log; return 1; }
 }
 
 # Files are created 0600 whatever the umask allows; a symlink is never followed.
