@@ -73,6 +73,10 @@ fn main() -> ExitCode {
             print!("{HELP}");
             ExitCode::SUCCESS
         }
+        Ok(Action::Print(line)) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
         Ok(Action::Run(plan)) => {
             if plan.verbose {
                 eprintln!("hookcc: {} {}", plan.clang.display(), plan.args.join(" "));
