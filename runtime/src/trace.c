@@ -809,7 +809,16 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
 
 /* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
  * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
+#if defined(__GLIBC__)
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+#define hkrt_real_sigaction __sigaction
+#define HKRT_WRAP_HANDLERS 1
+#else
+/* Another libc: no known name for the real one, so the program's handlers are not wrapped
+ * (the limit described in "Signal handlers" then stays). */
+#define hkrt_real_sigaction sigaction
+#define HKRT_WRAP_HANDLERS 0
+#endif
 
 static struct sigaction g_old_xfsz;
 
@@ -825,7 +834,7 @@ static HKRT_FN void hkrt_on_xfsz(int sig, siginfo_t *info, void *context)
         return;
     int saved_errno = errno;
     hkrt_finish(1);
-    __sigaction(sig, &g_old_xfsz, NULL);
+    hkrt_real_sigaction(sig, &g_old_xfsz, NULL);
     raise(sig);
     errno = saved_errno;
 }
@@ -840,19 +849,19 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
      * SA_NODEFER: a fault inside the handler then kills the process instead of recursing. */
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     for (int i = 0; i < HKRT_NFATAL; i++) {
-        if (__sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
+        if (hkrt_real_sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
             continue;
         if (!(g_old_actions[i].sa_flags & SA_SIGINFO) && g_old_actions[i].sa_handler == SIG_IGN)
             continue; /* the program ignores it: leave that alone */
-        if (__sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
+        if (hkrt_real_sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
             g_handler_installed[i] = 1;
     }
     /* SIGXFSZ only where it has its default action: ignored or handled, writes just fail. */
-    if (__sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
+    if (hkrt_real_sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
         g_old_xfsz.sa_handler == SIG_DFL) {
         sa.sa_sigaction = hkrt_on_xfsz;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        __sigaction(SIGXFSZ, &sa, NULL);
+        hkrt_real_sigaction(SIGXFSZ, &sa, NULL);
     }
 }
 
@@ -1394,7 +1403,7 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
     }
     for (int i = 0; i < HKRT_NFATAL; i++) {
         if (hkrt_fatal_signals[i] == sig && g_handler_installed[i]) {
-            __sigaction(sig, &g_old_actions[i], NULL);
+            hkrt_real_sigaction(sig, &g_old_actions[i], NULL);
             g_handler_installed[i] = 0;
         }
     }
@@ -1421,6 +1430,7 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
  * leaves by longjmp after interrupting a hook (the thread's later records are then counted
  * lost). */
 
+#if HKRT_WRAP_HANDLERS
 static struct sigaction g_user_actions[NSIG]; /* the program's handlers, as it gave them */
 
 typedef int (*hkrt_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -1521,6 +1531,7 @@ HKRT_EXPORT __attribute__((weak)) sighandler_t signal(int sig, sighandler_t hand
         return SIG_ERR;
     return old.sa_handler;
 }
+#endif /* HKRT_WRAP_HANDLERS */
 
 /* ---------------------------------------------------------------------------------------- */
 /* fork                                                                                     */
