@@ -43,6 +43,8 @@ pub mod chunk_type {
     pub const LOST: u32 = 4;
     pub const THREAD: u32 = 5;
     pub const CLOCK: u32 = 6;
+    /// Added without a new version: older readers skip it as an unknown chunk.
+    pub const END: u32 = 7;
 }
 
 /// Byte order of every field after the magic.
@@ -555,6 +557,11 @@ pub enum Chunk<'a> {
         name: String,
     },
     Clock(Clock),
+    /// The thread ended on its own (`pthread_exit` or a return from its start routine) at
+    /// this tick: frames it left open close here, not when the trace was finished.
+    End {
+        tick: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -854,6 +861,10 @@ fn decode_payload<'a>(
                 last_tick: u64_at(16),
             })
         }
+        chunk_type::END => {
+            need(8)?;
+            Chunk::End { tick: u64_at(0) }
+        }
         _ => Chunk::Unknown,
     })
 }
@@ -1001,6 +1012,12 @@ impl<W: Write> Writer<W> {
         let mut payload = self.endian.u64_bytes(sequence).to_vec();
         Self::padded_string(&mut payload, name.as_bytes());
         self.raw_chunk(chunk_type::THREAD, thread, &payload)
+    }
+
+    /// END chunk of `thread`: it ended at `tick`.
+    pub fn end(&mut self, thread: u64, tick: u64) -> io::Result<()> {
+        let payload = self.endian.u64_bytes(tick);
+        self.raw_chunk(chunk_type::END, thread, &payload)
     }
 
     /// CLOCK chunk.

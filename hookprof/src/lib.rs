@@ -49,10 +49,51 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
 }
 
-/// A trace file, memory-mapped.
+/// A trace file: memory-mapped while this process holds a shared `flock` on it, else read
+/// into memory.
+///
+/// The hookcc runtime keeps an exclusive `flock` on the trace it writes for as long as it
+/// runs, and never truncates a file another process has locked (it writes `<name>.<pid>`
+/// instead; docs/trace-format.md, `HOOKCC_OUTPUT`). So a file we could lock shared is one no
+/// runtime is writing and none will truncate while we hold the lock: mapping it is safe from
+/// the SIGBUS that reading a mapping past a shrunken end gives. A file a runtime is writing
+/// (the lock is refused) is copied as it is now.
 pub struct TraceFile {
     path: PathBuf,
-    map: Option<memmap2::Mmap>,
+    contents: Contents,
+    /// Holds the shared lock of a mapped file until the map is gone.
+    _file: File,
+}
+
+enum Contents {
+    Empty,
+    Mapped(memmap2::Mmap),
+    Copied(Vec<u8>),
+}
+
+/// Takes a shared `flock` on `file` without waiting: false if a writer holds it exclusively.
+#[cfg(unix)]
+fn try_lock_shared(file: &File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    loop {
+        // SAFETY: flock on a file descriptor this File owns and keeps open.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+        if r == 0 {
+            return true;
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return false,
+            // No locks on this file system: nothing to coordinate with, map it.
+            _ => return true,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock_shared(_file: &File) -> bool {
+    true
 }
 
 impl TraceFile {
@@ -61,24 +102,37 @@ impl TraceFile {
             path: path.to_path_buf(),
             error,
         };
-        let file = File::open(path).map_err(io_err)?;
-        let len = file.metadata().map_err(io_err)?.len();
-        // Mapping an empty file fails on some systems; an empty trace is reported by the
-        // header check instead.
-        let map = if len == 0 {
-            None
+        let mut file = File::open(path).map_err(io_err)?;
+        let meta = file.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            // Mapping one fails with ENODEV, "No such device": say what it is instead.
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a directory, not a trace file",
+            )));
+        }
+        let len = meta.len();
+        let contents = if len == 0 {
+            // Mapping an empty file fails on some systems; an empty trace is reported by the
+            // header check instead.
+            Contents::Empty
+        } else if try_lock_shared(&file) {
+            // SAFETY: the map is read-only, and while we hold the shared lock no hookcc
+            // runtime writes or truncates the file (see above). The reader treats every byte
+            // as untrusted and bounds-checks every read, so bytes changed by anything else
+            // give wrong numbers or a format error, never unchecked memory access; only a
+            // truncation by a program that ignores the lock could still fault.
+            Contents::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?)
         } else {
-            // SAFETY: the map is read-only. The trace of a program that is still running can
-            // change under us (chunks appended past the mapped length are simply not seen;
-            // the header is rewritten in place at exit). The reader treats every byte as
-            // untrusted and bounds-checks every read, so changed bytes can give wrong
-            // numbers or a format error, never unchecked memory access; a file truncated
-            // while mapped can fault (SIGBUS), as with any mmap reader.
-            Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?)
+            let mut data = Vec::new();
+            io::Read::read_to_end(&mut io::Read::take(&mut file, len), &mut data)
+                .map_err(io_err)?;
+            Contents::Copied(data)
         };
         Ok(TraceFile {
             path: path.to_path_buf(),
-            map,
+            contents,
+            _file: file,
         })
     }
 
@@ -87,7 +141,11 @@ impl TraceFile {
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.contents {
+            Contents::Empty => &[],
+            Contents::Mapped(map) => map,
+            Contents::Copied(data) => data,
+        }
     }
 
     fn format_error(&self, error: FormatError) -> Error {
@@ -111,6 +169,60 @@ impl TraceFile {
     pub fn profile(&self) -> Result<Profile, Error> {
         Profile::from_bytes(self.bytes()).map_err(|e| self.format_error(e))
     }
+}
+
+/// The largest dump `hookprof ti` and `hookprof nitro` read (a target's record buffer is far
+/// smaller; CCS hex text takes 2.75 bytes per byte of memory). Without a bound, `/dev/zero` or
+/// a huge sparse file would be read until memory ran out.
+pub const MAX_DUMP_BYTES: u64 = 256 << 20;
+
+/// Reads at most `limit` bytes of the file at `path`: an error, before reading anything, if
+/// it is a regular file larger than that, or once more than `limit` bytes came (a device, a
+/// pipe).
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use io::Read;
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory",
+        ));
+    }
+    let too_large = |what: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{what}, more than the {} MiB hookprof reads as a dump (a target's record \
+                 buffer is smaller): is this the dump?",
+                limit >> 20
+            ),
+        )
+    };
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_large(format!("{} bytes", meta.len())));
+    }
+    let mut data = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut data)?;
+    if data.len() as u64 > limit {
+        return Err(too_large(format!("more than {limit} bytes")));
+    }
+    Ok(data)
+}
+
+/// The first `limit` bytes of the file at `path` (fewer if it is shorter).
+pub fn read_bounded_prefix(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use io::Read;
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory",
+        ));
+    }
+    let mut data = Vec::new();
+    file.take(limit).read_to_end(&mut data)?;
+    Ok(data)
 }
 
 /// Options of a report, independent of any command line.

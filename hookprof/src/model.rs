@@ -80,6 +80,23 @@ impl DenseIds {
         }
     }
 
+    /// The number of `key` if it has one, without numbering it.
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(key);
+        loop {
+            let slot = self.slots[at];
+            if slot.id == Slot::EMPTY {
+                return None;
+            }
+            if slot.key == key {
+                return Some(slot.id);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
     /// The slot where the search for `key` starts: the top bits of a multiplicative
     /// (Fibonacci) hash, which depend on every bit of the key, so that aligned addresses
     /// spread over the whole table.

@@ -1159,11 +1159,26 @@ pub fn decode_file(dump_path: &Path, exe: &Path, options: &Options) -> Result<De
             error,
         })
     };
-    let data = read(dump_path)?;
-    let dump = Dump::parse(&data).map_err(|error| Error::Dump {
+    let io_error = |error| Error::Io {
         path: dump_path.to_path_buf(),
         error,
-    })?;
+    };
+    let dump_error = |error| Error::Dump {
+        path: dump_path.to_path_buf(),
+        error,
+    };
+    // The magic first, from the first bytes only: a file that is no buffer dump (or
+    // /dev/zero) is refused without reading it all; its first MiB still gives the hint of
+    // where a magic is, if anywhere.
+    let start = crate::read_bounded_prefix(dump_path, 1 << 20).map_err(io_error)?;
+    if !HEADER_OFFSETS
+        .into_iter()
+        .any(|at| start.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..]))
+    {
+        return Err(dump_error(Dump::parse(&start).unwrap_err()));
+    }
+    let data = crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(io_error)?;
+    let dump = Dump::parse(&data).map_err(dump_error)?;
     let elf = read(exe)?;
     let mut image = ProgramImage::new(&elf, &dump.header).map_err(|error| Error::Elf {
         path: exe.to_path_buf(),

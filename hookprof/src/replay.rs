@@ -10,8 +10,9 @@
 //!   same address; frames above it are closed at the exit's time and counted as
 //!   *unmatched entries*;
 //! - an exit with no such frame is an *unmatched exit* and is otherwise ignored;
-//! - frames still open when the trace ends are closed at the thread's last timestamp and
-//!   counted as *closed at end*.
+//! - frames still open when the trace ends are closed when the thread ended (its END chunk:
+//!   `pthread_exit` inside calls), else when the trace was finished (the CLOCK chunk), else
+//!   at the thread's last timestamp, and counted as *closed at end*.
 //!
 //! A [`ReplayVisitor`] sees every frame open and close with the whole stack, which is what
 //! a flat profile, a call graph, Chrome trace events and folded stacks all need. Memory
@@ -99,6 +100,9 @@ pub struct ThreadSummary {
     pub first_time: Option<u64>,
     /// Largest timestamp of the thread (its last one when the clock is monotonic).
     pub last_time: Option<u64>,
+    /// When the thread ended on its own, from its END chunk (none if the process's end
+    /// finished it, or the trace is older than that chunk).
+    pub end_time: Option<u64>,
     pub max_depth: u64,
 }
 
@@ -185,8 +189,11 @@ struct ThreadState {
     order: usize,
     stack: Vec<Frame>,
     /// Open frames per function, indexed by [`Frame::function`], to know whether a new
-    /// frame is the outermost one.
+    /// frame is the outermost one, and whether an exit has a frame to close at all.
     open: Vec<u32>,
+    /// Frames an exit's search for its frame looked at (tests check it stays linear).
+    #[cfg(test)]
+    searched: u64,
 }
 
 impl ThreadState {
@@ -199,6 +206,8 @@ impl ThreadState {
             order,
             stack: Vec::new(),
             open: Vec::new(),
+            #[cfg(test)]
+            searched: 0,
         }
     }
 
@@ -304,7 +313,7 @@ impl ThreadState {
                     {
                         self.close(record.time, CloseReason::Exit, visitor);
                     } else {
-                        self.exit_below_top(record.time, record.address, visitor);
+                        self.exit_below_top(record.time, record.address, ids, visitor);
                     }
                 }
             }
@@ -314,11 +323,33 @@ impl ThreadState {
     }
 
     /// An exit that does not match the frame on top: it closes the nearest frame with its
-    /// address and every frame above it, or is an unmatched exit.
+    /// address and every frame above it, or is an unmatched exit. Linear overall: whether
+    /// the function has an open frame is one look-up (its count in `open`), so an unmatched
+    /// exit never searches the stack; a matched one searches only the frames it closes.
     #[cold]
     #[inline(never)]
-    fn exit_below_top<V: ReplayVisitor>(&mut self, time: u64, address: u64, visitor: &mut V) {
-        match self.stack.iter().rposition(|f| f.address == address) {
+    fn exit_below_top<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        address: u64,
+        ids: &DenseIds,
+        visitor: &mut V,
+    ) {
+        let has_frame = ids
+            .get(address)
+            .and_then(|function| self.open.get(function as usize))
+            .is_some_and(|&open| open > 0);
+        let found = if has_frame {
+            let found = self.stack.iter().rposition(|f| f.address == address);
+            #[cfg(test)]
+            {
+                self.searched += (self.stack.len() - found.unwrap_or(0)) as u64;
+            }
+            found
+        } else {
+            None
+        };
+        match found {
             None => {
                 self.summary.unmatched_exits += 1;
                 visitor.unmatched_exit(self.summary.tid, time, address, &self.stack);
@@ -350,11 +381,18 @@ impl ThreadState {
         }
     }
 
-    /// Closes the frames still open. `end` is when the trace was finished (the CLOCK chunk's
-    /// last tick): a program that called `exit()` inside them ran until then.
+    /// Closes the frames still open: when the thread ended, if it did on its own (its END
+    /// chunk: it called `pthread_exit` inside them), else at `end`, when the trace was
+    /// finished (the CLOCK chunk's last tick): a program that called `exit()` inside them ran
+    /// until then.
     fn finish<V: ReplayVisitor>(&mut self, end: Option<u64>, visitor: &mut V) {
         let last = self.summary.last_time.unwrap_or(0);
-        let end = end.filter(|&e| e >= last).unwrap_or(last);
+        let end = self
+            .summary
+            .end_time
+            .or(end)
+            .filter(|&e| e >= last)
+            .unwrap_or(last);
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;
             self.close(end, CloseReason::EndOfThread, visitor);
@@ -504,6 +542,9 @@ fn replay_with<V: ReplayVisitor>(
                 finished.push(state);
             }
             Chunk::Clock(clock) => summary.clock = Some(clock),
+            Chunk::End { tick } => {
+                get_thread(&mut threads, chunk.thread).summary.end_time = Some(tick);
+            }
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
@@ -596,7 +637,70 @@ mod tests {
             (t.unmatched_entries, t.unmatched_exits, t.closed_at_end),
             (1, 1, 2)
         );
+        assert_eq!(t.end_time, None);
         assert_eq!(t.max_depth, 3);
         assert_eq!(summary.records, 6);
+    }
+
+    #[test]
+    fn frames_of_a_thread_that_ended_close_at_its_end_not_at_the_clock() {
+        use Record as R;
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        // Thread 5 called pthread_exit inside b; thread 6 was still in c at exit().
+        w.events(5, &[R::entry(10, 0xa), R::entry(11, 0xb)])
+            .unwrap();
+        w.end(5, 12).unwrap();
+        w.thread(5, 2, "worker").unwrap();
+        w.events(6, &[R::entry(20, 0xc)]).unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 1,
+            first_tick: 0,
+            last_tick: 100,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "6 enter c depth 1",
+                "5 exit b at 12 EndOfThread depth 2",
+                "5 exit a at 12 EndOfThread depth 1",
+                "6 exit c at 100 EndOfThread depth 1",
+            ]
+        );
+        assert_eq!(summary.thread(5).unwrap().end_time, Some(12));
+        assert_eq!(summary.unknown_chunks, 0);
+    }
+
+    #[test]
+    fn unmatched_exits_do_not_search_the_stack() {
+        use Record as R;
+        let n = 2000u64;
+        let mut records: Vec<Record> = (0..n).map(|i| R::entry(i, 0xa)).collect();
+        records.extend((0..n).map(|i| R::exit(n + i, 0xb)));
+        records.push(R::exit(2 * n, 0xa)); // matches the top frame
+        let mut state = ThreadState::new(5, 0);
+        let mut ids = DenseIds::default();
+        state.records(&records, &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_exits, n);
+        assert_eq!(state.stack.len() as u64, n - 1);
+        assert_eq!(
+            state.searched, 0,
+            "searched the stack for exits that have no frame"
+        );
+        // A matched exit below the top searches only the frames it closes.
+        let mut nested: Vec<Record> = (0..n).map(|i| R::entry(i, 0xc + 4 * (i % 2))).collect();
+        nested.push(R::exit(n, 0xc));
+        let mut state = ThreadState::new(6, 0);
+        let mut ids = DenseIds::default();
+        state.records(&nested, &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_entries, 1);
+        assert!(state.searched <= 2, "searched {}", state.searched);
     }
 }

@@ -1323,6 +1323,44 @@ pub enum Error {
     Elf { path: PathBuf, error: ElfError },
     #[error("{}: refusing to write an output file over the input dump", path.display())]
     OutputIsInput { path: PathBuf },
+    #[error(
+        "{}: only {agreeing} of the {distinct} function addresses in its records are functions \
+         of {}: not a dump of that program's ProfileData (or not a TI dump at all); give the \
+         ELF file of the build that wrote it",
+        path.display(),
+        exe.display()
+    )]
+    NotThisProgram {
+        path: PathBuf,
+        exe: PathBuf,
+        agreeing: usize,
+        distinct: usize,
+    },
+}
+
+/// Fewer distinct function addresses than this say too little to refuse a dump: its size alone
+/// cannot tell a headerless record dump from noise, its agreement with the ELF can.
+const MIN_ADDRESSES_TO_JUDGE: usize = 32;
+
+/// How many of the distinct function addresses of the dump's entry and exit records, less the
+/// load bias, are function symbols of the program (local ones too), and of how many.
+pub fn agreement(program: &Program, dump: &Dump, bias: u64) -> (usize, usize) {
+    let addresses: HashSet<u64> = dump
+        .records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordType::FuncEntry | RecordType::FuncExit))
+        .map(|r| r.address)
+        .collect();
+    let agreeing = addresses
+        .iter()
+        .filter(|&&a| {
+            program
+                .functions
+                .binary_search(&(a.wrapping_sub(bias) & !3))
+                .is_ok()
+        })
+        .count();
+    (agreeing, addresses.len())
 }
 
 /// A dump read, replayed and rendered.
@@ -1352,7 +1390,11 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         path: options.exe.clone(),
         error,
     })?;
-    let data = read(dump_path)?;
+    let data =
+        crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+            path: dump_path.to_path_buf(),
+            error,
+        })?;
     let (dump, choice) =
         parse_dump(&data, program.layout, options.record_words).map_err(|error| Error::Dump {
             path: dump_path.to_path_buf(),
@@ -1360,6 +1402,17 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         })?;
     let mut processed = process(dump, &program, options.profile_data);
     processed.layout_choice = choice;
+    // Fewer than a quarter of the addresses agreeing, with enough of them to judge: noise,
+    // or another program's dump (whose names would all be wrong).
+    let (agreeing, distinct) = agreement(&program, &processed.dump, processed.bias.0);
+    if distinct >= MIN_ADDRESSES_TO_JUDGE && agreeing * 4 < distinct {
+        return Err(Error::NotThisProgram {
+            path: dump_path.to_path_buf(),
+            exe: options.exe.clone(),
+            agreeing,
+            distinct,
+        });
+    }
     Ok(processed)
 }
 

@@ -855,3 +855,43 @@ fn command_line_errors_name_the_file() {
     let out = hookprof(&["nitro", &dump]);
     assert_eq!(out.status.code(), Some(2), "--exe is required");
 }
+
+#[test]
+fn dev_zero_and_huge_sparse_files_are_refused_by_their_first_bytes() {
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.to_str().unwrap();
+    let dir = scratch_dir("nitro-huge");
+    let sparse = dir.join("sparse.bin");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    for dump in ["/dev/zero", sparse.to_str().unwrap()] {
+        let out = hookprof(&["nitro", dump, "--exe", exe]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{dump}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("hookprof: error: {dump}: ")),
+            "{dump}: {stderr}"
+        );
+        assert!(
+            stderr.contains("no NITRO buffer header"),
+            "{dump}: {stderr}"
+        );
+    }
+    // A magic but more than a dump can be: refused before it is read.
+    let big = dir.join("big.bin");
+    let mut f = std::fs::File::create(&big).unwrap();
+    std::io::Write::write_all(&mut f, b"HKNITRO\0").unwrap();
+    f.set_len(1 << 30).unwrap();
+    let big = big.to_str().unwrap();
+    let out = hookprof(&["nitro", big, "--exe", exe]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "hookprof: error: {big}: 1073741824 bytes, more than"
+        )),
+        "{stderr}"
+    );
+}

@@ -579,6 +579,61 @@ fn command_line() {
     assert_eq!(out.status.code(), Some(2), "--exe is required");
 }
 
+#[test]
+fn dev_zero_and_huge_sparse_files_are_refused_without_reading_them_all() {
+    let (_, exe) = host_layout_and_exe();
+    let dir = scratch_dir("ti-huge");
+    let sparse = dir.join("sparse.bin");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    let sparse = sparse.to_str().unwrap().to_string();
+    for (dump, what) in [
+        ("/dev/zero", "more than 268435456 bytes".to_string()),
+        (sparse.as_str(), "4294967296 bytes".to_string()),
+    ] {
+        for command in ["ti", "callgraph"] {
+            let out = hookprof(&[command, dump, "--exe", &exe]);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{command} {dump}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!(
+                    "hookprof: error: {dump}: {what}, more than the 256 MiB"
+                )),
+                "{command} {dump}: {stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn noise_whose_size_is_a_multiple_of_16_is_refused_by_the_elf() {
+    let (_, exe) = host_layout_and_exe();
+    let dir = scratch_dir("ti-noise");
+    // Deterministic noise (an LCG): 4096 "records".
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let bytes: Vec<u8> = (0..4096 * 16)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 56) as u8
+        })
+        .collect();
+    let noise = write(&dir, "noise.bin", &bytes);
+    let out = hookprof(&["ti", &noise, "--exe", &exe]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("hookprof: error: {noise}: only "))
+            && stderr.contains(&format!(
+                "function addresses in its records are functions of {exe}"
+            )),
+        "{stderr}"
+    );
+}
+
 /// A 64-bit program's dump may hold hookcc's 4-word records or the seed's 3-word Hook_Record
 /// (its own hook.c): the layout whose timestamps run in order is the one used, and it says so.
 #[test]

@@ -578,12 +578,13 @@ static HKTI_FN void hkti_make_prefix(char *prefix, size_t cap)
 }
 
 /* Creates or truncates path for writing; never follows a symlink (so nothing but this file is
- * ever overwritten). Returns the fd, or -1 with errno set. */
+ * ever overwritten), and creates it 0600 (the program's call history): the policy of every
+ * hookcc runtime, docs/reliability.md. Returns the fd, or -1 with errno set. */
 static HKTI_FN int hkti_create(const char *path)
 {
     int fd;
     do
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     while (fd < 0 && errno == EINTR);
     return fd;
 }

@@ -37,7 +37,15 @@
  *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
  *   are ignored, not counted (recording is switched off, so they return from the slow path's
  *   first test).
- * - fork: the child gets its own file and fresh counters; the parent's file is untouched.
+ * - A failed write (disk full, RLIMIT_FSIZE): no more chunks; at finish the file is cut where
+ *   the first failed chunk began and finished there (hkrt_salvage), so that the header's
+ *   records are what the file holds and lost = made - kept. SIGXFSZ from our own writes is
+ *   caught (hkrt_on_xfsz) so that they fail instead of killing the program.
+ * - fork: the child gets its own file (opened when it first has a chunk to write, so a child
+ *   that only execs leaves none) and fresh counters; the parent's file is untouched.
+ * - exec: the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
+ *   the next free name when the path is a trace a live process holds (flock) or its own
+ *   earlier image wrote, and leaves a file that is not a trace alone (hkrt_claim_file).
  *
  * Concurrency: a thread's pos is written only by that thread. `busy` (per thread) is
  * taken by atomic exchange in the slow path, and by the finisher before it writes another
@@ -46,9 +54,10 @@
  *
  * Known limits (the price of a hot path without atomics):
  * - An instrumented signal handler that interrupts a hook between its load and its store of
- *   pos: the handler's records from that slot on are overwritten or, if its hooks flushed the
- *   buffer meanwhile, the next chunk repeats records already written. Hooks are not
- *   async-signal-safe in that one sense; they never crash or write outside the buffer.
+ *   pos would have its records overwritten (or written twice): the program's handlers are
+ *   wrapped (sigaction and signal interposed, "Signal handlers" below) so that such a
+ *   handler's records are counted lost instead; handlers installed by libc internals or raw
+ *   syscalls are not wrapped and keep that limit.
  * - At exit, hooks already past the "full" test in other threads may miss the file.
  * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
  *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
@@ -76,8 +85,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +122,7 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
  * architectural. */
 #define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
 #define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
+#define HKRT_MAX_NAME_TRIES 16             /* names tried when the output path is taken */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
  * the exit hook the same address + 2 (the pass aligns every instrumented function to 4 bytes, so
@@ -147,6 +159,10 @@ struct hkrt_thread {
     int busy;          /* atomic: in the slow path, flushing, or taken by the finisher */
     int life;          /* enum hkrt_life */
     int final_written; /* its LOST/THREAD chunks are in the file */
+    /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
+     * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
+    int sig_redirect;
+    struct hkt_record *sig_saved_pos;
 };
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
@@ -181,6 +197,9 @@ static struct {
     hkrt_u64a lost_reported;     /* atomic: sum of the threads' final lost counts */
     hkrt_u64a lost_unattributed; /* atomic: lost records that belong to no live thread */
     int write_failed;            /* atomic: a write failed; no more chunks */
+    hkrt_u64a failed_off;        /* atomic: lowest chunk offset whose write failed */
+    int writes_in_flight;        /* atomic: pwrites of ours under way (hkrt_on_xfsz) */
+    int write_warned;            /* atomic: the write failure was reported */
     int finishing;               /* atomic: hkrt_finish has begun */
     int finisher_tid;            /* atomic: the thread running hkrt_finish */
 
@@ -189,6 +208,7 @@ static struct {
     int state;      /* enum hkrt_state; read atomically outside the lock */
     int user_enabled;
     int once_done; /* atexit, pthread_atfork, signal handlers: once per process image */
+    int open_deferred; /* atomic: a fork child's file, opened when it first has something */
     int key_ok;
     int is_fork_child;
     pthread_key_t key;
@@ -203,7 +223,7 @@ static struct {
     struct hkrt_clock_point clock_start;
     char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
     char path[PATH_MAX];
-} g = {.fd = -1, .max_bytes = UINT64_MAX};
+} g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
 
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
@@ -335,9 +355,44 @@ static HKRT_FN int hkrt_file_ok(void)
     return g.fd >= 0 && !__atomic_load_n(&g.write_failed, __ATOMIC_RELAXED);
 }
 
-static HKRT_FN void hkrt_write_failed(int err)
+static HKRT_FN void hkrt_open_file(void);
+
+/* hkrt_file_ok, after opening a fork child's file if that is still to do. A child made by
+ * fork() opens its file when it first has a chunk to write (or its path is asked for), not at
+ * the fork: a child that only calls exec (or _exit) then leaves no empty file behind. Takes
+ * the lock unless this thread holds it or is the finisher (which may run without it). */
+static HKRT_FN int hkrt_file_ready(void)
 {
-    if (__atomic_exchange_n(&g.write_failed, 1, __ATOMIC_RELAXED) == 0)
+    if (HKRT_UNLIKELY(__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE))) {
+        int me = hkrt_my_tid_for_lock();
+        int lock = __atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) != me &&
+                   __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != me;
+        if (lock)
+            hkrt_lock();
+        if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE)) {
+            hkrt_open_file();
+            __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELEASE);
+        }
+        if (lock)
+            hkrt_unlock();
+    }
+    return hkrt_file_ok();
+}
+
+/* A write failed (disk full, file size limit, I/O error) for the chunk at `chunk_off` (0: the
+ * header): no more chunks are started; hkrt_finish cuts the file where the first failed chunk
+ * began and finishes what is before it (hkrt_salvage). */
+static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
+{
+    if (chunk_off >= HKT_HEADER_SIZE) {
+        uint64_t cur = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
+        while (chunk_off < cur &&
+               !__atomic_compare_exchange_n(&g.failed_off, &cur, chunk_off, 1, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+            ;
+    }
+    __atomic_store_n(&g.write_failed, 1, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&g.write_warned, 1, __ATOMIC_RELAXED) == 0)
         hkrt_warn_hint("cannot write trace file", g.path, err,
                        "; later records are counted as lost");
 }
@@ -345,19 +400,24 @@ static HKRT_FN void hkrt_write_failed(int err)
 static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
 {
     const char *p = data;
+    uint64_t chunk_off = off;
+    int ok = 1;
+    __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     while (len > 0) {
         ssize_t n = pwrite(g.fd, p, len, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            hkrt_write_failed(n < 0 ? errno : ENOSPC);
-            return 0;
+            hkrt_write_failed(n < 0 ? errno : ENOSPC, chunk_off);
+            ok = 0;
+            break;
         }
         p += n;
         len -= (size_t)n;
         off += (uint64_t)n;
     }
-    return 1;
+    __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    return ok;
 }
 
 /* Writes one small process or thread chunk: the fixed part of its payload, then an optional
@@ -397,7 +457,7 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return;
-    if (!hkrt_file_ok()) {
+    if (!hkrt_file_ready()) {
         hkrt_count_lost(t, n);
         return;
     }
@@ -464,16 +524,25 @@ static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT
         name[n - 1] = '\0';
 }
 
-/* Last flush of a thread: its records up to `upto`, then LOST (if any) and THREAD. The caller
+/* Last flush of a thread: its records up to `upto`, then LOST (if any), END if the thread is
+ * ending (`ended`: at thread exit, not when the process finishes), and THREAD. The caller
  * holds t->busy. */
-static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto)
+static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
+                                             int ended)
 {
     hkrt_write_events(t, upto);
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
     t->final_written = 1;
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
-    if (lost.records != 0)
+    if (lost.records != 0 && hkrt_file_ready())
         hkrt_write_chunk(HKT_CHUNK_LOST, t->tid, &lost, sizeof lost, NULL);
+    if (ended) {
+        /* Taken after the last record was written, so never earlier than it: a reader closes
+         * the frames the thread left open (pthread_exit inside calls) here, not when the
+         * process finished. */
+        struct hkt_end end = {hkrt_ticks()};
+        hkrt_write_chunk(HKT_CHUNK_END, t->tid, &end, sizeof end, NULL);
+    }
     char name[HKRT_THREAD_NAME_MAX];
     hkrt_thread_name(t, name);
     struct hkt_thread_name seq = {t->sequence};
@@ -564,33 +633,130 @@ static HKRT_FN void hkrt_read_options(void)
         hkrt_append(g.output_env, sizeof g.output_env, v);
 }
 
-/* The file name: HOOKCC_OUTPUT, or <program>.<pid>.hktrace. A forked child must not truncate
- * its parent's HOOKCC_OUTPUT, so it inserts its pid before a final ".hktrace". */
-static HKRT_FN void hkrt_make_path(uint64_t pid)
+/* The file name for attempt `attempt` (0, 1, ...): HOOKCC_OUTPUT, or <program>.<pid>.hktrace.
+ * A name already taken (hkrt_claim_file) moves to the next attempt, which inserts ".<pid>",
+ * then ".<pid>-2", ".<pid>-3", ... before a final ".hktrace" (appended if there is none); the
+ * default name, which has the pid already, gets "-2", "-3", .... A forked child starts at
+ * ".<pid>": it must not truncate its parent's HOOKCC_OUTPUT. */
+static HKRT_FN void hkrt_make_path(uint64_t pid, int attempt)
 {
     static const char ext[] = ".hktrace";
     char dec[24];
     hkrt_u64_to_dec(pid, dec);
     g.path[0] = '\0';
+    int with_pid;
     if (g.output_env[0] == '\0') {
         const char *name = program_invocation_short_name;
         hkrt_append(g.path, sizeof g.path, name != NULL && name[0] != '\0' ? name : "hookcc");
         hkrt_append(g.path, sizeof g.path, ".");
         hkrt_append(g.path, sizeof g.path, dec);
         hkrt_append(g.path, sizeof g.path, ext);
-        return;
+        with_pid = 0; /* the name has it */
+    } else {
+        hkrt_append(g.path, sizeof g.path, g.output_env);
+        if (g.is_fork_child)
+            attempt++;
+        with_pid = attempt > 0;
+        attempt--;
     }
-    hkrt_append(g.path, sizeof g.path, g.output_env);
-    if (!g.is_fork_child)
+    if (!with_pid && attempt <= 0)
         return;
     size_t len = strlen(g.path), elen = sizeof ext - 1;
     int has_ext = len > elen && strcmp(g.path + len - elen, ext) == 0;
     if (has_ext)
         g.path[len - elen] = '\0';
-    hkrt_append(g.path, sizeof g.path, ".");
-    hkrt_append(g.path, sizeof g.path, dec);
-    if (has_ext)
+    if (with_pid) {
+        hkrt_append(g.path, sizeof g.path, ".");
+        hkrt_append(g.path, sizeof g.path, dec);
+    }
+    if (attempt > 0) {
+        hkrt_u64_to_dec((uint64_t)attempt + 1, dec);
+        hkrt_append(g.path, sizeof g.path, "-");
+        hkrt_append(g.path, sizeof g.path, dec);
+    }
+    if (has_ext || g.output_env[0] == '\0')
         hkrt_append(g.path, sizeof g.path, ext);
+}
+
+enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED };
+
+/* Decides whether the file just opened as fd may become this process's trace, and empties it
+ * if so. Nothing is truncated at open: an exec'd image inherits HOOKCC_OUTPUT and would
+ * otherwise destroy the trace its parent is still writing (or its own previous image's).
+ * - taken: another live process writes it (it holds the flock every writer keeps for as long
+ *   as it runs), or it is a trace this process's earlier image (same pid, before an exec)
+ *   left: the caller tries the next name;
+ * - refused: a non-empty regular file that is not a hookcc trace: left alone;
+ * - claimed: new, empty, a stale trace (a previous run's), or not a regular file
+ *   (/dev/null, a pipe): locked and, if a regular file, emptied. */
+static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return HKRT_CLAIMED; /* /dev/null, a pipe: shared by any number of writers */
+    int r;
+    do
+        r = flock(fd, LOCK_EX | LOCK_NB);
+    while (r != 0 && errno == EINTR);
+    if (r != 0 && errno == EWOULDBLOCK)
+        return HKRT_TAKEN;
+    /* Other flock errors (a file system without locks): go on with the header check. */
+    if (st.st_size == 0)
+        return HKRT_CLAIMED;
+    struct hkt_header old;
+    ssize_t n = pread(fd, &old, sizeof old, 0);
+    if (n < (ssize_t)HKT_MAGIC_SIZE || memcmp(old.magic, HKT_MAGIC, HKT_MAGIC_SIZE) != 0)
+        return HKRT_REFUSED;
+    if (n == (ssize_t)sizeof old && old.pid == pid)
+        return HKRT_TAKEN;
+    if (ftruncate(fd, 0) != 0)
+        return HKRT_REFUSED;
+    return HKRT_CLAIMED;
+}
+
+/* Opens the first free name (hkrt_make_path, hkrt_claim_file) as g.fd, -1 on failure
+ * (warned). */
+static HKRT_FN int hkrt_open_output(uint64_t pid)
+{
+    /* The policy of every hookcc runtime (docs/reliability.md): a symlink is never followed
+     * (a name with a guessable pid could be one planted to make us write another file; and a
+     * symlink's target is no previous trace of ours to replace), and the file is created
+     * 0600: a trace is the program's call history. O_RDWR: the header of an existing file is
+     * read before it is reused. */
+    int flags = O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW;
+    for (int attempt = 0; attempt < HKRT_MAX_NAME_TRIES; attempt++) {
+        hkrt_make_path(pid, attempt);
+        int fd;
+        do
+            fd = open(g.path, flags, 0600);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0 && errno == ELOOP) {
+            hkrt_warn_hint("not writing the trace through the symbolic link", g.path, 0,
+                           " (hookcc never follows one; give the path it points to); records "
+                           "are counted as lost");
+            return -1;
+        }
+        if (fd < 0) {
+            hkrt_warn_hint("cannot open trace file", g.path, errno,
+                           "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");
+            return -1;
+        }
+        switch (hkrt_claim_file(fd, pid)) {
+        case HKRT_CLAIMED:
+            return fd;
+        case HKRT_REFUSED:
+            close(fd);
+            hkrt_warn_hint("not overwriting", g.path, 0,
+                           ": it exists and is not a hookcc trace; records are counted as lost");
+            return -1;
+        case HKRT_TAKEN:
+            close(fd);
+            break;
+        }
+    }
+    hkrt_warn_hint("every trace file name is in use, up to", g.path, 0,
+                   "; records are counted as lost");
+    return -1;
 }
 
 /* Opens the file and writes the header, EXE and MODULE chunks. On failure, warns once; hooks
@@ -598,23 +764,13 @@ static HKRT_FN void hkrt_make_path(uint64_t pid)
 static HKRT_FN void hkrt_open_file(void)
 {
     uint64_t pid = (uint64_t)getpid();
-    hkrt_make_path(pid);
-    /* O_NOFOLLOW on the default name only: a name in the working directory with a guessable
-     * pid must not be a symlink planted to make us truncate another file. */
-    int flags = O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC;
-    if (g.output_env[0] == '\0')
-        flags |= O_NOFOLLOW;
-    int fd;
-    do
-        fd = open(g.path, flags, 0644);
-    while (fd < 0 && errno == EINTR);
+    int fd = hkrt_open_output(pid);
     __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.write_warned, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.failed_off, UINT64_MAX, __ATOMIC_RELAXED);
     g.fd = fd;
-    if (fd < 0) {
-        hkrt_warn_hint("cannot open trace file", g.path, errno,
-                       "; records are counted as lost (set HOOKCC_OUTPUT to a writable path)");
+    if (fd < 0)
         return;
-    }
 
     struct hkt_header *h = &g.header;
     memset(h, 0, sizeof *h);
@@ -651,6 +807,38 @@ static HKRT_FN void hkrt_atfork_parent(void);
 static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
 
+/* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
+ * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
+#if defined(__GLIBC__)
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+#define hkrt_real_sigaction __sigaction
+#define HKRT_WRAP_HANDLERS 1
+#else
+/* Another libc: no known name for the real one, so the program's handlers are not wrapped
+ * (the limit described in "Signal handlers" then stays). */
+#define hkrt_real_sigaction sigaction
+#define HKRT_WRAP_HANDLERS 0
+#endif
+
+static struct sigaction g_old_xfsz;
+
+/* SIGXFSZ, whose default action kills the process, is sent with the EFBIG of a write past
+ * RLIMIT_FSIZE. Our own writes must not kill the program: then the write just fails (and the
+ * file is finished as after a full disk). Any other write past the limit is the program's: the
+ * file is finished and the signal gets its default action, as without the runtime. */
+static HKRT_FN void hkrt_on_xfsz(int sig, siginfo_t *info, void *context)
+{
+    (void)info;
+    (void)context;
+    if (__atomic_load_n(&g.writes_in_flight, __ATOMIC_ACQUIRE) > 0)
+        return;
+    int saved_errno = errno;
+    hkrt_finish(1);
+    hkrt_real_sigaction(sig, &g_old_xfsz, NULL);
+    raise(sig);
+    errno = saved_errno;
+}
+
 static HKRT_FN void hkrt_install_fatal_handlers(void)
 {
     struct sigaction sa;
@@ -661,12 +849,19 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
      * SA_NODEFER: a fault inside the handler then kills the process instead of recursing. */
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     for (int i = 0; i < HKRT_NFATAL; i++) {
-        if (sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
+        if (hkrt_real_sigaction(hkrt_fatal_signals[i], NULL, &g_old_actions[i]) != 0)
             continue;
         if (!(g_old_actions[i].sa_flags & SA_SIGINFO) && g_old_actions[i].sa_handler == SIG_IGN)
             continue; /* the program ignores it: leave that alone */
-        if (sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
+        if (hkrt_real_sigaction(hkrt_fatal_signals[i], &sa, NULL) == 0)
             g_handler_installed[i] = 1;
+    }
+    /* SIGXFSZ only where it has its default action: ignored or handled, writes just fail. */
+    if (hkrt_real_sigaction(SIGXFSZ, NULL, &g_old_xfsz) == 0 && !(g_old_xfsz.sa_flags & SA_SIGINFO) &&
+        g_old_xfsz.sa_handler == SIG_DFL) {
+        sa.sa_sigaction = hkrt_on_xfsz;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        hkrt_real_sigaction(SIGXFSZ, &sa, NULL);
     }
 }
 
@@ -861,7 +1056,7 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
     t->pos = NULL; /* later hooks of this thread: slow path, counted lost */
     if (!was_busy && !t->final_written &&
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
-        hkrt_thread_final_chunks(t, upto);
+        hkrt_thread_final_chunks(t, upto, 1);
     hkrt_list_remove(t);
     t->life = HKRT_THREAD_DEAD;
     hkrt_unlock();
@@ -888,6 +1083,13 @@ static HKRT_FN int hkrt_recording(void)
  * function's address, + 2 for an exit) unless tracing is off. */
 static HKRT_COLD void hkrt_record_slow(void *word)
 {
+    if (HKRT_UNLIKELY(t_self.sig_redirect)) {
+        /* In a signal handler that interrupted a hook: this record cannot be kept in order
+         * (see "Signal handlers"), so it is counted. */
+        if (hkrt_recording())
+            hkrt_count_lost(&t_self, 1);
+        return;
+    }
     /* Off (HOOKCC_DISABLE, hookcc_trace_disable, finished): back at once, touching nothing. Not
      * before the start: `enabled` is 1 until then, so the first hook starts the runtime. */
     if (!__atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
@@ -935,7 +1137,27 @@ hkrt_record(void *word)
         hkrt_record_slow(word);
         return;
     }
-#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(HKRT_CLOCK_IS_MONOTONIC_NS)
+    /* The clock is a call out of this function (clock_gettime): a signal handler that runs
+     * during it is not seen "inside a hook" by hkrt_signal_wrapper, and its records would land
+     * at p. So the position is read again after the clock: if a handler moved it, start over
+     * (with a new time, which keeps the thread's records in time order). From the second
+     * read to the store, the code is this function's own. */
+    for (;;) {
+        uint64_t now = hkrt_ticks();
+        struct hkt_record *again = __atomic_load_n(&t_self.pos, __ATOMIC_RELAXED);
+        if (HKRT_UNLIKELY(again != p)) {
+            p = again;
+            if (((uintptr_t)p & g_hot.full_mask) == 0) {
+                hkrt_record_slow(word);
+                return;
+            }
+            continue;
+        }
+        p->time = now;
+        break;
+    }
+#elif defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* rdtsc gives edx:eax; storing the halves as they come costs 2 instructions instead of 4
      * (shift, or, store). memcpy: no aliasing question. */
     uint32_t lo, hi;
@@ -951,12 +1173,18 @@ hkrt_record(void *word)
     __atomic_store_n(&t_self.pos, p + 1, __ATOMIC_RELEASE);
 }
 
-HKRT_EXPORT void __hookcc_enter(void *fn)
+/* The two hooks, alone in their section: a signal handler's wrapper tells from the interrupted
+ * program counter whether a hook was interrupted (see "Signal handlers"). */
+#define HKRT_HOOK_SECTION __attribute__((section("hkrt_hooks"), aligned(16)))
+extern const char __start_hkrt_hooks[] __attribute__((visibility("hidden")));
+extern const char __stop_hkrt_hooks[] __attribute__((visibility("hidden")));
+
+HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_enter(void *fn)
 {
     hkrt_record(fn);
 }
 
-HKRT_EXPORT void __hookcc_exit(void *fn_exit)
+HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_exit(void *fn_exit)
 {
     hkrt_record(fn_exit);
 }
@@ -976,6 +1204,102 @@ static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
         nanosleep(&ms, NULL);
     }
     return 0;
+}
+
+#define HKRT_SALVAGE_THREADS 64 /* threads whose THREAD chunk a salvage can write again */
+
+/* What hkrt_scan_chunks finds before a cut. */
+struct hkrt_scan {
+    uint64_t kept;        /* records of the EVENTS chunks */
+    uint64_t last_events; /* start of the last EVENTS chunk, 0 if none */
+    unsigned unnamed;     /* threads with EVENTS and no THREAD chunk after them (at most
+                           * HKRT_SALVAGE_THREADS are kept in tids) */
+    uint64_t tids[HKRT_SALVAGE_THREADS];
+};
+
+/* Reads the chunk headers from the first chunk up to `*cut` at most, into *scan, and sets *cut
+ * to the end of the last whole chunk. Zero words (holes) are skipped, as a reader does. */
+static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
+{
+    uint64_t off = HKT_HEADER_SIZE, end_of_whole = HKT_HEADER_SIZE;
+    scan->kept = scan->last_events = 0;
+    scan->unnamed = 0;
+    while (off + sizeof(struct hkt_chunk_header) <= *cut) {
+        struct hkt_chunk_header h;
+        if (pread(g.fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h)
+            break;
+        if (h.type == 0 && h.length == 0) {
+            off += HKT_CHUNK_ALIGN;
+            continue;
+        }
+        uint64_t end = off + sizeof h + h.length;
+        if (end > *cut || h.length % HKT_CHUNK_ALIGN != 0)
+            break;
+        if (h.type == HKT_CHUNK_EVENTS || h.type == HKT_CHUNK_THREAD) {
+            unsigned i = 0;
+            while (i < scan->unnamed && scan->tids[i] != h.thread)
+                i++;
+            if (h.type == HKT_CHUNK_EVENTS) {
+                scan->kept += h.length / sizeof(struct hkt_record);
+                scan->last_events = off;
+                if (i == scan->unnamed && i < HKRT_SALVAGE_THREADS)
+                    scan->tids[scan->unnamed++] = h.thread;
+            } else if (i < scan->unnamed) {
+                scan->tids[i] = scan->tids[--scan->unnamed];
+            }
+        }
+        off = end_of_whole = end;
+    }
+    *cut = end_of_whole;
+}
+
+/* The THREAD chunk of a thread whose own was not written (the write failure came first): its
+ * name and sequence number if it is still registered, else no name and a fresh number. */
+static HKRT_FN void hkrt_salvage_thread_chunk(uint64_t tid, uint64_t *fresh_seq)
+{
+    char name[HKRT_THREAD_NAME_MAX] = "";
+    struct hkt_thread_name seq = {0};
+    for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
+        if (t->tid == tid) {
+            hkrt_thread_name(t, name);
+            seq.sequence = t->sequence;
+        }
+    }
+    if (seq.sequence == 0)
+        seq.sequence = ++*fresh_seq;
+    hkrt_write_chunk(HKT_CHUNK_THREAD, tid, &seq, sizeof seq, name);
+}
+
+/* After a failed write (disk full, RLIMIT_FSIZE): cuts the file where the first failed chunk
+ * began (later chunks, even whole ones, go: they could sit behind a hole), then writes there
+ * the THREAD chunks that were not written and the CLOCK chunk; if they do not fit, drops the
+ * last EVENTS chunk and tries again, so the file ends as a finished one does. Sets *kept to
+ * the records the file then holds; the caller writes the header (a rewrite in place, which
+ * needs no new space). Returns 0 if nothing can be salvaged (the header was never written, or
+ * the file cannot be cut). */
+static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t *kept)
+{
+    uint64_t cut = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
+    if (g.fd < 0 || cut == UINT64_MAX)
+        return 0;
+    for (;;) {
+        struct hkrt_scan scan;
+        hkrt_scan_chunks(&cut, &scan);
+        *kept = scan.kept;
+        if (ftruncate(g.fd, (off_t)cut) != 0)
+            return 0;
+        __atomic_store_n(&g.file_end, cut, __ATOMIC_RELAXED);
+        __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELEASE);
+        uint64_t fresh_seq = g.thread_seq;
+        for (unsigned i = 0; i < scan.unnamed; i++)
+            hkrt_salvage_thread_chunk(scan.tids[i], &fresh_seq);
+        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, clock, sizeof *clock, NULL);
+        if (hkrt_file_ok())
+            return 1;
+        if (scan.last_events == 0)
+            return ftruncate(g.fd, (off_t)cut) == 0; /* no CLOCK; the header has the rate */
+        cut = scan.last_events;
+    }
 }
 
 /* Finishes the file: every thread's records and last chunks, MODULE, CLOCK, then the header.
@@ -1007,32 +1331,41 @@ static HKRT_FN void hkrt_finish(int from_signal)
             /* Busy already only if we got here from inside our own slow path (a fault in it,
              * or exit() from an interposed function it called): then held_pos is the pos. */
             int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
-            upto = was_busy ? t->held_pos : t->pos;
+            upto = was_busy ? t->held_pos : t->sig_redirect ? t->sig_saved_pos : t->pos;
         } else {
             if (!hkrt_take_busy(t))
                 continue; /* stuck in a write for a second: leave it rather than write twice */
             /* Kept busy from here on: the thread can no longer write its own buffer. Not in its
              * slow path, so its pos is the real one. */
-            upto = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+            upto = t->sig_redirect ? t->sig_saved_pos : __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
-        hkrt_thread_final_chunks(t, upto);
+        hkrt_thread_final_chunks(t, upto, 0);
     }
 
+    if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)
+        hkrt_file_ready(); /* a fork child with only losses still says so */
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
                               g.clock_start.ticks, end.ticks};
-    hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
+    uint64_t written = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
+    uint64_t made = written + __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
+                    __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+    uint64_t kept = written;
+    int salvaged = 0;
+    if (hkrt_file_ok())
+        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
+    else
+        salvaged = hkrt_salvage(&clock, &kept);
 
-    if (hkrt_file_ok()) {
+    if (hkrt_file_ok() || salvaged) {
         struct hkt_header h = g.header;
         h.ticks_per_second = clock.ticks_per_second;
         h.flags = HKT_FLAG_COMPLETE;
-        h.records = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
-        h.lost = __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
-                 __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+        h.records = kept;
+        h.lost = made - kept;
         /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
          * each other, and the fields around them are unchanged. */
         hkrt_pwrite_all(&h, sizeof h, 0);
@@ -1070,7 +1403,7 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
     }
     for (int i = 0; i < HKRT_NFATAL; i++) {
         if (hkrt_fatal_signals[i] == sig && g_handler_installed[i]) {
-            sigaction(sig, &g_old_actions[i], NULL);
+            hkrt_real_sigaction(sig, &g_old_actions[i], NULL);
             g_handler_installed[i] = 0;
         }
     }
@@ -1078,6 +1411,127 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
         raise(sig);
     errno = saved_errno;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Signal handlers                                                                          */
+/*
+ * A hook keeps its position in a register between its load of pos and its store of pos + 1.
+ * A signal handler that runs in between and calls instrumented functions writes its records
+ * from that same pos on; the interrupted hook then overwrites the first and moves pos back
+ * (the rest are overwritten later, or, if the handler flushed the buffer, written twice). The
+ * hot path cannot see that without costing every call, so the runtime wraps the program's
+ * handlers instead: sigaction and signal are interposed (the executable's definitions come
+ * first), every handler the program installs runs through hkrt_signal_wrapper, which looks at
+ * the interrupted program counter. Inside a hook (the hkrt_hooks section) it sets the thread's
+ * pos to NULL for the handler's duration, so the handler's hooks go to the slow path and are
+ * counted lost; anywhere else the handler's records nest into the thread's stream where it
+ * was interrupted, which is what the TI Dynamic Call Graph shows for an interrupt.
+ * Not covered: handlers installed by libc-internal calls and by raw syscalls; a handler that
+ * leaves by longjmp after interrupting a hook (the thread's later records are then counted
+ * lost). */
+
+#if HKRT_WRAP_HANDLERS
+static struct sigaction g_user_actions[NSIG]; /* the program's handlers, as it gave them */
+
+typedef int (*hkrt_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+
+static HKRT_FN uintptr_t hkrt_context_pc(const void *context)
+{
+    const ucontext_t *uc = context;
+    if (uc == NULL)
+        return 0;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#elif defined(__arm__)
+    return (uintptr_t)uc->uc_mcontext.arm_pc;
+#elif defined(__riscv)
+    return (uintptr_t)uc->uc_mcontext.__gregs[REG_PC];
+#elif defined(__s390x__)
+    return (uintptr_t)uc->uc_mcontext.psw.addr;
+#else
+    return 0; /* unknown: taken as "in a hook", the safe side */
+#endif
+}
+
+static HKRT_FN void hkrt_signal_wrapper(int sig, siginfo_t *info, void *context)
+{
+    struct sigaction user = g_user_actions[sig];
+    struct hkrt_thread *t = &t_self;
+    uintptr_t pc = hkrt_context_pc(context);
+    int in_hook = pc == 0 || (pc >= (uintptr_t)__start_hkrt_hooks &&
+                              pc < (uintptr_t)__stop_hkrt_hooks);
+    int redirect = in_hook && t->life == HKRT_THREAD_LIVE && !t->sig_redirect;
+    if (redirect) {
+        t->sig_saved_pos = t->pos; /* what the interrupted hook loaded, or already stored */
+        t->sig_redirect = 1;
+        t->pos = NULL;
+    }
+    if (user.sa_flags & SA_SIGINFO)
+        user.sa_sigaction(sig, info, context);
+    else if (user.sa_handler != SIG_DFL && user.sa_handler != SIG_IGN)
+        user.sa_handler(sig);
+    if (redirect) {
+        t->pos = t->sig_saved_pos;
+        t->sig_redirect = 0;
+    }
+}
+
+/* Weak: a runtime that interposes them too (a sanitizer's) wins, and handlers are then not
+ * wrapped, as before, instead of the link failing on a duplicate symbol. */
+HKRT_EXPORT __attribute__((weak)) int sigaction(int sig, const struct sigaction *act,
+                                                struct sigaction *old)
+{
+    if (sig <= 0 || sig >= NSIG || act == NULL ||
+        (!(act->sa_flags & SA_SIGINFO) &&
+         (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))) {
+        /* A query, a default or an ignore: nothing to wrap. */
+        struct sigaction prev;
+        int r = __sigaction(sig, act, &prev);
+        if (r == 0 && old != NULL) {
+            if (prev.sa_sigaction == hkrt_signal_wrapper && sig > 0 && sig < NSIG)
+                *old = g_user_actions[sig];
+            else
+                *old = prev;
+        }
+        return r;
+    }
+    struct sigaction wrapped = *act;
+    wrapped.sa_sigaction = hkrt_signal_wrapper;
+    wrapped.sa_flags |= SA_SIGINFO;
+    struct sigaction before = g_user_actions[sig];
+    g_user_actions[sig] = *act; /* before the wrapper can run with it */
+    struct sigaction prev;
+    int r = __sigaction(sig, &wrapped, &prev);
+    if (r != 0) {
+        g_user_actions[sig] = before;
+        return r;
+    }
+    if (old != NULL)
+        *old = prev.sa_sigaction == hkrt_signal_wrapper ? before : prev;
+    return 0;
+}
+
+/* signal() in glibc calls the internal sigaction, not ours: interposed too, with its BSD
+ * semantics (handler stays installed, interrupted calls restart). */
+HKRT_EXPORT __attribute__((weak)) sighandler_t signal(int sig, sighandler_t handler)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sig > 0 && sig < NSIG)
+        sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+#endif /* HKRT_WRAP_HANDLERS */
 
 /* ---------------------------------------------------------------------------------------- */
 /* fork                                                                                     */
@@ -1125,8 +1579,9 @@ static HKRT_FN void hkrt_atfork_child(void)
         me->final_written = 0;
     }
     if (g.fd >= 0)
-        close(g.fd); /* the parent's file: the child never writes to it */
+        close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
     g.fd = -1;
+    __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
@@ -1135,7 +1590,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     if (g.state == HKRT_RUNNING) {
         int guarded = hkrt_guard_enter(me);
         g.clock_start = hkrt_clock_point_now();
-        hkrt_open_file();
+        __atomic_store_n(&g.open_deferred, 1, __ATOMIC_RELEASE); /* see hkrt_file_ready */
         hkrt_set_enabled(g.user_enabled);
         if (guarded)
             hkrt_guard_leave(me);
@@ -1226,6 +1681,11 @@ HKRT_EXPORT const char *hookcc_trace_path(void)
 {
     int saved_errno = errno;
     hkrt_ensure_started_guarded();
+    struct hkrt_thread *t = &t_self;
+    if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE) && hkrt_guard_enter(t)) {
+        hkrt_file_ready();
+        hkrt_guard_leave(t);
+    }
     errno = saved_errno;
     return g.fd >= 0 ? g.path : NULL;
 }

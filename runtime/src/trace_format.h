@@ -9,7 +9,8 @@
  *      LOST, THREAD, CLOCK. All fields in the writer's native byte order (header byte 8).
  *   2  the same, but an EVENTS record is (time, address_kind): the full 64-bit timestamp,
  *      and the function's address with bit 1 set for an exit. What this runtime writes;
- *      hookprof reads both.
+ *      hookprof reads both. Chunk type END (7) was added later without a new version: a
+ *      reader that does not know it skips it, as the format says unknown chunks are.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -47,6 +48,7 @@
 #define HKT_CHUNK_LOST 4
 #define HKT_CHUNK_THREAD 5
 #define HKT_CHUNK_CLOCK 6
+#define HKT_CHUNK_END 7 /* the thread ended on its own; optional, readers may skip it */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -101,6 +103,11 @@ struct hkt_thread_name {
     uint64_t sequence; /* 0: 1 = first thread seen */
 };
 
+/* END payload: when a thread ended (pthread_exit, or return from its start routine). */
+struct hkt_end {
+    uint64_t tick; /* 0: the counter when the thread's last chunks were written */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -126,5 +133,6 @@ _Static_assert(sizeof(struct hkt_module) == 24, "hkt_module is 24 bytes");
 _Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
 _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
+_Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 
 #endif /* HOOKCC_RUNTIME_TRACE_FORMAT_H */

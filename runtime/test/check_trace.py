@@ -20,6 +20,7 @@ import sys
 MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
+CHUNK_END = 7
 FLAG_COMPLETE = 1
 VERSION = 2  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -47,6 +48,7 @@ class Thread:
         self.lost_chunks = 0
         self.name = None
         self.sequence = None
+        self.end = None  # tick of its END chunk: the thread ended on its own
 
 
 class Trace:
@@ -157,6 +159,15 @@ class Trace:
                 del current[tid]  # its last chunk: a later one with this tid is a new thread
                 t.sequence = struct.unpack_from(e + "Q", payload, 0)[0]
                 t.name = cstring(payload, 8, where)
+            elif ctype == CHUNK_END:
+                if length != 8:
+                    raise FormatError(f"{where}: END payload of {length} bytes")
+                if tid == 0:
+                    raise FormatError(f"{where}: END without a thread id")
+                t = thread(tid)
+                if t.end is not None:
+                    raise FormatError(f"{where}: second END chunk for thread {tid}")
+                t.end = struct.unpack_from(e + "Q", payload, 0)[0]
             elif ctype == CHUNK_CLOCK:
                 if length != 24:
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")
@@ -213,6 +224,9 @@ def check(trace, args, variables):
                    f"CLOCK ticks_per_second {tps} != header {trace.ticks_per_second}")
             expect(first <= last, f"CLOCK first_tick {first} > last_tick {last}")
             for t in trace.threads:
+                if t.end is not None and not args.no_time_bounds:
+                    expect(t.end <= last, f"thread {t.tid}: END at {t.end} after the CLOCK's "
+                                          f"last tick {last}")
                 if t.records and not args.no_time_bounds:
                     lo = min(r[0] for r in t.records)
                     hi = max(r[0] for r in t.records)
@@ -229,6 +243,9 @@ def check(trace, args, variables):
             bad = next((i for i in range(1, len(times)) if times[i] < times[i - 1]), None)
             expect(bad is None, f"thread {t.tid}: record {bad} goes back in time")
         expect(t.lost_chunks <= 1, f"thread {t.tid}: {t.lost_chunks} LOST chunks")
+        if t.end is not None and times and not args.no_monotonic:
+            expect(t.end >= max(times), f"thread {t.tid}: END at {t.end} before its last "
+                                        f"record at {max(times)}")
 
     if args.complete:
         expect(trace.complete, "the complete flag is clear")
@@ -269,6 +286,10 @@ def check(trace, args, variables):
             else:
                 expect(len(ts[0].records) == int(n),
                        f"thread {name!r}: {len(ts[0].records)} records, expected {n}")
+    if args.ended_threads is not None:
+        ended = sum(1 for t in trace.threads if t.end is not None)
+        expect(ended == args.ended_threads,
+               f"{ended} threads with an END chunk, expected {args.ended_threads}")
     if args.first_thread is not None:
         first = [t for t in trace.threads if t.sequence == 1]
         expect(len(first) == 1 and first[0].name == args.first_thread,
@@ -331,6 +352,7 @@ def main():
     p.add_argument("--threads", type=int)
     p.add_argument("--thread-records", action="append", default=[], metavar="NAME=N|NAME=>=N")
     p.add_argument("--first-thread", metavar="NAME")
+    p.add_argument("--ended-threads", type=int, help="threads with an END chunk")
     p.add_argument("--exe-suffix")
     p.add_argument("--entries", action="append", default=[], metavar="NAME=N")
     p.add_argument("--balanced", action="store_true")

@@ -159,6 +159,74 @@ fn four_threads_counted_per_thread() {
 }
 
 #[test]
+fn frames_left_open_by_pthread_exit_close_when_the_thread_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "thread_exit",
+        &["thread_exit.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let out = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .args(["--format=csv", "--per-thread"]),
+    );
+    let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
+    let row = |function: &str| {
+        let found: Vec<_> = rows.iter().filter(|r| r.function == function).collect();
+        assert_eq!(found.len(), 1, "one row for {function}: {rows:#?}");
+        found[0].clone()
+    };
+    let (outer, main, after_join) = (row("outer"), row("main"), row("after_join"));
+    assert_ne!(outer.thread, main.thread, "outer runs in the other thread");
+    // Not a timing assumption but an order: outer was entered after main and the thread
+    // ended before pthread_join returned, so before after_join began. Closed at the process's
+    // end (as before END chunks), outer would also span after_join.
+    assert!(
+        outer.inclusive_ns + after_join.inclusive_ns <= main.inclusive_ns + 1.0,
+        "outer {outer:?}\nafter_join {after_join:?}\nmain {main:?}"
+    );
+}
+
+#[test]
+fn a_trace_being_read_is_not_truncated_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let open = hookprof::TraceFile::open(&trace).unwrap();
+    let first = open.summary().unwrap();
+    // The same HOOKCC_OUTPUT again while the trace is open (mapped): the new run must not
+    // truncate it under the reader (which then died of SIGBUS), but write a name of its own.
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert!(out.status.success());
+    let again = open.summary().unwrap();
+    assert_eq!(again.records, first.records);
+    assert_eq!(again.header, first.header);
+    let mut traces: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".hktrace"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    let pid = traces.iter().find(|n| *n != "calls.hktrace").unwrap();
+    assert!(
+        pid.strip_prefix("calls.")
+            .and_then(|n| n.strip_suffix(".hktrace"))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())),
+        "the second run wrote calls.<pid>.hktrace: {traces:?}"
+    );
+}
+
+#[test]
 fn cxx_methods_templates_and_overloads_have_readable_names() {
     for opt in ["-O0", "-O2"] {
         let dir = tempfile::tempdir().unwrap();

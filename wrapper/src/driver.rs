@@ -26,6 +26,10 @@ pub trait Host {
     fn parent_program(&self) -> Option<String>;
     /// A file's identity for cache keys (path, size, modification time).
     fn file_stamp(&self, path: &Path) -> String;
+    /// Checks that the plugins a compile loads exist (see `toolchain::check_plugins`).
+    fn check_plugins(&self, _layout: &Layout) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The environment variables that change what hookcc does without showing on its command line:
@@ -226,6 +230,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     let layout = host.layout()?;
     let config = options.pass_config();
     if let Some(config) = config.as_ref().filter(|_| command_line.compiles()) {
+        host.check_plugins(&layout)?;
         host.check_clang(&clang)?;
         args.extend(plugin_args(&layout, config));
     }

@@ -48,6 +48,9 @@ impl Host for RealHost {
     fn file_stamp(&self, path: &Path) -> String {
         runtime::file_stamp(path)
     }
+    fn check_plugins(&self, layout: &Layout) -> Result<(), String> {
+        toolchain::check_plugins(layout, self.var("HOOKCC_PLUGIN").is_some())
+    }
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,20 @@ fn main() -> ExitCode {
         .and_then(|n| n.to_str())
         .unwrap_or("hookcc");
     let cxx = name.ends_with("++") || name.ends_with("hookcxx");
+    if args.len() == 1 && args[0] == "--clear-cache" {
+        // Alone on the command line: with other arguments it would be passed to clang.
+        let cache = runtime::cache_dir(&|k| RealHost.var(k));
+        return match runtime::clear_cache(&cache) {
+            Ok(n) => {
+                println!("{name}: removed {n} cached files from {}", cache.display());
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("{name}: error: {message}");
+                ExitCode::from(1)
+            }
+        };
+    }
     match plan(cxx, &args, &RealHost) {
         Ok(Action::Help) => {
             print!("{HELP}");

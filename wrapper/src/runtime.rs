@@ -65,6 +65,53 @@ pub fn file_stamp(path: &Path) -> String {
     }
 }
 
+/// The checksum of a file's contents, as kept beside a cached object (`<object>.sum`).
+fn content_sum(path: &Path) -> Option<String> {
+    let bytes = fs::read(path).ok()?;
+    let mut key = Key::new();
+    key.add(&bytes);
+    Some(key.hex())
+}
+
+/// Whether the cached object at `object` is the one hookcc wrote: its `.sum` matches its
+/// contents. A corrupted or truncated object (a full disk, a crash mid-write, a stray edit)
+/// would otherwise fail every link ("file format not recognized") until removed by hand.
+fn cached_object_intact(object: &Path) -> bool {
+    let recorded = fs::read_to_string(sum_path(object)).ok();
+    matches!((recorded, content_sum(object)), (Some(r), Some(c)) if r.trim() == c)
+}
+
+fn sum_path(object: &Path) -> PathBuf {
+    let mut name = object.as_os_str().to_owned();
+    name.push(".sum");
+    PathBuf::from(name)
+}
+
+/// Removes hookcc's own files from the cache directory (`hookcc --clear-cache`), nothing
+/// else: the directory may be one the user shares (HOOKCC_CACHE_DIR). Returns how many.
+pub fn clear_cache(cache: &Path) -> Result<usize, String> {
+    let entries = match fs::read_dir(cache) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("{}: {e}", cache.display())),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", cache.display()))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = ["runtime-", "generated-", ".runtime-", ".generated-"]
+            .iter()
+            .any(|p| name.starts_with(p));
+        if ours && entry.path().is_file() {
+            fs::remove_file(entry.path())
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// Writes `contents` to `cache/generated-<key>.<extension>` unless it is already there.
 pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<PathBuf, String> {
     let mut key = Key::new();
@@ -134,9 +181,10 @@ pub fn runtime_object(
         key.add(flag.as_bytes());
     }
     let object = cache.join(format!("runtime-{name}-{}.o", key.hex()));
-    if object.is_file() {
+    if object.is_file() && cached_object_intact(&object) {
         return Ok(Some(object));
     }
+    // Missing, or not what hookcc wrote: compiled again, and replaced by the renames below.
     fs::create_dir_all(cache)
         .map_err(|e| format!("cannot create cache {}: {e}", cache.display()))?;
     // Compile to a private name and rename: parallel builds may race to fill the cache.
@@ -166,6 +214,13 @@ pub fn runtime_object(
             String::from_utf8_lossy(&output.stderr)
         ));
     }
+    // The checksum first, then the object: a reader that sees the new checksum with the old
+    // object finds them different and compiles again, never trusts a wrong pair.
+    let sum = content_sum(&temp).ok_or_else(|| format!("{}: cannot read back", temp.display()))?;
+    let sum_temp = sum_path(&temp);
+    fs::write(&sum_temp, format!("{sum}\n")).map_err(|e| format!("{}: {e}", sum_temp.display()))?;
+    fs::rename(&sum_temp, sum_path(&object))
+        .map_err(|e| format!("{}: {e}", sum_path(&object).display()))?;
     fs::rename(&temp, &object).map_err(|e| format!("{}: {e}", object.display()))?;
     Ok(Some(object))
 }

@@ -35,24 +35,53 @@ pub fn check_clang_version(clang: &Path) -> Result<(), String> {
         .output()
         .map_err(|e| format!("{}: cannot run: {e}", clang.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let major = text
-        .split_whitespace()
-        .skip_while(|w| *w != "version")
-        .nth(1)
-        .and_then(|v| v.split('.').next())
-        .and_then(|m| m.parse::<u32>().ok());
-    match major {
-        Some(LLVM_MAJOR) => Ok(()),
-        Some(other) => Err(format!(
-            "{} is clang {other}, but hookcc's pass plugin is built for clang {LLVM_MAJOR}; set \
-             HOOKCC_CLANG to a clang-{LLVM_MAJOR}",
+    let Some(major) = clang_major(&text) else {
+        return Err(format!(
+            "{} does not look like clang: its `--version` says no \"clang version\" (set \
+             HOOKCC_CLANG to a clang-{LLVM_MAJOR})",
             clang.display()
-        )),
-        None => Err(format!(
-            "{}: cannot tell its version from `--version`",
-            clang.display()
-        )),
+        ));
+    };
+    if major == LLVM_MAJOR {
+        return Ok(());
     }
+    Err(format!(
+        "{} is clang {major}, but hookcc's pass plugin is built for clang {LLVM_MAJOR}; set \
+         HOOKCC_CLANG to a clang-{LLVM_MAJOR}",
+        clang.display()
+    ))
+}
+
+/// The major version in clang's `--version` text: the number after "clang version" (any
+/// vendor prefix before it, as in "Debian clang version 19.1.7"). Not just any "version N":
+/// `/bin/false --version` says "GNU GPL version 3".
+fn clang_major(text: &str) -> Option<u32> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .windows(3)
+        .find(|w| w[0] == "clang" && w[1] == "version")
+        .and_then(|w| w[2].split('.').next())
+        .and_then(|m| m.parse::<u32>().ok())
+}
+
+/// Checks that the plugins the compile step loads exist, so that a wrong `HOOKCC_PLUGIN` (or
+/// a pass plugin copied without its neighbour) is one line, not clang's 300-line option dump.
+pub fn check_plugins(layout: &Layout, from_env: bool) -> Result<(), String> {
+    let origin = if from_env { " (HOOKCC_PLUGIN)" } else { "" };
+    if !layout.plugin.is_file() {
+        return Err(format!(
+            "the pass plugin {}{origin} does not exist or is not a file",
+            layout.plugin.display()
+        ));
+    }
+    if !layout.frontend_plugin.is_file() {
+        return Err(format!(
+            "the frontend plugin {FRONTEND_PLUGIN_FILE} is missing: hookcc looks for it beside \
+             the pass plugin{origin}, at {} (copy both files together)",
+            layout.frontend_plugin.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Where hookcc's own files are: the plugin and the runtime sources.
@@ -115,6 +144,20 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clang_major_reads_the_number_after_clang_version_only() {
+        assert_eq!(
+            clang_major("Debian clang version 19.1.7 (++20250114)\nTarget: x"),
+            Some(19)
+        );
+        assert_eq!(clang_major("clang version 17.0.6\n"), Some(17));
+        assert_eq!(
+            clang_major("false (GNU coreutils) 9.1\nLicense GPLv3+: GNU GPL version 3 or later"),
+            None
+        );
+        assert_eq!(clang_major(""), None);
+    }
 
     /// A build in a target directory outside the source tree (`CARGO_TARGET_DIR`) still finds
     /// the runtime sources: those of the tree this hookcc was built from.

@@ -148,13 +148,16 @@ case_dump_midway() { # hookcc_ti_dump() while running; the exit dump has everyth
     check mid --records-var records --replay --switches 20 --entries outer=1000
 }
 
-case_verbose() { # HOOKCC_TI_OUTPUT prefix, HOOKCC_TI_VERBOSE's one line
+case_verbose() { # HOOKCC_TI_OUTPUT prefix, HOOKCC_TI_VERBOSE's one line; files 0600
+    umask 022
     mkdir -p "$dir/sub"
     run 0 HOOKCC_TI_OUTPUT=sub/x HOOKCC_TI_VERBOSE=1 -- "$bin/basic" 100 || return 1
     [ "$(wc -l <err)" -eq 1 ] && grep -q "sub/x.bin, sub/x.dat (404 records of $((ptr + 8)) bytes" err ||
         { echo "expected one line naming sub/x.bin and sub/x.dat:" >>log; cat err >>log; return 1; }
     [ "$(cd "$dir" && ls | grep -c -e '\.bin$' -e '\.dat$')" -eq 0 ] ||
         { echo "files outside sub/" >>log; return 1; }
+    [ "$(stat -c %a "$dir/sub/x.bin") $(stat -c %a "$dir/sub/x.dat")" = "600 600" ] ||
+        { echo "modes $(stat -c %a "$dir/sub/x.bin") $(stat -c %a "$dir/sub/x.dat"), expected 600" >>log; return 1; }
     check sub/x --records 404 --replay
 }
 

@@ -1,0 +1,135 @@
+//! What hookcc and hookprof say when the setup or the input is wrong: one line that names
+//! what is missing or wrong, not a compiler's option dump or an errno that misleads.
+
+use hookcc_tests::*;
+
+fn one_error_line(out: &std::process::Output, context: &str) -> String {
+    assert_eq!(out.status.code(), Some(1), "{context}: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{context}: one line expected:\n{stderr}"
+    );
+    stderr
+}
+
+#[test]
+fn a_missing_pass_or_frontend_plugin_is_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = hookcc(d, false)
+        .env("HOOKCC_PLUGIN", "/nonexistent/libhookcc_pass.so")
+        .args(["--trace", "-c"])
+        .arg(program_source("calls.c"))
+        .output()
+        .unwrap();
+    let stderr = one_error_line(&out, "HOOKCC_PLUGIN=/nonexistent");
+    assert!(
+        stderr.contains(
+            "the pass plugin /nonexistent/libhookcc_pass.so (HOOKCC_PLUGIN) does not exist"
+        ),
+        "{stderr}"
+    );
+    // The pass plugin copied elsewhere without the frontend plugin it loads beside it.
+    let copy = d.join("libhookcc_pass.so");
+    std::fs::copy(tool("libhookcc_pass.so"), &copy).unwrap();
+    let out = hookcc(d, false)
+        .env("HOOKCC_PLUGIN", &copy)
+        .args(["--trace", "-c"])
+        .arg(program_source("calls.c"))
+        .output()
+        .unwrap();
+    let stderr = one_error_line(&out, "pass plugin alone");
+    assert!(
+        stderr.contains("the frontend plugin libhookcc_clang.so is missing")
+            && stderr.contains(&d.join("libhookcc_clang.so").display().to_string()),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_program_that_is_not_clang_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hookcc(dir.path(), false)
+        .env("HOOKCC_CLANG", "/bin/false")
+        .args(["--trace", "-c"])
+        .arg(program_source("calls.c"))
+        .output()
+        .unwrap();
+    let stderr = one_error_line(&out, "HOOKCC_CLANG=/bin/false");
+    assert!(
+        stderr.contains("/bin/false does not look like clang"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_directory_given_to_hookprof_is_called_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let out = hookprof().args(["info", &d]).output().unwrap();
+    let stderr = one_error_line(&out, "hookprof info DIR");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("hookprof: error: {d}: is a directory, not a trace file")
+    );
+    let out = hookprof()
+        .args([
+            "nitro",
+            &d,
+            "--exe",
+            &tool("hookprof").display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = one_error_line(&out, "hookprof nitro DIR");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("hookprof: error: {d}: is a directory")
+    );
+}
+
+#[test]
+fn a_corrupted_cached_runtime_is_rebuilt_and_clear_cache_empties_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cache = d.join("cache");
+    let build = || {
+        run_ok(
+            hookcc(d, false)
+                .env("HOOKCC_CACHE_DIR", &cache)
+                .args(["--trace", "-O1"])
+                .arg(program_source("calls.c"))
+                .args(["-o", "calls"]),
+        )
+    };
+    build();
+    let objects: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "o"))
+        .collect();
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    // As a crash or a full disk mid-write could leave it.
+    std::fs::write(&objects[0], b"not an object file").unwrap();
+    build();
+    let (trace, stdout) = run_traced(d, &d.join("calls"), &[]);
+    assert_eq!(stdout.trim(), "16135");
+    assert_eq!(call_counts(&trace, &[]).get("leaf"), Some(&100));
+
+    std::fs::write(cache.join("mine.txt"), b"not hookcc's").unwrap();
+    let out = run_ok(
+        hookcc(d, false)
+            .env("HOOKCC_CACHE_DIR", &cache)
+            .arg("--clear-cache"),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The runtime object and its checksum.
+    assert!(stdout.contains("removed 2 cached files"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["mine.txt"], "only hookcc's files are removed");
+}
