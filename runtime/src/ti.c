@@ -57,6 +57,7 @@
 #endif
 
 #include "hookcc/ti.h"
+#include "baremetal_atomic.h"
 
 /* The default timestamp source is clock.h's hkrt_ticks() where clock.h has one without a
  * program-supplied function: x86 and AArch64 counters anywhere, CLOCK_MONOTONIC on hosted

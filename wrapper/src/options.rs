@@ -210,6 +210,10 @@ pub struct HookOptions {
     /// `-finstrument-functions-exclude-function-list=` / `-exclude-file-list=` (any dialect).
     pub exclude_functions: Vec<String>,
     pub exclude_files: Vec<String>,
+    /// `--print-hook-runtime`: print the runtime object for the target flags given (compiling
+    /// it if needed), for a build that links with another tool (bare-metal firmware linked by
+    /// arm-none-eabi-gcc).
+    pub print_runtime: bool,
 }
 
 impl HookOptions {
@@ -382,6 +386,7 @@ enum OwnOption {
     HookRuntime,
     NitroClock,
     PrintMakeInclude,
+    PrintHookRuntime,
     Profile,
     RemoveHooksWhenInlining,
     Trace,
@@ -402,6 +407,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
     ("--nitro-clock=", OwnOption::NitroClock),
+    ("--print-hook-runtime", OwnOption::PrintHookRuntime),
     ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
@@ -548,6 +554,7 @@ pub fn take_own_options(
             OwnOption::Trace => options.trace = true,
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
+            OwnOption::PrintHookRuntime => options.print_runtime = true,
             OwnOption::Dialect => match value {
                 "nitro" => options.nitro = true,
                 _ => return Err(bad("nitro")),
@@ -669,6 +676,10 @@ Metrowerks / NITRO-SDK dialect:
                         Makefiles: `include $(shell $(CC) --print-make-include)` makes
                         NITRO_PROFILE = TRUE and NITRO_PROFILE_TYPE = … written in the
                         Makefile reach hookcc, as the SDK's commondefs did
+  --print-hook-runtime  print the path of the runtime object for the target flags on the
+                        line (compiled into the cache if needed; an empty line when no
+                        component is selected), for builds that link with another tool:
+                        bare-metal firmware linked by arm-none-eabi-gcc (docs/baremetal.md)
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
