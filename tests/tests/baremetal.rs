@@ -1,0 +1,291 @@
+//! Bare metal under qemu-system: firmware built by `make` with `CC=hookcc` from
+//! examples/baremetal/<board>/, booted in qemu, its output compared with the seed's.
+//!
+//! ARM926EJ-S (qemu's versatilepb), ARM and Thumb code: the NITRO-SDK programs of
+//! seeds/nitro-sdk-profiler.txt §3.5.1 (stack mode), §3.5.2 (log mode) and §4.5 (statistics)
+//! built with `make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST`, run, and their
+//! dumps compared with runtime/test/nitro/expected/ (the seed's text; lr values and costs vary)
+//! — and every lr symbolized with the ELF must lie in the caller the seed names. Also: main's
+//! return value is qemu's exit status.
+//!
+//! Needs qemu-system-arm, arm-none-eabi-gcc and picolibc-arm-none-eabi (scripts/setup.sh):
+//! without them the tests fail in CI and skip with a message elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hookcc_tests::*;
+
+const PICOLIBC_ARM: &str = "/usr/lib/picolibc/arm-none-eabi/include";
+
+fn runs(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// True if the ARM bare-metal tools are installed; otherwise fails in CI, and says what is
+/// missing elsewhere.
+fn have_arm_tools() -> bool {
+    let missing: Vec<&str> = [
+        ("qemu-system-arm", runs("qemu-system-arm")),
+        ("arm-none-eabi-gcc", runs("arm-none-eabi-gcc")),
+        ("arm-none-eabi-addr2line", runs("arm-none-eabi-addr2line")),
+        ("picolibc-arm-none-eabi", Path::new(PICOLIBC_ARM).is_dir()),
+        ("make", runs("make")),
+    ]
+    .iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(name, _)| *name)
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        !in_ci(),
+        "CI must have {} for the bare-metal tests (scripts/setup.sh)",
+        missing.join(", ")
+    );
+    eprintln!(
+        "skipping the bare-metal tests: {} missing (run scripts/setup.sh)",
+        missing.join(", ")
+    );
+    false
+}
+
+/// A fresh copy of examples/baremetal/<board> in `dir`.
+fn copy_example(board: &str, dir: &Path) -> PathBuf {
+    let from = workspace_root().join("examples/baremetal").join(board);
+    let to = dir.join(board);
+    std::fs::create_dir_all(&to).unwrap();
+    for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    to
+}
+
+/// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
+/// whatever the status.
+fn make_run(project: &Path, variables: &[&str]) -> Output {
+    let path = format!(
+        "{}:{}",
+        target_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("make");
+    cmd.arg("-s")
+        .arg("run")
+        .args(variables)
+        .current_dir(project)
+        .env("PATH", path)
+        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+        .env_remove("NITRO_PROFILE")
+        .env_remove("NITRO_PROFILE_TYPE")
+        .env_remove("HOOKCC_TRACE")
+        .env_remove("MAKEFLAGS");
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+}
+
+/// The comparisons' view of a dump, as runtime/test/nitro/run.sh normalizes it: lr values and
+/// costs vary from build to build, everything else is the seed's text.
+fn normalize(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(at) = rest.find("lr=") {
+                out.push_str(&rest[..at + 3]);
+                let hex = rest[at + 3..]
+                    .find(|c: char| !c.is_ascii_hexdigit())
+                    .unwrap_or(rest.len() - at - 3);
+                out.push_str("ADDR");
+                rest = &rest[at + 3 + hex..];
+            }
+            out.push_str(rest);
+            match out.rfind(", cost ") {
+                Some(at) if out[at + 7..].chars().all(|c| c.is_ascii_digit()) => {
+                    format!("{}, cost C\n", &out[..at])
+                }
+                _ => out + "\n",
+            }
+        })
+        .collect()
+}
+
+fn expected(name: &str) -> String {
+    let path = workspace_root().join("runtime/test/nitro/expected").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The function of `elf` that holds the instruction before return address `lr` (bit 0, the
+/// Thumb bit, cleared first), by arm-none-eabi-addr2line.
+fn caller_of(elf: &Path, lr: u64) -> String {
+    let out = run_ok(
+        Command::new("arm-none-eabi-addr2line")
+            .arg("-f")
+            .arg("-e")
+            .arg(elf)
+            .arg(format!("{:#x}", (lr & !1) - 1)),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Every "NAME: lr=HEX" line of `dump` has its lr in the function `callers` names for NAME.
+/// Returns how many lines were checked.
+fn check_lr(elf: &Path, dump: &str, callers: &[(&str, &str)], what: &str) -> usize {
+    let mut checked = 0;
+    for line in dump.lines() {
+        let line = line.trim_start();
+        let Some((name, rest)) = line.split_once(": lr=") else {
+            continue;
+        };
+        let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+        let lr = u64::from_str_radix(&hex, 16).unwrap();
+        let want = callers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{what}: unexpected line {line:?}"))
+            .1;
+        let got = caller_of(elf, lr);
+        assert_eq!(got, want, "{what}: {name}: lr={hex} is in {got}, not {want}");
+        checked += 1;
+    }
+    checked
+}
+
+struct NitroCase {
+    program: &'static str,
+    profile_type: &'static str,
+    expected: &'static str,
+    /// For each dumped name, the function its lr must be in.
+    callers: &'static [(&'static str, &'static str)],
+    lines_with_lr: usize,
+}
+
+const NITRO_CASES: &[NitroCase] = &[
+    NitroCase {
+        program: "nitro_calltrace_stack.c",
+        profile_type: "CALLTRACE",
+        expected: "calltrace_stack.txt",
+        callers: &[
+            ("OS_DumpCallTrace", "test3"),
+            ("test3", "test2"),
+            ("test2", "test1"),
+            ("test1", "NitroMain"),
+        ],
+        lines_with_lr: 4,
+    },
+    NitroCase {
+        program: "nitro_calltrace_log.c",
+        profile_type: "CALLTRACE",
+        expected: "calltrace_log.txt",
+        callers: &[
+            ("OS_DumpCallTrace", "NitroMain"),
+            ("test3", "test2"),
+            ("test2", "test1"),
+            ("test1", "NitroMain"),
+        ],
+        lines_with_lr: 7,
+    },
+    NitroCase {
+        program: "nitro_functioncost.c",
+        profile_type: "FUNCTIONCOST",
+        expected: "functioncost.txt",
+        callers: &[],
+        lines_with_lr: 0,
+    },
+];
+
+#[test]
+fn arm926_nitro_programs_print_the_seed_dumps() {
+    if !have_arm_tools() {
+        return;
+    }
+    for thumb in [false, true] {
+        for case in NITRO_CASES {
+            let what = format!(
+                "arm926{} {} NITRO_PROFILE_TYPE={}",
+                if thumb { " THUMB=1" } else { "" },
+                case.program,
+                case.profile_type
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let project = copy_example("arm926", dir.path());
+            let app = format!("APP={}", program_source(case.program).display());
+            let profile_type = format!("NITRO_PROFILE_TYPE={}", case.profile_type);
+            let mut variables = vec![app.as_str(), "NITRO_PROFILE=TRUE", profile_type.as_str()];
+            if thumb {
+                variables.push("THUMB=1");
+            }
+            let out = make_run(&project, &variables);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{what}: make run failed with {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                normalize(&stdout),
+                expected(case.expected),
+                "{what}: the dump differs from the seed's (runtime/test/nitro/expected/{})",
+                case.expected
+            );
+            let elf = project.join("firmware.elf");
+            let checked = check_lr(&elf, &stdout, case.callers, &what);
+            assert_eq!(checked, case.lines_with_lr, "{what}: lr lines in\n{stdout}");
+            if thumb && checked > 0 {
+                // Thumb callers: the lr the runtime records is the register, bit 0 set.
+                assert!(
+                    stdout.lines().filter(|l| l.contains("lr=")).all(|l| {
+                        let hex = l.split("lr=").nth(1).unwrap();
+                        u64::from_str_radix(&hex[..8], 16).unwrap() & 1 == 1
+                    }),
+                    "{what}: Thumb lr values without bit 0:\n{stdout}"
+                );
+            }
+            if case.profile_type == "FUNCTIONCOST" {
+                // The SP804 counts microseconds: every function ran for some.
+                for line in stdout.lines() {
+                    let cost: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+                    assert!(cost > 0, "{what}: {line}: no time measured");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn arm926_exit_status_is_mains() {
+    if !have_arm_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("arm926", dir.path());
+    // The example's own program, unprofiled: hookcc is plain clang here.
+    let out = make_run(&project, &[]);
+    assert!(
+        out.status.success(),
+        "arm926 app.c: make run failed\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "test1(0x100) = 0x107\n");
+    // A program returning 3: qemu exits with 3, so make fails saying so.
+    let app = dir.path().join("three.c");
+    std::fs::write(&app, "int main(void) { return 3; }\n").unwrap();
+    run_ok(Command::new("make").arg("-s").arg("clean").current_dir(&project));
+    let out = make_run(&project, &[&format!("APP={}", app.display())]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("Error 3"),
+        "main returned 3 but make run said {}:\n{stderr}",
+        out.status
+    );
+}
