@@ -509,6 +509,13 @@ HKTI_EXPORT void hook_init(void)
     __atomic_store_n(&uiProfileDataCnt, 0u, __ATOMIC_RELEASE);
 }
 
+/* A breakpoint site for debuggers: noinline, and an asm the optimizer cannot remove, so that
+ * the symbol is a real function whose body runs. */
+HKTI_EXPORT __attribute__((noinline)) void hookcc_ti_done(void)
+{
+    __asm__ __volatile__("" ::: "memory");
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Hosted: the dump files                                                                   */
 

@@ -289,3 +289,144 @@ fn arm926_exit_status_is_mains() {
         out.status
     );
 }
+
+/// hookprof ti's call list: (function, task, inclusive, exclusive, depth, enter, exit).
+fn ti_calls(call_list: &str) -> Vec<(String, String, u64, u64, u64, u64, u64)> {
+    let mut lines = call_list.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth")
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let n = |i: usize| f[i].parse::<u64>().unwrap_or_else(|e| panic!("{l}: {e}"));
+            (f[0].to_string(), f[5].to_string(), n(3), n(4), n(6), n(1), n(2))
+        })
+        .collect()
+}
+
+/// The TI flow on the ARM926 as a CCS user has it: firmware built with TI's hook options and
+/// hookcc's TI runtime (examples/baremetal/arm926/ti_tasks.c: three tasks with stacks of their
+/// own, a timer interrupt running instrumented code meanwhile), booted under gdb-multiarch,
+/// ProfileData dumped at the hookcc_ti_done breakpoint by scripts/baremetal-ti-dump.sh, the
+/// dump decoded by `hookprof ti` and checked against what the firmware counted itself.
+#[test]
+fn arm926_ti_tasks_dumped_by_gdb_and_decoded() {
+    if !have_arm_tools() {
+        return;
+    }
+    if !runs("gdb-multiarch") {
+        assert!(!in_ci(), "CI must have gdb-multiarch (scripts/setup.sh)");
+        eprintln!("skipping the TI debugger test: gdb-multiarch missing (run scripts/setup.sh)");
+        return;
+    }
+    for thumb in [false, true] {
+        let what = format!("arm926{} ti_tasks.c", if thumb { " THUMB=1" } else { "" });
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example("arm926", dir.path());
+        let path = format!(
+            "{}:{}",
+            target_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut make = Command::new("make");
+        make.args(["-s", "ti-dump", "APP=ti_tasks.c", "HOOKS=ti"])
+            .arg(format!(
+                "HOOKCC_SCRIPTS={}",
+                workspace_root().join("scripts").display()
+            ))
+            .current_dir(&project)
+            .env("PATH", &path)
+            .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+            .env_remove("MAKEFLAGS");
+        if thumb {
+            make.arg("THUMB=1");
+        }
+        let out = run_ok(&mut make);
+        let elf = project.join("firmware.elf");
+        let dump = project.join("ti.bin");
+        let vars: std::collections::BTreeMap<String, String> =
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let number = |k: &str| -> u64 {
+            vars.get(k)
+                .unwrap_or_else(|| panic!("{what}: no {k}= in {vars:?}"))
+                .parse()
+                .unwrap()
+        };
+        let (records, ticks, switches) = (number("records"), number("ticks"), number("switches"));
+        assert_eq!(number("dropped"), 0, "{what}");
+        // 12 delays: 1 switch from main, one per yield but t2's lonely last one, 3 finishes.
+        assert_eq!(switches, 1 + 12 - 1 + 3, "{what}");
+        assert!(ticks > 0, "{what}: the timer never interrupted");
+        let size = std::fs::metadata(&dump).unwrap().len();
+        assert_eq!(size, records * 12, "{what}: {} bytes for {records} records", size);
+
+        let prefix = project.join("ti");
+        let status = run_ok(
+            hookprof()
+                .arg("ti")
+                .arg(&dump)
+                .arg("--exe")
+                .arg(&elf)
+                .arg("--all-symbols")
+                .arg("--out")
+                .arg(&prefix),
+        );
+        let status = String::from_utf8_lossy(&status.stdout).into_owned();
+        for expected in [
+            format!("Records: {records} valid, 0 invalid (binary, 32-bit little-endian records)"),
+            "Functions found: 6".to_string(),
+            "Tasks found: 4".to_string(),
+            "Enter records without exit: 0".to_string(),
+            "Exit records without enter: 0".to_string(),
+        ] {
+            assert!(status.contains(&expected), "{what}: {expected:?} not in\n{status}");
+        }
+        let read = |suffix: &str| {
+            let path = format!("{}{suffix}", prefix.display());
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        let calls = ti_calls(&read("_call_list.csv"));
+        let count = |function: &str, task: Option<&str>| {
+            calls
+                .iter()
+                .filter(|c| c.0 == function && task.is_none_or(|t| c.1 == t))
+                .count() as u64
+        };
+        // t0 is `tasks` (the array's first element); t1 and t2 have no symbol of their own.
+        for (task, delays) in [("tasks", 3), ("?task #1", 4), ("?task #2", 5)] {
+            assert_eq!(count("delay", Some(task)), delays, "{what}: delays of {task}");
+        }
+        for (function, n) in [
+            ("task_yield", 12),
+            ("task_function", 3),
+            ("run_scheduler", 1),
+            ("switch_to", switches - 3),
+            ("on_tick", ticks),
+        ] {
+            assert_eq!(count(function, None), n, "{what}: calls of {function}");
+        }
+        // Nesting holds, interrupts included: inclusive = exclusive + the inclusive time of
+        // the calls made inside, for every call. Calls are listed as they complete, so the
+        // calls made inside one are the ones of its task listed just before it, deeper than it
+        // (the direct ones one level deeper). Nested by the records' order, not their times: an
+        // interrupt between a hook's timestamp and its record puts a later time first
+        // (docs/baremetal.md, "Interrupts").
+        for (i, c) in calls.iter().enumerate() {
+            let children: u64 = calls[..i]
+                .iter()
+                .rev()
+                .filter(|d| d.1 == c.1)
+                .take_while(|d| d.4 > c.4)
+                .filter(|d| d.4 == c.4 + 1)
+                .map(|d| d.2)
+                .sum();
+            assert_eq!(c.2, c.3 + children, "{what}: {c:?}");
+        }
+    }
+}
