@@ -54,16 +54,25 @@ fn have_arm_tools() -> bool {
     false
 }
 
-/// A fresh copy of examples/baremetal/<board> in `dir`.
+/// A fresh copy of examples/baremetal (the board's directory and what the boards share) in
+/// `dir`; returns the board's directory.
 fn copy_example(board: &str, dir: &Path) -> PathBuf {
-    let from = workspace_root().join("examples/baremetal").join(board);
-    let to = dir.join(board);
-    std::fs::create_dir_all(&to).unwrap();
-    for entry in std::fs::read_dir(&from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display()))
+        {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if path.is_dir() {
+                copy_tree(&path, &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+            }
+        }
     }
-    to
+    let root = dir.join("baremetal");
+    copy_tree(&workspace_root().join("examples/baremetal"), &root);
+    root.join(board)
 }
 
 /// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
