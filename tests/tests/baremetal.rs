@@ -1,15 +1,19 @@
 //! Bare metal under qemu-system: firmware built by `make` with `CC=hookcc` from
 //! examples/baremetal/<board>/, booted in qemu, its output compared with the seed's.
 //!
-//! ARM926EJ-S (qemu's versatilepb), ARM and Thumb code: the NITRO-SDK programs of
+//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385) and a
+//! rv32imac RISC-V (virt, machine mode): the NITRO-SDK programs of
 //! seeds/nitro-sdk-profiler.txt §3.5.1 (stack mode), §3.5.2 (log mode) and §4.5 (statistics)
 //! built with `make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST`, run, and their
 //! dumps compared with runtime/test/nitro/expected/ (the seed's text; lr values and costs vary)
 //! — and every lr symbolized with the ELF must lie in the caller the seed names. Also: main's
 //! return value is qemu's exit status.
 //!
-//! Needs qemu-system-arm, arm-none-eabi-gcc and picolibc-arm-none-eabi (scripts/setup.sh):
-//! without them the tests fail in CI and skip with a message elsewhere.
+//! The ARM926 also runs the TI flow: its buffer dumped by gdb-multiarch, decoded by hookprof ti.
+//!
+//! Needs qemu-system-arm, qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc,
+//! picolibc for both and gdb-multiarch (scripts/setup.sh): without them the tests fail in CI
+//! and skip with a message elsewhere.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -17,6 +21,46 @@ use std::process::{Command, Output};
 use hookcc_tests::*;
 
 const PICOLIBC_ARM: &str = "/usr/lib/picolibc/arm-none-eabi/include";
+const PICOLIBC_RISCV: &str = "/usr/lib/picolibc/riscv64-unknown-elf/include";
+
+/// A board of examples/baremetal and how to check what its firmware prints.
+struct Board {
+    /// Its directory under examples/baremetal.
+    dir: &'static str,
+    /// make variables for the build (THUMB=1).
+    variables: &'static [&'static str],
+    /// Symbolizes the lr values.
+    addr2line: &'static str,
+    /// Every lr has bit 0 set (the caller is Thumb code).
+    thumb: bool,
+}
+
+const BOARDS: &[Board] = &[
+    Board {
+        dir: "arm926",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: false,
+    },
+    Board {
+        dir: "arm926",
+        variables: &["THUMB=1"],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m3",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "riscv32",
+        variables: &[],
+        addr2line: "riscv64-unknown-elf-addr2line",
+        thumb: false,
+    },
+];
 
 fn runs(tool: &str) -> bool {
     Command::new(tool)
@@ -25,14 +69,19 @@ fn runs(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// True if the ARM bare-metal tools are installed; otherwise fails in CI, and says what is
+/// True if the bare-metal tools are installed; otherwise fails in CI, and says what is
 /// missing elsewhere.
-fn have_arm_tools() -> bool {
+fn have_tools() -> bool {
     let missing: Vec<&str> = [
         ("qemu-system-arm", runs("qemu-system-arm")),
+        ("qemu-system-riscv32 (qemu-system-misc)", runs("qemu-system-riscv32")),
         ("arm-none-eabi-gcc", runs("arm-none-eabi-gcc")),
         ("arm-none-eabi-addr2line", runs("arm-none-eabi-addr2line")),
+        ("riscv64-unknown-elf-gcc", runs("riscv64-unknown-elf-gcc")),
+        ("riscv64-unknown-elf-addr2line", runs("riscv64-unknown-elf-addr2line")),
         ("picolibc-arm-none-eabi", Path::new(PICOLIBC_ARM).is_dir()),
+        ("picolibc-riscv64-unknown-elf", Path::new(PICOLIBC_RISCV).is_dir()),
+        ("gdb-multiarch", runs("gdb-multiarch")),
         ("make", runs("make")),
     ]
     .iter()
@@ -130,10 +179,10 @@ fn expected(name: &str) -> String {
 }
 
 /// The function of `elf` that holds the instruction before return address `lr` (bit 0, the
-/// Thumb bit, cleared first), by arm-none-eabi-addr2line.
-fn caller_of(elf: &Path, lr: u64) -> String {
+/// Thumb bit, cleared first), by the board's addr2line.
+fn caller_of(addr2line: &str, elf: &Path, lr: u64) -> String {
     let out = run_ok(
-        Command::new("arm-none-eabi-addr2line")
+        Command::new(addr2line)
             .arg("-f")
             .arg("-e")
             .arg(elf)
@@ -148,7 +197,13 @@ fn caller_of(elf: &Path, lr: u64) -> String {
 
 /// Every "NAME: lr=HEX" line of `dump` has its lr in the function `callers` names for NAME.
 /// Returns how many lines were checked.
-fn check_lr(elf: &Path, dump: &str, callers: &[(&str, &str)], what: &str) -> usize {
+fn check_lr(
+    addr2line: &str,
+    elf: &Path,
+    dump: &str,
+    callers: &[(&str, &str)],
+    what: &str,
+) -> usize {
     let mut checked = 0;
     for line in dump.lines() {
         let line = line.trim_start();
@@ -162,7 +217,7 @@ fn check_lr(elf: &Path, dump: &str, callers: &[(&str, &str)], what: &str) -> usi
             .find(|(n, _)| *n == name)
             .unwrap_or_else(|| panic!("{what}: unexpected line {line:?}"))
             .1;
-        let got = caller_of(elf, lr);
+        let got = caller_of(addr2line, elf, lr);
         assert_eq!(got, want, "{what}: {name}: lr={hex} is in {got}, not {want}");
         checked += 1;
     }
@@ -213,26 +268,25 @@ const NITRO_CASES: &[NitroCase] = &[
 ];
 
 #[test]
-fn arm926_nitro_programs_print_the_seed_dumps() {
-    if !have_arm_tools() {
+fn nitro_programs_print_the_seed_dumps_on_every_board() {
+    if !have_tools() {
         return;
     }
-    for thumb in [false, true] {
+    for board in BOARDS {
         for case in NITRO_CASES {
             let what = format!(
-                "arm926{} {} NITRO_PROFILE_TYPE={}",
-                if thumb { " THUMB=1" } else { "" },
+                "{} {} {} NITRO_PROFILE_TYPE={}",
+                board.dir,
+                board.variables.join(" "),
                 case.program,
                 case.profile_type
             );
             let dir = tempfile::tempdir().unwrap();
-            let project = copy_example("arm926", dir.path());
+            let project = copy_example(board.dir, dir.path());
             let app = format!("APP={}", program_source(case.program).display());
             let profile_type = format!("NITRO_PROFILE_TYPE={}", case.profile_type);
             let mut variables = vec![app.as_str(), "NITRO_PROFILE=TRUE", profile_type.as_str()];
-            if thumb {
-                variables.push("THUMB=1");
-            }
+            variables.extend(board.variables);
             let out = make_run(&project, &variables);
             let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
             assert!(
@@ -248,20 +302,22 @@ fn arm926_nitro_programs_print_the_seed_dumps() {
                 case.expected
             );
             let elf = project.join("firmware.elf");
-            let checked = check_lr(&elf, &stdout, case.callers, &what);
+            let checked = check_lr(board.addr2line, &elf, &stdout, case.callers, &what);
             assert_eq!(checked, case.lines_with_lr, "{what}: lr lines in\n{stdout}");
-            if thumb && checked > 0 {
-                // Thumb callers: the lr the runtime records is the register, bit 0 set.
+            if checked > 0 {
+                // Thumb callers: the lr the runtime records is the register, bit 0 set
+                // (interworking); ARM and RISC-V return addresses are even.
                 assert!(
                     stdout.lines().filter(|l| l.contains("lr=")).all(|l| {
                         let hex = l.split("lr=").nth(1).unwrap();
-                        u64::from_str_radix(&hex[..8], 16).unwrap() & 1 == 1
+                        u64::from_str_radix(&hex[..8], 16).unwrap() & 1 == board.thumb as u64
                     }),
-                    "{what}: Thumb lr values without bit 0:\n{stdout}"
+                    "{what}: lr bit 0 is not {}:\n{stdout}",
+                    board.thumb as u8
                 );
             }
             if case.profile_type == "FUNCTIONCOST" {
-                // The SP804 counts microseconds: every function ran for some.
+                // The board's counter (SP804, SysTick, mtime) ticks: every function took some.
                 for line in stdout.lines() {
                     let cost: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
                     assert!(cost > 0, "{what}: {line}: no time measured");
@@ -273,7 +329,7 @@ fn arm926_nitro_programs_print_the_seed_dumps() {
 
 #[test]
 fn arm926_exit_status_is_mains() {
-    if !have_arm_tools() {
+    if !have_tools() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -286,6 +342,10 @@ fn arm926_exit_status_is_mains() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "test1(0x100) = 0x107\n");
+    // The unprofiled build is clang's alone: no runtime in it.
+    let symbols = run_ok(Command::new("arm-none-eabi-nm").arg(project.join("firmware.elf")));
+    let symbols = String::from_utf8_lossy(&symbols.stdout);
+    assert!(!symbols.contains("__PROFILE_ENTRY"), "a runtime in the plain build");
     // A program returning 3: qemu exits with 3, so make fails saying so.
     let app = dir.path().join("three.c");
     std::fs::write(&app, "int main(void) { return 3; }\n").unwrap();
@@ -322,7 +382,7 @@ fn ti_calls(call_list: &str) -> Vec<(String, String, u64, u64, u64, u64, u64)> {
 /// dump decoded by `hookprof ti` and checked against what the firmware counted itself.
 #[test]
 fn arm926_ti_tasks_dumped_by_gdb_and_decoded() {
-    if !have_arm_tools() {
+    if !have_tools() {
         return;
     }
     if !runs("gdb-multiarch") {
