@@ -73,7 +73,16 @@ ti-dump: firmware.elf
 	$(HOOKCC_SCRIPTS)/baremetal-ti-dump.sh firmware.elf ti.bin -- \
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
-clean:
-	rm -f firmware.elf *.o ti.bin
+# Any buffer taken out by a debugger at a function, e.g. a NITRO call trace buffer when the
+# program dumps it itself: make gdb-dump BREAK=OS_DumpCallTrace BUFFER=buffer
+# Decode: hookprof nitro buffer.bin --exe firmware.elf
+BREAK ?= OS_DumpCallTrace
+BUFFER ?= buffer
+gdb-dump: firmware.elf
+	$(HOOKCC_SCRIPTS)/baremetal-dump.sh firmware.elf $(BREAK) $(BUFFER) $(BUFFER).bin -- \
+		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
-.PHONY: run ti-dump clean
+clean:
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin
+
+.PHONY: run ti-dump gdb-dump clean

@@ -9,7 +9,9 @@
 //! — and every lr symbolized with the ELF must lie in the caller the seed names. Also: main's
 //! return value is qemu's exit status.
 //!
-//! The ARM926 also runs the TI flow: its buffer dumped by gdb-multiarch, decoded by hookprof ti.
+//! Each firmware runs under gdb-multiarch, which saves the buffer where the program prints it:
+//! `hookprof nitro` on that dump must print the program's text. The ARM926 also runs the TI
+//! flow: its buffer dumped by gdb-multiarch, decoded by hookprof ti.
 //!
 //! Needs qemu-system-arm, qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc,
 //! picolibc for both and gdb-multiarch (scripts/setup.sh): without them the tests fail in CI
@@ -127,6 +129,11 @@ fn copy_example(board: &str, dir: &Path) -> PathBuf {
 /// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
 /// whatever the status.
 fn make_run(project: &Path, variables: &[&str]) -> Output {
+    make_target(project, "run", variables)
+}
+
+/// `make VARIABLES… TARGET` in `project`, as make_run does.
+fn make_target(project: &Path, target: &str, variables: &[&str]) -> Output {
     let path = format!(
         "{}:{}",
         target_dir().display(),
@@ -134,7 +141,11 @@ fn make_run(project: &Path, variables: &[&str]) -> Output {
     );
     let mut cmd = Command::new("make");
     cmd.arg("-s")
-        .arg("run")
+        .arg(target)
+        .arg(format!(
+            "HOOKCC_SCRIPTS={}",
+            workspace_root().join("scripts").display()
+        ))
         .args(variables)
         .current_dir(project)
         .env("PATH", path)
@@ -228,6 +239,9 @@ struct NitroCase {
     program: &'static str,
     profile_type: &'static str,
     expected: &'static str,
+    /// Where the debugger stops the firmware, and the buffer it saves there.
+    dump_at: &'static str,
+    buffer: &'static str,
     /// For each dumped name, the function its lr must be in.
     callers: &'static [(&'static str, &'static str)],
     lines_with_lr: usize,
@@ -238,6 +252,8 @@ const NITRO_CASES: &[NitroCase] = &[
         program: "nitro_calltrace_stack.c",
         profile_type: "CALLTRACE",
         expected: "calltrace_stack.txt",
+        dump_at: "OS_DumpCallTrace",
+        buffer: "buffer",
         callers: &[
             ("OS_DumpCallTrace", "test3"),
             ("test3", "test2"),
@@ -250,6 +266,8 @@ const NITRO_CASES: &[NitroCase] = &[
         program: "nitro_calltrace_log.c",
         profile_type: "CALLTRACE",
         expected: "calltrace_log.txt",
+        dump_at: "OS_DumpCallTrace",
+        buffer: "buffer",
         callers: &[
             ("OS_DumpCallTrace", "NitroMain"),
             ("test3", "test2"),
@@ -262,6 +280,8 @@ const NITRO_CASES: &[NitroCase] = &[
         program: "nitro_functioncost.c",
         profile_type: "FUNCTIONCOST",
         expected: "functioncost.txt",
+        dump_at: "OS_DumpStatistics",
+        buffer: "StatBuffer",
         callers: &[],
         lines_with_lr: 0,
     },
@@ -285,9 +305,19 @@ fn nitro_programs_print_the_seed_dumps_on_every_board() {
             let project = copy_example(board.dir, dir.path());
             let app = format!("APP={}", program_source(case.program).display());
             let profile_type = format!("NITRO_PROFILE_TYPE={}", case.profile_type);
-            let mut variables = vec![app.as_str(), "NITRO_PROFILE=TRUE", profile_type.as_str()];
+            let dump_at = format!("BREAK={}", case.dump_at);
+            let buffer = format!("BUFFER={}", case.buffer);
+            let mut variables = vec![
+                app.as_str(),
+                "NITRO_PROFILE=TRUE",
+                profile_type.as_str(),
+                dump_at.as_str(),
+                buffer.as_str(),
+            ];
             variables.extend(board.variables);
-            let out = make_run(&project, &variables);
+            // Booted under gdb-multiarch, which saves the buffer where the program is about to
+            // print it (scripts/baremetal-dump.sh); the program then prints it itself.
+            let out = make_target(&project, "gdb-dump", &variables);
             let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
             assert!(
                 out.status.success(),
@@ -302,6 +332,27 @@ fn nitro_programs_print_the_seed_dumps_on_every_board() {
                 case.expected
             );
             let elf = project.join("firmware.elf");
+            // The debugger's dump, decoded on the host, is the program's own text.
+            let mut decode = hookprof();
+            decode
+                .arg("nitro")
+                .arg(project.join(format!("{}.bin", case.buffer)))
+                .arg("--exe")
+                .arg(&elf);
+            if let Some(lr) = stdout
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("OS_DumpCallTrace: lr="))
+            {
+                decode.arg("--lr").arg(lr);
+            }
+            let decoded = run_ok(&mut decode);
+            assert_eq!(
+                String::from_utf8_lossy(&decoded.stdout),
+                stdout,
+                "{what}: hookprof nitro on the debugger's dump of {}",
+                case.buffer
+            );
             let checked = check_lr(board.addr2line, &elf, &stdout, case.callers, &what);
             assert_eq!(checked, case.lines_with_lr, "{what}: lr lines in\n{stdout}");
             if checked > 0 {
