@@ -5,6 +5,9 @@
 #   make run NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE     function call trace (NITRO-SDK)
 #   make run NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=FUNCTIONCOST  function cost (NITRO-SDK)
 #   make run APP=path/to/program.c                            another program instead of app.c
+#   make run APP=../ti_tasks.c HOOKS=ti                       TI hooks and runtime: three tasks
+#   make ti-dump APP=../ti_tasks.c HOOKS=ti                   … buffer dumped by gdb: ti.bin
+#   make gdb-dump BREAK=FUNCTION BUFFER=ARRAY                 any array dumped by gdb at FUNCTION
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.

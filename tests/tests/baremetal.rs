@@ -426,13 +426,13 @@ fn ti_calls(call_list: &str) -> Vec<(String, String, u64, u64, u64, u64, u64)> {
         .collect()
 }
 
-/// The TI flow on the ARM926 as a CCS user has it: firmware built with TI's hook options and
-/// hookcc's TI runtime (examples/baremetal/arm926/ti_tasks.c: three tasks with stacks of their
-/// own, a timer interrupt running instrumented code meanwhile), booted under gdb-multiarch,
+/// The TI flow as a CCS user has it, on every board: firmware built with TI's hook options and
+/// hookcc's TI runtime (examples/baremetal/ti_tasks.c: three tasks with stacks of their own, a
+/// timer interrupt running instrumented code meanwhile), booted under gdb-multiarch,
 /// ProfileData dumped at the hookcc_ti_done breakpoint by scripts/baremetal-ti-dump.sh, the
 /// dump decoded by `hookprof ti` and checked against what the firmware counted itself.
 #[test]
-fn arm926_ti_tasks_dumped_by_gdb_and_decoded() {
+fn ti_tasks_dumped_by_gdb_and_decoded_on_every_board() {
     if !have_tools() {
         return;
     }
@@ -441,17 +441,17 @@ fn arm926_ti_tasks_dumped_by_gdb_and_decoded() {
         eprintln!("skipping the TI debugger test: gdb-multiarch missing (run scripts/setup.sh)");
         return;
     }
-    for thumb in [false, true] {
-        let what = format!("arm926{} ti_tasks.c", if thumb { " THUMB=1" } else { "" });
+    for board in BOARDS {
+        let what = format!("{} {} ti_tasks.c", board.dir, board.variables.join(" "));
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example("arm926", dir.path());
+        let project = copy_example(board.dir, dir.path());
         let path = format!(
             "{}:{}",
             target_dir().display(),
             std::env::var("PATH").unwrap_or_default()
         );
         let mut make = Command::new("make");
-        make.args(["-s", "ti-dump", "APP=ti_tasks.c", "HOOKS=ti"])
+        make.args(["-s", "ti-dump", "APP=../ti_tasks.c", "HOOKS=ti"])
             .arg(format!(
                 "HOOKCC_SCRIPTS={}",
                 workspace_root().join("scripts").display()
@@ -460,9 +460,7 @@ fn arm926_ti_tasks_dumped_by_gdb_and_decoded() {
             .env("PATH", &path)
             .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
             .env_remove("MAKEFLAGS");
-        if thumb {
-            make.arg("THUMB=1");
-        }
+        make.args(board.variables);
         let out = run_ok(&mut make);
         let elf = project.join("firmware.elf");
         let dump = project.join("ti.bin");

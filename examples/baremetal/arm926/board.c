@@ -118,6 +118,29 @@ __attribute__((target("arm"))) BOARD_NOHOOKS void board_stop_tick(void)
     *(volatile uint32_t *)(uintptr_t)(SP804_TIMER1 + SP804_CONTROL) = 0;
 }
 
+/* ---- Tasks (../ti_tasks.c) --------------------------------------------------------------- */
+
+/* r4-r11 and lr pushed, sp saved; the other stack's frame popped. Naked: no hooks, no frame.
+ * ARM code always (push of r8-r11 does not exist in Thumb-1); bx lr returns to either. */
+__attribute__((naked, target("arm"))) void board_switch_context(void **save, void *load)
+{
+    __asm__ __volatile__("push {r4-r11, lr}\n\t"
+                         "str sp, [r0]\n\t"
+                         "mov sp, r1\n\t"
+                         "pop {r4-r11, lr}\n\t"
+                         "bx lr");
+}
+
+/* The frame board_switch_context pops: r4-r11 = 0, lr = entry (bit 0 set if it is Thumb). */
+BOARD_NOHOOKS void *board_task_stack(void *top, void (*entry)(void))
+{
+    uint32_t *sp = (uint32_t *)top - 9;
+    for (int i = 0; i < 8; i++)
+        sp[i] = 0;
+    sp[8] = (uint32_t)(uintptr_t)entry;
+    return sp;
+}
+
 #ifdef HOOKS_TI
 #include <hookcc/ti.h>
 

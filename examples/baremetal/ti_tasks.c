@@ -1,17 +1,19 @@
 /* The TI example on bare metal: the three-task scenario of tests/programs/ti_tasks.c (after
- * seeds/ti-c6000-function-hooks.txt, "Example") on the ARM926, with a timer interrupt whose
- * handler runs instrumented code while the tasks do.
+ * seeds/ti-c6000-function-hooks.txt, "Example") on any of the boards, with a timer interrupt
+ * whose handler runs instrumented code while the tasks do. What is the board's (the context
+ * switch, a task's first frame, the tick interrupt) is in its board.c.
  *
- *   make run APP=ti_tasks.c HOOKS=ti          boots it; prints what a checker needs
- *   scripts/baremetal-ti-dump.sh firmware.elf ti.bin -- qemu-system-arm …
- *                                              the same under gdb: the record buffer dumped at
- *                                              hookcc_ti_done(), as a CCS user would
+ * In a board's directory:
+ *   make run APP=../ti_tasks.c HOOKS=ti       boots it; prints what a checker needs
+ *   make ti-dump APP=../ti_tasks.c HOOKS=ti   the same under gdb, which dumps the record buffer
+ *                                              into ti.bin at hookcc_ti_done(), as a CCS user
+ *                                              would
  *
  * Tasks have stacks of their own and switch task to task (task_yield -> switch_to), every
  * switch recorded with task_switch_hook(prev, next) as SYS/BIOS's switchFxn does. Task k
  * (k = 0, 1, 2) calls delay(DELAY_ITERATIONS) RUNS[k] times, yielding after each. Meanwhile
- * SP804 timer 1 interrupts every TICK_US microseconds; its handler calls on_tick(), which has
- * hooks: those records nest inside whatever the interrupted task was running.
+ * a timer interrupts every TICK_US microseconds; its handler calls on_tick(), which has hooks:
+ * those records nest inside whatever the interrupted task was running.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,13 +27,23 @@
 
 HOOKCC_TI_PROFILE_BUFFER(4096);
 
+/* The board's part (board.c): */
+/* Calls tick() from a timer interrupt every period_us microseconds, from now on. */
 void board_start_tick(unsigned period_us, void (*tick)(void));
+/* Stops it. */
 void board_stop_tick(void);
+/* Saves the callee-saved registers and the return address on the current stack and the stack
+ * pointer in *save, then continues on load's stack from the frame saved there (or made by
+ * board_task_stack). */
+void board_switch_context(void **save, void *load);
+/* The stack pointer of a task that has not run yet: a frame below top that
+ * board_switch_context "returns" through into entry. */
+void *board_task_stack(void *top, void (*entry)(void));
 
 static const int RUNS[NTASKS] = {3, 4, 5};
 
 struct task {
-    uint32_t *sp; /* saved by switch_context */
+    void *sp; /* saved by board_switch_context */
     const char *name;
     int id;
     int runs_left;
@@ -41,21 +53,10 @@ struct task {
 static struct task tasks[NTASKS];
 static struct task main_task = {.name = "main"};
 static struct task *current = &main_task;
-static uint64_t stacks[NTASKS][STACK_WORDS / 2]; /* 8-byte aligned (AAPCS) */
+static uint64_t stacks[NTASKS][STACK_WORDS / 2] __attribute__((aligned(16)));
 
 static volatile unsigned long delay_sink;
 static volatile unsigned ticks, switches;
-
-/* Saves r4-r11 and lr on the current stack and its sp in *save, loads sp = load and returns
- * through the frame found there. Naked: no hooks, no compiler frame. ARM code always. */
-__attribute__((naked, target("arm"))) static void switch_context(uint32_t **save, uint32_t *load)
-{
-    __asm__ __volatile__("push {r4-r11, lr}\n\t"
-                         "str sp, [r0]\n\t"
-                         "mov sp, r1\n\t"
-                         "pop {r4-r11, lr}\n\t"
-                         "bx lr");
-}
 
 /* The interrupt's instrumented work. */
 void on_tick(void)
@@ -75,7 +76,7 @@ void switch_to(struct task *next)
     task_switch_hook((uintptr_t)prev, (uintptr_t)next);
     switches++;
     current = next;
-    switch_context(&prev->sp, next->sp);
+    board_switch_context(&prev->sp, next->sp);
 }
 
 #pragma NO_HOOKS(next_runnable)
@@ -117,8 +118,8 @@ static void task_trampoline(void)
     task_switch_hook((uintptr_t)self, (uintptr_t)next);
     switches++;
     current = next;
-    uint32_t *discard;
-    switch_context(&discard, next->sp);
+    void *discard;
+    board_switch_context(&discard, next->sp);
 }
 
 void run_scheduler(void)
@@ -128,12 +129,7 @@ void run_scheduler(void)
         t->id = k;
         t->name = k == 0 ? "t0" : k == 1 ? "t1" : "t2";
         t->runs_left = RUNS[k];
-        /* The frame switch_context pops: r4-r11 = 0, lr = the trampoline. */
-        uint32_t *sp = (uint32_t *)&stacks[k][STACK_WORDS / 2] - 9;
-        for (int i = 0; i < 8; i++)
-            sp[i] = 0;
-        sp[8] = (uint32_t)(uintptr_t)task_trampoline;
-        t->sp = sp;
+        t->sp = board_task_stack(&stacks[k][STACK_WORDS / 2], task_trampoline);
     }
     switch_to(&tasks[0]); /* back here when every task has finished */
 }
