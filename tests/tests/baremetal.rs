@@ -548,3 +548,48 @@ fn ti_tasks_dumped_by_gdb_and_decoded_on_every_board() {
         }
     }
 }
+
+/// NITRO stack mode with a timer interrupt running a profiled function every 20 µs while the
+/// main line runs the seed's call chain 20000 times (examples/baremetal/nitro_interrupts.c):
+/// the interrupt's pushes and pops interleave with the main line's, and the final dump is
+/// still exactly the seed's (no frame of the interrupt, no unmatched return), every lr in the
+/// seed's caller.
+#[test]
+fn nitro_stack_survives_interrupts_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("{} {} nitro_interrupts.c", board.dir, board.variables.join(" "));
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let mut variables = vec![
+            "APP=../nitro_interrupts.c",
+            "NITRO_PROFILE=TRUE",
+            "NITRO_PROFILE_TYPE=CALLTRACE",
+        ];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            normalize(&stdout),
+            expected("calltrace_stack.txt") + "sum=200130000 ticks>100=1\n",
+            "{what}: the dump differs from the seed's, or the interrupt did not run"
+        );
+        let callers = &NITRO_CASES[0].callers;
+        let checked = check_lr(
+            board.addr2line,
+            &project.join("firmware.elf"),
+            &stdout,
+            callers,
+            &what,
+        );
+        assert_eq!(checked, 4, "{what}");
+    }
+}
