@@ -20,6 +20,10 @@
 
 #include <stdint.h>
 
+/* clang warns at every __atomic builtin that it becomes a call here ("large atomic operation
+ * may incur significant performance penalty"): known, and what these helpers are for. */
+#pragma clang diagnostic ignored "-Watomic-alignment"
+
 #define HKRT_ATOMIC_FN                                                                         \
     __attribute__((weak, visibility("default"), no_instrument_function, target("arm")))
 

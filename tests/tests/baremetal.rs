@@ -593,3 +593,91 @@ fn nitro_stack_survives_interrupts_on_every_board() {
         assert_eq!(checked, 4, "{what}");
     }
 }
+
+/// Every runtime component a bare-metal firmware may link compiles freestanding without a
+/// warning (-Wall -Wextra -Werror) for each board's CPU, and needs nothing from outside but
+/// what the firmware provides (its counter, TI's buffer) and the compiler's own helpers: no
+/// libatomic, which arm-none-eabi does not have (ARMv5TE's atomics are the runtime's own).
+#[test]
+fn runtime_components_are_freestanding_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    let targets: &[(&[&str], &str)] = &[
+        (
+            &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &[
+                "--target=riscv32-unknown-elf",
+                "-march=rv32imac",
+                "-mabi=ilp32",
+            ],
+            "riscv64-unknown-elf-nm",
+        ),
+    ];
+    let allowed = |symbol: &str| {
+        symbol.starts_with("__aeabi_")
+            || matches!(
+                symbol,
+                "hkrt_ticks_extern"
+                    | "hookcc_ti_timestamp"
+                    | "ProfileData"
+                    | "uiMaxProfileRecordNum"
+                    | "memset"
+                    | "__udivdi3"
+                    | "__umoddi3"
+            )
+    };
+    let runtime = workspace_root().join("runtime");
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, nm) in targets {
+        for component in ["calltrace", "functioncost", "ti"] {
+            let what = format!("{component}.c {}", flags.join(" "));
+            let object = dir.path().join(format!("{component}.o"));
+            run_ok(
+                Command::new("clang-19")
+                    .args(*flags)
+                    .args([
+                        "-std=gnu11",
+                        "-O2",
+                        "-ffreestanding",
+                        "-ffunction-sections",
+                        "-fdata-sections",
+                        "-fno-stack-protector",
+                        "-fvisibility=hidden",
+                        "-Wall",
+                        "-Wextra",
+                        "-Werror",
+                    ])
+                    .arg("-I")
+                    .arg(runtime.join("include"))
+                    .arg("-I")
+                    .arg(runtime.join("src"))
+                    .arg("-c")
+                    .arg(runtime.join(format!("src/{component}.c")))
+                    .arg("-o")
+                    .arg(&object),
+            );
+            let undefined = run_ok(Command::new(nm).arg("-u").arg(&object));
+            let undefined = String::from_utf8_lossy(&undefined.stdout);
+            let unexpected: Vec<&str> = undefined
+                .split_whitespace()
+                .filter(|w| *w != "U" && !allowed(w))
+                .collect();
+            assert!(
+                unexpected.is_empty(),
+                "{what}: needs {unexpected:?}, which a bare-metal firmware does not have"
+            );
+        }
+    }
+}
