@@ -8,6 +8,7 @@
 #   make run APP=../ti_tasks.c HOOKS=ti                       TI hooks and runtime: three tasks
 #   make ti-dump APP=../ti_tasks.c HOOKS=ti                   … buffer dumped by gdb: ti.bin
 #   make gdb-dump BREAK=FUNCTION BUFFER=ARRAY                 any array dumped by gdb at FUNCTION
+#   make run HOOKS=trace                                      native trace: firmware.hktrace
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
@@ -31,6 +32,13 @@ HOOKCC_FLAGS := --entry_hook=entry_hook --entry_parm=address --exit_hook=exit_ho
 CPPFLAGS += -DHOOKS_TI
 endif
 
+# hookcc's native trace (the bare-metal runtime: a RAM buffer written to firmware.hktrace at
+# exit by trace_out.c through semihosting).
+ifeq ($(HOOKS),trace)
+HOOKCC_FLAGS := --trace
+EXTRA_OBJS := trace_out.o
+endif
+
 ifneq ($(NITRO_PROFILE_TYPE),)
 CPPFLAGS += -DPROFILE_TYPE_$(NITRO_PROFILE_TYPE)
 # No inlining while profiling: hooks go in before the optimizer, so an inlined body keeps its
@@ -47,8 +55,8 @@ LDFLAGS += --specs=picolibc.specs --oslib=semihost --crt0=semihost \
 	-Wl,--defsym=__ram=$(RAM) -Wl,--defsym=__ram_size=$(RAM_SIZE) \
 	-Wl,--gc-sections
 
-OBJS := board.o $(notdir $(APP:.c=.o))
-vpath %.c $(dir $(APP))
+OBJS := board.o $(notdir $(APP:.c=.o)) $(EXTRA_OBJS)
+vpath %.c $(dir $(APP)) $(HERE)
 
 firmware.elf: $(OBJS)
 	$(LD) $(LDFLAGS) -o $@ $(OBJS) $$($(CC) $(HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) --print-hook-runtime)
@@ -86,6 +94,6 @@ gdb-dump: firmware.elf
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
 clean:
-	rm -f firmware.elf *.o ti.bin $(BUFFER).bin
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace
 
 .PHONY: run ti-dump gdb-dump clean

@@ -630,6 +630,7 @@ fn runtime_components_are_freestanding_on_every_board() {
             || matches!(
                 symbol,
                 "hkrt_ticks_extern"
+                    | "hkrt_ticks_per_second_extern"
                     | "hookcc_ti_timestamp"
                     | "ProfileData"
                     | "uiMaxProfileRecordNum"
@@ -641,7 +642,7 @@ fn runtime_components_are_freestanding_on_every_board() {
     let runtime = workspace_root().join("runtime");
     let dir = tempfile::tempdir().unwrap();
     for (flags, nm) in targets {
-        for component in ["calltrace", "functioncost", "ti"] {
+        for component in ["calltrace", "functioncost", "ti", "trace_baremetal"] {
             let what = format!("{component}.c {}", flags.join(" "));
             let object = dir.path().join(format!("{component}.o"));
             run_ok(
@@ -679,5 +680,65 @@ fn runtime_components_are_freestanding_on_every_board() {
                 "{what}: needs {unexpected:?}, which a bare-metal firmware does not have"
             );
         }
+    }
+}
+
+/// hookcc's native trace on every board (`make run HOOKS=trace`): the bare-metal trace
+/// runtime records into RAM, the firmware writes the finished trace through semihosting at
+/// exit (examples/baremetal/trace_out.c), and `hookprof report` reads it like a Linux trace:
+/// tests/programs/calls.c's call counts, known by construction, named from the ELF, and times
+/// in real units from the board's counter frequency.
+#[test]
+fn native_trace_in_ram_read_by_hookprof_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("{} {} calls.c --trace", board.dir, board.variables.join(" "));
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let app = format!("APP={}", program_source("calls.c").display());
+        let mut variables = vec!["HOOKS=trace", app.as_str()];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
+        let trace = project.join("firmware.hktrace");
+        assert!(trace.is_file(), "{what}: no firmware.hktrace written");
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--format=csv"),
+        );
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(stderr.is_empty(), "{what}: hookprof report warned:\n{stderr}");
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        let counts: std::collections::BTreeMap<&str, u64> =
+            rows.iter().map(|r| (r.function.as_str(), r.calls)).collect();
+        let expected: std::collections::BTreeMap<&str, u64> = [
+            ("main", 1),
+            ("leaf", 100),
+            ("apply", 50),
+            ("twice", 25),
+            ("negate", 25),
+            ("fib", 1973),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(counts, expected, "{what}");
+        let main = rows.iter().find(|r| r.function == "main").unwrap();
+        assert!(
+            main.inclusive_ns > 0.0 && main.inclusive_ns < 1e9,
+            "{what}: main took {} ns",
+            main.inclusive_ns
+        );
     }
 }

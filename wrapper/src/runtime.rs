@@ -102,7 +102,15 @@ pub fn runtime_object(
     let Some(name) = component.source_name() else {
         return Ok(None);
     };
-    let source = runtime_dir.join("src").join(format!("{name}.c"));
+    // A component with a bare-metal implementation of its own (trace: no OS for threads and
+    // files) uses it for freestanding builds.
+    let freestanding = target_flags.iter().any(|f| f == "-ffreestanding");
+    let baremetal = runtime_dir.join("src").join(format!("{name}_baremetal.c"));
+    let source = if freestanding && baremetal.is_file() {
+        baremetal
+    } else {
+        runtime_dir.join("src").join(format!("{name}.c"))
+    };
     if !source.is_file() {
         return Err(format!("runtime source {} is missing", source.display()));
     }
