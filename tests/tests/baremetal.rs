@@ -742,3 +742,47 @@ fn native_trace_in_ram_read_by_hookprof_on_every_board() {
         );
     }
 }
+
+/// Without a hook option hookcc is clang-19 for bare-metal targets too: the same object, byte
+/// for byte, from the same command line.
+#[test]
+fn bare_metal_compile_without_hooks_is_clang_exactly() {
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("examples/baremetal/app.c");
+    for flags in [
+        &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"][..],
+        &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"][..],
+        &["--target=riscv32-unknown-elf", "-march=rv32imac", "-mabi=ilp32"][..],
+    ] {
+        let include = if flags[0].contains("riscv") {
+            PICOLIBC_RISCV
+        } else {
+            PICOLIBC_ARM
+        };
+        let compile = |cmd: &mut Command, out: &str| {
+            run_ok(
+                cmd.args(flags)
+                    .args(["-O2", "-g", "-isystem", include, "-c"])
+                    .arg(&source)
+                    .arg("-o")
+                    .arg(dir.path().join(out)),
+            );
+            std::fs::read(dir.path().join(out)).unwrap()
+        };
+        let by_hookcc = compile(
+            hookcc(dir.path(), false)
+                .env_remove("NITRO_PROFILE")
+                .env_remove("NITRO_PROFILE_TYPE"),
+            "hookcc.o",
+        );
+        let by_clang = compile(Command::new("clang-19").current_dir(dir.path()), "clang.o");
+        assert!(
+            by_hookcc == by_clang,
+            "{}: hookcc's object differs from clang-19's",
+            flags.join(" ")
+        );
+    }
+}
