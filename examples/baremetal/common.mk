@@ -41,9 +41,10 @@ endif
 
 ifneq ($(NITRO_PROFILE_TYPE),)
 CPPFLAGS += -DPROFILE_TYPE_$(NITRO_PROFILE_TYPE)
-# No inlining while profiling: hooks go in before the optimizer, so an inlined body keeps its
-# hooks, but the lr its __PROFILE_ENTRY reports is then its caller's (there is no call left),
-# and the call trace would show every inlined function called from where its caller was.
+# No inlining while profiling, so that every lr in a dump is a real return address, as the
+# NITRO-SDK's were: an inlined frame keeps its hooks, but its lr is then the place in its caller
+# where the inlined body begins (docs/nitro.md, "Inlined frames"), and a frame's function is no
+# longer the symbol its lr falls in. Leave it out to profile the optimized build as it ships.
 CFLAGS += -fno-inline
 endif
 
