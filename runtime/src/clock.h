@@ -18,8 +18,9 @@
  *   x86, x86-64  rdtsc: ~11 ns here (DESIGN.md); frequency measured between two points
  *   AArch64      mrs cntvct_el0: frequency in cntfrq_el0
  *   others       clock_gettime(CLOCK_MONOTONIC) in ns (a vDSO call on Linux): 1e9 ticks/s.
- *                A freestanding build of such a target defines HKRT_TICKS_EXTERN and provides
- *                hkrt_ticks_extern() and hkrt_ticks_per_second_extern().
+ *                A freestanding build of such a target (or any build defining
+ *                HKRT_TICKS_EXTERN) calls the program's hkrt_ticks_extern() and
+ *                hkrt_ticks_per_second_extern().
  *
  * Timestamps are used as 62-bit values (the trace keeps a kind in the top two bits); none of
  * these counters reaches 2^62 in practice (146 years of ns, 36 years of a 4 GHz TSC).
@@ -83,7 +84,12 @@ static inline HKRT_NOINSTR uint64_t hkrt_ticks_per_second_fixed(void)
     return f;
 }
 
-#elif defined(HKRT_TICKS_EXTERN)
+#elif defined(HKRT_TICKS_EXTERN) || !__STDC_HOSTED__
+
+/* Bare metal (hookcc compiles the runtime -ffreestanding for *-none-* targets): the counter
+ * is the board's (a timer, SysTick, DWT CYCCNT, mcycle), so the firmware provides it; see
+ * docs/baremetal.md. Only the timed components reference it: with --gc-sections a call-trace
+ * firmware that never calls OS_GetTick needs neither function. */
 
 #define HKRT_CLOCK_SOURCE "hkrt_ticks_extern"
 #define HKRT_CLOCK_NEEDS_CALIBRATION 0
@@ -123,7 +129,7 @@ static inline HKRT_NOINSTR uint64_t hkrt_ticks_per_second_fixed(void)
 }
 
 #else
-#error "hookcc runtime: no cycle counter known for this freestanding target; define HKRT_TICKS_EXTERN and provide hkrt_ticks_extern() and hkrt_ticks_per_second_extern()"
+#error "hookcc runtime: no clock known for this hosted target; define HKRT_TICKS_EXTERN and provide hkrt_ticks_extern() and hkrt_ticks_per_second_extern()"
 #endif
 
 #if __STDC_HOSTED__

@@ -21,6 +21,7 @@
 #include "hookcc/nitro.h"
 
 #include "clock.h"
+#include "baremetal_atomic.h"
 
 #if __STDC_HOSTED__ && !defined(HKN_FREESTANDING)
 #define HKN_HOSTED 1

@@ -57,6 +57,7 @@
 #endif
 
 #include "hookcc/ti.h"
+#include "baremetal_atomic.h"
 
 /* The default timestamp source is clock.h's hkrt_ticks() where clock.h has one without a
  * program-supplied function: x86 and AArch64 counters anywhere, CLOCK_MONOTONIC on hosted
@@ -506,6 +507,13 @@ HKTI_EXPORT void hook_init(void)
     __builtin_memset(ProfileData, 0xFF, (size_t)capacity * sizeof(Hook_Record));
     hkti.initialized = 1;
     __atomic_store_n(&uiProfileDataCnt, 0u, __ATOMIC_RELEASE);
+}
+
+/* A breakpoint site for debuggers: noinline, and an asm the optimizer cannot remove, so that
+ * the symbol is a real function whose body runs. */
+HKTI_EXPORT __attribute__((noinline)) void hookcc_ti_done(void)
+{
+    __asm__ __volatile__("" ::: "memory");
 }
 
 /* ---------------------------------------------------------------------------------------- */

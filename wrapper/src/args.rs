@@ -29,6 +29,11 @@ pub enum FlagKind {
     Shared,
     /// `-r`: a relocatable link; no runtime either.
     Relocatable,
+    /// `-ffreestanding`: no hosted C library; the runtime is built freestanding too.
+    Freestanding,
+    /// `-isystem DIR`: a system include directory (a bare-metal C library's headers), which a
+    /// freestanding runtime is compiled with too.
+    SystemInclude,
 }
 
 /// How a table entry matches an argument.
@@ -70,6 +75,7 @@ pub const CLANG_FLAGS: &[(&str, Match, FlagKind)] = &[
     ("-arch", Exact, TargetWithValue),
     ("-c", Exact, StopBeforeLink),
     ("-e", Exact, PassThroughWithValue),
+    ("-ffreestanding", Exact, Freestanding),
     ("-fsyntax-only", Exact, NoCodegen),
     ("-idirafter", Exact, PassThroughWithValue),
     ("-imacros", Exact, PassThroughWithValue),
@@ -77,7 +83,7 @@ pub const CLANG_FLAGS: &[(&str, Match, FlagKind)] = &[
     ("-iprefix", Exact, PassThroughWithValue),
     ("-iquote", Exact, PassThroughWithValue),
     ("-isysroot", Exact, TargetWithValue),
-    ("-isystem", Exact, PassThroughWithValue),
+    ("-isystem", Exact, SystemInclude),
     ("-iwithprefix", Exact, PassThroughWithValue),
     ("-m", Prefix, Target),
     ("-mllvm", Exact, PassThroughWithValue),
@@ -154,6 +160,10 @@ pub struct CommandLine {
     pub has_inputs: bool,
     /// Whether a `-x` appears: inputs hookcc appends must then follow `-x none`.
     pub sets_language: bool,
+    /// `-ffreestanding` was given.
+    pub freestanding: bool,
+    /// `-isystem DIR` pairs, in order.
+    pub system_includes: Vec<String>,
 }
 
 impl CommandLine {
@@ -194,6 +204,13 @@ impl CommandLine {
                         Some(arg[2..].to_string())
                     };
                 }
+                Freestanding => cl.freestanding = true,
+                SystemInclude => {
+                    cl.system_includes.push(arg.clone());
+                    if let Some(v) = value(&mut i) {
+                        cl.system_includes.push(v);
+                    }
+                }
                 Target => cl.target_flags.push(arg.clone()),
                 TargetWithValue => {
                     cl.target_flags.push(arg.clone());
@@ -209,6 +226,35 @@ impl CommandLine {
     /// True if clang will run the linker.
     pub fn links(&self) -> bool {
         self.has_inputs && !self.stop_before_link && !self.no_codegen
+    }
+
+    /// The target triple given with `--target=T` or `-target T` (the last one wins), if any.
+    pub fn target_triple(&self) -> Option<&str> {
+        let mut triple = None;
+        let mut flags = self.target_flags.iter();
+        while let Some(flag) = flags.next() {
+            if let Some(t) = flag.strip_prefix("--target=") {
+                triple = Some(t);
+            } else if flag == "-target" {
+                triple = flags.next().map(String::as_str).or(triple);
+            }
+        }
+        triple
+    }
+
+    /// True for a bare-metal build: `-ffreestanding`, or a target whose OS is `none`
+    /// (`armv5te-none-eabi`, `thumbv7m-none-eabi`, `riscv32-none-elf`) or that names only an
+    /// object format (`riscv32-unknown-elf`, `arm-eabi`). Such a program has no OS to give
+    /// the runtime threads, files or clocks: hookcc compiles the runtime freestanding.
+    pub fn bare_metal(&self) -> bool {
+        self.freestanding
+            || self.target_triple().is_some_and(|t| {
+                let parts: Vec<&str> = t.split('-').collect();
+                parts.len() >= 2
+                    && (parts[1..].contains(&"none")
+                        || (matches!(parts.last(), Some(&("elf" | "eabi" | "eabihf")))
+                            && !parts.contains(&"linux")))
+            })
     }
 
     /// True if clang will generate code from sources (where the pass plugin runs).
@@ -354,6 +400,33 @@ mod tests {
     fn language_flag_changes_input_kind() {
         let cl = CommandLine::parse(&strings(&["-x", "c", "prog.txt", "-x", "none", "y.o"]));
         assert_eq!(cl.sources, ["prog.txt"]);
+    }
+
+    #[test]
+    fn bare_metal_targets() {
+        let bare = |args: &[&str]| CommandLine::parse(&strings(args)).bare_metal();
+        assert!(bare(&[
+            "--target=armv5te-none-eabi",
+            "-mcpu=arm926ej-s",
+            "a.c"
+        ]));
+        assert!(bare(&["-target", "thumbv7m-none-eabi", "a.c"]));
+        assert!(bare(&["--target=riscv32-unknown-elf", "a.c"]));
+        assert!(bare(&["-ffreestanding", "a.c"]));
+        assert!(!bare(&["--target=aarch64-linux-gnu", "a.c"]));
+        assert!(!bare(&["--target=arm-linux-gnueabihf", "a.c"]));
+        assert!(!bare(&["a.c"]));
+        let cl = CommandLine::parse(&strings(&[
+            "-isystem",
+            "/usr/lib/picolibc/arm-none-eabi/include",
+            "-c",
+            "a.c",
+        ]));
+        assert_eq!(
+            cl.system_includes,
+            ["-isystem", "/usr/lib/picolibc/arm-none-eabi/include"]
+        );
+        assert_eq!(cl.sources, ["a.c"]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::args::{expand_response_files, CommandLine};
-use crate::options::{take_own_options, PassConfig, RuntimeComponent};
+use crate::options::{take_own_options, HookOptions, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
 
 /// What hookcc needs from the machine. Behind a trait so that tests of the argument handling
@@ -120,6 +120,26 @@ pub enum Action {
     Run(Plan),
 }
 
+/// The flags the runtime component is compiled with for this command line: its target flags;
+/// for a bare-metal build `-ffreestanding` (no hosted C library to ask for threads, files or
+/// clocks) after the C library's `-isystem` directories, so that the runtime sees the same
+/// `<stdint.h>` types as the firmware; and the component's build options.
+fn runtime_flags(
+    command_line: &CommandLine,
+    component: RuntimeComponent,
+    options: &HookOptions,
+) -> Vec<String> {
+    let mut flags = command_line.target_flags.clone();
+    if command_line.bare_metal() {
+        flags.extend(command_line.system_includes.iter().cloned());
+        flags.push("-ffreestanding".to_string());
+    }
+    if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
+        flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
+    }
+    flags
+}
+
 /// The arguments that load the plugins and configure them. The frontend plugin turns pragmas
 /// and attributes into marks. The pass library goes in twice: as `-fpass-plugin` for the pass,
 /// and as `-fplugin` so that clang loads it before it parses `-mllvm` (clang-19 loads pass
@@ -209,6 +229,20 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         })?),
         None => None,
     };
+    if options.print_runtime {
+        let command_line = CommandLine::parse(&expand_response_files(&clang_args));
+        let layout = host.layout()?;
+        let component = options.runtime_component();
+        let object = host.runtime_object(
+            component,
+            &clang,
+            &layout,
+            &runtime_flags(&command_line, component, &options),
+        )?;
+        return Ok(Action::Print(
+            object.map(|o| o.display().to_string()).unwrap_or_default(),
+        ));
+    }
     let mut args = Vec::with_capacity(clang_args.len() + 12);
     if cxx {
         // Exactly what clang++ is: the same binary in g++ driver mode.
@@ -259,16 +293,22 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     }
     args.extend(clang_args);
     if command_line.links() && !command_line.shared && !command_line.relocatable {
-        let mut runtime_flags = command_line.target_flags.clone();
-        if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
-            runtime_flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
-        }
-        if let Some(object) = host.runtime_object(component, &clang, &layout, &runtime_flags)? {
+        let flags = runtime_flags(&command_line, component, &options);
+        if let Some(object) = host.runtime_object(component, &clang, &layout, &flags)? {
             if command_line.sets_language {
                 args.push("-x".to_string());
                 args.push("none".to_string());
             }
             args.push(object.display().to_string());
+            if command_line.bare_metal() {
+                // No threads and no dynamic linking on bare metal.
+                return Ok(Action::Run(Plan {
+                    clang,
+                    args,
+                    verbose: options.verbose,
+                    launcher,
+                }));
+            }
             // Instrumented shared libraries call the hooks of the executable's runtime.
             for symbol in component.exported_symbols() {
                 args.push(format!("-Wl,--export-dynamic-symbol={symbol}"));
@@ -355,6 +395,36 @@ mod tests {
             Action::Help => vec!["<help>".into()],
             Action::Print(line) => vec![format!("<print {line}>")],
         }
+    }
+
+    #[test]
+    fn bare_metal_runtime_is_freestanding_with_the_c_library_headers() {
+        let host = FakeHost::new(&[("NITRO_PROFILE_TYPE", "CALLTRACE")]);
+        let flags = [
+            "--target=armv5te-none-eabi",
+            "-mcpu=arm926ej-s",
+            "-isystem",
+            "/usr/lib/picolibc/arm-none-eabi/include",
+        ];
+        let mut args = flags.to_vec();
+        args.push("--print-hook-runtime");
+        assert_eq!(run(false, &args, &host), ["<print /cache/calltrace.o>"]);
+        let mut expected: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        expected.push("-ffreestanding".into());
+        assert_eq!(host.runtime_builds.borrow()[0], expected);
+        // Linking with hookcc: the same runtime, and no -pthread.
+        let mut args = flags.to_vec();
+        args.extend(["-profile", "main.o", "-o", "fw.elf"]);
+        let linked = run(false, &args, &host);
+        assert!(
+            linked.contains(&"/cache/calltrace.o".to_string()),
+            "{linked:?}"
+        );
+        assert!(!linked.contains(&"-pthread".to_string()), "{linked:?}");
+        assert_eq!(host.runtime_builds.borrow()[1], expected);
+        // No component: an empty line.
+        let none = FakeHost::new(&[]);
+        assert_eq!(run(false, &["--print-hook-runtime"], &none), ["<print >"]);
     }
 
     #[test]

@@ -213,6 +213,10 @@ pub struct HookOptions {
     /// `-finstrument-functions-exclude-function-list=` / `-exclude-file-list=` (any dialect).
     pub exclude_functions: Vec<String>,
     pub exclude_files: Vec<String>,
+    /// `--print-hook-runtime`: print the runtime object for the target flags given (compiling
+    /// it if needed), for a build that links with another tool (bare-metal firmware linked by
+    /// arm-none-eabi-gcc).
+    pub print_runtime: bool,
 }
 
 impl HookOptions {
@@ -386,6 +390,7 @@ enum OwnOption {
     NitroClock,
     PrintCacheKey,
     PrintMakeInclude,
+    PrintHookRuntime,
     Profile,
     RemoveHooksWhenInlining,
     Trace,
@@ -407,6 +412,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hookcc-verbose", OwnOption::Verbose),
     ("--nitro-clock=", OwnOption::NitroClock),
     ("--print-cache-key", OwnOption::PrintCacheKey),
+    ("--print-hook-runtime", OwnOption::PrintHookRuntime),
     ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
@@ -554,6 +560,7 @@ pub fn take_own_options(
             OwnOption::Trace => options.trace = true,
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
+            OwnOption::PrintHookRuntime => options.print_runtime = true,
             OwnOption::Dialect => match value {
                 "nitro" => options.nitro = true,
                 _ => return Err(bad("nitro")),
@@ -679,6 +686,10 @@ Metrowerks / NITRO-SDK dialect:
                         command line (environment, plugins, clang): with CC=\"ccache hookcc\",
                         set CCACHE_COMPILERCHECK='%compiler% --print-cache-key'
                         (docs/build-systems.md)
+  --print-hook-runtime  print the path of the runtime object for the target flags on the
+                        line (compiled into the cache if needed; an empty line when no
+                        component is selected), for builds that link with another tool:
+                        bare-metal firmware linked by arm-none-eabi-gcc (docs/baremetal.md)
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 

@@ -139,6 +139,28 @@ const RUNTIME_CFLAGS: &[&str] = &[
     "-w",
 ];
 
+/// What a bare-metal runtime is compiled with instead of `-fPIC` (the driver adds
+/// `-ffreestanding` to the target flags of a bare-metal build): no position independence (the
+/// firmware is linked at fixed addresses, and `-fPIC` would reach data through a GOT), and one
+/// section per function and variable, so that `--gc-sections` drops what the firmware never
+/// calls (OS_GetTick, and with it the program's counter, in a call-trace-only build).
+const RUNTIME_CFLAGS_FREESTANDING: &[&str] = &["-ffunction-sections", "-fdata-sections"];
+
+/// The flags a runtime is compiled with for these target flags.
+fn runtime_cflags(target_flags: &[String]) -> Vec<&str> {
+    let freestanding = target_flags.iter().any(|f| f == "-ffreestanding");
+    let mut flags: Vec<&str> = RUNTIME_CFLAGS
+        .iter()
+        .copied()
+        .filter(|f| !(freestanding && *f == "-fPIC"))
+        .collect();
+    if freestanding {
+        flags.extend(RUNTIME_CFLAGS_FREESTANDING);
+    }
+    flags.extend(target_flags.iter().map(String::as_str));
+    flags
+}
+
 /// Returns the runtime object for `component` compiled for `target_flags`, compiling it into
 /// the cache if it is not there yet. The key covers every runtime source and header, the
 /// compiler and the target flags, so an edit to any of them rebuilds.
@@ -152,7 +174,15 @@ pub fn runtime_object(
     let Some(name) = component.source_name() else {
         return Ok(None);
     };
-    let source = runtime_dir.join("src").join(format!("{name}.c"));
+    // A component with a bare-metal implementation of its own (trace: no OS for threads and
+    // files) uses it for freestanding builds.
+    let freestanding = target_flags.iter().any(|f| f == "-ffreestanding");
+    let baremetal = runtime_dir.join("src").join(format!("{name}_baremetal.c"));
+    let source = if freestanding && baremetal.is_file() {
+        baremetal
+    } else {
+        runtime_dir.join("src").join(format!("{name}.c"))
+    };
     if !source.is_file() {
         return Err(format!("runtime source {} is missing", source.display()));
     }
@@ -173,11 +203,8 @@ pub fn runtime_object(
     if let Ok(meta) = fs::metadata(clang) {
         key.add(format!("{:?}{}", meta.modified().ok(), meta.len()).as_bytes());
     }
-    for flag in RUNTIME_CFLAGS
-        .iter()
-        .copied()
-        .chain(target_flags.iter().map(String::as_str))
-    {
+    let cflags = runtime_cflags(target_flags);
+    for flag in &cflags {
         key.add(flag.as_bytes());
     }
     let object = cache.join(format!("runtime-{name}-{}.o", key.hex()));
@@ -194,8 +221,7 @@ pub fn runtime_object(
         std::process::id()
     ));
     let output = Command::new(clang)
-        .args(RUNTIME_CFLAGS)
-        .args(target_flags)
+        .args(&cflags)
         .arg("-I")
         .arg(runtime_dir.join("include"))
         .arg("-I")
@@ -223,4 +249,24 @@ pub fn runtime_object(
         .map_err(|e| format!("{}: {e}", sum_path(&object).display()))?;
     fs::rename(&temp, &object).map_err(|e| format!("{}: {e}", object.display()))?;
     Ok(Some(object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freestanding_runtime_is_not_position_independent() {
+        let linux = ["--target=aarch64-linux-gnu".to_string()];
+        let hosted = runtime_cflags(&linux);
+        assert!(hosted.contains(&"-fPIC") && !hosted.contains(&"-ffunction-sections"));
+        let arm926 = [
+            "--target=armv5te-none-eabi".to_string(),
+            "-ffreestanding".to_string(),
+        ];
+        let bare = runtime_cflags(&arm926);
+        assert!(!bare.contains(&"-fPIC"), "{bare:?}");
+        assert!(bare.contains(&"-ffunction-sections"), "{bare:?}");
+        assert_eq!(bare.last(), Some(&"-ffreestanding"));
+    }
 }

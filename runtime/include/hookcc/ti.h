@@ -162,6 +162,11 @@ HOOKCC_TI_API void hookcc_ti_set_timestamp(hookcc_ti_timestamp_fn fn);
  * also reported on stderr). A bare-metal build returns -1 and has no files: a debugger dumps. */
 HOOKCC_TI_API int hookcc_ti_dump(void);
 
+/* Does nothing, on every target: the place for a debugger's breakpoint once the program has
+ * recorded what it wanted, where the buffer is then dumped (scripts/baremetal-ti-dump.sh:
+ * `break hookcc_ti_done`, `dump binary memory`; docs/baremetal.md). Never inlined. */
+HOOKCC_TI_API void hookcc_ti_done(void);
+
 #ifdef __cplusplus
 }
 #endif

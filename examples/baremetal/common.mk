@@ -1,0 +1,100 @@
+# What every board's Makefile shares (examples/baremetal/<board>/Makefile sets the CPU, the
+# linker and qemu, then includes this). docs/baremetal.md explains it all.
+#
+#   make run                                                  build, boot, exit with main's status
+#   make run NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE     function call trace (NITRO-SDK)
+#   make run NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=FUNCTIONCOST  function cost (NITRO-SDK)
+#   make run APP=path/to/program.c                            another program instead of app.c
+#   make run APP=../ti_tasks.c HOOKS=ti                       TI hooks and runtime: three tasks
+#   make ti-dump APP=../ti_tasks.c HOOKS=ti                   … buffer dumped by gdb: ti.bin
+#   make gdb-dump BREAK=FUNCTION BUFFER=ARRAY                 any array dumped by gdb at FUNCTION
+#   make run HOOKS=trace                                      native trace: firmware.hktrace
+#
+# Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
+# NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
+# Linking: the board's gcc with picolibc (clang's bare-metal driver wants compiler-rt builtins
+# Debian does not ship); the profiler runtime, compiled by hookcc for these flags, comes from
+# `hookcc --print-hook-runtime` (an empty line when nothing is profiled).
+
+CC := hookcc
+HERE := $(dir $(lastword $(MAKEFILE_LIST)))
+APP ?= $(HERE)app.c
+RUN_TIMEOUT ?= 60
+
+CFLAGS ?= -O1 -g
+CPPFLAGS += -isystem $(PICOLIBC)/include
+
+# TI cgtools' hook options (seeds/ti-c6000-function-hooks.txt) and hookcc's TI runtime; the
+# record buffer is taken out by a debugger (scripts/baremetal-ti-dump.sh).
+ifeq ($(HOOKS),ti)
+HOOKCC_FLAGS := --entry_hook=entry_hook --entry_parm=address --exit_hook=exit_hook \
+	--exit_parm=address --hook-runtime=ti
+CPPFLAGS += -DHOOKS_TI
+endif
+
+# hookcc's native trace (the bare-metal runtime: a RAM buffer written to firmware.hktrace at
+# exit by trace_out.c through semihosting).
+ifeq ($(HOOKS),trace)
+HOOKCC_FLAGS := --trace
+EXTRA_OBJS := trace_out.o
+endif
+
+ifneq ($(NITRO_PROFILE_TYPE),)
+CPPFLAGS += -DPROFILE_TYPE_$(NITRO_PROFILE_TYPE)
+# No inlining while profiling, so that every lr in a dump is a real return address, as the
+# NITRO-SDK's were: an inlined frame keeps its hooks, but its lr is then the place in its caller
+# where the inlined body begins (docs/nitro.md, "Inlined frames"), and a frame's function is no
+# longer the symbol its lr falls in. Leave it out to profile the optimized build as it ships.
+CFLAGS += -fno-inline
+endif
+
+# picolibc's start-up (crt0-semihost: data, bss, constructors, and exit through semihosting, so
+# main's return value becomes qemu's exit status) and its linker script, placed in the board's
+# memory by the board's FLASH/RAM definitions; unused sections dropped.
+LDFLAGS += --specs=picolibc.specs --oslib=semihost --crt0=semihost \
+	-Wl,--defsym=__flash=$(FLASH) -Wl,--defsym=__flash_size=$(FLASH_SIZE) \
+	-Wl,--defsym=__ram=$(RAM) -Wl,--defsym=__ram_size=$(RAM_SIZE) \
+	-Wl,--gc-sections
+
+OBJS := board.o $(notdir $(APP:.c=.o)) $(EXTRA_OBJS)
+vpath %.c $(dir $(APP)) $(HERE)
+
+firmware.elf: $(OBJS)
+	$(LD) $(LDFLAGS) -o $@ $(OBJS) $$($(CC) $(HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) --print-hook-runtime)
+
+%.o: %.c
+	$(CC) $(HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Semihosting (the firmware's printf and exit) is served by qemu itself (target=native) and
+# its console is qemu's stdout (chardev=con; by default it would be stderr); the board's UART
+# is not used. -icount shift=0: virtual time advances 1 ns per instruction, so the timers
+# (counters and interrupts) and every measured time are the same from run to run; ICOUNT= runs
+# at the host's speed instead.
+ICOUNT ?= -icount shift=0
+QEMU_FLAGS += -display none -monitor none -serial null -chardev stdio,id=con \
+	-semihosting-config enable=on,target=native,chardev=con $(ICOUNT)
+
+run: firmware.elf
+	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
+
+# The TI record buffer taken out by a debugger: gdb-multiarch stops the firmware at
+# hookcc_ti_done(), dumps ProfileData into ti.bin, and lets it finish (docs/baremetal.md).
+# Decode: hookprof ti ti.bin --exe firmware.elf
+HOOKCC_SCRIPTS ?= $(abspath $(HERE)../../scripts)
+ti-dump: firmware.elf
+	$(HOOKCC_SCRIPTS)/baremetal-ti-dump.sh firmware.elf ti.bin -- \
+		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
+
+# Any buffer taken out by a debugger at a function, e.g. a NITRO call trace buffer when the
+# program dumps it itself: make gdb-dump BREAK=OS_DumpCallTrace BUFFER=buffer
+# Decode: hookprof nitro buffer.bin --exe firmware.elf
+BREAK ?= OS_DumpCallTrace
+BUFFER ?= buffer
+gdb-dump: firmware.elf
+	$(HOOKCC_SCRIPTS)/baremetal-dump.sh firmware.elf $(BREAK) $(BUFFER) $(BUFFER).bin -- \
+		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
+
+clean:
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace
+
+.PHONY: run ti-dump gdb-dump clean

@@ -1,0 +1,173 @@
+/* The board support of the Cortex-M3 example: qemu's mps2-an385.
+ *
+ * - The counter the profiler runtimes time with: SysTick, the core's 24-bit down-counter,
+ *   clocked by the CPU clock (25 MHz on AN385), reloading from 0xFFFFFF. hkrt_ticks_extern()
+ *   counts up from it and extends it to 64 bits in software: each read adds the time since the
+ *   previous one, so reads must come at least once per wrap (0.67 s), which a profiled program
+ *   does at every hook. The read is done with interrupts masked (PRIMASK), so hooks in
+ *   interrupt handlers may call it too. (DWT CYCCNT would be the usual cycle counter on real
+ *   silicon; qemu does not implement it.)
+ * - Where the NITRO profiler prints: stdout, through picolibc's semihosting (see ../arm926).
+ * - The tick interrupt of ../ti_tasks.c: the CMSDK APB timer 0 (IRQ 8 on AN385), through a
+ *   vector table of our own that replaces picolibc's (which has the core exceptions only).
+ * - The tasks' context switch (r4-r11, lr) and their first frames.
+ *
+ * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#define BOARD_NOHOOKS __attribute__((no_instrument_function))
+
+/* ARMv7-M Architecture Reference Manual, B3.3: SysTick. */
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define SYST_CSR_ENABLE (1u << 0)
+#define SYST_CSR_CLKSOURCE_CPU (1u << 2) /* no TICKINT: no interrupt, only the count */
+#define SYST_MASK 0x00FFFFFFu
+#define CPU_HZ 25000000u /* AN385's SYSCLK, which qemu's SysTick counts */
+
+static BOARD_NOHOOKS void counter_start(void)
+{
+    SYST_CSR = 0;
+    SYST_RVR = SYST_MASK;
+    SYST_CVR = 0; /* any write clears it: the count restarts from the reload value */
+    SYST_CSR = SYST_CSR_ENABLE | SYST_CSR_CLKSOURCE_CPU;
+}
+
+BOARD_NOHOOKS uint64_t hkrt_ticks_extern(void)
+{
+    static uint32_t last;
+    static uint64_t total;
+    uint32_t primask;
+    __asm__ __volatile__("mrs %0, primask\n\tcpsid i" : "=r"(primask) : : "memory");
+    uint32_t now = SYST_MASK - (SYST_CVR & SYST_MASK); /* counts up */
+    total += (now - last) & SYST_MASK;
+    last = now;
+    uint64_t result = total;
+    __asm__ __volatile__("msr primask, %0" : : "r"(primask) : "memory");
+    return result;
+}
+
+BOARD_NOHOOKS uint64_t hkrt_ticks_per_second_extern(void)
+{
+    return CPU_HZ;
+}
+
+#if defined(PROFILE_TYPE_CALLTRACE) || defined(PROFILE_TYPE_FUNCTIONCOST)
+#include <hookcc/nitro.h>
+
+static BOARD_NOHOOKS void board_print(const char *text, void *context)
+{
+    (void)context;
+    fputs(text, stdout);
+}
+#endif
+
+/* ---- The tick interrupt ------------------------------------------------------------------ */
+
+/* ARM CMSDK APB timer (DDI 0479): CTRL +0, VALUE +4, RELOAD +8, INTCLEAR +0xC; 25 MHz PCLK. */
+#define TIMER0_CTRL (*(volatile uint32_t *)0x40000000u)
+#define TIMER0_RELOAD (*(volatile uint32_t *)0x40000008u)
+#define TIMER0_VALUE (*(volatile uint32_t *)0x40000004u)
+#define TIMER0_INTCLEAR (*(volatile uint32_t *)0x4000000Cu)
+#define TIMER0_IRQ 8
+#define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
+#define NVIC_ICER0 (*(volatile uint32_t *)0xE000E180u)
+
+static void (*board_tick)(void);
+
+static BOARD_NOHOOKS void board_timer0_isr(void)
+{
+    TIMER0_INTCLEAR = 1;
+    board_tick();
+}
+
+BOARD_NOHOOKS void board_start_tick(unsigned period_us, void (*tick)(void))
+{
+    board_tick = tick;
+    TIMER0_CTRL = 0;
+    TIMER0_RELOAD = period_us * (CPU_HZ / 1000000u);
+    TIMER0_VALUE = period_us * (CPU_HZ / 1000000u);
+    TIMER0_CTRL = 1u | (1u << 3); /* enable, interrupt enable */
+    NVIC_ISER0 = 1u << TIMER0_IRQ;
+}
+
+BOARD_NOHOOKS void board_stop_tick(void)
+{
+    NVIC_ICER0 = 1u << TIMER0_IRQ;
+    TIMER0_CTRL = 0;
+}
+
+/* The vector table: picolibc's crt0 defines a weak one with the core exceptions only; this one
+ * replaces it (same name) and adds the external interrupts up to the timer's. */
+extern char __stack[];
+void _start(void);
+void arm_nmi_isr(void);
+void arm_hardfault_isr(void);
+void arm_memmanage_isr(void);
+void arm_busfault_isr(void);
+void arm_usagefault_isr(void);
+void arm_svc_isr(void);
+void arm_debugmon_isr(void);
+void arm_pendsv_isr(void);
+void arm_systick_isr(void);
+void arm_ignore_isr(void);
+
+__attribute__((section(".data.init.enter"), used, aligned(128))) void *const
+    __interrupt_vector[16 + TIMER0_IRQ + 1] = {
+        [0] = __stack,
+        [1] = _start,
+        [2] = arm_nmi_isr,
+        [3] = arm_hardfault_isr,
+        [4] = arm_memmanage_isr,
+        [5] = arm_busfault_isr,
+        [6] = arm_usagefault_isr,
+        [11] = arm_svc_isr,
+        [12] = arm_debugmon_isr,
+        [14] = arm_pendsv_isr,
+        [15] = arm_systick_isr,
+        [16 + TIMER0_IRQ] = board_timer0_isr,
+};
+
+/* ---- Tasks (../ti_tasks.c) --------------------------------------------------------------- */
+
+/* r4-r11 and lr pushed, sp saved; the other stack's frame popped. Naked: no hooks, no frame. */
+__attribute__((naked)) void board_switch_context(void **save, void *load)
+{
+    __asm__ __volatile__("push {r4-r11, lr}\n\t"
+                         "mov r2, sp\n\t"
+                         "str r2, [r0]\n\t"
+                         "mov sp, r1\n\t"
+                         "pop {r4-r11, lr}\n\t"
+                         "bx lr");
+}
+
+/* The frame board_switch_context pops: r4-r11 = 0, lr = entry (a Thumb address, bit 0 set). */
+BOARD_NOHOOKS void *board_task_stack(void *top, void (*entry)(void))
+{
+    uint32_t *sp = (uint32_t *)top - 9;
+    for (int i = 0; i < 8; i++)
+        sp[i] = 0;
+    sp[8] = (uint32_t)(uintptr_t)entry;
+    return sp;
+}
+
+#ifdef HOOKS_TI
+#include <hookcc/ti.h>
+
+HOOKCC_TI_NOHOOKS uint64_t hookcc_ti_timestamp(void)
+{
+    return hkrt_ticks_extern();
+}
+#endif
+
+/* Runs before main (picolibc's crt0 calls the constructors). */
+__attribute__((constructor)) static BOARD_NOHOOKS void board_init(void)
+{
+    counter_start();
+#if defined(PROFILE_TYPE_CALLTRACE) || defined(PROFILE_TYPE_FUNCTIONCOST)
+    OS_SetProfilePrintFunction(board_print, NULL);
+#endif
+}

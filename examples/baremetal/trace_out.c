@@ -1,0 +1,30 @@
+/* The native trace's way out on these boards (make HOOKS=trace): at exit, the finished trace
+ * (<hookcc/trace_baremetal.h>) is written to firmware.hktrace in qemu's working directory
+ * through picolibc's semihosting fopen/fwrite; a board without a debugger link would send the
+ * same bytes over its UART, or a debugger dumps hookcc_trace_buffer (docs/baremetal.md).
+ * Read it with: hookprof report firmware.hktrace --exe firmware.elf
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <hookcc/trace_baremetal.h>
+
+#ifndef TRACE_RECORDS
+#define TRACE_RECORDS 16384 /* 256 KiB: these boards have megabytes of RAM */
+#endif
+HOOKCC_TRACE_BUFFER(TRACE_RECORDS);
+
+static HOOKCC_TRACE_NOHOOKS void trace_out(void)
+{
+    size_t size;
+    const void *trace = hookcc_trace_finish(&size);
+    FILE *f = fopen("firmware.hktrace", "wb");
+    if (f == NULL || fwrite(trace, 1, size, f) != size || fclose(f) != 0)
+        fputs("trace_out: cannot write firmware.hktrace through semihosting\n", stderr);
+}
+
+/* Registered before main runs, so it runs after main has returned (its exit recorded). */
+__attribute__((constructor)) static HOOKCC_TRACE_NOHOOKS void trace_out_at_exit(void)
+{
+    atexit(trace_out);
+}

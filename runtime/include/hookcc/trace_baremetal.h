@@ -1,0 +1,53 @@
+/* hookcc trace runtime on bare metal: the trace in a RAM buffer, taken out whole.
+ *
+ * `hookcc --trace` for a bare-metal target (docs/baremetal.md) links runtime/src/
+ * trace_baremetal.c instead of the hosted runtime: every entry and exit is a 16-byte EVENTS
+ * record (docs/trace-format.md, version 2) in one RAM buffer that already has room for the
+ * file's header and chunk headers in front. hookcc_trace_finish() completes them, and the
+ * buffer from its start is then a trace file: write it out (semihosting fwrite, a UART) or
+ * dump it with a debugger, and read it with `hookprof report FILE --exe FIRMWARE.elf`.
+ */
+#ifndef HOOKCC_TRACE_BAREMETAL_H
+#define HOOKCC_TRACE_BAREMETAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HOOKCC_TRACE_API __attribute__((visibility("default")))
+#define HOOKCC_TRACE_NOHOOKS __attribute__((no_instrument_function))
+#else
+#define HOOKCC_TRACE_API
+#define HOOKCC_TRACE_NOHOOKS
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The bytes before the first record: the file header (64), the MODULE chunk of the firmware
+ * (16 + 32: all of the address space, no bias, the executable), the CLOCK chunk (16 + 24), the
+ * LOST chunk (16 + 8) and the EVENTS chunk's header (16); 12 records' worth. */
+#define HOOKCC_TRACE_PREFIX_BYTES 192
+
+/* The buffer, 8-byte aligned, and its capacity in records. The runtime has a weak 1024-record
+ * default (16 KiB); HOOKCC_TRACE_BUFFER(n) in one file of the program replaces it, and may be
+ * preceded by a section attribute to place it (external RAM). */
+HOOKCC_TRACE_API extern uint64_t hookcc_trace_buffer[];
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_capacity;
+
+#define HOOKCC_TRACE_BUFFER(n)                                                                 \
+    uint64_t hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * (n)]                      \
+        __attribute__((aligned(8)));                                                           \
+    const uint32_t hookcc_trace_capacity = (n)
+
+/* Completes the file in front of the records made so far and returns its start (the buffer)
+ * and size. Records made afterwards are not in it; calling it again includes them. Hooks that
+ * found the buffer full are counted in the file's LOST chunk. */
+HOOKCC_TRACE_API const void *hookcc_trace_finish(size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOOKCC_TRACE_BAREMETAL_H */

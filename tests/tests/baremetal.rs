@@ -1,0 +1,848 @@
+//! Bare metal under qemu-system: firmware built by `make` with `CC=hookcc` from
+//! examples/baremetal/<board>/, booted in qemu, its output compared with the seed's.
+//!
+//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385) and a
+//! rv32imac RISC-V (virt, machine mode): the NITRO-SDK programs of
+//! seeds/nitro-sdk-profiler.txt §3.5.1 (stack mode), §3.5.2 (log mode) and §4.5 (statistics)
+//! built with `make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST`, run, and their
+//! dumps compared with runtime/test/nitro/expected/ (the seed's text; lr values and costs vary)
+//! — and every lr symbolized with the ELF must lie in the caller the seed names. Also: main's
+//! return value is qemu's exit status.
+//!
+//! Each firmware runs under gdb-multiarch, which saves the buffer where the program prints it:
+//! `hookprof nitro` on that dump must print the program's text. The ARM926 also runs the TI
+//! flow: its buffer dumped by gdb-multiarch, decoded by hookprof ti.
+//!
+//! Needs qemu-system-arm, qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc,
+//! picolibc for both and gdb-multiarch (scripts/setup.sh): without them the tests fail in CI
+//! and skip with a message elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hookcc_tests::*;
+
+const PICOLIBC_ARM: &str = "/usr/lib/picolibc/arm-none-eabi/include";
+const PICOLIBC_RISCV: &str = "/usr/lib/picolibc/riscv64-unknown-elf/include";
+
+/// A board of examples/baremetal and how to check what its firmware prints.
+struct Board {
+    /// Its directory under examples/baremetal.
+    dir: &'static str,
+    /// make variables for the build (THUMB=1).
+    variables: &'static [&'static str],
+    /// Symbolizes the lr values.
+    addr2line: &'static str,
+    /// Every lr has bit 0 set (the caller is Thumb code).
+    thumb: bool,
+}
+
+const BOARDS: &[Board] = &[
+    Board {
+        dir: "arm926",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: false,
+    },
+    Board {
+        dir: "arm926",
+        variables: &["THUMB=1"],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m3",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "riscv32",
+        variables: &[],
+        addr2line: "riscv64-unknown-elf-addr2line",
+        thumb: false,
+    },
+];
+
+fn runs(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// True if the bare-metal tools are installed; otherwise fails in CI, and says what is
+/// missing elsewhere.
+fn have_tools() -> bool {
+    let missing: Vec<&str> = [
+        ("qemu-system-arm", runs("qemu-system-arm")),
+        (
+            "qemu-system-riscv32 (qemu-system-misc)",
+            runs("qemu-system-riscv32"),
+        ),
+        ("arm-none-eabi-gcc", runs("arm-none-eabi-gcc")),
+        ("arm-none-eabi-addr2line", runs("arm-none-eabi-addr2line")),
+        ("riscv64-unknown-elf-gcc", runs("riscv64-unknown-elf-gcc")),
+        (
+            "riscv64-unknown-elf-addr2line",
+            runs("riscv64-unknown-elf-addr2line"),
+        ),
+        ("picolibc-arm-none-eabi", Path::new(PICOLIBC_ARM).is_dir()),
+        (
+            "picolibc-riscv64-unknown-elf",
+            Path::new(PICOLIBC_RISCV).is_dir(),
+        ),
+        ("gdb-multiarch", runs("gdb-multiarch")),
+        ("make", runs("make")),
+    ]
+    .iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(name, _)| *name)
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        !in_ci(),
+        "CI must have {} for the bare-metal tests (scripts/setup.sh)",
+        missing.join(", ")
+    );
+    eprintln!(
+        "skipping the bare-metal tests: {} missing (run scripts/setup.sh)",
+        missing.join(", ")
+    );
+    false
+}
+
+/// A fresh copy of examples/baremetal (the board's directory and what the boards share) in
+/// `dir`; returns the board's directory.
+fn copy_example(board: &str, dir: &Path) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if path.is_dir() {
+                copy_tree(&path, &to.join(entry.file_name()));
+            } else {
+                std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    let root = dir.join("baremetal");
+    copy_tree(&workspace_root().join("examples/baremetal"), &root);
+    root.join(board)
+}
+
+/// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
+/// whatever the status.
+fn make_run(project: &Path, variables: &[&str]) -> Output {
+    make_target(project, "run", variables)
+}
+
+/// `make VARIABLES… TARGET` in `project`, as make_run does.
+fn make_target(project: &Path, target: &str, variables: &[&str]) -> Output {
+    let path = format!(
+        "{}:{}",
+        target_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("make");
+    cmd.arg("-s")
+        .arg(target)
+        .arg(format!(
+            "HOOKCC_SCRIPTS={}",
+            workspace_root().join("scripts").display()
+        ))
+        .args(variables)
+        .current_dir(project)
+        .env("PATH", path)
+        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+        .env_remove("NITRO_PROFILE")
+        .env_remove("NITRO_PROFILE_TYPE")
+        .env_remove("HOOKCC_TRACE")
+        .env_remove("MAKEFLAGS");
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+}
+
+/// The comparisons' view of a dump, as runtime/test/nitro/run.sh normalizes it: lr values and
+/// costs vary from build to build, everything else is the seed's text.
+fn normalize(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(at) = rest.find("lr=") {
+                out.push_str(&rest[..at + 3]);
+                let hex = rest[at + 3..]
+                    .find(|c: char| !c.is_ascii_hexdigit())
+                    .unwrap_or(rest.len() - at - 3);
+                out.push_str("ADDR");
+                rest = &rest[at + 3 + hex..];
+            }
+            out.push_str(rest);
+            match out.rfind(", cost ") {
+                Some(at) if out[at + 7..].chars().all(|c| c.is_ascii_digit()) => {
+                    format!("{}, cost C\n", &out[..at])
+                }
+                _ => out + "\n",
+            }
+        })
+        .collect()
+}
+
+fn expected(name: &str) -> String {
+    let path = workspace_root()
+        .join("runtime/test/nitro/expected")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The function of `elf` that holds the instruction before return address `lr` (bit 0, the
+/// Thumb bit, cleared first), by the board's addr2line.
+fn caller_of(addr2line: &str, elf: &Path, lr: u64) -> String {
+    let out = run_ok(
+        Command::new(addr2line)
+            .arg("-f")
+            .arg("-e")
+            .arg(elf)
+            .arg(format!("{:#x}", (lr & !1) - 1)),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Every "NAME: lr=HEX" line of `dump` has its lr in the function `callers` names for NAME.
+/// Returns how many lines were checked.
+fn check_lr(
+    addr2line: &str,
+    elf: &Path,
+    dump: &str,
+    callers: &[(&str, &str)],
+    what: &str,
+) -> usize {
+    let mut checked = 0;
+    for line in dump.lines() {
+        let line = line.trim_start();
+        let Some((name, rest)) = line.split_once(": lr=") else {
+            continue;
+        };
+        let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+        let lr = u64::from_str_radix(&hex, 16).unwrap();
+        let want = callers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{what}: unexpected line {line:?}"))
+            .1;
+        let got = caller_of(addr2line, elf, lr);
+        assert_eq!(
+            got, want,
+            "{what}: {name}: lr={hex} is in {got}, not {want}"
+        );
+        checked += 1;
+    }
+    checked
+}
+
+struct NitroCase {
+    program: &'static str,
+    profile_type: &'static str,
+    expected: &'static str,
+    /// Where the debugger stops the firmware, and the buffer it saves there.
+    dump_at: &'static str,
+    buffer: &'static str,
+    /// For each dumped name, the function its lr must be in.
+    callers: &'static [(&'static str, &'static str)],
+    lines_with_lr: usize,
+}
+
+const NITRO_CASES: &[NitroCase] = &[
+    NitroCase {
+        program: "nitro_calltrace_stack.c",
+        profile_type: "CALLTRACE",
+        expected: "calltrace_stack.txt",
+        dump_at: "OS_DumpCallTrace",
+        buffer: "buffer",
+        callers: &[
+            ("OS_DumpCallTrace", "test3"),
+            ("test3", "test2"),
+            ("test2", "test1"),
+            ("test1", "NitroMain"),
+        ],
+        lines_with_lr: 4,
+    },
+    NitroCase {
+        program: "nitro_calltrace_log.c",
+        profile_type: "CALLTRACE",
+        expected: "calltrace_log.txt",
+        dump_at: "OS_DumpCallTrace",
+        buffer: "buffer",
+        callers: &[
+            ("OS_DumpCallTrace", "NitroMain"),
+            ("test3", "test2"),
+            ("test2", "test1"),
+            ("test1", "NitroMain"),
+        ],
+        lines_with_lr: 7,
+    },
+    NitroCase {
+        program: "nitro_functioncost.c",
+        profile_type: "FUNCTIONCOST",
+        expected: "functioncost.txt",
+        dump_at: "OS_DumpStatistics",
+        buffer: "StatBuffer",
+        callers: &[],
+        lines_with_lr: 0,
+    },
+];
+
+#[test]
+fn nitro_programs_print_the_seed_dumps_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        for case in NITRO_CASES {
+            let what = format!(
+                "{} {} {} NITRO_PROFILE_TYPE={}",
+                board.dir,
+                board.variables.join(" "),
+                case.program,
+                case.profile_type
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let project = copy_example(board.dir, dir.path());
+            let app = format!("APP={}", program_source(case.program).display());
+            let profile_type = format!("NITRO_PROFILE_TYPE={}", case.profile_type);
+            let dump_at = format!("BREAK={}", case.dump_at);
+            let buffer = format!("BUFFER={}", case.buffer);
+            let mut variables = vec![
+                app.as_str(),
+                "NITRO_PROFILE=TRUE",
+                profile_type.as_str(),
+                dump_at.as_str(),
+                buffer.as_str(),
+            ];
+            variables.extend(board.variables);
+            // Booted under gdb-multiarch, which saves the buffer where the program is about to
+            // print it (scripts/baremetal-dump.sh); the program then prints it itself.
+            let out = make_target(&project, "gdb-dump", &variables);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{what}: make run failed with {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                normalize(&stdout),
+                expected(case.expected),
+                "{what}: the dump differs from the seed's (runtime/test/nitro/expected/{})",
+                case.expected
+            );
+            let elf = project.join("firmware.elf");
+            // The debugger's dump, decoded on the host, is the program's own text.
+            let mut decode = hookprof();
+            decode
+                .arg("nitro")
+                .arg(project.join(format!("{}.bin", case.buffer)))
+                .arg("--exe")
+                .arg(&elf);
+            if let Some(lr) = stdout
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("OS_DumpCallTrace: lr="))
+            {
+                decode.arg("--lr").arg(lr);
+            }
+            let decoded = run_ok(&mut decode);
+            assert_eq!(
+                String::from_utf8_lossy(&decoded.stdout),
+                stdout,
+                "{what}: hookprof nitro on the debugger's dump of {}",
+                case.buffer
+            );
+            let checked = check_lr(board.addr2line, &elf, &stdout, case.callers, &what);
+            assert_eq!(checked, case.lines_with_lr, "{what}: lr lines in\n{stdout}");
+            if checked > 0 {
+                // Thumb callers: the lr the runtime records is the register, bit 0 set
+                // (interworking); ARM and RISC-V return addresses are even.
+                assert!(
+                    stdout.lines().filter(|l| l.contains("lr=")).all(|l| {
+                        let hex = l.split("lr=").nth(1).unwrap();
+                        u64::from_str_radix(&hex[..8], 16).unwrap() & 1 == board.thumb as u64
+                    }),
+                    "{what}: lr bit 0 is not {}:\n{stdout}",
+                    board.thumb as u8
+                );
+            }
+            if case.profile_type == "FUNCTIONCOST" {
+                // The board's counter (SP804, SysTick, mtime) ticks: every function took some.
+                for line in stdout.lines() {
+                    let cost: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+                    assert!(cost > 0, "{what}: {line}: no time measured");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn arm926_exit_status_is_mains() {
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("arm926", dir.path());
+    // The example's own program, unprofiled: hookcc is plain clang here.
+    let out = make_run(&project, &[]);
+    assert!(
+        out.status.success(),
+        "arm926 app.c: make run failed\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "test1(0x100) = 0x107\n"
+    );
+    // The unprofiled build is clang's alone: no runtime in it.
+    let symbols = run_ok(Command::new("arm-none-eabi-nm").arg(project.join("firmware.elf")));
+    let symbols = String::from_utf8_lossy(&symbols.stdout);
+    assert!(
+        !symbols.contains("__PROFILE_ENTRY"),
+        "a runtime in the plain build"
+    );
+    // A program returning 3: qemu exits with 3, so make fails saying so.
+    let app = dir.path().join("three.c");
+    std::fs::write(&app, "int main(void) { return 3; }\n").unwrap();
+    run_ok(
+        Command::new("make")
+            .arg("-s")
+            .arg("clean")
+            .current_dir(&project),
+    );
+    let out = make_run(&project, &[&format!("APP={}", app.display())]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("Error 3"),
+        "main returned 3 but make run said {}:\n{stderr}",
+        out.status
+    );
+}
+
+/// hookprof ti's call list: (function, task, inclusive, exclusive, depth, enter, exit).
+fn ti_calls(call_list: &str) -> Vec<(String, String, u64, u64, u64, u64, u64)> {
+    let mut lines = call_list.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth,Address")
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let n = |i: usize| f[i].parse::<u64>().unwrap_or_else(|e| panic!("{l}: {e}"));
+            (
+                f[0].to_string(),
+                f[5].to_string(),
+                n(3),
+                n(4),
+                n(6),
+                n(1),
+                n(2),
+            )
+        })
+        .collect()
+}
+
+/// The TI flow as a CCS user has it, on every board: firmware built with TI's hook options and
+/// hookcc's TI runtime (examples/baremetal/ti_tasks.c: three tasks with stacks of their own, a
+/// timer interrupt running instrumented code meanwhile), booted under gdb-multiarch,
+/// ProfileData dumped at the hookcc_ti_done breakpoint by scripts/baremetal-ti-dump.sh, the
+/// dump decoded by `hookprof ti` and checked against what the firmware counted itself.
+#[test]
+fn ti_tasks_dumped_by_gdb_and_decoded_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    if !runs("gdb-multiarch") {
+        assert!(!in_ci(), "CI must have gdb-multiarch (scripts/setup.sh)");
+        eprintln!("skipping the TI debugger test: gdb-multiarch missing (run scripts/setup.sh)");
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("{} {} ti_tasks.c", board.dir, board.variables.join(" "));
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let path = format!(
+            "{}:{}",
+            target_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut make = Command::new("make");
+        make.args(["-s", "ti-dump", "APP=../ti_tasks.c", "HOOKS=ti"])
+            .arg(format!(
+                "HOOKCC_SCRIPTS={}",
+                workspace_root().join("scripts").display()
+            ))
+            .current_dir(&project)
+            .env("PATH", &path)
+            .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+            .env_remove("MAKEFLAGS");
+        make.args(board.variables);
+        let out = run_ok(&mut make);
+        let elf = project.join("firmware.elf");
+        let dump = project.join("ti.bin");
+        let vars: std::collections::BTreeMap<String, String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let number = |k: &str| -> u64 {
+            vars.get(k)
+                .unwrap_or_else(|| panic!("{what}: no {k}= in {vars:?}"))
+                .parse()
+                .unwrap()
+        };
+        let (records, ticks, switches) = (number("records"), number("ticks"), number("switches"));
+        assert_eq!(number("dropped"), 0, "{what}");
+        // 12 delays: 1 switch from main, one per yield but t2's lonely last one, 3 finishes.
+        assert_eq!(switches, 1 + 12 - 1 + 3, "{what}");
+        assert!(ticks > 0, "{what}: the timer never interrupted");
+        let size = std::fs::metadata(&dump).unwrap().len();
+        assert_eq!(
+            size,
+            records * 12,
+            "{what}: {} bytes for {records} records",
+            size
+        );
+
+        let prefix = project.join("ti");
+        let status = run_ok(
+            hookprof()
+                .arg("ti")
+                .arg(&dump)
+                .arg("--exe")
+                .arg(&elf)
+                .arg("--all-symbols")
+                .arg("--out")
+                .arg(&prefix),
+        );
+        let status = String::from_utf8_lossy(&status.stdout).into_owned();
+        for expected in [
+            format!("Records: {records} valid, 0 invalid (binary, "),
+            "Functions found: 6".to_string(),
+            "Tasks found: 4".to_string(),
+            "Enter records without exit: 0".to_string(),
+            "Exit records without enter: 0".to_string(),
+        ] {
+            assert!(
+                status.contains(&expected),
+                "{what}: {expected:?} not in\n{status}"
+            );
+        }
+        let read = |suffix: &str| {
+            let path = format!("{}{suffix}", prefix.display());
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        let calls = ti_calls(&read("_call_list.csv"));
+        let count = |function: &str, task: Option<&str>| {
+            calls
+                .iter()
+                .filter(|c| c.0 == function && task.is_none_or(|t| c.1 == t))
+                .count() as u64
+        };
+        // t0 is `tasks` (the array's first element); t1 and t2 have no symbol of their own.
+        for (task, delays) in [("tasks", 3), ("?task #1", 4), ("?task #2", 5)] {
+            assert_eq!(
+                count("delay", Some(task)),
+                delays,
+                "{what}: delays of {task}"
+            );
+        }
+        for (function, n) in [
+            ("task_yield", 12),
+            ("task_function", 3),
+            ("run_scheduler", 1),
+            ("switch_to", switches - 3),
+            ("on_tick", ticks),
+        ] {
+            assert_eq!(count(function, None), n, "{what}: calls of {function}");
+        }
+        // Nesting holds, interrupts included: inclusive = exclusive + the inclusive time of
+        // the calls made inside, for every call. Calls are listed as they complete, so the
+        // calls made inside one are the ones of its task listed just before it, deeper than it
+        // (the direct ones one level deeper). Nested by the records' order, not their times: an
+        // interrupt between a hook's timestamp and its record puts a later time first
+        // (docs/baremetal.md, "Interrupts").
+        for (i, c) in calls.iter().enumerate() {
+            let children: u64 = calls[..i]
+                .iter()
+                .rev()
+                .filter(|d| d.1 == c.1)
+                .take_while(|d| d.4 > c.4)
+                .filter(|d| d.4 == c.4 + 1)
+                .map(|d| d.2)
+                .sum();
+            assert_eq!(c.2, c.3 + children, "{what}: {c:?}");
+        }
+    }
+}
+
+/// NITRO stack mode with a timer interrupt running a profiled function every 20 µs while the
+/// main line runs the seed's call chain 20000 times (examples/baremetal/nitro_interrupts.c):
+/// the interrupt's pushes and pops interleave with the main line's, and the final dump is
+/// still exactly the seed's (no frame of the interrupt, no unmatched return), every lr in the
+/// seed's caller.
+#[test]
+fn nitro_stack_survives_interrupts_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!(
+            "{} {} nitro_interrupts.c",
+            board.dir,
+            board.variables.join(" ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let mut variables = vec![
+            "APP=../nitro_interrupts.c",
+            "NITRO_PROFILE=TRUE",
+            "NITRO_PROFILE_TYPE=CALLTRACE",
+        ];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n--- stdout\n{stdout}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            normalize(&stdout),
+            expected("calltrace_stack.txt") + "sum=200130000 ticks>100=1\n",
+            "{what}: the dump differs from the seed's, or the interrupt did not run"
+        );
+        let callers = &NITRO_CASES[0].callers;
+        let checked = check_lr(
+            board.addr2line,
+            &project.join("firmware.elf"),
+            &stdout,
+            callers,
+            &what,
+        );
+        assert_eq!(checked, 4, "{what}");
+    }
+}
+
+/// Every runtime component a bare-metal firmware may link compiles freestanding without a
+/// warning (-Wall -Wextra -Werror) for each board's CPU, and needs nothing from outside but
+/// what the firmware provides (its counter, TI's buffer) and the compiler's own helpers: no
+/// libatomic, which arm-none-eabi does not have (ARMv5TE's atomics are the runtime's own).
+#[test]
+fn runtime_components_are_freestanding_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    let targets: &[(&[&str], &str)] = &[
+        (
+            &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &[
+                "--target=riscv32-unknown-elf",
+                "-march=rv32imac",
+                "-mabi=ilp32",
+            ],
+            "riscv64-unknown-elf-nm",
+        ),
+    ];
+    let allowed = |symbol: &str| {
+        symbol.starts_with("__aeabi_")
+            || matches!(
+                symbol,
+                "hkrt_ticks_extern"
+                    | "hkrt_ticks_per_second_extern"
+                    | "hookcc_ti_timestamp"
+                    | "ProfileData"
+                    | "uiMaxProfileRecordNum"
+                    | "memset"
+                    | "__udivdi3"
+                    | "__umoddi3"
+            )
+    };
+    let runtime = workspace_root().join("runtime");
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, nm) in targets {
+        for component in ["calltrace", "functioncost", "ti", "trace_baremetal"] {
+            let what = format!("{component}.c {}", flags.join(" "));
+            let object = dir.path().join(format!("{component}.o"));
+            run_ok(
+                Command::new("clang-19")
+                    .args(*flags)
+                    .args([
+                        "-std=gnu11",
+                        "-O2",
+                        "-ffreestanding",
+                        "-ffunction-sections",
+                        "-fdata-sections",
+                        "-fno-stack-protector",
+                        "-fvisibility=hidden",
+                        "-Wall",
+                        "-Wextra",
+                        "-Werror",
+                    ])
+                    .arg("-I")
+                    .arg(runtime.join("include"))
+                    .arg("-I")
+                    .arg(runtime.join("src"))
+                    .arg("-c")
+                    .arg(runtime.join(format!("src/{component}.c")))
+                    .arg("-o")
+                    .arg(&object),
+            );
+            let undefined = run_ok(Command::new(nm).arg("-u").arg(&object));
+            let undefined = String::from_utf8_lossy(&undefined.stdout);
+            let unexpected: Vec<&str> = undefined
+                .split_whitespace()
+                .filter(|w| *w != "U" && !allowed(w))
+                .collect();
+            assert!(
+                unexpected.is_empty(),
+                "{what}: needs {unexpected:?}, which a bare-metal firmware does not have"
+            );
+        }
+    }
+}
+
+/// hookcc's native trace on every board (`make run HOOKS=trace`): the bare-metal trace
+/// runtime records into RAM, the firmware writes the finished trace through semihosting at
+/// exit (examples/baremetal/trace_out.c), and `hookprof report` reads it like a Linux trace:
+/// tests/programs/calls.c's call counts, known by construction, named from the ELF, and times
+/// in real units from the board's counter frequency.
+#[test]
+fn native_trace_in_ram_read_by_hookprof_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!(
+            "{} {} calls.c --trace",
+            board.dir,
+            board.variables.join(" ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let app = format!("APP={}", program_source("calls.c").display());
+        let mut variables = vec!["HOOKS=trace", app.as_str()];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
+        let trace = project.join("firmware.hktrace");
+        assert!(trace.is_file(), "{what}: no firmware.hktrace written");
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--format=csv"),
+        );
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(
+            stderr.is_empty(),
+            "{what}: hookprof report warned:\n{stderr}"
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        let counts: std::collections::BTreeMap<&str, u64> = rows
+            .iter()
+            .map(|r| (r.function.as_str(), r.calls))
+            .collect();
+        let expected: std::collections::BTreeMap<&str, u64> = [
+            ("main", 1),
+            ("leaf", 100),
+            ("apply", 50),
+            ("twice", 25),
+            ("negate", 25),
+            ("fib", 1973),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(counts, expected, "{what}");
+        let main = rows.iter().find(|r| r.function == "main").unwrap();
+        assert!(
+            main.inclusive_ns > 0.0 && main.inclusive_ns < 1e9,
+            "{what}: main took {} ns",
+            main.inclusive_ns
+        );
+    }
+}
+
+/// Without a hook option hookcc is clang-19 for bare-metal targets too: the same object, byte
+/// for byte, from the same command line.
+#[test]
+fn bare_metal_compile_without_hooks_is_clang_exactly() {
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("examples/baremetal/app.c");
+    for flags in [
+        &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"][..],
+        &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"][..],
+        &[
+            "--target=riscv32-unknown-elf",
+            "-march=rv32imac",
+            "-mabi=ilp32",
+        ][..],
+    ] {
+        let include = if flags[0].contains("riscv") {
+            PICOLIBC_RISCV
+        } else {
+            PICOLIBC_ARM
+        };
+        let compile = |cmd: &mut Command, out: &str| {
+            run_ok(
+                cmd.args(flags)
+                    .args(["-O2", "-g", "-isystem", include, "-c"])
+                    .arg(&source)
+                    .arg("-o")
+                    .arg(dir.path().join(out)),
+            );
+            std::fs::read(dir.path().join(out)).unwrap()
+        };
+        let by_hookcc = compile(
+            hookcc(dir.path(), false)
+                .env_remove("NITRO_PROFILE")
+                .env_remove("NITRO_PROFILE_TYPE"),
+            "hookcc.o",
+        );
+        let by_clang = compile(Command::new("clang-19").current_dir(dir.path()), "clang.o");
+        assert!(
+            by_hookcc == by_clang,
+            "{}: hookcc's object differs from clang-19's",
+            flags.join(" ")
+        );
+    }
+}
