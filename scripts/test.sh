@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --workspace --quiet
+# The pass plugin for rustc's LLVM (the Rust tests load it).
+scripts/build-plugins.sh
 cargo test --workspace
 # The runtime's own tests: the trace component, then each dialect's components.
 for suite in runtime/test/run.sh runtime/test/*/run.sh; do

@@ -11,12 +11,21 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Config/llvm-config.h"
+// LLVM 22 moved the plugin interface to llvm/Plugins/.
+#if LLVM_VERSION_MAJOR >= 22
+#include "llvm/Plugins/PassPlugin.h"
+#else
 #include "llvm/Passes/PassPlugin.h"
+#endif
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm-c/Core.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <string>
 
 using namespace llvm;
@@ -64,6 +73,61 @@ struct RawConfig {
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
 
+// The same options, as a pipeline element: `hookcc-options<entry=SYM;entry-parm=KIND;…>`.
+// rustc loads `-Z llvm-plugins=` only when it builds a pass pipeline, after it has parsed
+// `-C llvm-args=`, so the cl::opts above cannot be set from rustc (checked with rustc 1.95.0:
+// they are unknown arguments there). `-C passes=hookcc-options<…>` is parsed into the same
+// pipeline before it runs: the element adds no pass, it sets what the HookccPass instances read
+// when they run. Keys are the cl::opt names without `hookcc-`; flags take no value.
+struct Settings {
+  std::string entry_hook, exit_hook, entry_parm = "none", exit_parm = "none";
+  bool after_inlining = false, default_off = false, skip_inline = false;
+};
+std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
+std::optional<Settings> PipelineSettings;
+
+Settings currentSettings() {
+  std::lock_guard<std::mutex> lock(SettingsMutex);
+  if (PipelineSettings)
+    return *PipelineSettings;
+  Settings s;
+  s.entry_hook = EntryHook;
+  s.exit_hook = ExitHook;
+  s.entry_parm = EntryParm;
+  s.exit_parm = ExitParm;
+  s.after_inlining = AfterInlining;
+  s.default_off = DefaultOff;
+  s.skip_inline = SkipInline;
+  return s;
+}
+
+// Parses the text between the angle brackets; on an unknown key, says so on stderr (rustc
+// then reports the pipeline element as unknown) and returns false.
+bool parseSettings(StringRef params) {
+  Settings s;
+  SmallVector<StringRef, 8> items;
+  params.split(items, ';', -1, false);
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    if (key == "entry") s.entry_hook = value.str();
+    else if (key == "exit") s.exit_hook = value.str();
+    else if (key == "entry-parm") s.entry_parm = value.str();
+    else if (key == "exit-parm") s.exit_parm = value.str();
+    else if (key == "after-inlining") s.after_inlining = true;
+    else if (key == "default-off") s.default_off = true;
+    else if (key == "skip-inline") s.skip_inline = true;
+    else {
+      errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
+             << "> (expected entry, exit, entry-parm, exit-parm, after-inlining, default-off, "
+                "skip-inline)\n";
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(SettingsMutex);
+  PipelineSettings = s;
+  return true;
+}
+
 } // namespace
 
 extern "C" {
@@ -81,8 +145,10 @@ struct HookccPass : PassInfoMixin<HookccPass> {
   explicit HookccPass(Phase p) : phase(p) {}
 
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    RawConfig config{EntryHook.c_str(), ExitHook.c_str(), EntryParm.c_str(), ExitParm.c_str(),
-                     AfterInlining ? 1u : 0u, DefaultOff ? 1u : 0u, SkipInline ? 1u : 0u};
+    Settings s = currentSettings();
+    RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
+                     s.exit_parm.c_str(), s.after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
+                     s.skip_inline ? 1u : 0u};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {
@@ -104,9 +170,17 @@ void registerCallbacks(PassBuilder &PB) {
   });
   // Runs at every level, -O0 included (checked with clang-19), so after-inlining mode needs no
   // special case for -O0.
+  // LLVM 20 added the LTO phase to this callback's signature.
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerOptimizerLastEPCallback(
+      [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
+        MPM.addPass(HookccPass(PhaseOptimizerLast));
+      });
+#else
   PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
     MPM.addPass(HookccPass(PhaseOptimizerLast));
   });
+#endif
   // For opt-19 -passes=hookcc (IR tests): runs whatever the options say, once.
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
@@ -114,6 +188,8 @@ void registerCallbacks(PassBuilder &PB) {
           MPM.addPass(HookccPass(PhaseExplicit));
           return true;
         }
+        if (Name.consume_front("hookcc-options<") && Name.consume_back(">"))
+          return parseSettings(Name);
         return false;
       });
 }

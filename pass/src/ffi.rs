@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use inkwell::basic_block::BasicBlock;
+use inkwell::llvm_sys;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
 use llvm_sys::prelude::LLVMModuleRef;
@@ -11,13 +12,17 @@ use llvm_sys::prelude::LLVMModuleRef;
 use crate::config::Config;
 use crate::instrument::{instrument_module, Phase};
 
-/// Mirrors `llvm::PassPluginLibraryInfo` (llvm/Passes/PassPlugin.h).
+/// Mirrors `llvm::PassPluginLibraryInfo` (llvm/Passes/PassPlugin.h; llvm/Plugins/PassPlugin.h
+/// from LLVM 22, which added the pre-codegen callback). It is returned by value, so its size
+/// must be the selected LLVM's.
 #[repr(C)]
 pub struct PassPluginLibraryInfo {
     api_version: u32,
     plugin_name: *const c_char,
     plugin_version: *const c_char,
     register_pass_builder_callbacks: *const c_void,
+    #[cfg(feature = "llvm22")]
+    pre_codegen_callback: *const c_void,
 }
 
 /// Mirrors `RawConfig` in shim/shim.cpp.

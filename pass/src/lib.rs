@@ -1,6 +1,7 @@
-//! The hookcc pass plugin for LLVM 19.
+//! The hookcc pass plugin, built once per LLVM major (cargo features `llvm19`, `llvm22`).
 //!
-//! Loaded into clang-19 (`-fpass-plugin=` and `-fplugin=`) or opt-19 (`-load-pass-plugin=`), it
+//! Loaded into clang-19 (`-fpass-plugin=` and `-fplugin=`), opt-19 (`-load-pass-plugin=`) or rustc
+//! (`-Z llvm-plugins=`, the LLVM 22 build), it
 //! inserts calls to an entry hook at the start and an exit hook before every return of each
 //! function defined in a module. Which hooks, what they receive and when they are inserted
 //! (before or after inlining) come from the `-hookcc-*` options, decoded into [`config::Config`].

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::args::{expand_response_files, CommandLine};
-use crate::options::{take_own_options, PassConfig, RuntimeComponent};
+use crate::options::{take_own_options, HookOptions, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
 
 /// What hookcc needs from the machine. Behind a trait so that tests of the argument handling
@@ -36,6 +36,8 @@ pub struct Plan {
 pub enum Action {
     Help,
     Run(Plan),
+    /// `--rustflags`: print the RUSTFLAGS for these options (see [`crate::rust`]).
+    RustFlags(HookOptions),
 }
 
 /// The arguments that load the plugins and configure them. The frontend plugin turns pragmas
@@ -99,6 +101,15 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
     if options.help {
         return Ok(Action::Help);
+    }
+    if options.rustflags {
+        if let Some(extra) = clang_args.first() {
+            return Err(format!(
+                "--rustflags takes only hookcc's own options, not `{extra}` (target and \
+                 compiler flags belong to cargo and rustc)"
+            ));
+        }
+        return Ok(Action::RustFlags(options));
     }
     let clang = host.find_clang()?;
     let mut args = Vec::with_capacity(clang_args.len() + 12);
@@ -222,6 +233,7 @@ mod tests {
         match plan(cxx, &args, host).unwrap() {
             Action::Run(plan) => plan.args,
             Action::Help => vec!["<help>".into()],
+            Action::RustFlags(_) => vec!["<rustflags>".into()],
         }
     }
 

@@ -7,4 +7,5 @@ pub mod args;
 pub mod driver;
 pub mod options;
 pub mod runtime;
+pub mod rust;
 pub mod toolchain;

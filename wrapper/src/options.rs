@@ -172,6 +172,9 @@ pub struct HookOptions {
     pub verbose: bool,
     /// `--help` / `--hookcc-help`.
     pub help: bool,
+    /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
+    /// (docs/rust.md), instead of running clang.
+    pub rustflags: bool,
 }
 
 impl HookOptions {
@@ -291,6 +294,7 @@ enum OwnOption {
     HookRuntime,
     Profile,
     RemoveHooksWhenInlining,
+    RustFlags,
     Trace,
     Verbose,
 }
@@ -312,6 +316,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
         "--remove_hooks_when_inlining",
         OwnOption::RemoveHooksWhenInlining,
     ),
+    ("--rustflags", OwnOption::RustFlags),
     ("--trace", OwnOption::Trace),
     ("-profile", OwnOption::Profile),
 ];
@@ -324,6 +329,7 @@ const RESERVED_PREFIXES: &[&str] = &[
     "--exit_",
     "--hook",
     "--remove_hooks",
+    "--rustflags",
     "--trace",
     "-profile",
 ];
@@ -431,6 +437,7 @@ pub fn take_own_options(
                 }
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
+            OwnOption::RustFlags => options.rustflags = true,
         }
     }
     let dialects = [
@@ -493,6 +500,11 @@ Metrowerks / NITRO-SDK dialect:
   -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
   --dialect=nitro       honour #pragma profile on|off|reset without -profile
   #pragma profile on|off|reset: the state at a function's closing brace decides.
+
+Rust (docs/rust.md):
+  --rustflags           print the RUSTFLAGS that instrument a Cargo build the way the other
+                        options say: RUSTC_BOOTSTRAP=1 RUSTFLAGS=\"$(hookcc --rustflags --trace)\"
+                        cargo build --target=<host triple>; or `cargo hookcc build|run|test`
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
@@ -507,6 +519,7 @@ Environment:
                         (default: $XDG_CACHE_HOME/hookcc or ~/.cache/hookcc)
   HOOKCC_PLUGIN         the pass plugin library (default: found beside hookcc)
   HOOKCC_RUNTIME_DIR    the runtime sources (default: found beside hookcc)
+  RUSTC                 the rustc whose LLVM --rustflags matches (default: rustc on PATH)
 
 In the traced program: HOOKCC_OUTPUT, HOOKCC_MAX_BYTES, HOOKCC_BUFFER_RECORDS, HOOKCC_DISABLE
 (see docs/trace-format.md). The runtime's API is <hookcc/trace.h>.
