@@ -14,6 +14,7 @@ use inkwell::AddressSpace;
 
 use crate::config::{Config, Hook, HookParams, Placement};
 use crate::ffi;
+use crate::mangling;
 
 /// Where in the pipeline the pass is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,14 +227,15 @@ fn calls_that_may_unwind(function: FunctionValue<'_>) -> Vec<InstructionValue<'_
 }
 
 /// The personality for the cleanup of `function`: its own, else the one the module's other
-/// functions use, else C++'s `__gxx_personality_v0` if the module has C++ (mangled) functions.
-/// Otherwise none, and the function is left as it is (a C module compiled with -fexceptions
-/// and no landing pads at all).
+/// functions use, else the language's, judged from the module's symbol names
+/// ([`crate::mangling`]): Rust's `rust_eh_personality` (a rustc codegen unit whose functions
+/// have no landing pads of their own has no personality anywhere), C++'s
+/// `__gxx_personality_v0`. Otherwise none, and the function is left as it is (a C module
+/// compiled with -fexceptions and no landing pads at all).
 fn personality_for<'ctx>(
     module: &Module<'ctx>,
     function: FunctionValue<'ctx>,
 ) -> Option<FunctionValue<'ctx>> {
-    const CXX_PERSONALITY: &str = "__gxx_personality_v0";
     if let Some(p) = function.get_personality_function().or_else(|| {
         module
             .get_functions()
@@ -241,19 +243,19 @@ fn personality_for<'ctx>(
     }) {
         return Some(p);
     }
-    let cxx = module
+    let names: Vec<Vec<u8>> = module
         .get_functions()
-        .any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
-    cxx.then(|| {
-        module.get_function(CXX_PERSONALITY).unwrap_or_else(|| {
-            let context = module.get_context();
-            module.add_function(
-                CXX_PERSONALITY,
-                context.i32_type().fn_type(&[], true),
-                Some(Linkage::External),
-            )
-        })
-    })
+        .map(|f| f.get_name().to_bytes().to_vec())
+        .collect();
+    let personality = mangling::personality_for_names(names.iter().map(Vec::as_slice))?;
+    Some(module.get_function(personality).unwrap_or_else(|| {
+        let context = module.get_context();
+        module.add_function(
+            personality,
+            context.i32_type().fn_type(&[], true),
+            Some(Linkage::External),
+        )
+    }))
 }
 
 /// The pointer-sized integer of the module's target (`uintptr_t`).

@@ -10,6 +10,7 @@
 //! [`ffi`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
 
 pub mod config;
+pub mod mangling;
 // The unit-test binary is a program of its own, with no LLVM loaded to resolve the C API
 // symbols, so only the LLVM-free parts are compiled into it; the IR tests (tests/ir, run by
 // opt-19) and the end-to-end tests cover the rest.

@@ -7,7 +7,7 @@ use std::process::{Command, ExitCode};
 use hookcc_driver::driver::{plan, Action, Host};
 use hookcc_driver::options::{RuntimeComponent, HELP};
 use hookcc_driver::runtime;
-use hookcc_driver::rust::{self, RustHost};
+use hookcc_driver::rust::{self, SystemRust};
 use hookcc_driver::toolchain::{self, Layout};
 
 struct RealHost;
@@ -43,36 +43,6 @@ impl Host for RealHost {
     }
 }
 
-impl RustHost for RealHost {
-    fn layout(&self) -> Result<Layout, String> {
-        Host::layout(self)
-    }
-    fn rustc(&self) -> String {
-        self.var("RUSTC")
-            .filter(|r| !r.is_empty())
-            .unwrap_or_else(|| "rustc".to_string())
-    }
-    fn rustc_version(&self) -> Result<String, String> {
-        let rustc = self.rustc();
-        let out = Command::new(&rustc)
-            .arg("-vV")
-            .output()
-            .map_err(|e| format!("{rustc}: cannot run: {e} (set RUSTC, or install Rust)"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{rustc} -vV failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-    fn hookcc_exe(&self) -> Result<PathBuf, String> {
-        let exe =
-            std::env::current_exe().map_err(|e| format!("cannot locate hookcc itself: {e}"))?;
-        Ok(exe.canonicalize().unwrap_or(exe))
-    }
-}
-
 fn main() -> ExitCode {
     let mut argv = std::env::args();
     let argv0 = argv.next().unwrap_or_default();
@@ -87,7 +57,12 @@ fn main() -> ExitCode {
             print!("{HELP}");
             ExitCode::SUCCESS
         }
-        Ok(Action::RustFlags(options)) => match rust::rustflags(&options, &RealHost) {
+        Ok(Action::RustFlags(options)) => match std::env::current_exe()
+            .map_err(|e| format!("cannot locate hookcc itself: {e}"))
+            .and_then(|exe| {
+                let hookcc = exe.canonicalize().unwrap_or(exe);
+                rust::rustflags(&options, &SystemRust { hookcc })
+            }) {
             Ok(flags) => {
                 println!("{}", flags.join(" "));
                 ExitCode::SUCCESS

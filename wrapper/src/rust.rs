@@ -8,6 +8,7 @@
 //! compiled for the target and linked exactly as for C.
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use crate::options::{HookOptions, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
@@ -21,6 +22,49 @@ pub trait RustHost {
     fn rustc_version(&self) -> Result<String, String>;
     /// hookcc itself, the linker rustc is to run.
     fn hookcc_exe(&self) -> Result<PathBuf, String>;
+}
+
+/// The machine: `$RUSTC` (else `rustc`), and hookcc's files found from its executable.
+pub struct SystemRust {
+    /// The hookcc executable (the linker rustc is given; hookcc's files are found from it).
+    pub hookcc: PathBuf,
+}
+
+impl RustHost for SystemRust {
+    fn layout(&self) -> Result<Layout, String> {
+        Layout::find(&self.hookcc, &|k| std::env::var(k).ok())
+    }
+    fn rustc(&self) -> String {
+        std::env::var("RUSTC")
+            .ok()
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| "rustc".to_string())
+    }
+    fn rustc_version(&self) -> Result<String, String> {
+        let rustc = self.rustc();
+        let out = Command::new(&rustc)
+            .arg("-vV")
+            .output()
+            .map_err(|e| format!("{rustc}: cannot run: {e} (set RUSTC, or install Rust)"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{rustc} -vV failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+    fn hookcc_exe(&self) -> Result<PathBuf, String> {
+        Ok(self.hookcc.clone())
+    }
+}
+
+/// The host triple from `rustc -vV` (`host: x86_64-unknown-linux-gnu`).
+pub fn rustc_host(version_text: &str) -> Option<&str> {
+    version_text
+        .lines()
+        .find_map(|l| l.strip_prefix("host:"))
+        .map(str::trim)
 }
 
 /// The LLVM major from `rustc -vV` (`LLVM version: 22.1.2`).
@@ -74,6 +118,11 @@ pub fn rustflags(options: &HookOptions, host: &dyn RustHost) -> Result<Vec<Strin
         format!("-Zllvm-plugins={}", plugin.display()),
         format!("-Cpasses={}", pass_element(&config)),
         format!("-Clinker={}", hookcc.display()),
+        // rustc inlines small functions and closures in MIR, before LLVM and so before the
+        // pass sees them: they would be missing from the trace at -O, as they are not in C.
+        // LLVM still inlines them, after the hooks are in (checked: a closure called 5 times
+        // is counted 5 times at opt-level 3 only with this).
+        "-Zinline-mir=no".to_string(),
     ];
     let component = options.runtime_component();
     if component != RuntimeComponent::None {
@@ -144,7 +193,11 @@ mod tests {
         );
         assert_eq!(
             f[2..],
-            ["-Clinker=/bin/hookcc", "-Clink-arg=--hook-runtime=trace"]
+            [
+                "-Clinker=/bin/hookcc",
+                "-Zinline-mir=no",
+                "-Clink-arg=--hook-runtime=trace"
+            ]
         );
     }
 

@@ -1,0 +1,124 @@
+//! Rust end to end: the Cargo project tests/rust/calls built with `cargo hookcc` and with
+//! `RUSTFLAGS="$(hookcc --rustflags --trace)"`, run, its trace decoded by hookprof; call counts
+//! known by construction (see tests/rust/calls/src/main.rs).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// Counts of tests/rust/calls, the same at every optimization level.
+const CALLS_COUNTS: &[(&str, u64)] = &[
+    ("main", 1),
+    ("calls::main", 1),
+    ("calls::fib", 177),
+    ("calls::total_area", 1),
+    ("calls::total_area::{closure#0}", 5),
+    ("<calls::Square as calls::Shape>::area", 3),
+    ("<calls::Circle as calls::Shape>::area", 2),
+    ("calls::largest::<i32>", 2),
+    ("calls::largest::<f64>", 1),
+    ("calls::guarded", 1),
+    ("calls::guarded::{closure#0}", 1),
+    ("calls::descend", 4),
+    // The panic hook installed by main, run once by the panic.
+    ("calls::main::{closure#0}", 1),
+];
+
+const CALLS_OUTPUT: &str = "fib=55 area=29 largest=9,-2,1.5 caught=true\n";
+
+fn expect_counts(counts: &BTreeMap<String, u64>, context: &str) {
+    for (function, calls) in CALLS_COUNTS {
+        assert_eq!(
+            counts.get(*function),
+            Some(calls),
+            "{context}: calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
+
+fn calls_project(dir: &Path) -> std::path::PathBuf {
+    copy_cargo_project(&workspace_root().join("tests/rust/calls"), dir)
+}
+
+#[test]
+fn cargo_hookcc_run_traces_a_rust_program_at_debug_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let trace = dir.path().join("debug.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+    // The instrumented build has a directory of its own.
+    let host = rust_host();
+    assert!(
+        project
+            .join(format!("target/hookcc/{host}/debug/calls"))
+            .is_file(),
+        "cargo hookcc should build into target/hookcc/{host}/"
+    );
+    // The panic unwound through descend ×4 and the closure: each exit is recorded.
+    assert_balanced(&trace);
+    expect_counts(&call_counts(&trace, &[]), "cargo hookcc run (debug)");
+}
+
+#[test]
+fn rustflags_from_hookcc_trace_a_release_build_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let out = run_ok(Command::new(tool("hookcc")).args(["--rustflags", "--trace"]));
+    let rustflags = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let host = rust_host();
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args(["build", "--release", "--quiet", "--target", &host])
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env("RUSTFLAGS", &rustflags),
+    );
+    let program = project.join(format!("target/{host}/release/calls"));
+    let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+    assert_eq!(stdout, CALLS_OUTPUT);
+    assert_balanced(&trace);
+    expect_counts(&call_counts(&trace, &[]), "RUSTFLAGS build (release)");
+}
+
+#[test]
+fn rustc_with_an_llvm_without_plugin_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("rustc");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'rustc 9.99.0'\necho 'host: x86_64-unknown-linux-gnu'\necho 'LLVM version: 23.1.0'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(tool("hookcc"))
+        .args(["--rustflags", "--trace"])
+        .env("RUSTC", &fake)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("uses LLVM 23") && stderr.contains("LLVM 19, 22"),
+        "the error should name the LLVM found and the supported ones: {stderr}"
+    );
+}
+
+#[test]
+fn the_llvm22_plugin_is_built() {
+    // scripts/test.sh builds it (scripts/build-plugins.sh); without it every Rust test fails
+    // with hookcc's own message, which this states once.
+    let plugin = target_dir().join("libhookcc_pass_llvm22.so");
+    assert!(
+        plugin.is_file(),
+        "{} is missing: run scripts/build-plugins.sh",
+        plugin.display()
+    );
+}
