@@ -197,7 +197,7 @@ pub fn copy_cargo_project(from: &Path, dir: &Path) -> PathBuf {
         for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
             let entry = entry.expect("directory entry");
             let name = entry.file_name();
-            if name == "target" || name == "Cargo.lock" {
+            if name == "target" {
                 continue;
             }
             let path = entry.path();

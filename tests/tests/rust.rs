@@ -122,3 +122,39 @@ fn the_llvm22_plugin_is_built() {
         plugin.display()
     );
 }
+
+#[test]
+fn mixed_rust_and_c_example_gives_one_trace_with_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    // The CRCs are zlib's (python3 -c "import zlib; print('%08x' % zlib.crc32(b'hook'))").
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "crc32(hook) = a4584355\ncrc32(cc) = dbb21a79\ncrc32(rust) = e13282a0\n\
+         digit sum of 2026 = 10\n"
+    );
+    assert_balanced(&trace);
+    let counts = call_counts(&trace, &[]);
+    for (function, calls) in [
+        // Rust
+        ("mixed::main", 1),
+        ("mixed::checksum", 3),
+        ("mixed::visit_digit", 4),
+        // C, compiled by the cc crate with CC=hookcc
+        ("crc32", 3),
+        ("crc_byte", 10),
+        ("for_each_digit", 4),
+    ] {
+        assert_eq!(
+            counts.get(function),
+            Some(&calls),
+            "calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
