@@ -60,6 +60,13 @@ cl::opt<bool> SkipInline("hookcc-skip-inline",
                          cl::desc("no hooks in functions declared inline (TI)"), cl::init(false),
                          cl::cat(HookccCategory));
 
+cl::list<std::string> Include("hookcc-include",
+                              cl::desc("only functions whose name matches one of these globs"),
+                              cl::value_desc("glob"), cl::cat(HookccCategory));
+cl::list<std::string> Exclude("hookcc-exclude",
+                              cl::desc("no hooks in functions whose name matches this glob"),
+                              cl::value_desc("glob"), cl::cat(HookccCategory));
+
 // Mirrors `RawConfig` in src/ffi.rs field for field.
 struct RawConfig {
   const char *entry_hook;
@@ -69,6 +76,8 @@ struct RawConfig {
   unsigned after_inlining;
   unsigned default_off;
   unsigned skip_inline;
+  const char *include; // newline-separated globs
+  const char *exclude;
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -78,10 +87,12 @@ enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 
 // `-C llvm-args=`, so the cl::opts above cannot be set from rustc (checked with rustc 1.95.0:
 // they are unknown arguments there). `-C passes=hookcc-options<…>` is parsed into the same
 // pipeline before it runs: the element adds no pass, it sets what the HookccPass instances read
-// when they run. Keys are the cl::opt names without `hookcc-`; flags take no value.
+// when they run. Keys are the cl::opt names without `hookcc-`; flags take no value; include
+// and exclude repeat.
 struct Settings {
   std::string entry_hook, exit_hook, entry_parm = "none", exit_parm = "none";
   bool after_inlining = false, default_off = false, skip_inline = false;
+  std::string include, exclude; // newline-separated globs
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;
@@ -98,6 +109,10 @@ Settings currentSettings() {
   s.after_inlining = AfterInlining;
   s.default_off = DefaultOff;
   s.skip_inline = SkipInline;
+  for (const std::string &glob : Include)
+    s.include += glob + "\n";
+  for (const std::string &glob : Exclude)
+    s.exclude += glob + "\n";
   return s;
 }
 
@@ -116,10 +131,12 @@ bool parseSettings(StringRef params) {
     else if (key == "after-inlining") s.after_inlining = true;
     else if (key == "default-off") s.default_off = true;
     else if (key == "skip-inline") s.skip_inline = true;
+    else if (key == "include") s.include += value.str() + "\n";
+    else if (key == "exclude") s.exclude += value.str() + "\n";
     else {
       errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
              << "> (expected entry, exit, entry-parm, exit-parm, after-inlining, default-off, "
-                "skip-inline)\n";
+                "skip-inline, include, exclude)\n";
       return false;
     }
   }
@@ -148,7 +165,7 @@ struct HookccPass : PassInfoMixin<HookccPass> {
     Settings s = currentSettings();
     RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
                      s.exit_parm.c_str(), s.after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
-                     s.skip_inline ? 1u : 0u};
+                     s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str()};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {
@@ -200,6 +217,12 @@ void registerCallbacks(PassBuilder &PB) {
 // equivalent, and LLVM's helper keeps operand bundles, attributes and PHI nodes right.
 extern "C" void hookcc_call_to_invoke(LLVMValueRef call, LLVMBasicBlockRef unwind) {
   changeToInvokeAndSplitBasicBlock(cast<CallInst>(unwrap(call)), unwrap(unwind));
+}
+
+// Turns an invoke into a call and a branch to its normal destination (for deleting a marker
+// call of #[hookcc::no_hooks]); returns the call.
+extern "C" LLVMValueRef hookcc_invoke_to_call(LLVMValueRef invoke) {
+  return wrap(changeToCall(cast<InvokeInst>(unwrap(invoke))));
 }
 
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {

@@ -34,6 +34,56 @@ const DONE_ATTRIBUTE: &str = "hookcc-instrumented";
 const OFF_ATTRIBUTE: &str = "hookcc-off";
 const ON_ATTRIBUTE: &str = "hookcc-on";
 const INLINE_ATTRIBUTE: &str = "hookcc-inline";
+/// The Rust side's marks: `#[hookcc::no_hooks]` / `#[hookcc::profile(off|on)]` (the hookcc
+/// crate, rust/hookcc-macros) put a call to one of these first in the function and in each of
+/// its closures, the one mark that reaches LLVM IR with every generic instance and with a
+/// closure rustc puts in another codegen unit than its function.
+const RUST_MARKERS: &[(&str, &str)] = &[
+    ("hookcc::__private::hooks_off", OFF_ATTRIBUTE),
+    ("hookcc::__private::hooks_on", ON_ATTRIBUTE),
+];
+
+/// Turns the Rust marks into attributes (see [`RUST_MARKERS`]) and deletes the marker calls.
+/// Returns whether anything changed.
+fn take_rust_marks(module: &Module<'_>) -> bool {
+    let markers: Vec<(FunctionValue, &str)> = module
+        .get_functions()
+        .filter_map(|f| {
+            let name = mangling::rust_demangled(&f.get_name().to_string_lossy())?;
+            RUST_MARKERS
+                .iter()
+                .find(|(marker, _)| *marker == name)
+                .map(|(_, attribute)| (f, *attribute))
+        })
+        .collect();
+    if markers.is_empty() {
+        return false;
+    }
+    let context = module.get_context();
+    let mut marked = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut inst = block.get_first_instruction();
+            while let Some(i) = inst {
+                inst = i.get_next_instruction();
+                let Some(callee) = ffi::called_function(i) else {
+                    continue;
+                };
+                if let Some((_, attribute)) = markers.iter().find(|(m, _)| *m == callee) {
+                    marked.push((function, *attribute, i));
+                }
+            }
+        }
+    }
+    for (function, attribute, call) in &marked {
+        function.add_attribute(
+            AttributeLoc::Function,
+            context.create_string_attribute(attribute, ""),
+        );
+        ffi::delete_call(*call);
+    }
+    !marked.is_empty()
+}
 
 /// Instruments every eligible function of `module`. Returns whether anything changed.
 pub fn instrument_module(
@@ -54,6 +104,7 @@ pub fn instrument_module(
             );
             changed = true;
         }
+        changed |= take_rust_marks(module);
     }
     let wanted = match phase {
         Phase::Explicit => true,
@@ -117,6 +168,14 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     }
     if !config.default_on && !has_string(ON_ATTRIBUTE) {
         return false;
+    }
+    if !config.names.is_empty() {
+        let demangled = mangling::rust_demangled(&name);
+        let mut names = vec![name.as_ref()];
+        names.extend(demangled.as_deref());
+        if !config.names.allows(&names) {
+            return false;
+        }
     }
     // A naked function has no prologue to put a call in.
     let naked = Attribute::get_named_enum_kind_id("naked");

@@ -31,6 +31,46 @@ pub fn is_rust_symbol(name: &[u8]) -> bool {
             .all(u8::is_ascii_hexdigit)
 }
 
+/// The demangled name of a Rust symbol without its hash (`calls::fib`,
+/// `calls::largest::<i32>`, `calls::quiet::{closure#0}`); None for other symbols.
+pub fn rust_demangled(symbol: &str) -> Option<String> {
+    if !is_rust_symbol(symbol.as_bytes()) {
+        return None;
+    }
+    rustc_demangle::try_demangle(symbol)
+        .ok()
+        .map(|d| format!("{d:#}"))
+}
+
+/// `path` without trailing generic arguments: `calls::largest::<i32>` → `calls::largest`.
+pub fn without_generic_args(path: &str) -> &str {
+    if !path.ends_with('>') {
+        return path;
+    }
+    let mut depth = 0usize;
+    for (i, c) in path.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return path[..i].strip_suffix("::").unwrap_or(path);
+                }
+            }
+            _ => {}
+        }
+    }
+    path
+}
+
+/// True if `name` (demangled) is a closure defined in the function whose path is `parent`
+/// (generic arguments removed), at any depth: `calls::quiet::{closure#0}`,
+/// `calls::quiet::{closure#0}::{closure#1}`, `calls::quiet::{closure#0}::<i32>`.
+pub fn is_closure_of(name: &str, parent: &str) -> bool {
+    name.strip_prefix(parent)
+        .is_some_and(|rest| rest.starts_with("::{closure"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +94,29 @@ mod tests {
         );
         let c: &[&[u8]] = &[b"main", b"fib"];
         assert_eq!(personality_for_names(c.iter().copied()), None);
+    }
+
+    #[test]
+    fn closures_and_generic_instances_of_a_path() {
+        assert_eq!(
+            without_generic_args("calls::largest::<i32>"),
+            "calls::largest"
+        );
+        assert_eq!(
+            without_generic_args("calls::f::<alloc::vec::Vec<u8>>"),
+            "calls::f"
+        );
+        assert_eq!(without_generic_args("calls::fib"), "calls::fib");
+        assert!(is_closure_of("calls::quiet::{closure#0}", "calls::quiet"));
+        assert!(is_closure_of(
+            "calls::quiet::{closure#0}::<i32>",
+            "calls::quiet"
+        ));
+        assert!(!is_closure_of("calls::quieter", "calls::quiet"));
+        assert_eq!(
+            rust_demangled("_RNvCs2jRRAoNlOou_5calls7descend").as_deref(),
+            Some("calls::descend")
+        );
+        assert_eq!(rust_demangled("crc32"), None);
     }
 }

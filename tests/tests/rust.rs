@@ -158,3 +158,88 @@ fn mixed_rust_and_c_example_gives_one_trace_with_both_languages() {
         );
     }
 }
+
+/// Builds tests/rust/marks (its `hookcc` dependency pointed at this repository's crate) with
+/// `cargo hookcc run --trace --hook-exclude=marks::noi*` and `extra` cargo arguments.
+fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/marks"), dir);
+    let manifest = project.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let crate_dir = workspace_root().join("rust/hookcc");
+    assert!(text.contains("\"../../../rust/hookcc\""), "{text}");
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "\"../../../rust/hookcc\"",
+            &format!("{:?}", crate_dir.display().to_string()),
+        ),
+    )
+    .unwrap();
+    let trace = dir.join("marks.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                "--trace",
+                "--hook-exclude=marks::noi*",
+                "--quiet",
+            ])
+            .args(extra)
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "sum=47 generic=1,2 tracing=true file=true\n"
+    );
+    assert_balanced(&trace);
+    call_counts(&trace, &[])
+}
+
+#[test]
+fn no_hooks_attribute_and_hook_exclude_leave_out_exactly_the_marked_functions() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = run_marks(dir.path(), profile);
+        let context = format!("cargo hookcc run {profile:?}");
+        for (function, calls) in [("marks::main", 1), ("marks::helper", 3), ("marks::loud", 5)] {
+            assert_eq!(
+                counts.get(function),
+                Some(&calls),
+                "{context}: calls of `{function}`; whole report: {counts:#?}"
+            );
+        }
+        // #[hookcc::no_hooks]: the function, its closure (in another codegen unit at debug),
+        // both generic instances, and the hookcc crate's own wrappers; --hook-exclude: noisy.
+        for name in counts.keys() {
+            assert!(
+                !(name.starts_with("marks::quiet")
+                    || name.starts_with("marks::noisy")
+                    || name.starts_with("hookcc::")),
+                "{context}: `{name}` should have no hooks; whole report: {counts:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hook_exclude_works_on_c_compiled_by_cc_build_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                "--trace",
+                "--hook-exclude=crc_byte",
+                "--quiet",
+            ])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("crc32"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("crc_byte"), None, "excluded: {counts:#?}");
+}

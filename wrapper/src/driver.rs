@@ -70,6 +70,12 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     if config.skip_inline {
         mllvm("-hookcc-skip-inline".to_string());
     }
+    for glob in &config.include {
+        mllvm(format!("-hookcc-include={glob}"));
+    }
+    for glob in &config.exclude {
+        mllvm(format!("-hookcc-exclude={glob}"));
+    }
     args
 }
 

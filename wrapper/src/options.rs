@@ -132,6 +132,10 @@ pub struct PassConfig {
     pub skip_inline: bool,
     /// Declare the hooks implicitly in every translation unit (TI), `extern "C"` in C++.
     pub declare_hooks: bool,
+    /// `--hook-include=GLOB`: when any, only functions whose name matches one get hooks.
+    pub include: Vec<String>,
+    /// `--hook-exclude=GLOB`: functions whose name matches one get none.
+    pub exclude: Vec<String>,
 }
 
 /// TI cgtools' options (seeds/ti-c6000-function-hooks.txt).
@@ -172,6 +176,10 @@ pub struct HookOptions {
     pub verbose: bool,
     /// `--help` / `--hookcc-help`.
     pub help: bool,
+    /// `--hook-include=GLOB` (repeatable).
+    pub include: Vec<String>,
+    /// `--hook-exclude=GLOB` (repeatable).
+    pub exclude: Vec<String>,
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
     /// (docs/rust.md), instead of running clang.
     pub rustflags: bool,
@@ -194,6 +202,14 @@ impl HookOptions {
 
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
+        self.dialect_pass_config().map(|config| PassConfig {
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            ..config
+        })
+    }
+
+    fn dialect_pass_config(&self) -> Option<PassConfig> {
         if self.trace {
             let hook = |symbol: &str, parm| {
                 Some(Hook {
@@ -208,6 +224,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
             });
         }
         if self.ti.any() {
@@ -225,6 +243,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
+                include: vec![],
+                exclude: vec![],
             });
         }
         if self.profile || self.nitro {
@@ -241,6 +261,8 @@ impl HookOptions {
                 default_on: self.profile,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
             });
         }
         None
@@ -291,6 +313,8 @@ enum OwnOption {
     ExitHookNamed,
     ExitParm,
     Help,
+    HookExclude,
+    HookInclude,
     HookRuntime,
     Profile,
     RemoveHooksWhenInlining,
@@ -309,6 +333,8 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--exit_hook=", OwnOption::ExitHookNamed),
     ("--exit_parm=", OwnOption::ExitParm),
     ("--help", OwnOption::Help),
+    ("--hook-exclude=", OwnOption::HookExclude),
+    ("--hook-include=", OwnOption::HookInclude),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
@@ -438,6 +464,16 @@ pub fn take_own_options(
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
             OwnOption::RustFlags => options.rustflags = true,
+            OwnOption::HookInclude | OwnOption::HookExclude => {
+                if value.is_empty() {
+                    return Err(bad("a glob: `*` any characters, `?` one"));
+                }
+                if *option == OwnOption::HookInclude {
+                    options.include.push(value.to_string());
+                } else {
+                    options.exclude.push(value.to_string());
+                }
+            }
         }
     }
     let dialects = [
@@ -481,6 +517,9 @@ hookcc options:
                         the sources, and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
+  --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
+                        such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
+  --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, none (default: trace with --trace, the
                         NITRO_PROFILE_TYPE component if set, else none)

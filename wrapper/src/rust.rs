@@ -94,6 +94,12 @@ pub fn pass_element(config: &PassConfig) -> String {
             items.push(flag.to_string());
         }
     }
+    for glob in &config.include {
+        items.push(format!("include={glob}"));
+    }
+    for glob in &config.exclude {
+        items.push(format!("exclude={glob}"));
+    }
     format!("hookcc-options<{}>", items.join(";"))
 }
 
@@ -106,6 +112,18 @@ pub fn rustflags(options: &HookOptions, host: &dyn RustHost) -> Result<Vec<Strin
                 .to_string(),
         );
     };
+    // The pipeline element's own separators cannot be in a glob.
+    if let Some(glob) = config
+        .include
+        .iter()
+        .chain(&config.exclude)
+        .find(|g| g.contains([';', ',', '(', ')']))
+    {
+        return Err(format!(
+            "--hook-include/--hook-exclude `{glob}`: `;`, `,` and parentheses cannot reach rustc \
+             in -C passes=; match them with `?` or `*`"
+        ));
+    }
     let rustc = host.rustc();
     let version = host.rustc_version()?;
     let major = rustc_llvm_major(&version).ok_or_else(|| {
@@ -213,6 +231,31 @@ mod tests {
             "-Cpasses=hookcc-options<entry=h;entry-parm=name;skip-inline>"
         );
         assert!(!f.iter().any(|a| a.contains("hook-runtime")));
+    }
+
+    #[test]
+    fn name_filters_reach_the_pass() {
+        let f = flags(
+            &[
+                "--rustflags",
+                "--trace",
+                "--hook-exclude=calls::quiet*",
+                "--hook-include=calls::*",
+            ],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap();
+        assert!(
+            f[1].ends_with(";include=calls::*;exclude=calls::quiet*>"),
+            "{}",
+            f[1]
+        );
+        let e = flags(
+            &["--rustflags", "--trace", "--hook-exclude=f(a,b)"],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap_err();
+        assert!(e.contains("f(a,b)"), "{e}");
     }
 
     #[test]
