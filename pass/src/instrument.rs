@@ -437,7 +437,10 @@ fn instrument_function<'ctx>(
             }
             HookParams::Name | HookParams::NameCallSiteArgs => {
                 if name.is_none() {
-                    let text = function.get_name().to_string_lossy().into_owned();
+                    // Rust functions by their path (`mycrate::parse::number`), as TI users
+                    // expect names they wrote; C and C++ names as the symbol.
+                    let symbol = function.get_name().to_string_lossy().into_owned();
+                    let text = mangling::rust_demangled(&symbol).unwrap_or(symbol);
                     let global = builder
                         .build_global_string_ptr(&text, "hookcc.name")
                         .map_err(|e| e.to_string())?;

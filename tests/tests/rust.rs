@@ -243,3 +243,48 @@ fn hook_exclude_works_on_c_compiled_by_cc_build_scripts() {
     assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
     assert_eq!(counts.get("crc_byte"), None, "excluded: {counts:#?}");
 }
+
+#[test]
+fn ti_name_hooks_receive_rust_paths() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_cargo_project(&workspace_root().join("tests/rust/ti"), dir.path());
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args([
+                    "hookcc",
+                    "run",
+                    "--entry_hook=on_entry",
+                    "--entry_parm=name",
+                    "--exit_hook=on_exit",
+                    "--exit_parm=name",
+                    "--quiet",
+                ])
+                .args(profile),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "total=68\n");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let count = |line: &str| stderr.lines().filter(|l| *l == line).count();
+        for (name, calls) in [
+            ("ti::main", 1),
+            ("ti::parse::number", 3),
+            ("ti::parse::digit", 5),
+            ("main", 1),
+        ] {
+            for prefix in ["> ", "< "] {
+                assert_eq!(
+                    count(&format!("{prefix}{name}")),
+                    calls,
+                    "{profile:?}: `{prefix}{name}` lines in the hooks' output:\n{stderr}"
+                );
+            }
+        }
+        // Every name is a demangled path, none a symbol; the hooks themselves have no hooks.
+        assert!(
+            !stderr
+                .lines()
+                .any(|l| l.contains("_R") || l.ends_with(" on_entry")),
+            "{stderr}"
+        );
+    }
+}
