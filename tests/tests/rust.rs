@@ -159,10 +159,10 @@ fn mixed_rust_and_c_example_gives_one_trace_with_both_languages() {
     }
 }
 
-/// Builds tests/rust/marks (its `hookcc` dependency pointed at this repository's crate) with
-/// `cargo hookcc run --trace --hook-exclude=marks::noi*` and `extra` cargo arguments.
-fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
-    let project = copy_cargo_project(&workspace_root().join("tests/rust/marks"), dir);
+/// Copies tests/rust/<name> into `dir`, its `hookcc` dependency pointed at this repository's
+/// crate.
+fn project_using_hookcc_crate(name: &str, dir: &Path) -> std::path::PathBuf {
+    let project = copy_cargo_project(&workspace_root().join("tests/rust").join(name), dir);
     let manifest = project.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let crate_dir = workspace_root().join("rust/hookcc");
@@ -175,6 +175,13 @@ fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
         ),
     )
     .unwrap();
+    project
+}
+
+/// Builds tests/rust/marks with `cargo hookcc run --trace --hook-exclude=marks::noi*` and
+/// `extra` cargo arguments.
+fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let project = project_using_hookcc_crate("marks", dir);
     let trace = dir.join("marks.hktrace");
     let out = run_ok(
         cargo_with_hookcc(&project)
@@ -285,6 +292,48 @@ fn ti_name_hooks_receive_rust_paths() {
                 .lines()
                 .any(|l| l.contains("_R") || l.ends_with(" on_entry")),
             "{stderr}"
+        );
+    }
+}
+
+/// `lr=<hex>` → `lr=ADDR`, as the C tests normalize NITRO dumps.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("lr=") {
+        out.push_str(&rest[..at + 3]);
+        out.push_str("ADDR");
+        rest = rest[at + 3..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn nitro_profile_call_trace_dump_of_rust_code() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = project_using_hookcc_crate("nitro", dir.path());
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args([
+                    "hookcc",
+                    "run",
+                    "-profile",
+                    "--hook-runtime=calltrace",
+                    "--quiet",
+                ])
+                .args(profile),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "263\n");
+        // seeds/nitro-sdk-profiler.txt §3.5.1, with Rust paths for the function names.
+        assert_eq!(
+            without_addresses(&String::from_utf8_lossy(&out.stderr)),
+            "OS_DumpCallTrace: lr=ADDR\n\
+             nitro::test3: lr=ADDR, r0=00000103, r1=00000000, r2=00000000, r3=00000000\n\
+             nitro::test2: lr=ADDR, r0=00000101, r1=00000000, r2=00000000, r3=00000000\n\
+             nitro::test1: lr=ADDR, r0=00000100, r1=00000000, r2=00000000, r3=00000000\n",
+            "{profile:?}"
         );
     }
 }

@@ -81,3 +81,68 @@ pub mod __private {
     #[inline(always)]
     pub fn hooks_on() {}
 }
+
+/// `<hookcc/nitro.h>`'s function call trace (NITRO-SDK §3): the program of a `-profile` build
+/// linked with `--hook-runtime=calltrace` (docs/nitro.md). Linking needs that runtime, as in C.
+pub mod nitro {
+    use std::ffi::{c_int, c_void};
+
+    use crate::no_hooks;
+
+    /// `OSCallTraceMode`.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum CallTraceMode {
+        /// `OS_CALLTRACE_STACK`: entry pushes a record, exit pops it.
+        Stack = 0,
+        /// `OS_CALLTRACE_LOG`: entry writes a record into a ring, exit does nothing.
+        Log = 1,
+    }
+
+    extern "C" {
+        fn OS_InitCallTrace(buf: *mut c_void, size: u32, mode: CallTraceMode);
+        fn OS_DumpCallTrace();
+        fn OS_EnableCallTrace() -> c_int;
+        fn OS_DisableCallTrace() -> c_int;
+        fn OS_ClearCallTraceBuffer();
+    }
+
+    /// `OS_InitCallTrace`: starts recording the calling thread's calls into `buffer`, which the
+    /// runtime keeps using for the rest of the program (hence `'static`). In stack mode call it
+    /// from the outermost function: frames open now return without a record.
+    #[no_hooks]
+    pub fn init_call_trace(buffer: &'static mut [u32], mode: CallTraceMode) {
+        let bytes = u32::try_from(std::mem::size_of_val(buffer)).unwrap_or(u32::MAX);
+        // SAFETY: the buffer is exclusively the runtime's from now on ('static, &mut) and
+        // `bytes` is its size; the runtime rejects (and reports) a buffer too small.
+        unsafe { OS_InitCallTrace(buffer.as_mut_ptr() as *mut c_void, bytes, mode) }
+    }
+
+    /// `OS_DumpCallTrace`: prints the calling thread's call trace through the print function.
+    #[no_hooks]
+    pub fn dump_call_trace() {
+        // SAFETY: no arguments; a thread without a call trace prints that it has none.
+        unsafe { OS_DumpCallTrace() }
+    }
+
+    /// `OS_EnableCallTrace`; returns whether it was enabled before.
+    #[no_hooks]
+    pub fn enable_call_trace() -> bool {
+        // SAFETY: as for dump_call_trace.
+        unsafe { OS_EnableCallTrace() != 0 }
+    }
+
+    /// `OS_DisableCallTrace`; returns whether it was enabled before.
+    #[no_hooks]
+    pub fn disable_call_trace() -> bool {
+        // SAFETY: as for dump_call_trace.
+        unsafe { OS_DisableCallTrace() != 0 }
+    }
+
+    /// `OS_ClearCallTraceBuffer`.
+    #[no_hooks]
+    pub fn clear_call_trace_buffer() {
+        // SAFETY: as for dump_call_trace.
+        unsafe { OS_ClearCallTraceBuffer() }
+    }
+}
