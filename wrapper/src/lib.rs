@@ -4,6 +4,7 @@
 //! (`src/main.rs`) only gathers the arguments and runs that command.
 
 pub mod args;
+pub mod cargo;
 pub mod driver;
 pub mod options;
 pub mod runtime;
