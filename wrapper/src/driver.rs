@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::args::{expand_response_files, CommandLine};
-use crate::options::{take_own_options, HookOptions, PassConfig, RuntimeComponent};
+use crate::options::{
+    read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
+};
 use crate::toolchain::Layout;
 
 /// What hookcc needs from the machine. Behind a trait so that tests of the argument handling
@@ -103,8 +105,9 @@ fn hook_declarations(config: &PassConfig) -> String {
 /// Works out the clang command for hookcc's arguments (`argv[1..]`). `cxx` is true when hookcc
 /// runs as a C++ compiler (`hookcc++`).
 pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, String> {
-    let (options, clang_args) =
+    let (mut options, clang_args) =
         take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
+    read_glob_files(&mut options)?;
     if options.help {
         return Ok(Action::Help);
     }

@@ -495,6 +495,33 @@ pub fn take_own_options(
     Ok((options, rest))
 }
 
+/// Replaces each `--hook-include=@FILE` / `--hook-exclude=@FILE` by the globs FILE lists, one
+/// per line (blank lines and lines starting with `#` skipped).
+pub fn read_glob_files(options: &mut HookOptions) -> Result<(), String> {
+    for (option, globs) in [
+        ("--hook-include", &mut options.include),
+        ("--hook-exclude", &mut options.exclude),
+    ] {
+        let mut expanded = Vec::with_capacity(globs.len());
+        for glob in globs.drain(..) {
+            let Some(file) = glob.strip_prefix('@') else {
+                expanded.push(glob);
+                continue;
+            };
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("{option}=@{file}: cannot read {file}: {e}"))?;
+            expanded.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(String::from),
+            );
+        }
+        *globs = expanded;
+    }
+    Ok(())
+}
+
 fn is_c_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -520,6 +547,7 @@ hookcc options:
   --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
+                        (either option also as =@FILE: one glob per line, # comments)
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, none (default: trace with --trace, the
                         NITRO_PROFILE_TYPE component if set, else none)
@@ -671,6 +699,24 @@ mod tests {
         let (o, _) = take_own_options(&strings(&["a.c"]), &env).unwrap();
         assert!(o.trace && o.instruments());
         assert_eq!(o.runtime_component(), RuntimeComponent::Trace);
+    }
+
+    #[test]
+    fn glob_files_expand_in_place() {
+        let dir = std::env::temp_dir().join(format!("hookcc-globs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("exclude.txt");
+        std::fs::write(&file, "# hot paths\ncrc_byte\n\n  mycrate::parse::*  \n").unwrap();
+        let arg = format!("--hook-exclude=@{}", file.display());
+        let (mut o, _) =
+            take_own_options(&strings(&["--trace", "--hook-exclude=a", &arg]), &no_env).unwrap();
+        read_glob_files(&mut o).unwrap();
+        assert_eq!(o.exclude, ["a", "crc_byte", "mycrate::parse::*"]);
+        let (mut o, _) =
+            take_own_options(&strings(&["--hook-include=@/nonexistent/list"]), &no_env).unwrap();
+        let e = read_glob_files(&mut o).unwrap_err();
+        assert!(e.contains("--hook-include=@/nonexistent/list"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

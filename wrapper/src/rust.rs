@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::options::{HookOptions, PassConfig, RuntimeComponent};
+use crate::options::{read_glob_files, HookOptions, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
 
 /// What `--rustflags` needs from the machine (behind a trait so tests start no rustc).
@@ -105,6 +105,8 @@ pub fn pass_element(config: &PassConfig) -> String {
 
 /// The RUSTFLAGS for `options`, one flag per element.
 pub fn rustflags(options: &HookOptions, host: &dyn RustHost) -> Result<Vec<String>, String> {
+    let mut options = options.clone();
+    read_glob_files(&mut options)?;
     let Some(config) = options.pass_config() else {
         return Err(
             "--rustflags needs a hook option to say what to insert: --trace, -profile \
