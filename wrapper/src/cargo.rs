@@ -73,17 +73,32 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
         options.trace = true;
         c_options.push("--trace".to_string());
     }
-    let flags = rustflags(&options, host)?;
+    let mut flags = rustflags(&options, host)?;
 
     let before_program_args = || cargo_args.iter().take_while(|a| *a != "--");
     let mut extra = Vec::new();
     // An explicit --target keeps RUSTFLAGS away from build scripts and proc macros (built for
     // the host without them); the host's own triple does that for a native build.
-    if !before_program_args().any(|a| a == "--target" || a.starts_with("--target=")) {
-        let version = host.rustc_version()?;
-        let triple =
-            rustc_host(&version).ok_or_else(|| format!("{} -vV: no `host:` line", host.rustc()))?;
-        extra.push(format!("--target={triple}"));
+    let mut user_target = None;
+    let mut words = before_program_args();
+    while let Some(word) = words.next() {
+        if word == "--target" {
+            user_target = words.next().cloned();
+        } else if let Some(triple) = word.strip_prefix("--target=") {
+            user_target = Some(triple.to_string());
+        }
+    }
+    match user_target {
+        // A cross build: hookcc, as rustc's linker, links and compiles the runtime for it
+        // (clang takes Rust's triples). Not run end to end here: this machine has no Rust
+        // standard library for another target (docs/rust.md).
+        Some(triple) => flags.push(format!("-Clink-arg=--target={triple}")),
+        None => {
+            let version = host.rustc_version()?;
+            let triple = rustc_host(&version)
+                .ok_or_else(|| format!("{} -vV: no `host:` line", host.rustc()))?;
+            extra.push(format!("--target={triple}"));
+        }
     }
     if !before_program_args().any(|a| a == "--target-dir" || a.starts_with("--target-dir=")) {
         extra.push(format!(
@@ -234,6 +249,8 @@ mod tests {
         );
         assert!(env(&p, "RUSTFLAGS").starts_with("-Cdebuginfo=1 -Zllvm-plugins="));
         assert!(env(&p, "RUSTFLAGS").contains("entry=__PROFILE_ENTRY"));
+        // The linker (hookcc) builds the runtime for that target.
+        assert!(env(&p, "RUSTFLAGS").ends_with(" -Clink-arg=--target=aarch64-unknown-linux-gnu"));
         assert_eq!(env(&p, "CFLAGS"), "-O1 -profile");
     }
 
