@@ -309,26 +309,47 @@ fn without_addresses(text: &str) -> String {
     out
 }
 
+/// Runs tests/rust/nitro with `cargo hookcc run <dialect> --hook-runtime=calltrace`.
+fn run_nitro(dialect: &str, extra: &[&str]) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project_using_hookcc_crate("nitro", dir.path());
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                dialect,
+                "--hook-runtime=calltrace",
+                "--quiet",
+            ])
+            .args(extra),
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        without_addresses(&String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+#[test]
+fn nitro_default_off_dialect_hooks_only_profile_on_functions() {
+    let (stdout, dump) = run_nitro("--dialect=nitro", &[]);
+    assert_eq!(stdout, "263\n");
+    assert_eq!(
+        dump,
+        "OS_DumpCallTrace: lr=ADDR\n\
+         nitro::test3: lr=ADDR, r0=00000103, r1=00000000, r2=00000000, r3=00000000\n\
+         nitro::test2: lr=ADDR, r0=00000101, r1=00000000, r2=00000000, r3=00000000\n"
+    );
+}
+
 #[test]
 fn nitro_profile_call_trace_dump_of_rust_code() {
     for profile in [&[][..], &["--release"][..]] {
-        let dir = tempfile::tempdir().unwrap();
-        let project = project_using_hookcc_crate("nitro", dir.path());
-        let out = run_ok(
-            cargo_with_hookcc(&project)
-                .args([
-                    "hookcc",
-                    "run",
-                    "-profile",
-                    "--hook-runtime=calltrace",
-                    "--quiet",
-                ])
-                .args(profile),
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "263\n");
+        let (stdout, dump) = run_nitro("-profile", profile);
+        assert_eq!(stdout, "263\n");
         // seeds/nitro-sdk-profiler.txt §3.5.1, with Rust paths for the function names.
         assert_eq!(
-            without_addresses(&String::from_utf8_lossy(&out.stderr)),
+            dump,
             "OS_DumpCallTrace: lr=ADDR\n\
              nitro::test3: lr=ADDR, r0=00000103, r1=00000000, r2=00000000, r3=00000000\n\
              nitro::test2: lr=ADDR, r0=00000101, r1=00000000, r2=00000000, r3=00000000\n\
