@@ -358,3 +358,44 @@ fn nitro_profile_call_trace_dump_of_rust_code() {
         );
     }
 }
+
+#[test]
+fn nitro_function_cost_statistics_of_rust_code() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = project_using_hookcc_crate("cost", dir.path());
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args([
+                    "hookcc",
+                    "run",
+                    "-profile",
+                    "--hook-runtime=functioncost",
+                    "--quiet",
+                ])
+                .args(profile),
+        );
+        let dump = String::from_utf8_lossy(&out.stderr);
+        // seeds/nitro-sdk-profiler.txt §4.5: one line per measured function, no other (the
+        // hookcc crate's wrappers and `work` have no hooks).
+        let mut costs = Vec::new();
+        let mut shape = String::new();
+        for line in dump.lines() {
+            let (head, cost) = line
+                .rsplit_once(", cost ")
+                .unwrap_or_else(|| panic!("{profile:?}: not a statistics line: {line}\n{dump}"));
+            costs.push(cost.parse::<u64>().expect("cost is a number"));
+            shape.push_str(&format!("{head}, cost C\n"));
+        }
+        assert_eq!(
+            shape,
+            "cost::test1: count 1, cost C\ncost::test2: count 3, cost C\n\
+             cost::test3: count 4, cost C\n",
+            "{profile:?}: {dump}"
+        );
+        assert!(
+            costs[1] > costs[0],
+            "{profile:?}: test2 (24 units of work) should cost more than test1 (1): {dump}"
+        );
+    }
+}

@@ -105,17 +105,34 @@ pub mod nitro {
         fn OS_EnableCallTrace() -> c_int;
         fn OS_DisableCallTrace() -> c_int;
         fn OS_ClearCallTraceBuffer();
+        fn OS_InitFunctionCost(buf: *mut c_void, size: u32);
+        fn OS_InitStatistics(stat_buf: *mut c_void, size: u32);
+        fn OS_CalcStatistics(stat_buf: *mut c_void);
+        fn OS_DumpStatistics(stat_buf: *mut c_void);
+        fn OS_EnableFunctionCost() -> c_int;
+        fn OS_DisableFunctionCost() -> c_int;
+    }
+
+    /// A buffer's size in bytes, computed at compile time: the wrappers call nothing with
+    /// hooks (not even slice methods, which are compiled into the caller's crate), or a
+    /// function cost dump would list it.
+    const fn byte_size<const N: usize>() -> u32 {
+        assert!(
+            N * 4 <= u32::MAX as usize,
+            "a NITRO buffer holds at most 4 GiB"
+        );
+        (N * 4) as u32
     }
 
     /// `OS_InitCallTrace`: starts recording the calling thread's calls into `buffer`, which the
     /// runtime keeps using for the rest of the program (hence `'static`). In stack mode call it
     /// from the outermost function: frames open now return without a record.
     #[no_hooks]
-    pub fn init_call_trace(buffer: &'static mut [u32], mode: CallTraceMode) {
-        let bytes = u32::try_from(std::mem::size_of_val(buffer)).unwrap_or(u32::MAX);
+    pub fn init_call_trace<const N: usize>(buffer: &'static mut [u32; N], mode: CallTraceMode) {
+        let bytes = const { byte_size::<N>() };
         // SAFETY: the buffer is exclusively the runtime's from now on ('static, &mut) and
         // `bytes` is its size; the runtime rejects (and reports) a buffer too small.
-        unsafe { OS_InitCallTrace(buffer.as_mut_ptr() as *mut c_void, bytes, mode) }
+        unsafe { OS_InitCallTrace(buffer as *mut [u32; N] as *mut c_void, bytes, mode) }
     }
 
     /// `OS_DumpCallTrace`: prints the calling thread's call trace through the print function.
@@ -144,5 +161,59 @@ pub mod nitro {
     pub fn clear_call_trace_buffer() {
         // SAFETY: as for dump_call_trace.
         unsafe { OS_ClearCallTraceBuffer() }
+    }
+
+    /// `OS_InitFunctionCost` (NITRO-SDK §4, `--hook-runtime=functioncost`): starts measuring
+    /// the calling thread's calls into `buffer`, the runtime's from now on.
+    #[no_hooks]
+    pub fn init_function_cost<const N: usize>(buffer: &'static mut [u32; N]) {
+        let bytes = const { byte_size::<N>() };
+        // SAFETY: as for init_call_trace.
+        unsafe { OS_InitFunctionCost(buffer as *mut [u32; N] as *mut c_void, bytes) }
+    }
+
+    /// `OS_EnableFunctionCost`; returns whether it was enabled before.
+    #[no_hooks]
+    pub fn enable_function_cost() -> bool {
+        // SAFETY: as for dump_call_trace.
+        unsafe { OS_EnableFunctionCost() != 0 }
+    }
+
+    /// `OS_DisableFunctionCost`; returns whether it was enabled before.
+    #[no_hooks]
+    pub fn disable_function_cost() -> bool {
+        // SAFETY: as for dump_call_trace.
+        unsafe { OS_DisableFunctionCost() != 0 }
+    }
+
+    /// A statistics buffer (`OS_InitStatistics`): one line per function, name, count and cost.
+    pub struct Statistics {
+        buffer: &'static mut [u32],
+    }
+
+    impl Statistics {
+        /// `OS_InitStatistics` on `buffer`, which the runtime uses as long as the program runs.
+        #[no_hooks]
+        pub fn new<const N: usize>(buffer: &'static mut [u32; N]) -> Statistics {
+            let bytes = const { byte_size::<N>() };
+            // SAFETY: the buffer is exclusively this value's ('static, &mut); `bytes` is its
+            // size; the runtime reports a buffer too small.
+            unsafe { OS_InitStatistics(buffer as *mut [u32; N] as *mut c_void, bytes) };
+            Statistics { buffer }
+        }
+
+        /// `OS_CalcStatistics`: adds the calling thread's measurements and clears them.
+        #[no_hooks]
+        pub fn calc(&mut self) {
+            // SAFETY: the buffer was initialized by new and is borrowed mutably here.
+            unsafe { OS_CalcStatistics(self.buffer as *mut [u32] as *mut c_void) }
+        }
+
+        /// `OS_DumpStatistics`: prints "name: count N, cost C" per function.
+        #[no_hooks]
+        pub fn dump(&mut self) {
+            // SAFETY: as for calc; the runtime only reads the buffer here.
+            unsafe { OS_DumpStatistics(self.buffer as *mut [u32] as *mut c_void) }
+        }
     }
 }

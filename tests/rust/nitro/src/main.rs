@@ -22,7 +22,7 @@ fn test3(a: i32) -> i32 {
 }
 
 fn main() {
-    let buffer: &'static mut [u32] = Box::leak(vec![0u32; 0x300 / 4].into_boxed_slice());
+    let buffer: &'static mut [u32; 0x300 / 4] = Box::leak(Box::new([0; 0x300 / 4]));
     nitro::init_call_trace(buffer, CallTraceMode::Stack);
     println!("{}", test1(0x100));
 }
