@@ -399,3 +399,38 @@ fn nitro_function_cost_statistics_of_rust_code() {
         );
     }
 }
+
+#[test]
+fn legacy_symbol_mangling_is_traced_and_demangled_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let trace = dir.path().join("legacy.hktrace");
+    // cargo hookcc extends the user's RUSTFLAGS.
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env(
+                "RUSTFLAGS",
+                "-Csymbol-mangling-version=legacy -Zunstable-options",
+            )
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+    assert_balanced(&trace);
+    let counts = call_counts(&trace, &[]);
+    // Legacy names have no generic arguments, and closures are `{{closure}}`.
+    for (function, calls) in [
+        ("calls::fib", 177),
+        ("calls::descend", 4),
+        ("calls::total_area::{{closure}}", 5),
+        ("<calls::Square as calls::Shape>::area", 3),
+        ("<calls::Circle as calls::Shape>::area", 2),
+        ("calls::guarded::{{closure}}", 1),
+    ] {
+        assert_eq!(
+            counts.get(function),
+            Some(&calls),
+            "calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
