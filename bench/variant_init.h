@@ -7,6 +7,8 @@
  *   BENCH_NITRO_FUNCTIONCOST    OS_InitFunctionCost with room for every call of the run, and
  *                               OS_CalcStatistics once at the end (outside the timed loop)
  *   BENCH_TI_RECORDS=N          hook_init with a buffer of N records (a power of two)
+ *   BENCH_PFP                   pfpCreate, pfpCalibrate and point 1 enabled: micro.c's run()
+ *                               brackets every leaf() call with pfpBegin(1)/pfpEnd(1, 0)
  *   BENCH_XRAY                  __xray_log_init_mode($BENCH_XRAY_INIT_MODE) at the start, and
  *                               __xray_log_finalize and __xray_log_flushLog at the end: FDR
  *                               mode keeps its records in memory until told to write them
@@ -64,6 +66,25 @@ BENCH_HELPER void bench_variant_finish(void)
                           ? 0.0
                           : (double)BENCH_CALLTRACE_BYTES / (double)lines;
     fprintf(stderr, "hookbench: record_bytes_per_call=%.1f\n", per_call);
+}
+
+#elif defined(BENCH_PFP)
+#include <hookcc/pfp.h>
+
+BENCH_HELPER void bench_variant_init(unsigned long long calls)
+{
+    (void)calls;
+    pfpCreate();
+    pfpCalibrate(1000, 1);
+    pfpEnable(1);
+}
+
+BENCH_HELPER void bench_variant_finish(void)
+{
+    pfpStats_t s;
+    pfpGetStats(1, &s);
+    /* Statistics only: no records. The point's count says every region was measured. */
+    fprintf(stderr, "hookbench: record_bytes_per_call=0 pfp_regions=%u\n", (unsigned)s.n_count);
 }
 
 #elif defined(BENCH_NITRO_FUNCTIONCOST)

@@ -2,7 +2,7 @@
 # Installs hookcc into a prefix:
 #   PREFIX/bin/{hookcc,hookcc++,hookprof,cargo-hookcc}
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
-#   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use)
+#   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)
 set -euo pipefail
@@ -29,6 +29,6 @@ install -m 644 "$build/libhookcc_pass.so" "$build/libhookcc_clang.so" "$prefix/l
 for plugin in "$build"/libhookcc_pass_llvm*.so; do
     [ -f "$plugin" ] && install -m 644 "$plugin" "$prefix/lib/hookcc/"
 done
-rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src"
-cp -R "$root/runtime/include" "$root/runtime/src" "$prefix/lib/hookcc/runtime/"
+rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src" "$prefix/lib/hookcc/runtime/make"
+cp -R "$root/runtime/include" "$root/runtime/src" "$root/runtime/make" "$prefix/lib/hookcc/runtime/"
 echo "installed hookcc into $prefix (add $prefix/bin to PATH)"

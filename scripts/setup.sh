@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Installs what hookcc needs on Debian 12 (bookworm), if it is missing:
-# clang-19 and LLVM 19 (headers, FileCheck, lld), qemu-user and the cross libcs the
-# cross-target tests link against (aarch64, armhf, i386, riscv64, s390x), and a Rust toolchain
-# check. Safe to run again: it installs only what is
-# missing.
+# Installs what hookcc, its tests and its demo need on Debian 12 (bookworm), if it is missing.
+# This is the one list: a test may use a system package only if it is here (or something here
+# depends on it); `scripts/test.sh --fresh` (what CI runs) checks that with strace.
+#   clang-19 and LLVM 19: the compiler hookcc drives, headers for the plugins, FileCheck, lld
+#   qemu-user and the cross libcs: the cross-target tests (aarch64, armhf, i386, riscv64, s390x)
+#   gcc: cargo's linker; python3: the runtime tests' checkers; strace: the --fresh audit;
+#   gdb-multiarch: the debugger dumps of bare-metal data (scripts/*.gdb)
+#   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md)
+# Safe to run again: it installs only what is missing.
+# Usage: scripts/setup.sh          install what is missing
+#        scripts/setup.sh --list   print the package list, one a line
 set -euo pipefail
 
 packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3 valgrind make)
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind make strace
+          gdb-multiarch python3-pip)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
+if [ "${1:-}" = "--list" ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,12 +50,6 @@ if [ ! -f "$headers_base/llvm-$llvm22_version/include/llvm/Config/llvm-config.h"
     download="$headers_base/download"
     mkdir -p "$download"
     if [ ! -f "$download/$llvm22_wheel" ]; then
-        if ! python3 -m pip --version >/dev/null 2>&1; then
-            sudo=""
-            [ "$(id -u)" -eq 0 ] || sudo="sudo"
-            $sudo apt-get update -q
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends python3-pip
-        fi
         # The headers are the same on every host; the x86_64 wheel is the pinned one.
         python3 -m pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
             --python-version 3.11 --dest "$download" "xtc-llvm-dev==$llvm22_version"

@@ -1,14 +1,64 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust unit tests, IR tests, end-to-end tests (native and aarch64 under
-# qemu), the runtime's own tests.
+# The whole test suite: Rust unit tests, IR tests, end-to-end tests (native and cross targets
+# under qemu-user), the runtime's own tests.
+#
+# Usage: scripts/test.sh           on this machine as it is
+#        scripts/test.sh --fresh   as on a new machine (what CI runs): an empty HOME, runtime
+#                                  cache and cargo target directory, skips count as failures
+#                                  (CI=true), and every file the suite opens or runs is checked
+#                                  to come from a package scripts/setup.sh installs, or from
+#                                  Debian's required/important base (scripts/audit_packages.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
+
+if [ "${1:-}" = "--fresh" ]; then
+    scripts/setup.sh
+    fresh=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-fresh.XXXXXX")
+    trap 'rm -rf "$fresh"' EXIT
+    mkdir "$fresh/home"
+    # The Rust toolchain stays where it is (a new machine has one); everything else starts
+    # empty. The cargo target directory is new, so the tests' runtime cache is too.
+    env_args=(
+        -u XDG_CACHE_HOME -u HOOKCC_CACHE_DIR -u HOOKCC_CLANG -u HOOKCC_PLUGIN
+        -u HOOKCC_RUNTIME_DIR -u HOOKCC_TRACE -u HOOKCC_OUTPUT -u NITRO_PROFILE
+        -u NITRO_PROFILE_TYPE -u CC -u CXX
+        CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+        HOME="$fresh/home" CARGO_TARGET_DIR="$fresh/target" CI=true
+    )
+    echo "test: --fresh: HOME=$fresh/home CARGO_TARGET_DIR=$fresh/target CI=true, under strace" >&2
+    status=0
+    # Only the file and exec system calls are stopped (seccomp-bpf), and only successful ones
+    # are logged: what the suite really used.
+    env "${env_args[@]}" strace --seccomp-bpf -f -qq -z -o "$fresh/strace.log" \
+        -e trace=execve,execveat,open,openat,openat2,clone,clone3,fork,vfork -e signal=none \
+        scripts/test.sh || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "test: --fresh: the suite failed (exit status $status)" >&2
+        exit "$status"
+    fi
+    if ! python3 scripts/audit_packages.py "$fresh/strace.log" \
+        --ignore "$root" --ignore "$fresh" --ignore "${CARGO_HOME:-$HOME/.cargo}" \
+        --ignore "${RUSTUP_HOME:-$HOME/.rustup}" --ignore "${TMPDIR:-/tmp}"; then
+        mkdir -p target
+        mv "$fresh/strace.log" target/fresh-strace.log
+        echo "test: --fresh: the strace log is kept in target/fresh-strace.log" >&2
+        exit 1
+    fi
+    exit 0
+elif [ $# -gt 0 ]; then
+    echo "usage: scripts/test.sh [--fresh]" >&2
+    exit 2
+fi
+
 scripts/setup.sh
 cargo build --workspace --quiet
 # The pass plugin for rustc's LLVM (the Rust tests load it).
 scripts/build-plugins.sh
 cargo test --workspace
-# The runtime's own tests: the trace component, then each dialect's components.
+# The runtime's own tests: the trace component, then each dialect's components, with the
+# hookcc just built.
+export HOOKCC="${CARGO_TARGET_DIR:-$root/target}/debug/hookcc"
 for suite in runtime/test/run.sh runtime/test/*/run.sh; do
     echo "== $suite"
     bash "$suite"

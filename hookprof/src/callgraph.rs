@@ -27,12 +27,15 @@
 //!   stack (a thread's or task's root).
 //!
 //! Parents and children are sorted by their cycles, descending. Cycles are the trace's ticks.
+//! The `=====` and `Thread:` lines end in three tabs, as the seed's do (tools that read it
+//! split lines on tabs); an address no symbol names is `UNKNOWN`, as in the seed's FAQ; threads
+//! sharing a name get their thread id in the title.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::model::{Arc, ArcStats, Profile};
-use crate::symbols::{hex_name, Resolve};
+use crate::symbols::{Resolve, UNKNOWN};
 
 /// Writes the call graph of every thread of `profile`.
 pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -> io::Result<()> {
@@ -40,17 +43,30 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
     let mut name_of = |address: u64| -> String {
         cache
             .entry(address)
-            .or_insert_with(|| names.resolve(address).unwrap_or_else(|| hex_name(address)))
+            .or_insert_with(|| {
+                names
+                    .resolve(address)
+                    .unwrap_or_else(|| UNKNOWN.to_string())
+            })
             .clone()
     };
+    // Threads that share a name (threads inherit the program's name unless they set one) are
+    // told apart by their thread ids.
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    for summary in &profile.summary.threads {
+        if let Some(name) = summary.name.as_deref().filter(|n| !n.is_empty()) {
+            *named.entry(name).or_default() += 1;
+        }
+    }
     for (thread, summary) in profile.threads.iter().zip(&profile.summary.threads) {
         let table = &thread.table;
-        let title = summary
-            .name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| format!("tid {}", summary.tid));
-        writeln!(out, "=====\nThread: {title}\n=====")?;
+        let title = match summary.name.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) if named[name] > 1 => format!("{name} (tid {})", summary.tid),
+            Some(name) => name.to_string(),
+            None => format!("tid {}", summary.tid),
+        };
+        // The seed's separator and title lines end in three tabs (four columns).
+        writeln!(out, "=====\t\t\t\nThread: {title}\t\t\t\n=====\t\t\t")?;
         writeln!(out, "index\texcl_cycles\tcalled\tname")?;
 
         // Index functions by total exclusive cycles, descending (ties by name).

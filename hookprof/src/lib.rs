@@ -14,9 +14,11 @@
 
 pub mod callgraph;
 pub mod format;
+pub mod gprof;
 pub mod info;
 pub mod model;
 pub mod nitro;
+pub mod pfp;
 pub mod replay;
 pub mod report;
 pub mod symbols;

@@ -67,6 +67,22 @@ The first line of a call trace, OS_DumpCallTrace: lr=..., shows where the progra
 OS_DumpCallTrace, which the buffer does not hold: give it with --lr, else it reads lr=????????.
 See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
     Nitro(NitroArgs),
+    /// Print the measurement lines of TI profile points from a dump of pfpInst.
+    ///
+    /// DUMP is the memory of pfpInst in a program linked with `hookcc --hook-runtime=pfp` (a
+    /// debugger's save of &pfpInst, sizeof pfpInst bytes, or the program's own fwrite). Prints
+    /// what the program's pfpPrintStats() prints: "ID: 00, n=1000, C=49265, Cmin=49, Cmax=314,
+    /// C-avg=49.265, Avg-T=6.56867e-05ms" per point with measurements. The ELF file gives the
+    /// byte order.
+    #[command(after_help = "See docs/pfp.md.")]
+    Pfp(PfpArgs),
+    /// Write the gmon.out GNU gprof reads from a dump of a program's gprof data.
+    ///
+    /// DUMP is hookcc_gprof_data_size bytes from hookcc_gprof_data in a program linked with
+    /// `hookcc --hook-runtime=gprof` (a bare-metal target's debugger save: scripts/gprof.gdb).
+    /// A hosted program writes gmon.out itself at exit. Then: `gprof ELF gmon.out`.
+    #[command(after_help = "See docs/gprof.md.")]
+    Gprof(GprofArgs),
     /// TI's post tool: call list and profile CSVs from a TI dump (hookcc --hook-runtime=ti).
     ///
     /// DUMP is the record buffer ProfileData: a binary dump (PREFIX.bin, a debugger's binary
@@ -94,6 +110,12 @@ struct TiArgs {
     /// Names from all symbols (static functions and objects too), not only global ones.
     #[arg(long)]
     all_symbols: bool,
+    /// Words per record: 4 (hookcc's TI runtime on a 64-bit target: 64-bit address, TSCL,
+    /// TSCH) or 3 (32-bit address: 32-bit targets, and the seed's own hook.c anywhere).
+    /// Default: a 32-bit program's dump has 3; a 64-bit program's is read both ways and the
+    /// layout whose timestamps run in order is used (an error if the dump cannot tell).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    record_words: Option<u8>,
     /// Output prefix (default: DUMP without its extension).
     #[arg(long, value_name = "PREFIX")]
     out: Option<PathBuf>,
@@ -113,6 +135,34 @@ struct NitroArgs {
     /// The lr for the first line of a call trace (hex, with or without 0x).
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     lr: Option<u64>,
+    /// A measurement buffer's costs include the calls each call made (default: they do not,
+    /// as the seed's §4.1 counts them; a statistics buffer says for itself).
+    #[arg(long)]
+    inclusive: bool,
+    /// Write the text to FILE instead of standard output (never the input dump).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct GprofArgs {
+    /// The raw bytes of hookcc_gprof_data.
+    dump: PathBuf,
+    /// The program's ELF file: its pointer size and byte order.
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
+    /// The gmon.out to write (never the input dump).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    output: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+struct PfpArgs {
+    /// The raw bytes of pfpInst.
+    dump: PathBuf,
+    /// The program's ELF file (the build that filled it).
+    #[arg(long, value_name = "ELF")]
+    exe: PathBuf,
     /// Write the text to FILE instead of standard output (never the input dump).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -141,6 +191,9 @@ struct CallgraphArgs {
     /// position-independent executable.
     #[arg(long, value_name = "HEX", value_parser = parse_hex)]
     profile_data: Option<u64>,
+    /// TI dump: words per record, 3 or 4 (as for `hookprof ti`).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    record_words: Option<u8>,
     /// Write the call graph to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -247,9 +300,9 @@ fn report(args: &ReportArgs) -> Result<()> {
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let (bytes, warnings) = if hookprof::ti::is_hktrace(&args.trace)? {
-        if args.all_symbols || args.profile_data.is_some() {
+        if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
-                "--all-symbols and --profile-data are for TI dumps, and {} is a .hktrace file",
+                "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
                 args.trace.display()
             );
         }
@@ -266,6 +319,7 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
+            record_words: args.record_words,
         };
         hookprof::ti::callgraph_file(&args.trace, &options)?
     };
@@ -277,6 +331,7 @@ fn ti(args: &TiArgs) -> Result<()> {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,
+        record_words: args.record_words,
     };
     let processed = hookprof::ti::process_file(&args.dump, &options)?;
     for w in &processed.warnings {
@@ -300,9 +355,24 @@ fn ti(args: &TiArgs) -> Result<()> {
     Ok(())
 }
 
+fn gprof(args: &GprofArgs) -> Result<()> {
+    check_output(&args.dump, Some(&args.output))?;
+    let (gmon, warnings) = hookprof::gprof::convert_file(&args.dump, &args.exe)?;
+    emit(&warnings, &gmon, Some(&args.output))
+}
+
+fn pfp(args: &PfpArgs) -> Result<()> {
+    check_output(&args.dump, args.output.as_ref())?;
+    let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
+    emit(&[], text.as_bytes(), args.output.as_ref())
+}
+
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let options = hookprof::nitro::Options { lr: args.lr };
+    let options = hookprof::nitro::Options {
+        lr: args.lr,
+        inclusive: args.inclusive,
+    };
     let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
     emit(&decoded.warnings, &decoded.text, args.output.as_ref())
 }
@@ -326,6 +396,8 @@ fn main() -> ExitCode {
         Command::Info(args) => info(args),
         Command::Callgraph(args) => callgraph(args),
         Command::Nitro(args) => nitro(args),
+        Command::Pfp(args) => pfp(args),
+        Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
     };
     match result {

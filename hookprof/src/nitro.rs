@@ -777,42 +777,50 @@ pub struct Summary {
 impl FunctionCost {
     /// Pairs exits with entries as `OS_CalcStatistics` does (docs/nitro.md, "Function cost
     /// measurement buffer"): a call's cost is its exit tick minus its entry tick minus the
-    /// intervals switched out in between, never below 0. The arithmetic wraps as the
-    /// runtime's 64-bit unsigned arithmetic does.
-    pub fn summarize(&self) -> Summary {
+    /// intervals switched out in between, never below 0, and (unless `inclusive`, as a buffer
+    /// of `OS_InitStatisticsEx(…, TRUE)` has it) minus the costs of the calls it made. Lines
+    /// come in the order of the functions' first entries; a function whose only call is still
+    /// in progress has a line with count 0 (the dump leaves it out). The arithmetic wraps as
+    /// the runtime's 64-bit unsigned arithmetic does.
+    pub fn summarize(&self, inclusive: bool) -> Summary {
         let mut summary = Summary {
             lost: self.lost,
             ..Summary::default()
         };
         let mut index: HashMap<u64, usize> = HashMap::new();
-        // Open entries: (name, tick, switched-out total before the entry).
-        let mut open: Vec<(u64, u64, u64)> = Vec::new();
-        let mut switched = 0u64;
+        // Open entries: (line, tick, excluded total before the entry).
+        let mut open: Vec<(usize, u64, u64)> = Vec::new();
+        // Intervals switched out, and (exclusive costs) the costs of the calls summarized.
+        let mut excluded = 0u64;
         for record in &self.records {
             if record.name == EXIT_TAG {
                 match open.pop() {
                     None => summary.unmatched_exits += 1,
-                    Some((name, tick, before)) => {
+                    Some((i, tick, before)) => {
                         let elapsed = record.tick.wrapping_sub(tick);
-                        let away = switched.wrapping_sub(before);
+                        let away = excluded.wrapping_sub(before);
                         let cost = elapsed.saturating_sub(away);
-                        let i = *index.entry(name).or_insert_with(|| {
-                            summary.lines.push(StatLine {
-                                name,
-                                count: 0,
-                                cost: 0,
-                            });
-                            summary.lines.len() - 1
-                        });
                         let line = &mut summary.lines[i];
                         line.count = line.count.wrapping_add(1);
                         line.cost = line.cost.wrapping_add(cost);
+                        if !inclusive {
+                            excluded = excluded.wrapping_add(cost);
+                        }
                     }
                 }
             } else {
-                open.push((record.name, record.tick, switched));
+                let name = record.name;
+                let i = *index.entry(name).or_insert_with(|| {
+                    summary.lines.push(StatLine {
+                        name,
+                        count: 0,
+                        cost: 0,
+                    });
+                    summary.lines.len() - 1
+                });
+                open.push((i, record.tick, excluded));
             }
-            switched = switched.wrapping_add(record.interval);
+            excluded = excluded.wrapping_add(record.interval);
         }
         summary.open = open.len() as u64;
         summary
@@ -947,6 +955,9 @@ pub struct Options {
     /// The `lr` of `OS_DumpCallTrace`'s first line (where the program called it), which the
     /// buffer does not hold.
     pub lr: Option<u64>,
+    /// A measurement buffer's costs include the calls each call made (as a statistics buffer
+    /// of `OS_InitStatisticsEx(…, TRUE)` sums them); by default they do not (the seed's §4.1).
+    pub inclusive: bool,
 }
 
 /// The decoded text and the warnings to show the user.
@@ -1058,7 +1069,7 @@ pub fn render(dump: &Dump, names: &dyn NameSource, options: &Options) -> Decoded
             }
         }
         Contents::FunctionCost(c) => {
-            let summary = c.summarize();
+            let summary = c.summarize(options.inclusive);
             if summary.lost != 0 {
                 text.extend_from_slice(
                     format!(
@@ -1121,8 +1132,9 @@ pub fn render(dump: &Dump, names: &dyn NameSource, options: &Options) -> Decoded
     Decoded { text, warnings }
 }
 
+/// The lines `OS_DumpStatistics` prints: not those reserved by calls still in progress.
 fn stat_lines(text: &mut Vec<u8>, names: &mut Names<'_>, lines: &[StatLine]) {
-    for line in lines {
+    for line in lines.iter().filter(|line| line.count != 0) {
         text.extend(names.get(line.name));
         text.extend_from_slice(format!(": count {}, cost {}\n", line.count, line.cost).as_bytes());
     }

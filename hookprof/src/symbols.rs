@@ -59,6 +59,10 @@ pub enum SymbolError {
 }
 
 /// Renders an unknown address.
+/// The name of a function address no symbol names, in the TI dialect's reports (the call
+/// list and profile CSVs, the Dynamic Call Graph), as the seeds' tools print it.
+pub const UNKNOWN: &str = "UNKNOWN";
+
 pub fn hex_name(address: u64) -> String {
     format!("0x{address:x}")
 }
@@ -102,11 +106,13 @@ fn demangle_with_llvm_cxxfilt(name: &str) -> Option<String> {
     if let Some(hit) = cache.lock().ok()?.get(name) {
         return hit.clone();
     }
-    let result = ["llvm-cxxfilt-19", "llvm-cxxfilt"].iter().find_map(|tool| {
-        let out = std::process::Command::new(tool).arg(name).output().ok()?;
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && !text.is_empty() && text != name).then_some(text)
-    });
+    // The first llvm-cxxfilt that runs decides (clang-19's where it is installed): a name it
+    // cannot demangle is not handed to whatever other LLVM the machine happens to have.
+    let out = ["llvm-cxxfilt-19", "llvm-cxxfilt"]
+        .iter()
+        .find_map(|tool| std::process::Command::new(tool).arg(name).output().ok())?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let result = (out.status.success() && !text.is_empty() && text != name).then_some(text);
     cache.lock().ok()?.insert(name.to_string(), result.clone());
     result
 }

@@ -23,10 +23,10 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use object::{Architecture, Object, ObjectKind, ObjectSymbol, SymbolKind};
+use object::{Architecture, Object, ObjectKind, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
-use crate::symbols::{demangle, hex_name};
+use crate::symbols::{demangle, hex_name, UNKNOWN};
 
 /// The record type in the low 2 bits of `address_type` (the seed's `Hook_Record_Type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,7 +75,86 @@ impl Layout {
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-bit {}", self.pointer_size * 8, self.endian)
+        write!(
+            f,
+            "{}-word ({}-bit address) {}",
+            self.record_size() / 4,
+            self.pointer_size * 8,
+            self.endian
+        )
+    }
+}
+
+/// How the record layout of a dump was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutChoice {
+    /// The ELF file's pointer size: the only layout a dump of its size could have, or a 32-bit
+    /// program's.
+    Elf,
+    /// `--record-words`.
+    Given,
+    /// Of the 3- and 4-word layouts a 64-bit program's dump could have, the 3-word one: its
+    /// timestamps run in order, and read as 4-word records they step back
+    /// `other_backward_steps` times (`None`: the dump's size is no whole number of 4-word
+    /// records).
+    Detected { other_backward_steps: Option<u64> },
+}
+
+/// Decodes `data` with the record layout `--record-words` gives, or the one the data shows.
+///
+/// A 64-bit program's dump may hold hookcc's records (4 words: a 64-bit address, TSCL, TSCH)
+/// or the seed's (3 words: `Hook_Record`'s `unsigned int address_type`, from its own hook.c).
+/// Read with the wrong size, records come apart and their timestamps jump back and forth:
+/// the layout whose timestamps run in order is taken if the other steps back at least four
+/// times as often; otherwise the dump cannot tell, and it is an error naming `--record-words`.
+pub fn parse_dump(
+    data: &[u8],
+    elf: Layout,
+    record_words: Option<u8>,
+) -> Result<(Dump, LayoutChoice), DumpError> {
+    let with_words = |words: u8| Layout {
+        pointer_size: if words == 3 { 4 } else { 8 },
+        endian: elf.endian,
+    };
+    if let Some(words) = record_words {
+        return Ok((Dump::parse(data, with_words(words))?, LayoutChoice::Given));
+    }
+    if elf.pointer_size == 4 {
+        return Ok((Dump::parse(data, elf)?, LayoutChoice::Elf));
+    }
+    let native = Dump::parse(data, elf);
+    let seed = Dump::parse(data, with_words(3));
+    match (native, seed) {
+        (Ok(native), Err(_)) => Ok((native, LayoutChoice::Elf)),
+        (Err(_), Ok(seed)) if seed.records.len() >= 2 && seed.backward_steps == 0 => Ok((
+            seed,
+            LayoutChoice::Detected {
+                other_backward_steps: None,
+            },
+        )),
+        (Err(error), _) => Err(error),
+        (Ok(native), Ok(seed)) => {
+            let (n, s) = (native.backward_steps, seed.backward_steps);
+            if native.records.len() < 2 || n * 4 < s {
+                Ok((native, LayoutChoice::Elf))
+            } else if s * 4 < n {
+                Ok((
+                    seed,
+                    LayoutChoice::Detected {
+                        other_backward_steps: Some(n),
+                    },
+                ))
+            } else {
+                Err(DumpError {
+                    offset: 0,
+                    line: None,
+                    kind: DumpErrorKind::AmbiguousLayout {
+                        four_words: n,
+                        three_words: s,
+                    },
+                })
+            }
+        }
     }
 }
 
@@ -146,8 +225,8 @@ pub enum DumpErrorKind {
     #[error("{found:?} is not a 32-bit hex word of 8 digits (0xXXXXXXXX)")]
     CcsWord { found: String },
     #[error(
-        "truncated: {words} words is not a whole number of {words_per_record}-word records \
-         ({layout} records, as the ELF file says); the last record has {have} words"
+        "truncated: {words} words is not a whole number of records ({layout} records, as \
+         the ELF file says); the last record has {have} of its {words_per_record} words"
     )]
     CcsPartialRecord {
         words: u64,
@@ -155,6 +234,12 @@ pub enum DumpErrorKind {
         have: u64,
         layout: Layout,
     },
+    #[error(
+        "cannot tell the record layout: read as hookcc's 4-word records (64-bit address, TSCL, \
+         TSCH) the timestamps step back {four_words} times, as the seed's 3-word Hook_Record \
+         {three_words} times; give --record-words=4 or --record-words=3"
+    )]
+    AmbiguousLayout { four_words: u64, three_words: u64 },
 }
 
 /// A malformed dump: where (byte offset, and line in a `.dat` file) and what is wrong.
@@ -425,7 +510,9 @@ pub struct Program {
 impl Program {
     /// Reads `elf`: names from its global symbols, or all symbols (local ones too) with
     /// `all_symbols`. Function and data symbols are names; with `all_symbols` also untyped
-    /// ones (labels); section, file and Arm mapping symbols (`$a`, `$t`, `$d`, `$x`) never.
+    /// ones (labels) and section symbols (named after their section: the seed's
+    /// `.text - SL2MemoryBufInit`, where a section starts with a function); file and Arm
+    /// mapping symbols (`$a`, `$t`, `$d`, `$x`) never.
     pub fn parse(elf: &[u8], all_symbols: bool) -> Result<Program, ElfError> {
         let file = object::File::parse(elf).map_err(ElfError::NotElf)?;
         let layout = Layout {
@@ -446,10 +533,20 @@ impl Program {
             symbols = file.dynamic_symbols().collect();
         }
         for s in symbols {
-            if !s.is_definition() {
+            // object counts no section symbol as a definition; a defined one has its section.
+            let section_symbol = s.kind() == SymbolKind::Section && s.section_index().is_some();
+            if !s.is_definition() && !section_symbol {
                 continue;
             }
-            let Ok(name) = s.name() else { continue };
+            let Ok(mut name) = s.name() else { continue };
+            if name.is_empty() && s.kind() == SymbolKind::Section && all_symbols {
+                // ELF section symbols are nameless: they stand for their section.
+                name = s
+                    .section_index()
+                    .and_then(|i| file.section_by_index(i).ok())
+                    .and_then(|section| section.name().ok())
+                    .unwrap_or("");
+            }
             if name.is_empty() || name.starts_with('$') {
                 continue;
             }
@@ -465,7 +562,7 @@ impl Program {
             }
             let wanted_kind = match s.kind() {
                 SymbolKind::Text | SymbolKind::Data => true,
-                SymbolKind::Unknown => all_symbols,
+                SymbolKind::Unknown | SymbolKind::Section => all_symbols,
                 _ => false,
             };
             if wanted_kind && (all_symbols || s.is_global()) {
@@ -733,8 +830,10 @@ pub struct Analysis {
     /// TASK_EXIT records naming another task than the one running.
     pub task_mismatches: u64,
     pub max_depth: usize,
-    /// Function addresses no symbol names (shown as hex).
+    /// Function addresses no symbol names (shown as UNKNOWN).
     pub unnamed_functions: usize,
+    /// Recorded addresses minus this are ELF addresses.
+    bias: u64,
     names: HashMap<u64, String>,
     task_names: HashMap<u64, String>,
     /// Events per task, same order as `tasks`.
@@ -771,6 +870,7 @@ impl Analysis {
             task_mismatches: 0,
             max_depth: 0,
             unnamed_functions: 0,
+            bias,
             names: HashMap::new(),
             task_names: HashMap::new(),
             events: Vec::new(),
@@ -918,14 +1018,14 @@ impl Analysis {
         a.functions_found = function_addresses.len();
         a.tasks_found = task_handles.len();
 
-        // Names: functions from the ELF, else their ELF address in hex (what `nm` and a map
-        // file show, the same in every run of a position-independent executable); tasks from
-        // the ELF, else "?task #n" in order of appearance.
+        // Names: functions from the ELF, else UNKNOWN, as the seeds' tools print an address
+        // outside the program's symbols (the Address column keeps the ELF address); tasks
+        // from the ELF, else "?task #n" in order of appearance.
         for &address in &function_addresses {
             let elf_address = address.wrapping_sub(bias);
             let name = program.name(elf_address).unwrap_or_else(|| {
                 a.unnamed_functions += 1;
-                hex_name(elf_address)
+                UNKNOWN.to_string()
             });
             a.names.insert(address, name);
         }
@@ -949,7 +1049,13 @@ impl Analysis {
         self.names
             .get(&address)
             .cloned()
-            .unwrap_or_else(|| hex_name(address))
+            .unwrap_or_else(|| UNKNOWN.to_string())
+    }
+
+    /// The ELF address of a recorded function address, as the CSVs' Address column shows it
+    /// (the same in every run of a position-independent executable, as `nm` shows it).
+    pub fn elf_address(&self, address: u64) -> String {
+        hex_name(address.wrapping_sub(self.bias))
     }
 
     /// The name of a task: its symbol, `?task #n`, or `(no task)` for records before any
@@ -999,6 +1105,7 @@ impl Analysis {
             "ExclusiveCycles",
             "Task",
             "Depth",
+            "Address",
         ])?;
         for c in &self.calls {
             w.write_record([
@@ -1009,6 +1116,7 @@ impl Analysis {
                 c.exclusive.to_string(),
                 c.task.map_or(String::new(), |_| self.task_name(c.task)),
                 c.depth.to_string(),
+                self.elf_address(c.address),
             ])?;
         }
         w.flush()
@@ -1050,18 +1158,20 @@ impl Analysis {
                 "AverageIncluCycle",
                 "MaxIncluCycle",
                 "Percentage",
+                "Address",
             ])?;
-            let mut rows: Vec<(String, &FunctionStats)> = self
+            let mut rows: Vec<(String, u64, &FunctionStats)> = self
                 .functions
                 .iter()
-                .map(|(&a, s)| (self.function_name(a), s))
+                .map(|(&a, s)| (self.function_name(a), a, s))
                 .collect();
-            rows.sort_by(|(na, a), (nb, b)| {
+            rows.sort_by(|(na, aa, a), (nb, ab, b)| {
                 b.total_exclusive
                     .cmp(&a.total_exclusive)
                     .then_with(|| na.cmp(nb))
+                    .then(aa.cmp(ab))
             });
-            for (name, s) in rows {
+            for (name, address, s) in rows {
                 w.write_record([
                     name,
                     s.calls.to_string(),
@@ -1072,6 +1182,7 @@ impl Analysis {
                     average(s.total_inclusive, s.calls).to_string(),
                     s.max_inclusive.to_string(),
                     percent(s.total_exclusive, valid),
+                    self.elf_address(address),
                 ])?;
             }
             w.flush()?;
@@ -1196,6 +1307,9 @@ pub struct Options {
     /// The run-time address of `ProfileData` (for a binary dump of a position-independent
     /// executable).
     pub profile_data: Option<u64>,
+    /// Words per record (3: the seed's `Hook_Record`, 4: hookcc's on a 64-bit target); `None`:
+    /// from the ELF file and the dump ([`parse_dump`]).
+    pub record_words: Option<u8>,
 }
 
 /// Everything `hookprof ti` and `hookprof callgraph` can fail with, with the file it concerns.
@@ -1215,6 +1329,8 @@ pub enum Error {
 #[derive(Clone, Debug)]
 pub struct Processed {
     pub dump: Dump,
+    /// How the dump's record layout was chosen.
+    pub layout_choice: LayoutChoice,
     pub bias: (u64, Bias),
     pub analysis: Analysis,
     pub call_list: Vec<u8>,
@@ -1237,11 +1353,14 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         error,
     })?;
     let data = read(dump_path)?;
-    let dump = Dump::parse(&data, program.layout).map_err(|error| Error::Dump {
-        path: dump_path.to_path_buf(),
-        error,
-    })?;
-    Ok(process(dump, &program, options.profile_data))
+    let (dump, choice) =
+        parse_dump(&data, program.layout, options.record_words).map_err(|error| Error::Dump {
+            path: dump_path.to_path_buf(),
+            error,
+        })?;
+    let mut processed = process(dump, &program, options.profile_data);
+    processed.layout_choice = choice;
+    Ok(processed)
 }
 
 /// Replays and renders `dump`.
@@ -1267,6 +1386,7 @@ pub fn process(dump: Dump, program: &Program, profile_data: Option<u64>) -> Proc
     let warnings = warnings(&dump, program, &bias, &analysis);
     Processed {
         dump,
+        layout_choice: LayoutChoice::Elf,
         bias,
         analysis,
         call_list,
@@ -1316,7 +1436,8 @@ fn warnings(dump: &Dump, program: &Program, bias: &(u64, Bias), a: &Analysis) ->
     if a.unnamed_functions > 0 && bias.1 != Bias::Unknown {
         w.push(format!(
             "{} of the {} function addresses have no symbol in the ELF file and are \
-             shown as hex (is it the program that wrote the dump?)",
+             shown as UNKNOWN, their ELF addresses in the Address column (is it the program \
+             that wrote the dump?)",
             a.unnamed_functions,
             a.names.len()
         ));
@@ -1349,8 +1470,23 @@ impl Processed {
                 format!("CCS hex, saved from 0x{start_address:x}")
             }
         };
+        let how = match self.layout_choice {
+            LayoutChoice::Elf => "as the ELF file says".to_string(),
+            LayoutChoice::Given => "--record-words".to_string(),
+            LayoutChoice::Detected {
+                other_backward_steps: Some(steps),
+            } => format!(
+                "the seed's Hook_Record, detected: read as 4-word records the timestamps step \
+                 back {steps} times"
+            ),
+            LayoutChoice::Detected {
+                other_backward_steps: None,
+            } => "the seed's Hook_Record, detected: the dump is no whole number of 4-word \
+                  records, and its timestamps run in order"
+                .to_string(),
+        };
         let mut s = format!(
-            "Records: {} valid, {} invalid ({format}, {} records)\n",
+            "Records: {} valid, {} invalid ({format}, {} records: {how})\n",
             d.records.len(),
             d.invalid,
             d.layout

@@ -94,3 +94,33 @@ fn ext(format: Format) -> &'static str {
         Format::Json => "json",
     }
 }
+
+/// The Dynamic Call Graph of a native trace: the seed's tab-ended separator and title lines,
+/// UNKNOWN for an address no symbol names, and threads that share a name (as threads inherit
+/// the program's) told apart by their thread ids.
+#[test]
+fn golden_call_graph() {
+    let mut w = hookprof::format::Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let (w1, w2) = worker_records();
+    w.events(TID_MAIN, &main_thread_records()).unwrap();
+    w.events(TID_WORKER, &w1).unwrap();
+    w.events(TID_WORKER, &w2).unwrap();
+    w.thread(TID_MAIN, 1, "prog").unwrap();
+    w.thread(TID_WORKER, 2, "prog").unwrap();
+    let trace = w.into_inner();
+    let profile = Profile::from_trace(&Trace::new(&trace).unwrap()).unwrap();
+    let mut out = Vec::new();
+    hookprof::callgraph::render(&profile, &mut names(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_golden("callgraph.txt", &text);
+    for title in [
+        "=====\t\t\t\nThread: prog (tid 100)\t\t\t\n=====\t\t\t\n",
+        "=====\t\t\t\nThread: prog (tid 4242)\t\t\t\n=====\t\t\t\n",
+    ] {
+        assert!(text.contains(title), "{title:?} in\n{text}");
+    }
+    assert!(
+        text.contains("\tUNKNOWN [") && !text.contains("0x8000"),
+        "{text}"
+    );
+}

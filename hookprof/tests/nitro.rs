@@ -289,8 +289,18 @@ fn stat_buffer(t: Target, lines: &[(u64, u64, u64)], capacity: u64, dropped: u64
 }
 
 fn decode_with(bytes: &[u8], lr: Option<u64>) -> Result<(String, Vec<String>), String> {
+    decode_options(
+        bytes,
+        &Options {
+            lr,
+            inclusive: false,
+        },
+    )
+}
+
+fn decode_options(bytes: &[u8], options: &Options) -> Result<(String, Vec<String>), String> {
     let dump = Dump::parse(bytes).map_err(|e| e.to_string())?;
-    let decoded = render(&dump, &names(), &Options { lr });
+    let decoded = render(&dump, &names(), options);
     Ok((String::from_utf8(decoded.text).unwrap(), decoded.warnings))
 }
 
@@ -511,13 +521,15 @@ fn measurement_buffer_is_summarized_as_os_calc_statistics_does() {
         let Contents::FunctionCost(c) = &dump.contents else {
             panic!()
         };
-        let summary = c.summarize();
+        let summary = c.summarize(false);
         assert_eq!((summary.unmatched_exits, summary.open), (1, 1));
+        // test1's own time: 20 less test2's 8. In the order of first calls; test3 (still in
+        // progress) has no line.
         let (text, warnings) = decode_with(&bytes, None).unwrap();
         assert_eq!(
             text,
-            "test2: count 2, cost 15\n\
-             test1: count 1, cost 20\n",
+            "test1: count 1, cost 12\n\
+             test2: count 2, cost 15\n",
             "{t:?}"
         );
         assert_eq!(warnings.len(), 1);
@@ -534,12 +546,45 @@ fn switched_out_intervals_are_subtracted_from_every_call_in_progress() {
     // test1 [0, 100) calls test2 [10, 60); switched out for 30 after test2's entry and for 5
     // after test2's exit: test2 costs 50 - 30, test1 costs 100 - 35.
     let records = [ent(TEST1, 0), (TEST2, 10, 30), (EXIT_TAG, 60, 5), ret(100)];
-    let (text, _) = decode_with(&cost_buffer(t, &records, 4, 0), None).unwrap();
-    assert_eq!(text, "test2: count 1, cost 20\ntest1: count 1, cost 65\n");
+    let bytes = cost_buffer(t, &records, 4, 0);
+    let inclusive = Options {
+        lr: None,
+        inclusive: true,
+    };
+    let (text, _) = decode_options(&bytes, &inclusive).unwrap();
+    assert_eq!(text, "test1: count 1, cost 65\ntest2: count 1, cost 20\n");
+    // test1's own time: also less test2's 20.
+    let (text, _) = decode_with(&bytes, None).unwrap();
+    assert_eq!(text, "test1: count 1, cost 45\ntest2: count 1, cost 20\n");
     // An interval longer than the call (a clock that went backwards) costs 0, not a wrap.
     let records = [(TEST1, 0, 500), ret(100)];
     let (text, _) = decode_with(&cost_buffer(t, &records, 4, 0), None).unwrap();
     assert_eq!(text, "test1: count 1, cost 0\n");
+}
+
+/// The seed's §4.1 figure: function() at 30 and 45, function() at 70 calling test() at 80 and
+/// returning from it at 90, function() returning at 120: "function() 2 times Time Duration
+/// 55", "test() 1 time Time Duration 10" (15 + 50 - 10: the callee's time is taken out).
+#[test]
+fn the_seeds_figure_sums_function_as_55() {
+    const FUNCTION: u64 = TEST1;
+    const TEST: u64 = TEST2;
+    let records = [
+        ent(FUNCTION, 30),
+        ret(45),
+        ent(FUNCTION, 70),
+        ent(TEST, 80),
+        ret(90),
+        ret(120),
+    ];
+    for t in TARGETS {
+        let (text, warnings) = decode_with(&cost_buffer(t, &records, 8, 0), None).unwrap();
+        assert_eq!(
+            text, "test1: count 2, cost 55\ntest2: count 1, cost 10\n",
+            "{t:?} (function is test1, test is test2 here)"
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
 }
 
 #[test]

@@ -196,8 +196,9 @@ fn golden_csvs_status_and_call_graph() {
     assert_eq!(
         out.warnings,
         [
-            "3 of the 8 function addresses have no symbol in the ELF file and are shown as hex \
-          (is it the program that wrote the dump?)"
+            "3 of the 8 function addresses have no symbol in the ELF file and are shown as \
+             UNKNOWN, their ELF addresses in the Address column (is it the program that wrote \
+             the dump?)"
         ]
     );
 }
@@ -559,9 +560,9 @@ fn command_line() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let graph = text(&out.stdout);
     for task in [
-        "Thread: ?task #1\n",
-        "Thread: ?task #2\n",
-        "Thread: ?task #3\n",
+        "Thread: ?task #1\t\t\t\n",
+        "Thread: ?task #2\t\t\t\n",
+        "Thread: ?task #3\t\t\t\n",
     ] {
         assert!(graph.contains(task), "{task:?} in\n{graph}");
     }
@@ -576,4 +577,76 @@ fn command_line() {
     );
     let out = hookprof(&["ti", &dump]);
     assert_eq!(out.status.code(), Some(2), "--exe is required");
+}
+
+/// A 64-bit program's dump may hold hookcc's 4-word records or the seed's 3-word Hook_Record
+/// (its own hook.c): the layout whose timestamps run in order is the one used, and it says so.
+#[test]
+fn record_layout_of_a_64_bit_program_is_detected() {
+    for endian in [Endian::Little, Endian::Big] {
+        let elf = Layout {
+            pointer_size: 8,
+            endian,
+        };
+        let seed = Layout {
+            pointer_size: 4,
+            endian,
+        };
+        // 34 records: 408 bytes, no whole number of 4-word records; 36: 432 bytes, both
+        // layouts read them, and only the 3-word one in time order.
+        for (records, rotate) in [(34, 0), (34, 7), (36, 0), (36, 7)] {
+            let mut run = run();
+            run.resize(records, (INVALID, 0, 0));
+            let expected = decode(&binary(seed, &run, rotate), seed).unwrap();
+            // The seed's records in a 64-bit program's dump: detected.
+            let bytes = binary(seed, &run, rotate);
+            let (dump, choice) = ti::parse_dump(&bytes, elf, None).unwrap();
+            let detected = match choice {
+                ti::LayoutChoice::Detected {
+                    other_backward_steps: None,
+                } => records == 34,
+                ti::LayoutChoice::Detected {
+                    other_backward_steps: Some(steps),
+                } => records == 36 && steps > 4,
+                _ => false,
+            };
+            assert!(detected, "{endian:?} {records} rotate {rotate}: {choice:?}");
+            assert_eq!(dump.layout, seed);
+            let processed = ti::process(dump, &program(seed), None);
+            assert_eq!(
+                String::from_utf8(processed.call_list).unwrap(),
+                expected.call_list
+            );
+            // hookcc's own 4-word records: as the ELF file says.
+            let bytes = binary(elf, &run, rotate);
+            let (dump, choice) = ti::parse_dump(&bytes, elf, None).unwrap();
+            assert_eq!((dump.layout, choice), (elf, ti::LayoutChoice::Elf));
+            // Forced.
+            let (dump, choice) = ti::parse_dump(&bytes, elf, Some(4)).unwrap();
+            assert_eq!((dump.layout, choice), (elf, ti::LayoutChoice::Given));
+            let seed_bytes = binary(seed, &run, rotate);
+            let (dump, choice) = ti::parse_dump(&seed_bytes, elf, Some(3)).unwrap();
+            assert_eq!((dump.layout, choice), (seed, ti::LayoutChoice::Given));
+        }
+    }
+    // Nothing to tell them apart by (48 bytes: 3 or 4 records, all at time 0): an error that
+    // names the option, not a guess.
+    let elf = Layout {
+        pointer_size: 8,
+        endian: Endian::Little,
+    };
+    let err = ti::parse_dump(&[0u8; 48], elf, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cannot tell the record layout") && err.contains("--record-words=3"),
+        "{err}"
+    );
+    // A 32-bit program's records are 3 words, whatever the data.
+    let elf32 = Layout {
+        pointer_size: 4,
+        endian: Endian::Little,
+    };
+    let (dump, choice) = ti::parse_dump(&[0u8; 48], elf32, None).unwrap();
+    assert_eq!((dump.layout, choice), (elf32, ti::LayoutChoice::Elf));
 }

@@ -43,11 +43,11 @@ cl::opt<std::string> ExitHook("hookcc-exit", cl::desc("name of the exit hook to 
                               cl::value_desc("symbol"), cl::cat(HookccCategory));
 cl::opt<std::string>
     EntryParm("hookcc-entry-parm",
-              cl::desc("what the entry hook receives: none, name, address, exit-address, name-callsite-args"),
+              cl::desc("what the entry hook receives: none, name, address, exit-address, name-callsite-args, callsite-address, address-callsite"),
               cl::init("none"), cl::cat(HookccCategory));
 cl::opt<std::string>
     ExitParm("hookcc-exit-parm",
-             cl::desc("what the exit hook receives: none, name, address, exit-address, name-callsite-args"),
+             cl::desc("what the exit hook receives: none, name, address, exit-address, name-callsite-args, callsite-address, address-callsite"),
              cl::init("none"), cl::cat(HookccCategory));
 cl::opt<bool> AfterInlining("hookcc-after-inlining",
                             cl::desc("insert hooks after inlining (inlined bodies get none)"),
@@ -223,6 +223,16 @@ extern "C" void hookcc_call_to_invoke(LLVMValueRef call, LLVMBasicBlockRef unwin
 // call of #[hookcc::no_hooks]); returns the call.
 extern "C" LLVMValueRef hookcc_invoke_to_call(LLVMValueRef invoke) {
   return wrap(changeToCall(cast<InvokeInst>(unwrap(invoke))));
+}
+
+// The block that starts with `inst`: its own if it starts one (and is not the entry block, whose
+// address cannot be taken), else a new one split off before it.
+extern "C" LLVMBasicBlockRef hookcc_block_starting_at(LLVMValueRef inst) {
+  Instruction *I = cast<Instruction>(unwrap(inst));
+  BasicBlock *BB = I->getParent();
+  if (&BB->front() == I && !BB->isEntryBlock())
+    return wrap(BB);
+  return wrap(BB->splitBasicBlock(I, "hookcc.frame"));
 }
 
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {

@@ -19,6 +19,12 @@ pub enum HookParams {
     /// `__PROFILE_ENTRY`, with the call site and the first four integer or pointer arguments
     /// (0 for the missing ones) that the ARM original found in lr and r0–r3.
     NameCallSiteArgs,
+    /// `void hook(void *call_site, void *fn)`: where the function was called from (its return
+    /// address) and the function's address: the seed's `__profile_mcount(caller_pc,
+    /// callee_pc)` (seeds/ecos-gprof.txt), which records call-graph arcs.
+    CallSiteAddress,
+    /// `void hook(void *this_fn, void *call_site)`: GCC's `__cyg_profile_func_enter/exit`.
+    AddressCallSite,
 }
 
 impl HookParams {
@@ -29,9 +35,11 @@ impl HookParams {
             "address" => Ok(HookParams::Address),
             "exit-address" => Ok(HookParams::ExitAddress),
             "name-callsite-args" => Ok(HookParams::NameCallSiteArgs),
+            "callsite-address" => Ok(HookParams::CallSiteAddress),
+            "address-callsite" => Ok(HookParams::AddressCallSite),
             other => Err(format!(
                 "unknown hook parameter kind `{other}` (expected none, name, address, \
-                 exit-address or name-callsite-args)"
+                 exit-address, name-callsite-args, callsite-address or address-callsite)"
             )),
         }
     }
@@ -43,6 +51,10 @@ impl HookParams {
             HookParams::Name => format!("void {hook}(const char *name)"),
             HookParams::Address => format!("void {hook}(void (*addr)())"),
             HookParams::ExitAddress => format!("void {hook}(void *fn_exit)"),
+            HookParams::CallSiteAddress => format!("void {hook}(void *call_site, void *fn)"),
+            HookParams::AddressCallSite => {
+                format!("void {hook}(void *this_fn, void *call_site)")
+            }
             HookParams::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, \
                  uintptr_t r3)"

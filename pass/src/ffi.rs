@@ -45,6 +45,9 @@ extern "C" {
     fn hookcc_invoke_to_call(
         invoke: llvm_sys::prelude::LLVMValueRef,
     ) -> llvm_sys::prelude::LLVMValueRef;
+    fn hookcc_block_starting_at(
+        inst: llvm_sys::prelude::LLVMValueRef,
+    ) -> llvm_sys::prelude::LLVMBasicBlockRef;
     fn hookcc_call_to_invoke(
         call: llvm_sys::prelude::LLVMValueRef,
         unwind: llvm_sys::prelude::LLVMBasicBlockRef,
@@ -199,6 +202,93 @@ pub(crate) fn copy_debug_location(
         }
         LLVMInstructionSetDebugLoc(call, location);
     }
+}
+
+/// The metadata kind that marks NITRO's entry hook calls with the function they were put in.
+const FRAME_KIND: &str = "hookcc.frame";
+
+/// Marks `call` (an entry hook call with a call-site argument) as `function`'s own, so that
+/// after inlining [`relocate_inlined_call_sites`] can tell the copies inlining made.
+pub(crate) fn mark_frame(
+    call: llvm_sys::prelude::LLVMValueRef,
+    function: llvm_sys::prelude::LLVMValueRef,
+) {
+    use llvm_sys::core::*;
+    // SAFETY: `call` and `function` are live values of one module; the metadata node is made
+    // in their context.
+    unsafe {
+        let context = LLVMGetTypeContext(LLVMTypeOf(function));
+        let kind =
+            LLVMGetMDKindIDInContext(context, FRAME_KIND.as_ptr().cast(), FRAME_KIND.len() as u32);
+        let mut operand = LLVMValueAsMetadata(function);
+        let node = LLVMMDNodeInContext2(context, &mut operand, 1);
+        LLVMSetMetadata(call, kind, LLVMMetadataAsValue(context, node));
+    }
+}
+
+/// After inlining: an entry hook call marked with another function than the one it is in is the
+/// copy of an inlined callee's hook, whose `lr` (`llvm.returnaddress(0)`) now reads the
+/// caller's own return address, the same for every frame inlined into it. Each such call gets,
+/// instead, the address of a block that starts at the call: where in the caller the inlined
+/// body runs, the closest there is to the return address its call would have had. Removes the
+/// marks. Returns whether anything changed.
+pub(crate) fn relocate_inlined_call_sites(module: &Module<'_>, hook: &str) -> bool {
+    use llvm_sys::core::*;
+    let Ok(name) = CString::new(hook) else {
+        return false;
+    };
+    let mut changed = false;
+    // SAFETY: every value comes from walking the live module; instructions are collected
+    // before any block is split, and each is changed once.
+    unsafe {
+        let m = module.as_mut_ptr();
+        let hook = LLVMGetNamedFunction(m, name.as_ptr());
+        if hook.is_null() {
+            return false;
+        }
+        let context = LLVMGetModuleContext(m);
+        let kind =
+            LLVMGetMDKindIDInContext(context, FRAME_KIND.as_ptr().cast(), FRAME_KIND.len() as u32);
+        let mut function = LLVMGetFirstFunction(m);
+        while !function.is_null() {
+            let mut inlined = Vec::new();
+            let mut block = LLVMGetFirstBasicBlock(function);
+            while !block.is_null() {
+                let mut inst = LLVMGetFirstInstruction(block);
+                while !inst.is_null() {
+                    if !LLVMIsACallInst(inst).is_null() && LLVMGetCalledValue(inst) == hook {
+                        let mark = LLVMGetMetadata(inst, kind);
+                        if !mark.is_null() {
+                            let mut frame = [std::ptr::null_mut(); 1];
+                            if LLVMGetMDNodeNumOperands(mark) == 1 {
+                                LLVMGetMDNodeOperands(mark, frame.as_mut_ptr());
+                            }
+                            LLVMSetMetadata(inst, kind, std::ptr::null_mut());
+                            changed = true;
+                            if frame[0] != function {
+                                inlined.push(inst);
+                            }
+                        }
+                    }
+                    inst = LLVMGetNextInstruction(inst);
+                }
+                block = LLVMGetNextBasicBlock(block);
+            }
+            for call in inlined {
+                let start = hookcc_block_starting_at(call);
+                let old = LLVMGetOperand(call, 1);
+                LLVMSetOperand(call, 1, LLVMBlockAddress(function, start));
+                if !old.is_null()
+                    && !LLVMIsACallInst(old).is_null()
+                    && LLVMGetFirstUse(old).is_null()
+                {
+                    LLVMInstructionEraseFromParent(old); // the inlined llvm.returnaddress
+                }
+            }
+            function = LLVMGetNextFunction(function);
+        }
+    }
+    changed
 }
 
 /// True if `inst` is a `musttail` call, after which nothing may come but the return.

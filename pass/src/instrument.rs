@@ -106,6 +106,16 @@ pub fn instrument_module(
         }
         changed |= take_rust_marks(module);
     }
+    // NITRO's lr of frames inlined since the hooks went in (before inlining).
+    if phase == Phase::OptimizerLast && config.placement == Placement::BeforeInlining {
+        if let Some(hook) = config
+            .entry
+            .as_ref()
+            .filter(|h| h.params == HookParams::NameCallSiteArgs)
+        {
+            changed |= ffi::relocate_inlined_call_sites(module, &hook.symbol);
+        }
+    }
     let wanted = match phase {
         Phase::Explicit => true,
         Phase::PipelineStart => config.placement == Placement::BeforeInlining,
@@ -216,6 +226,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
         HookParams::Name | HookParams::Address | HookParams::ExitAddress => vec![ptr.into()],
+        HookParams::CallSiteAddress | HookParams::AddressCallSite => vec![ptr.into(), ptr.into()],
         HookParams::NameCallSiteArgs => {
             vec![
                 ptr.into(),
@@ -390,10 +401,14 @@ fn instrument_function<'ctx>(
     let insert_before = insert_before.ok_or("entry block without terminator")?;
     builder.position_before(&insert_before);
 
-    let needs_call_site = [entry, exit]
-        .iter()
-        .flatten()
-        .any(|(_, h)| h.params == HookParams::NameCallSiteArgs);
+    let needs_call_site = [entry, exit].iter().flatten().any(|(_, h)| {
+        matches!(
+            h.params,
+            HookParams::NameCallSiteArgs
+                | HookParams::CallSiteAddress
+                | HookParams::AddressCallSite
+        )
+    });
     let call_site = if needs_call_site {
         let intrinsic =
             Intrinsic::find("llvm.returnaddress").ok_or("llvm.returnaddress not found")?;
@@ -424,6 +439,12 @@ fn instrument_function<'ctx>(
         Ok(match params {
             HookParams::None => vec![],
             HookParams::Address => vec![address.into()],
+            HookParams::CallSiteAddress => {
+                vec![call_site.expect("computed above").into(), address.into()]
+            }
+            HookParams::AddressCallSite => {
+                vec![address.into(), call_site.expect("computed above").into()]
+            }
             HookParams::ExitAddress => {
                 // `address + 2` as a constant expression: the relocation's addend, no
                 // instruction at the call.
@@ -464,6 +485,9 @@ fn instrument_function<'ctx>(
             insert_before.as_value_ref(),
             function.as_value_ref(),
         );
+        if hook.params == HookParams::NameCallSiteArgs {
+            ffi::mark_frame(call.as_value_ref(), function.as_value_ref());
+        }
     }
     if let Some((hook_fn, hook)) = exit {
         // Calls that can unwind, found before any block is added or split.

@@ -24,14 +24,43 @@
  *   `current` back: a summary, a clear), so every record a hook writes has interval 0.
  * - OS_CalcStatistics pairs each exit with its entry in one forward pass, keeping the entries
  *   still open compacted at the front of the buffer (they are never more than the records
- *   read), so no other memory is needed. A call's cost is exit time - entry time - the
- *   intervals recorded between them; it is added to the statistics buffer (§4.3), under that
- *   buffer's lock, so several threads may summarize into one. The entries of calls still in
- *   progress stay in the measurement buffer, so that their exits still find them.
+ *   read), so no other memory is needed. A call's cost is its own time, as the seed's §4.1
+ *   figure counts it (function() twice, 15 and 50 ticks, the second calling a 10-tick test():
+ *   55): exit time - entry time - the intervals recorded between them - the cost of the calls
+ *   it made. One running total, `excluded`, grows by every interval and by every summarized
+ *   call's cost, so a call's cost is its elapsed time less what `excluded` grew by meanwhile.
+ *   (A statistics buffer set up with OS_InitStatisticsEx(…, TRUE) gets inclusive costs
+ *   instead: the calls' costs are not excluded.) Each cost is added to the statistics buffer
+ *   (§4.3), under that buffer's lock, so several threads may summarize into one. The entries
+ *   of calls still in progress stay in the measurement buffer, so that their exits still find
+ *   them. Functions are listed in the order of their first call (an entry reserves the line),
+ *   as the seed's §4.5 dump lists test1, test2, test3.
  * - No locks, atomics, malloc, libc calls or errno changes in the hooks.
  */
 
 #include "nitro_common.h"
+
+/* The clock of the measurements. By default the OS tick (hkrt_ticks(): cycles), so a call's
+ * cost includes the time its OS thread was pre-empted or blocked. Built with
+ * -DHKN_FC_THREAD_CPU_CLOCK (hookcc --nitro-clock=thread-cpu), the calling thread's CPU time
+ * in nanoseconds (CLOCK_THREAD_CPUTIME_ID), as the seed subtracts the time a thread is switched
+ * out (§2.2, §4.2) for OS threads too: at the price of a system call per hook (docs/nitro.md,
+ * "Function cost on OS threads"). */
+#ifdef HKN_FC_THREAD_CPU_CLOCK
+#if !HKN_HOSTED
+#error "hookcc --nitro-clock=thread-cpu needs a hosted target (clock_gettime(CLOCK_THREAD_CPUTIME_ID))"
+#endif
+#include <time.h>
+static inline __attribute__((always_inline)) HKN_FN uint64_t hkn_fc_ticks(void)
+{
+    struct timespec ts;
+    /* Sets errno only on failure, which a valid clock id on Linux does not have. */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#else
+#define hkn_fc_ticks hkrt_ticks
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* Layout (docs/nitro.md)                                                                   */
@@ -42,7 +71,9 @@
 struct hkn_fc_record {
     uint64_t name;     /* the function's name string, or HKN_FC_EXIT_TAG */
     uint64_t time;     /* hkrt_ticks() */
-    uint64_t interval; /* ticks the thread spent switched out after this record */
+    uint64_t interval; /* ticks the thread spent switched out after this record (in an entry
+                          kept by a summary: also the cost of the calls that returned after
+                          it, before the next record kept) */
 };
 _Static_assert(sizeof(struct hkn_fc_record) == 24, "docs/nitro.md: 24-byte records");
 
@@ -75,8 +106,10 @@ struct hkn_stat {
     uint64_t used;          /* 56 entries in use, in the order first summarized */
     uint64_t dropped_calls; /* 64 calls not counted: no entry left for their function */
     uint32_t lock;          /* 72 1 while a thread summarizes or dumps */
-    uint32_t reserved;      /* 76 0 */
+    uint32_t flags;         /* 76 HKN_STAT_INCLUSIVE, or 0 */
 };
+/* flags: costs include the calls a call made (OS_InitStatisticsEx); without it they do not. */
+#define HKN_STAT_INCLUSIVE 1u
 #define HKN_STAT_HEADER_SIZE ((uint32_t)sizeof(struct hkn_stat))
 _Static_assert(sizeof(struct hkn_stat) == 80, "docs/nitro.md: statistics control area");
 
@@ -117,14 +150,15 @@ static inline __attribute__((always_inline)) HKN_FN void
 hkn_fc_write(struct hkn_fc_record *r, uint64_t name)
 {
     r->name = name;
-#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(HKRT_TICKS_SPLIT) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                  \
+    !defined(HKN_FC_THREAD_CPU_CLOCK)
     /* rdtsc gives edx:eax: two 32-bit stores save the shift and the or. */
     uint32_t lo, hi;
     hkrt_ticks_split(&lo, &hi);
     __builtin_memcpy((char *)&r->time, &lo, sizeof lo);
     __builtin_memcpy((char *)&r->time + sizeof lo, &hi, sizeof hi);
 #else
-    r->time = hkrt_ticks();
+    r->time = hkn_fc_ticks();
 #endif
     /* r->interval is 0 already (hkn_fc_zero_intervals). */
 }
@@ -274,7 +308,7 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 {
     struct hkn_thread *t = &t_hkn;
     struct hkn_header *out = hkn_switch_out(t);
-    uint64_t now = hkrt_ticks();
+    uint64_t now = hkn_fc_ticks();
     if (out != NULL)
         ((struct hkn_fc *)out)->switched_out_at = now != 0 ? now : 1;
     struct hkn_header *in =
@@ -297,9 +331,9 @@ HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming)
 /* ---------------------------------------------------------------------------------------- */
 /* Statistics                                                                               */
 
-HKN_EXPORT void OS_InitStatistics(void *statBuf, u32 size)
+HKN_EXPORT void OS_InitStatisticsEx(void *statBuf, u32 size, BOOL inclusive)
 {
-    static const char api[] = "OS_InitStatistics";
+    const char *api = inclusive ? "OS_InitStatisticsEx" : "OS_InitStatistics";
     struct hkn_thread *t = &t_hkn;
     if (!hkn_enter(t))
         return;
@@ -326,10 +360,15 @@ HKN_EXPORT void OS_InitStatistics(void *statBuf, u32 size)
                         (uint32_t)sizeof(struct hkn_stat_entry), capacity, t->tid);
         s->used = 0;
         s->dropped_calls = 0;
-        s->reserved = 0;
+        s->flags = inclusive ? HKN_STAT_INCLUSIVE : 0;
         __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
     }
     hkn_leave(t);
+}
+
+HKN_EXPORT void OS_InitStatistics(void *statBuf, u32 size)
+{
+    OS_InitStatisticsEx(statBuf, size, FALSE);
 }
 
 static HKN_FN void hkn_stat_lock(struct hkn_stat *s)
@@ -353,25 +392,33 @@ static HKN_FN struct hkn_stat_entry *hkn_stat_entries(struct hkn_stat *s)
 
 /* One call of `name` that cost `cost`. A linear search, as NITRO-SDK's: entries stay in the
  * order functions were first summarized, which is the dump's order. */
-static HKN_FN void hkn_stat_add(struct hkn_stat *s, uint64_t name, uint64_t cost)
+/* The line of `name`, added (count 0) if it has none yet; NULL if the buffer is full. */
+static HKN_FN struct hkn_stat_entry *hkn_stat_line(struct hkn_stat *s, uint64_t name)
 {
     struct hkn_stat_entry *e = hkn_stat_entries(s);
     uint64_t used = s->used;
     for (uint64_t i = 0; i < used; i++) {
-        if (e[i].name == name) {
-            e[i].count++;
-            e[i].cost += cost;
-            return;
-        }
+        if (e[i].name == name)
+            return &e[i];
     }
-    if (used >= s->h.capacity) {
+    if (used >= s->h.capacity)
+        return NULL;
+    e[used].name = name;
+    e[used].count = 0;
+    e[used].cost = 0;
+    s->used = used + 1;
+    return &e[used];
+}
+
+static HKN_FN void hkn_stat_add(struct hkn_stat *s, uint64_t name, uint64_t cost)
+{
+    struct hkn_stat_entry *e = hkn_stat_line(s, name);
+    if (e == NULL) {
         s->dropped_calls++;
         return;
     }
-    e[used].name = name;
-    e[used].count = 1;
-    e[used].cost = cost;
-    s->used = used + 1;
+    e->count++;
+    e->cost += cost;
 }
 
 /* Adds c's completed calls to s and clears c, keeping the entries of calls in progress. */
@@ -382,27 +429,33 @@ static HKN_FN void hkn_fc_summarize(struct hkn_stat *s, struct hkn_fc *c, const 
     struct hkn_fc_record *end = written;
     if (end != (struct hkn_fc_record *)c->current)
         end = first; /* cannot happen unless the program wrote over the control area */
+    const int exclusive = !(s->flags & HKN_STAT_INCLUSIVE);
     uint64_t open = 0;     /* entries not yet matched: first[0 .. open) */
-    uint64_t switched = 0; /* the intervals of the records before r */
+    uint64_t excluded = 0; /* the intervals of the records before r, and (exclusive costs)
+                              the costs of the calls summarized before r */
     for (struct hkn_fc_record *r = first; r < end; r++) {
         uint64_t name = r->name, time = r->time, interval = r->interval;
         if (name == HKN_FC_EXIT_TAG) {
             if (open == 0) {
                 c->unmatched_exits++;
             } else {
-                /* An open entry keeps in `interval` the switched-out total before it. */
+                /* An open entry keeps in `interval` the excluded total before it. */
                 struct hkn_fc_record *e = &first[--open];
-                uint64_t elapsed = time - e->time, away = switched - e->interval;
-                hkn_stat_add(s, e->name, elapsed > away ? elapsed - away : 0);
+                uint64_t elapsed = time - e->time, away = excluded - e->interval;
+                uint64_t cost = elapsed > away ? elapsed - away : 0;
+                hkn_stat_add(s, e->name, cost);
+                if (exclusive)
+                    excluded += cost;
             }
         } else {
+            (void)hkn_stat_line(s, name); /* functions listed in the order of first calls */
             /* open <= r - first: this overwrites at most r itself, already read. */
             struct hkn_fc_record *e = &first[open++];
             e->name = name;
             e->time = time;
-            e->interval = switched;
+            e->interval = excluded;
         }
-        switched += interval;
+        excluded += interval;
     }
     if (c->lost != 0) {
         /* Records were lost from some point on, exits included: the entries open then would
@@ -420,7 +473,7 @@ static HKN_FN void hkn_fc_summarize(struct hkn_stat *s, struct hkn_fc *c, const 
     }
     /* Kept entries get back per-record intervals (the total from each to the next). */
     for (uint64_t j = 0; j < open; j++) {
-        uint64_t next = j + 1 < open ? first[j + 1].interval : switched;
+        uint64_t next = j + 1 < open ? first[j + 1].interval : excluded;
         first[j].interval = next - first[j].interval;
     }
     hkn_fc_zero_intervals(first + open, written);
@@ -489,6 +542,8 @@ HKN_EXPORT void OS_DumpStatistics(void *statBuf)
         hkn_stat_lock(s);
         struct hkn_stat_entry *e = hkn_stat_entries(s);
         for (uint64_t i = 0; i < s->used; i++) {
+            if (e[i].count == 0)
+                continue; /* a line reserved by a call still in progress */
             struct hkn_out o = {0};
             hkn_out_str(&o, (const char *)(uintptr_t)e[i].name);
             hkn_out_str(&o, ": count ");

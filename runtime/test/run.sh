@@ -25,6 +25,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-runtime-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 ulimit -c 0 # the crash tests must not leave core files
 case_timeout=${HOOKCC_TEST_TIMEOUT:-120}
+# shellcheck source=harness.sh
+. "$here/harness.sh"
 
 # The driver's flags for the runtime (keep in step with wrapper/), plus warnings as errors.
 runtime_cflags=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden
@@ -51,6 +53,12 @@ result() { # NAME STATUS [DETAIL-FILE]
 }
 
 skip() { # NAME WHY
+    if skips_fail; then
+        failed=$((failed + 1))
+        failures+=("$1")
+        echo "FAILED  $1: cannot run in CI: $2"
+        return 0
+    fi
     skipped=$((skipped + 1))
     echo "skipped $1: $2"
 }
@@ -259,12 +267,6 @@ case_reentry() {
 
 # ------------------------------------------------------------------------------------------
 
-qemu_arch() { # TRIPLE
-    local arch=${1%%-*}
-    [ "$arch" = i686 ] && arch=i386
-    echo "$arch"
-}
-
 debian_arch() { # TRIPLE: the suffix of Debian's libc6-dev-*-cross packages
     case $1 in
     aarch64-*) echo arm64 ;;
@@ -285,16 +287,8 @@ setup_target() { # TRIPLE TAG
     real_comm=1
     if [ "$tag" != native ]; then
         tflags=(--target="$target")
-        lflags=(-fuse-ld=lld)
-        if [ "$tag" = i686 ] && [ "$(uname -m)" = x86_64 ]; then
-            # An x86-64 kernel runs i386 code itself; qemu-i386 7.2 (Debian 12) hangs in
-            # pthread_create with glibc 2.36. Point the program at the cross libc instead.
-            lflags+=(-Wl,--dynamic-linker="/usr/$target/lib/ld-linux.so.2"
-                -Wl,-rpath,"/usr/$target/lib")
-        else
-            runner=("qemu-$(qemu_arch "$target")" -L "/usr/$target")
-            real_comm=0
-        fi
+        target_link_and_runner "$target"
+        lflags=("${target_lflags[@]}")
     fi
     # trace.o exactly as the driver builds it, warnings as errors.
     if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${runtime_cflags[@]}" \

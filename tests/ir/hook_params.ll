@@ -44,3 +44,14 @@ define i32 @mixed(double %d, i32 signext %a, ptr %p, i8 %b) {
 ; RUN-OPT: -passes=hookcc -hookcc-entry=on_entry -hookcc-entry-parm=address --check-prefix=ALIGN
 ; ALIGN: define i32 @work(i32 %x) {{.*}}align 4
 ; ALIGN: define i32 @mixed({{.*}}align 4
+
+; gprof's arcs: __profile_mcount(caller_pc, callee_pc), the call site and the function.
+; RUN-OPT: -passes=hookcc -hookcc-entry=__profile_mcount -hookcc-entry-parm=callsite-address --check-prefix=ARC
+; ARC-LABEL: define i32 @arc(
+; ARC: %[[CS:.*]] = call ptr @llvm.returnaddress(i32 0)
+; ARC-NEXT: call void @__profile_mcount(ptr %[[CS]], ptr @arc)
+; ARC-NEXT: ret i32
+; ARC: declare void @__profile_mcount(ptr, ptr)
+define i32 @arc(i32 %x) {
+  ret i32 %x
+}

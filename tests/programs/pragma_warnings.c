@@ -9,3 +9,5 @@ int defined_first(void) { return 0; }
 #pragma NO_HOOKS(nowhere)
 
 int main(void) { return defined_first(); }
+#pragma CODE_SECTION(main ".text:x")
+#pragma DATA_SECTION(".far:nothing_follows")

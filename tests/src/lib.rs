@@ -68,16 +68,9 @@ pub fn run_ok(cmd: &mut Command) -> Output {
 
 /// `hookcc` (or `hookcc++` when `cxx`) with the test cache; run it in `dir`.
 pub fn hookcc(dir: &Path, cxx: bool) -> Command {
-    let exe = if cxx {
-        // hookcc++ is hookcc under another name, as the install script links it.
-        let link = dir.join("hookcc++");
-        if !link.exists() {
-            std::os::unix::fs::symlink(tool("hookcc"), &link).expect("symlink hookcc++");
-        }
-        link
-    } else {
-        tool("hookcc")
-    };
+    // hookcc++ is the build tree's own link to hookcc (made by wrapper/build.rs), as a user
+    // who sets CXX=target/release/hookcc++ runs it.
+    let exe = tool(if cxx { "hookcc++" } else { "hookcc" });
     let mut cmd = Command::new(exe);
     cmd.current_dir(dir).env("HOOKCC_CACHE_DIR", cache_dir());
     cmd.env_remove("HOOKCC_TRACE");

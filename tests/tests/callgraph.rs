@@ -21,11 +21,11 @@ struct Section {
 /// Parses the sections of the thread titled `thread`.
 fn sections(text: &str, thread: &str) -> BTreeMap<String, Section> {
     let start = text
-        .find(&format!("Thread: {thread}\n"))
+        .find(&format!("Thread: {thread}\t\t\t\n"))
         .expect("thread section");
     let body = &text[start..];
     let body = &body[..body[10..]
-        .find("=====\nThread:")
+        .find("=====\t\t\t\nThread:")
         .map_or(body.len(), |e| e + 10)];
     let mut result = BTreeMap::new();
     for block in body.split("\n\n") {
@@ -83,7 +83,9 @@ fn dynamic_call_graph_of_the_seed_example() {
     let out = run_ok(hookprof().arg("callgraph").arg(&trace));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("=====\nThread: _TSK2\n=====\nindex\texcl_cycles\tcalled\tname\n"),
+        text.contains(
+            "=====\t\t\t\nThread: _TSK2\t\t\t\n=====\t\t\t\nindex\texcl_cycles\tcalled\tname\n"
+        ),
         "{text}"
     );
     let s = sections(&text, "_TSK2");

@@ -147,15 +147,17 @@ struct Call {
     exclusive: u64,
     task: String,
     depth: u64,
+    /// The function's ELF address, hex.
+    address: u64,
 }
 
 fn calls(call_list: &str) -> Vec<Call> {
     let rows = rows(call_list);
     assert_eq!(
         rows[0].join(","),
-        "Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth"
+        "Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth,Address"
     );
-    rows[1..]
+    let calls: Vec<Call> = rows[1..]
         .iter()
         .map(|r| Call {
             function: r[0].clone(),
@@ -165,8 +167,17 @@ fn calls(call_list: &str) -> Vec<Call> {
             exclusive: r[4].parse().unwrap(),
             task: r[5].clone(),
             depth: r[6].parse().unwrap(),
+            address: u64::from_str_radix(r[7].strip_prefix("0x").expect("0x address"), 16)
+                .expect("hex address"),
         })
-        .collect()
+        .collect();
+    // One function, one address (its ELF address: the same in every call).
+    let mut addresses: BTreeMap<&str, u64> = BTreeMap::new();
+    for c in &calls {
+        let first = *addresses.entry(&c.function).or_insert(c.address);
+        assert!(c.address != 0 && c.address == first, "{c:?}");
+    }
+    calls
 }
 
 /// inclusive = exclusive + the inclusive cycles of the calls it made, for every call; calls
@@ -363,7 +374,7 @@ fn check_seed_scenario(target: &Target, flags: &[&str]) {
         ("?task #2", DELAYS[2]),
     ] {
         let start = graph
-            .find(&format!("Thread: {task}\n"))
+            .find(&format!("Thread: {task}\t\t\t\n"))
             .unwrap_or_else(|| panic!("{what}: no section for {task}:\n{graph}"));
         let section = &graph[start..];
         let section = &section[..section[8..]
@@ -376,7 +387,7 @@ fn check_seed_scenario(target: &Target, flags: &[&str]) {
         let calls: u64 = line.split('\t').nth(2).unwrap().parse().unwrap();
         assert_eq!(calls, n, "{what}: {line}");
     }
-    assert!(graph.contains("Thread: main_task\n"), "{what}");
+    assert!(graph.contains("Thread: main_task\t\t\t\n"), "{what}");
 }
 
 /// The same scenario with the circular hooks on 64 records: the dump is the wrapped buffer in
@@ -465,4 +476,49 @@ fn other_layouts_under_qemu() {
             check_circular(&target, &["-O2"]);
         }
     }
+}
+
+/// `--all-symbols` also names addresses after the section symbols there, joined with " - " as
+/// the seed shows `.text - SL2MemoryBufInit`; global symbols only by default.
+#[test]
+fn all_symbols_include_section_symbols() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_ok(
+        hookcc(d, false)
+            .args([
+                "--entry_hook=entry_hook",
+                "--entry_parm=address",
+                "--exit_hook=exit_hook",
+                "--exit_parm=address",
+                "--hook-runtime=ti",
+                "-O1",
+                "-no-pie",
+                "-Wl,--emit-relocs",
+                "-o",
+                "prog",
+            ])
+            .arg(program_source("ti_sections.c")),
+    );
+    run_ok(
+        Command::new(d.join("prog"))
+            .current_dir(d)
+            .env("HOOKCC_TI_OUTPUT", d.join("run")),
+    );
+    let functions = |extra: &[&str]| -> Vec<String> {
+        run_ok(
+            hookprof()
+                .args(["ti", "run.bin", "--exe", "prog", "--out", "out"])
+                .args(extra)
+                .current_dir(d),
+        );
+        let text = std::fs::read_to_string(d.join("out_call_list.csv")).unwrap();
+        calls(&text).into_iter().map(|c| c.function).collect()
+    };
+    // main was entered before hook_init: its exit has no entry and makes no call.
+    assert_eq!(functions(&[]), ["fast", "fast", "fast"]);
+    assert_eq!(
+        functions(&["--all-symbols"]),
+        ["fast - fastcode", "fast - fastcode", "fast - fastcode"]
+    );
 }

@@ -37,6 +37,8 @@ pub struct Plan {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
     Help,
+    /// Print this line (a path hookcc was asked for) and exit.
+    Print(String),
     Run(Plan),
     /// `--rustflags`: print the RUSTFLAGS for these options (see [`crate::rust`]).
     RustFlags(HookOptions),
@@ -53,6 +55,16 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
         format!("-fplugin={plugin}"),
         format!("-fpass-plugin={plugin}"),
     ];
+    // The exclusion lists go to the frontend plugin, which knows names as written and the files
+    // functions are defined in: one argument per item (an item may hold a comma).
+    for (kind, list) in [
+        ("exclude-function", &config.exclude_functions),
+        ("exclude-file", &config.exclude_files),
+    ] {
+        for item in list {
+            args.push(format!("-fplugin-arg-hookcc-{kind}={item}"));
+        }
+    }
     let mut mllvm = |option: String| {
         args.push("-mllvm".to_string());
         args.push(option);
@@ -120,6 +132,10 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         }
         return Ok(Action::RustFlags(options));
     }
+    if options.print_make_include {
+        let path = host.layout()?.runtime_dir.join("make/nitro.mk");
+        return Ok(Action::Print(path.display().to_string()));
+    }
     let clang = host.find_clang()?;
     let mut args = Vec::with_capacity(clang_args.len() + 12);
     if cxx {
@@ -143,10 +159,13 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         host.check_clang(&clang)?;
         args.extend(plugin_args(&layout, config));
     }
-    if let Some(config) = config.as_ref().filter(|_| !command_line.sources.is_empty()) {
+    if !command_line.sources.is_empty() && (config.is_some() || component != RuntimeComponent::None)
+    {
         // <hookcc/trace.h> and friends, after the user's own include directories.
         args.push("-idirafter".to_string());
         args.push(layout.include_dir().display().to_string());
+    }
+    if let Some(config) = config.as_ref().filter(|_| !command_line.sources.is_empty()) {
         if config.declare_hooks {
             args.push("-include".to_string());
             args.push(
@@ -158,8 +177,11 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
     }
     args.extend(clang_args);
     if command_line.links() && !command_line.shared && !command_line.relocatable {
-        let target_flags = &command_line.target_flags;
-        if let Some(object) = host.runtime_object(component, &clang, &layout, target_flags)? {
+        let mut runtime_flags = command_line.target_flags.clone();
+        if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
+            runtime_flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
+        }
+        if let Some(object) = host.runtime_object(component, &clang, &layout, &runtime_flags)? {
             if command_line.sets_language {
                 args.push("-x".to_string());
                 args.push("none".to_string());
@@ -243,6 +265,7 @@ mod tests {
             Action::Run(plan) => plan.args,
             Action::Help => vec!["<help>".into()],
             Action::RustFlags(_) => vec!["<rustflags>".into()],
+            Action::Print(line) => vec![format!("<print {line}>")],
         }
     }
 
@@ -363,6 +386,82 @@ mod tests {
         let host = FakeHost::new(&[]);
         let args = run(false, &["--trace", "--hook-runtime=none", "a.c"], &host);
         assert!(!args.contains(&"/cache/trace.o".to_string()));
+    }
+
+    #[test]
+    fn nitro_clock_builds_the_function_cost_runtime_with_the_thread_cpu_clock() {
+        let host = FakeHost::new(&[("NITRO_PROFILE_TYPE", "FUNCTIONCOST")]);
+        run(
+            false,
+            &["-profile", "--nitro-clock=thread-cpu", "a.c"],
+            &host,
+        );
+        run(false, &["-profile", "a.c"], &host);
+        let builds = host.runtime_builds.borrow();
+        assert_eq!(builds[0], ["-DHKN_FC_THREAD_CPU_CLOCK"]);
+        assert!(builds[1].is_empty(), "{builds:?}");
+        let err = plan(false, &["--nitro-clock=wall".to_string()], &host).unwrap_err();
+        assert!(err.contains("tick, thread-cpu"), "{err}");
+    }
+
+    #[test]
+    fn a_runtime_without_hooks_gets_its_header_and_object_but_no_plugin() {
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["--hook-runtime=pfp", "p.c", "-o", "p"], &host);
+        assert!(!args.iter().any(|a| a.contains("plugin")), "{args:?}");
+        assert!(args.contains(&"/p/runtime/include".to_string()), "{args:?}");
+        assert!(args.contains(&"/cache/pfp.o".to_string()), "{args:?}");
+        assert!(args.contains(&"-Wl,--export-dynamic-symbol=pfp*".to_string()));
+    }
+
+    #[test]
+    fn gcc_instrument_functions_uses_the_pass_with_cyg_hooks_and_exclusions() {
+        let host = FakeHost::new(&[]);
+        let args = run(
+            false,
+            &[
+                "-finstrument-functions",
+                "-finstrument-functions-exclude-function-list=helper,ns::skip",
+                "-finstrument-functions-exclude-file-list=/usr/include",
+                "-c",
+                "a.c",
+            ],
+            &host,
+        );
+        for expected in [
+            "-hookcc-entry=__cyg_profile_func_enter",
+            "-hookcc-exit=__cyg_profile_func_exit",
+            "-hookcc-entry-parm=address-callsite",
+            "-fplugin-arg-hookcc-exclude-function=helper",
+            "-fplugin-arg-hookcc-exclude-function=ns::skip",
+            "-fplugin-arg-hookcc-exclude-file=/usr/include",
+        ] {
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} missing: {args:?}"
+            );
+        }
+        assert!(
+            !args.iter().any(|a| a.starts_with("-finstrument")),
+            "{args:?}"
+        );
+        assert!(host.runtime_builds.borrow().is_empty());
+        // The lists alone instrument nothing: clang sees neither them nor a plugin.
+        let args = run(
+            false,
+            &["-finstrument-functions-exclude-file-list=x", "-c", "a.c"],
+            &host,
+        );
+        assert_eq!(args, ["-c", "a.c"]);
+    }
+
+    #[test]
+    fn print_make_include_names_the_runtimes_make_file() {
+        let host = FakeHost::new(&[]);
+        assert_eq!(
+            run(false, &["--print-make-include"], &host),
+            ["<print /p/runtime/make/nitro.mk>"]
+        );
     }
 
     #[test]

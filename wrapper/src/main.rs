@@ -72,6 +72,10 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Ok(Action::Print(line)) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
         Ok(Action::Run(plan)) => {
             if plan.verbose {
                 eprintln!("hookcc: {} {}", plan.clang.display(), plan.args.join(" "));

@@ -13,6 +13,12 @@ pub enum RuntimeComponent {
     CallTrace,
     /// NITRO-SDK function cost (runtime/src/functioncost.c): `OS_InitFunctionCost`, ….
     FunctionCost,
+    /// TI profile points (runtime/src/pfp.c): `pfpCreate`, `pfpBegin`, …, the program's own
+    /// calls; no compiler hooks needed.
+    Pfp,
+    /// eCos-style gprof (runtime/src/gprof.c): a PC histogram and call-graph arcs, the arcs
+    /// from an entry hook that calls the seed's `__profile_mcount(caller_pc, callee_pc)`.
+    Gprof,
     /// Nothing: the user provides the hooks.
     None,
 }
@@ -21,7 +27,9 @@ impl RuntimeComponent {
     const ALL: &'static [(&'static str, RuntimeComponent)] = &[
         ("calltrace", RuntimeComponent::CallTrace),
         ("functioncost", RuntimeComponent::FunctionCost),
+        ("gprof", RuntimeComponent::Gprof),
         ("none", RuntimeComponent::None),
+        ("pfp", RuntimeComponent::Pfp),
         ("ti", RuntimeComponent::Ti),
         ("trace", RuntimeComponent::Trace),
     ];
@@ -52,6 +60,8 @@ impl RuntimeComponent {
             RuntimeComponent::CallTrace | RuntimeComponent::FunctionCost => {
                 &["__PROFILE_*", "OS_*"]
             }
+            RuntimeComponent::Pfp => &["pfp*"],
+            RuntimeComponent::Gprof => &["__profile_*", "profile_*", "gprof_*"],
             RuntimeComponent::None => &[],
         }
     }
@@ -75,6 +85,11 @@ pub enum HookParm {
     ExitAddress,
     /// NITRO's `__PROFILE_ENTRY`: name, call site (lr) and the first four integer arguments.
     NameCallSiteArgs,
+    /// gprof's `__profile_mcount(caller_pc, callee_pc)`: the call site, then the function.
+    CallSiteAddress,
+    /// GCC's `__cyg_profile_func_enter/exit(this_fn, call_site)`: the function, then the
+    /// call site.
+    AddressCallSite,
 }
 
 impl HookParm {
@@ -95,6 +110,8 @@ impl HookParm {
             HookParm::Address => "address",
             HookParm::ExitAddress => "exit-address",
             HookParm::NameCallSiteArgs => "name-callsite-args",
+            HookParm::CallSiteAddress => "callsite-address",
+            HookParm::AddressCallSite => "address-callsite",
         }
     }
 
@@ -105,6 +122,8 @@ impl HookParm {
             HookParm::Name => format!("void {hook}(const char *name);"),
             HookParm::Address => format!("void {hook}(void (*addr)());"),
             HookParm::ExitAddress => format!("void {hook}(void *fn_exit);"),
+            HookParm::CallSiteAddress => format!("void {hook}(void *call_site, void *fn);"),
+            HookParm::AddressCallSite => format!("void {hook}(void *this_fn, void *call_site);"),
             HookParm::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
                  __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
@@ -136,6 +155,12 @@ pub struct PassConfig {
     pub include: Vec<String>,
     /// `--hook-exclude=GLOB`: functions whose name matches one get none.
     pub exclude: Vec<String>,
+    /// No hooks in functions whose user-visible name contains one of these (GCC's
+    /// `-finstrument-functions-exclude-function-list=`).
+    pub exclude_functions: Vec<String>,
+    /// No hooks in functions defined in a file whose path contains one of these (GCC's
+    /// `-finstrument-functions-exclude-file-list=`).
+    pub exclude_files: Vec<String>,
 }
 
 /// TI cgtools' options (seeds/ti-c6000-function-hooks.txt).
@@ -183,6 +208,19 @@ pub struct HookOptions {
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
     /// (docs/rust.md), instead of running clang.
     pub rustflags: bool,
+    /// `--print-make-include`: print the path of the make definitions for NITRO projects.
+    pub print_make_include: bool,
+    /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
+    /// each thread's CPU time instead of the OS tick.
+    pub nitro_thread_cpu_clock: bool,
+    /// `-finstrument-functions` (GCC's and clang's flag), done by hookcc's pass:
+    /// `__cyg_profile_func_enter/exit(this_fn, call_site)`, exits on unwind included.
+    pub gcc_instrument: bool,
+    /// `-finstrument-functions-after-inlining`: the same, hooks placed after inlining.
+    pub gcc_after_inlining: bool,
+    /// `-finstrument-functions-exclude-function-list=` / `-exclude-file-list=` (any dialect).
+    pub exclude_functions: Vec<String>,
+    pub exclude_files: Vec<String>,
 }
 
 impl HookOptions {
@@ -202,14 +240,17 @@ impl HookOptions {
 
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
-        self.dialect_pass_config().map(|config| PassConfig {
+        self.dialect_config().map(|config| PassConfig {
             include: self.include.clone(),
             exclude: self.exclude.clone(),
+            exclude_functions: self.exclude_functions.clone(),
+            exclude_files: self.exclude_files.clone(),
             ..config
         })
     }
 
-    fn dialect_pass_config(&self) -> Option<PassConfig> {
+    /// The dialect's hooks, before the exclusions every dialect takes.
+    fn dialect_config(&self) -> Option<PassConfig> {
         if self.trace {
             let hook = |symbol: &str, parm| {
                 Some(Hook {
@@ -226,6 +267,8 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         if self.ti.any() {
@@ -245,6 +288,46 @@ impl HookOptions {
                 declare_hooks: true,
                 include: vec![],
                 exclude: vec![],
+                exclude_functions: vec![],
+                exclude_files: vec![],
+            });
+        }
+        if self.gcc_instrument {
+            let hook = |symbol: &str| {
+                Some(Hook {
+                    symbol: symbol.into(),
+                    parm: HookParm::AddressCallSite,
+                })
+            };
+            return Some(PassConfig {
+                entry: hook("__cyg_profile_func_enter"),
+                exit: hook("__cyg_profile_func_exit"),
+                after_inlining: self.gcc_after_inlining,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
+                exclude_functions: vec![],
+                exclude_files: vec![],
+            });
+        }
+        if self.runtime == Some(RuntimeComponent::Gprof) {
+            // Arcs as gcc -pg records them: from the functions left after inlining.
+            return Some(PassConfig {
+                entry: Some(Hook {
+                    symbol: "__profile_mcount".into(),
+                    parm: HookParm::CallSiteAddress,
+                }),
+                exit: None,
+                after_inlining: true,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         if self.profile || self.nitro {
@@ -263,6 +346,8 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                exclude_functions: vec![],
+                exclude_files: vec![],
             });
         }
         None
@@ -312,10 +397,16 @@ enum OwnOption {
     ExitHook,
     ExitHookNamed,
     ExitParm,
+    GccInstrument,
+    GccInstrumentAfterInlining,
+    GccExcludeFiles,
+    GccExcludeFunctions,
     Help,
     HookExclude,
     HookInclude,
     HookRuntime,
+    NitroClock,
+    PrintMakeInclude,
     Profile,
     RemoveHooksWhenInlining,
     RustFlags,
@@ -338,12 +429,27 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
+    ("--nitro-clock=", OwnOption::NitroClock),
+    ("--print-make-include", OwnOption::PrintMakeInclude),
     (
         "--remove_hooks_when_inlining",
         OwnOption::RemoveHooksWhenInlining,
     ),
     ("--rustflags", OwnOption::RustFlags),
     ("--trace", OwnOption::Trace),
+    ("-finstrument-functions", OwnOption::GccInstrument),
+    (
+        "-finstrument-functions-after-inlining",
+        OwnOption::GccInstrumentAfterInlining,
+    ),
+    (
+        "-finstrument-functions-exclude-file-list=",
+        OwnOption::GccExcludeFiles,
+    ),
+    (
+        "-finstrument-functions-exclude-function-list=",
+        OwnOption::GccExcludeFunctions,
+    ),
     ("-profile", OwnOption::Profile),
 ];
 
@@ -351,6 +457,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
 /// not something to hand to clang.
 const RESERVED_PREFIXES: &[&str] = &[
     "--dialect",
+    "--nitro",
     "--entry_",
     "--exit_",
     "--hook",
@@ -363,6 +470,17 @@ const RESERVED_PREFIXES: &[&str] = &[
 /// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
 const TI_DEFAULT_EXIT: &str = "__exit_hook";
+
+/// `--nitro-clock=` values: true for the thread CPU clock.
+const NITRO_CLOCKS: &str = "tick, thread-cpu";
+
+fn parse_nitro_clock(value: &str) -> Option<bool> {
+    match value {
+        "tick" => Some(false),
+        "thread-cpu" => Some(true),
+        _ => None,
+    }
+}
 
 fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionError> {
     match value.as_deref().map(str::to_ascii_lowercase).as_deref() {
@@ -381,7 +499,9 @@ pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(HookOptions, Vec<String>), OptionError> {
-    let nitro_profile = env("NITRO_PROFILE");
+    // Empty is unset: make's `export` of an undefined variable (runtime/make/nitro.mk) puts
+    // it in the environment empty.
+    let nitro_profile = env("NITRO_PROFILE").filter(|v| !v.is_empty());
     let nitro_type = env("NITRO_PROFILE_TYPE").filter(|v| !v.is_empty());
     let mut options = HookOptions {
         trace: flag_from_env("HOOKCC_TRACE", env("HOOKCC_TRACE"))?,
@@ -391,6 +511,14 @@ pub fn take_own_options(
         nitro: nitro_profile.is_some() || nitro_type.is_some(),
         ..HookOptions::default()
     };
+    if let Some(clock) = env("HOOKCC_NITRO_CLOCK").filter(|v| !v.is_empty()) {
+        options.nitro_thread_cpu_clock =
+            parse_nitro_clock(&clock).ok_or_else(|| OptionError::BadValue {
+                option: "HOOKCC_NITRO_CLOCK".into(),
+                value: clock.clone(),
+                expected: NITRO_CLOCKS.into(),
+            })?;
+    }
     if let Some(kind) = nitro_type {
         options.runtime = Some(match kind.to_ascii_uppercase().as_str() {
             "CALLTRACE" => RuntimeComponent::CallTrace,
@@ -428,6 +556,25 @@ pub fn take_own_options(
         };
         match option {
             OwnOption::Help => options.help = true,
+            OwnOption::PrintMakeInclude => options.print_make_include = true,
+            OwnOption::GccInstrument => options.gcc_instrument = true,
+            OwnOption::GccInstrumentAfterInlining => {
+                options.gcc_instrument = true;
+                options.gcc_after_inlining = true;
+            }
+            // GCC's lists: comma-separated strings, matched as substrings; empty items skipped.
+            OwnOption::GccExcludeFiles | OwnOption::GccExcludeFunctions => {
+                let list = if *option == OwnOption::GccExcludeFiles {
+                    &mut options.exclude_files
+                } else {
+                    &mut options.exclude_functions
+                };
+                list.extend(value.split(',').filter(|s| !s.is_empty()).map(String::from));
+            }
+            OwnOption::NitroClock => {
+                options.nitro_thread_cpu_clock =
+                    parse_nitro_clock(value).ok_or_else(|| bad(NITRO_CLOCKS))?;
+            }
             OwnOption::Trace => options.trace = true,
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
@@ -480,12 +627,20 @@ pub fn take_own_options(
         (options.trace, "--trace"),
         (options.ti.any(), "--entry_hook/--exit_hook"),
         (options.profile, "-profile"),
+        (options.gcc_instrument, "-finstrument-functions"),
     ];
     let on: Vec<&str> = dialects
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, name)| *name)
         .collect();
+    if options.runtime == Some(RuntimeComponent::Gprof) && !on.is_empty() {
+        return Err(OptionError::Conflict(format!(
+            "--hook-runtime=gprof inserts its own hooks (calls of __profile_mcount); it cannot \
+             be combined with {}",
+            on.join(" and ")
+        )));
+    }
     if on.len() > 1 {
         return Err(OptionError::Conflict(format!(
             "{} cannot be combined: each inserts its own hooks; choose one",
@@ -549,7 +704,9 @@ hookcc options:
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
                         (either option also as =@FILE: one glob per line, # comments)
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
-                        calltrace, functioncost, none (default: trace with --trace, the
+                        calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
+                        needs no hook option), gprof (a PC histogram and call-graph arcs
+                        from its own entry hooks: writes gmon.out for GNU gprof), none (default: trace with --trace, the
                         NITRO_PROFILE_TYPE component if set, else none)
 
 TI cgtools dialect (docs/dialects.md):
@@ -563,10 +720,27 @@ TI cgtools dialect (docs/dialects.md):
   #pragma NO_HOOKS(func) and __attribute__((no_instrument_function)) exclude a function;
   functions declared inline get no hooks.
 
+GCC / Clang:
+  -finstrument-functions, -finstrument-functions-after-inlining
+                        __cyg_profile_func_enter/exit(this_fn, call_site) in every function,
+                        by hookcc's pass (exits on C++ unwinding too); the program brings them
+  -finstrument-functions-exclude-function-list=S,…, -finstrument-functions-exclude-file-list=S,…
+                        no hooks in functions whose name, or whose file's path, contains an S
+                        (GCC's; any dialect)
+
 Metrowerks / NITRO-SDK dialect:
   -profile              call __PROFILE_ENTRY(name, …) and __PROFILE_EXIT() in every function
   --dialect=nitro       honour #pragma profile on|off|reset without -profile
   #pragma profile on|off|reset: the state at a function's closing brace decides.
+  --nitro-clock=tick|thread-cpu
+                        what function cost (NITRO_PROFILE_TYPE=FUNCTIONCOST) measures: the OS
+                        tick (default: cycles, so time a thread is pre-empted or blocked counts)
+                        or each thread's CPU time in ns, as the seed leaves switched-out time
+                        out (a system call per hook; docs/nitro.md); HOOKCC_NITRO_CLOCK too
+  --print-make-include  print the path of hookcc's make definitions for NITRO-SDK style
+                        Makefiles: `include $(shell $(CC) --print-make-include)` makes
+                        NITRO_PROFILE = TRUE and NITRO_PROFILE_TYPE = … written in the
+                        Makefile reach hookcc, as the SDK's commondefs did
 
 Rust (docs/rust.md):
   --rustflags           print the RUSTFLAGS that instrument a Cargo build the way the other
@@ -649,11 +823,35 @@ mod tests {
         // The dialect without -profile: only #pragma profile on functions.
         let (o, _) = take_own_options(&strings(&["--dialect=nitro"]), &no_env).unwrap();
         assert!(!o.pass_config().unwrap().default_on);
+        // Set but empty, as make exports a variable the Makefile never set: not the dialect.
+        let empty = |k: &str| k.starts_with("NITRO_PROFILE").then(String::new);
+        let (o, _) = take_own_options(&strings(&["a.c"]), &empty).unwrap();
+        assert!(!o.nitro && !o.instruments());
         let bad = |k: &str| (k == "NITRO_PROFILE_TYPE").then(|| "COST".to_string());
         assert!(take_own_options(&strings(&[]), &bad)
             .unwrap_err()
             .to_string()
             .contains("FUNCTIONCOST"));
+    }
+
+    #[test]
+    fn gprof_runtime_brings_its_arc_hook() {
+        let (o, _) = take_own_options(&strings(&["--hook-runtime=gprof", "a.c"]), &no_env).unwrap();
+        let c = o.pass_config().unwrap();
+        assert_eq!(
+            c.entry,
+            Some(Hook {
+                symbol: "__profile_mcount".into(),
+                parm: HookParm::CallSiteAddress
+            })
+        );
+        assert!(c.exit.is_none() && c.after_inlining && c.default_on);
+        let e =
+            take_own_options(&strings(&["--trace", "--hook-runtime=gprof"]), &no_env).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot be combined with --trace"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -80,16 +80,19 @@ pub struct Layout {
 impl Layout {
     /// Finds the files relative to hookcc's executable, in an install prefix
     /// (`PREFIX/bin/hookcc`, `PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,runtime/}`)
-    /// or in the build tree (`REPO/target/PROFILE/{hookcc,libhookcc_*.so}`, `REPO/runtime/`).
+    /// or in the build tree (`TARGET/PROFILE/{hookcc,libhookcc_*.so}` with `REPO/runtime/`,
+    /// `TARGET` being `REPO/target` or wherever `CARGO_TARGET_DIR` put it: then the sources
+    /// are found where this hookcc was built from).
     /// The frontend plugin is always the pass plugin's neighbour.
     /// `HOOKCC_PLUGIN` and `HOOKCC_RUNTIME_DIR` override each.
     pub fn find(exe: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Layout, String> {
         let exe_dir = exe.parent().unwrap_or(Path::new("."));
         let installed = exe_dir.join("../lib/hookcc");
-        let build_tree_runtime = exe_dir.join("../../runtime");
+        let source_runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime");
         let candidates = [
             (installed.join(PLUGIN_FILE), installed.join("runtime")),
-            (exe_dir.join(PLUGIN_FILE), build_tree_runtime),
+            (exe_dir.join(PLUGIN_FILE), exe_dir.join("../../runtime")),
+            (exe_dir.join(PLUGIN_FILE), source_runtime),
         ];
         let found = candidates
             .iter()
@@ -144,5 +147,32 @@ impl Layout {
 
     pub fn include_dir(&self) -> PathBuf {
         self.runtime_dir.join("include")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build in a target directory outside the source tree (`CARGO_TARGET_DIR`) still finds
+    /// the runtime sources: those of the tree this hookcc was built from.
+    #[test]
+    fn build_tree_outside_the_sources_finds_their_runtime() {
+        let target = std::env::temp_dir().join(format!("hookcc-layout-{}", std::process::id()));
+        let profile = target.join("debug");
+        std::fs::create_dir_all(&profile).unwrap();
+        std::fs::write(profile.join(PLUGIN_FILE), b"").unwrap();
+        let layout = Layout::find(&profile.join("hookcc"), &|_| None);
+        std::fs::remove_dir_all(&target).unwrap();
+        let layout = layout.unwrap();
+        let sources = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../runtime")
+            .canonicalize()
+            .unwrap();
+        assert_eq!(layout.runtime_dir, sources);
+        assert_eq!(layout.frontend_plugin, profile.join(FRONTEND_PLUGIN_FILE));
+        // Nothing beside the executable: an error naming where it looked.
+        let err = Layout::find(Path::new("/nonexistent/bin/hookcc"), &|_| None).unwrap_err();
+        assert!(err.contains("/nonexistent/bin/libhookcc_pass.so"), "{err}");
     }
 }

@@ -158,8 +158,12 @@ HOOKCC_NITRO_API void OS_InitFunctionCost(void *buf, u32 size);
 HOOKCC_NITRO_API int OS_CalcFunctionCostLines(u32 size);
 HOOKCC_NITRO_API u32 OS_CalcFunctionCostBufferSize(int lines);
 
-/* A statistics buffer: one line per function (name, count, cost), shared by any threads. */
+/* A statistics buffer: one line per function (name, count, cost), shared by any threads.
+ * A function's cost is the time spent in it, not in the functions it calls (the seed's §4.1:
+ * 15 + 50 - 10 = 55), nor switched out. OS_InitStatisticsEx(statBuf, size, TRUE), hookcc's,
+ * sets up a buffer whose costs include the calls made (inclusive). */
 HOOKCC_NITRO_API void OS_InitStatistics(void *statBuf, u32 size);
+HOOKCC_NITRO_API void OS_InitStatisticsEx(void *statBuf, u32 size, BOOL inclusive);
 
 /* Adds the calling thread's measurements to statBuf and clears its measurement buffer (calls
  * still in progress stay, so that they are counted when they return). Several threads may
@@ -170,7 +174,8 @@ HOOKCC_NITRO_API void OS_CalcStatistics(void *statBuf);
  * ended, or of a switched-out user-level thread); costBuf NULL means the calling thread's. */
 HOOKCC_NITRO_API void OS_CalcThreadStatistics(void *statBuf, void *costBuf);
 
-/* Prints one line per function, "name: count N, cost C", in the order first summarized. */
+/* Prints one line per function, "name: count N, cost C", in the order of their first calls
+ * (the first entries summarized). */
 HOOKCC_NITRO_API void OS_DumpStatistics(void *statBuf);
 HOOKCC_NITRO_API void OS_DispStatistics(void *statBuf);
 

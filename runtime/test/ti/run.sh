@@ -27,6 +27,8 @@ HOOKCC=${HOOKCC:-$root/target/debug/hookcc}
 checker=("python3" "$here/check_ti.py")
 work=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-ti-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# shellcheck source=../harness.sh
+. "$here/../harness.sh"
 
 # The driver's flags for the runtime (wrapper/src/runtime.rs), plus warnings as errors.
 runtime_cflags=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden
@@ -51,6 +53,12 @@ result() { # NAME STATUS [DETAIL-FILE]
 }
 
 skip() { # NAME WHY
+    if skips_fail; then
+        failed=$((failed + 1))
+        failures+=("$1")
+        echo "FAILED  $1: cannot run in CI: $2"
+        return 0
+    fi
     skipped=$((skipped + 1))
     echo "skipped $1: $2"
 }
@@ -249,10 +257,8 @@ setup_target() { # TRIPLE TAG
     runner=()
     if [ "$tag" != native ]; then
         tflags=(--target="$target")
-        lflags=(-fuse-ld=lld)
-        local qarch=${target%%-*}
-        case $qarch in i686) qarch=i386 ;; esac
-        runner=("qemu-$qarch" -L "/usr/$target")
+        target_link_and_runner "$target"
+        lflags=("${target_lflags[@]}")
     fi
     local log="$bin/build.log"
     if ! "$CC" ${tflags[@]+"${tflags[@]}"} "${runtime_cflags[@]}" \
@@ -488,8 +494,6 @@ for arch in ${HOOKCC_TEST_TARGETS:-aarch64 i686 arm s390x riscv64}; do
     arm) triple=arm-linux-gnueabihf ;;
     *) triple=$arch-linux-gnu ;;
     esac
-    qarch=${triple%%-*}
-    [ "$qarch" = i686 ] && qarch=i386
     [ "$(uname -m)" = "$arch" ] && continue
     if [ ! -f "/usr/$triple/include/stdio.h" ]; then
         # No libc for it: at least the compiler must accept the runtime for the target.
@@ -502,11 +506,12 @@ for arch in ${HOOKCC_TEST_TARGETS:-aarch64 i686 arm s390x riscv64}; do
         fi
         continue
     fi
-    if ! command -v "qemu-$qarch" >/dev/null; then
-        setup_target "$triple" "$arch" && skip "$arch run" "qemu-$qarch not installed (package qemu-user)"
+    setup_target "$triple" "$arch" || continue
+    if [ "${#runner[@]}" -gt 0 ] && ! command -v "${runner[0]}" >/dev/null; then
+        skip "$arch run" "${runner[0]} not installed (package qemu-user)"
         continue
     fi
-    setup_target "$triple" "$arch" && run_cases "${all_cases[@]}"
+    run_cases "${all_cases[@]}"
 done
 
 if [ "${#failures[@]}" -gt 0 ]; then

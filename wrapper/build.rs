@@ -1,0 +1,29 @@
+//! Puts `hookcc++` beside `hookcc` in the build tree (`target/<profile>/hookcc++ -> hookcc`).
+//!
+//! hookcc is a C++ compiler when it runs under a name ending in `++` (as clang and clang++ are
+//! one binary), but cargo cannot name a binary `hookcc++` (`+` is not allowed in target
+//! names). Without the link, `CXX=target/release/hookcc++` would not exist until
+//! `scripts/install.sh` ran, and `hookcc` on C++ links without libstdc++ as `clang` does.
+
+use std::path::Path;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    // OUT_DIR is target/[<triple>/]<profile>/build/hookcc-<hash>/out.
+    let Some(profile_dir) = Path::new(&out_dir).ancestors().nth(3) else {
+        return;
+    };
+    let link = profile_dir.join("hookcc++");
+    // A relative link: it resolves once cargo has linked hookcc, and survives moving target/.
+    if std::fs::read_link(&link).is_ok_and(|t| t == Path::new("hookcc")) {
+        return;
+    }
+    let _ = std::fs::remove_file(&link);
+    if let Err(e) = std::os::unix::fs::symlink("hookcc", &link) {
+        println!(
+            "cargo:warning=cannot create {}: {e} (use scripts/install.sh, or link hookcc++ to hookcc yourself)",
+            link.display()
+        );
+    }
+}
