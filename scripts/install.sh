@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs hookcc into a prefix:
-#   PREFIX/bin/{hookcc,hookcc++,hookprof}
-#   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so}
+#   PREFIX/bin/{hookcc,hookcc++,hookprof,cargo-hookcc}
+#   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)
@@ -14,7 +14,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 prefix="$1"
 build="${HOOKCC_BUILD_DIR:-}"
 if [ -z "$build" ]; then
-    (cd "$root" && cargo build --release --workspace --quiet)
+    (cd "$root" && cargo build --release --workspace --quiet && scripts/build-plugins.sh --release)
     build="$root/target/release"
 fi
 for f in hookcc hookprof libhookcc_pass.so libhookcc_clang.so; do
@@ -24,6 +24,11 @@ mkdir -p "$prefix/bin" "$prefix/lib/hookcc/runtime"
 install -m 755 "$build/hookcc" "$build/hookprof" "$prefix/bin/"
 ln -sf hookcc "$prefix/bin/hookcc++"
 install -m 644 "$build/libhookcc_pass.so" "$build/libhookcc_clang.so" "$prefix/lib/hookcc/"
+# Rust (docs/rust.md): cargo hookcc, and the plugin for rustc's LLVM when it was built.
+[ -f "$build/cargo-hookcc" ] && install -m 755 "$build/cargo-hookcc" "$prefix/bin/"
+for plugin in "$build"/libhookcc_pass_llvm*.so; do
+    [ -f "$plugin" ] && install -m 644 "$plugin" "$prefix/lib/hookcc/"
+done
 rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src" "$prefix/lib/hookcc/runtime/make"
 cp -R "$root/runtime/include" "$root/runtime/src" "$root/runtime/make" "$prefix/lib/hookcc/runtime/"
 echo "installed hookcc into $prefix (add $prefix/bin to PATH)"

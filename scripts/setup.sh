@@ -9,6 +9,7 @@
 #   qemu-system-arm, qemu-system-misc, gcc-arm-none-eabi (+ binutils), gcc-riscv64-unknown-elf,
 #   picolibc-arm-none-eabi, picolibc-riscv64-unknown-elf: the bare-metal boards
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
+#   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md)
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
 #        scripts/setup.sh --list   print the package list, one a line
@@ -17,7 +18,8 @@ set -euo pipefail
 packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind make strace
           gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
-          picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)
+          picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+          python3-pip)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
@@ -39,4 +41,43 @@ fi
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found: install a Rust toolchain (https://rustup.rs), then run this again" >&2
     exit 1
+fi
+
+# LLVM 22's headers, for the pass plugin rustc loads (rustc 1.95 is LLVM 22.1): from the PyPI
+# wheel xtc-llvm-dev, pinned and checksum-checked, unpacked into the cache pass/build.rs reads
+# ($HOOKCC_LLVM_HEADERS_DIR, default ~/.cache/hookcc). Nothing is committed.
+llvm22_version=22.1.8.2
+llvm22_wheel=xtc_llvm_dev-22.1.8.2-py3-none-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl
+llvm22_sha256=72d4272b711c2358f0941080915dc45f2ba30c73564cc43d11c7cefd32e1e523
+headers_base="${HOOKCC_LLVM_HEADERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hookcc}"
+if [ ! -f "$headers_base/llvm-$llvm22_version/include/llvm/Config/llvm-config.h" ]; then
+    echo "setup: fetching the LLVM $llvm22_version headers (PyPI xtc-llvm-dev, 87 MB)" >&2
+    download="$headers_base/download"
+    mkdir -p "$download"
+    if [ ! -f "$download/$llvm22_wheel" ]; then
+        # The headers are the same on every host; the x86_64 wheel is the pinned one.
+        python3 -m pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+            --python-version 3.11 --dest "$download" "xtc-llvm-dev==$llvm22_version"
+    fi
+    echo "$llvm22_sha256  $download/$llvm22_wheel" | sha256sum -c --quiet - || {
+        echo "setup: $download/$llvm22_wheel: checksum mismatch (expected $llvm22_sha256)" >&2
+        rm -f "$download/$llvm22_wheel"
+        exit 1
+    }
+    python3 - "$download/$llvm22_wheel" "$headers_base/llvm-$llvm22_version" <<'PY'
+import os, shutil, sys, zipfile
+wheel, dest = sys.argv[1], sys.argv[2]
+tmp = dest + ".partial"
+shutil.rmtree(tmp, ignore_errors=True)
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith("llvm/include/") and not name.endswith("/"):
+            target = os.path.join(tmp, "include", name[len("llvm/include/"):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(name) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+shutil.rmtree(dest, ignore_errors=True)
+os.rename(tmp, dest)
+PY
+    rm -f "$download/$llvm22_wheel"
 fi

@@ -53,6 +53,8 @@ fi
 
 scripts/setup.sh
 cargo build --workspace --quiet
+# The pass plugin for rustc's LLVM (the Rust tests load it).
+scripts/build-plugins.sh
 cargo test --workspace
 # The runtime's own tests: the trace component, then each dialect's components, with the
 # hookcc just built.

@@ -119,14 +119,17 @@ fn demangle_with_llvm_cxxfilt(name: &str) -> Option<String> {
 
 /// Legacy Rust mangling ends in `17h<16 hex digits>E` (before any `.llvm.` suffix).
 fn has_rust_hash(name: &str) -> bool {
-    let name = name.split('.').next().unwrap_or(name);
-    let Some(body) = name.strip_suffix('E') else {
-        return false;
-    };
-    body.len() >= 19 && {
-        let (head, hash) = body.split_at(body.len() - 16);
-        head.ends_with("17h") && hash.bytes().all(|b| b.is_ascii_hexdigit())
-    }
+    // The hash ends the mangled name, possibly followed by a suffix LLVM adds (`.llvm.1234`).
+    // Legacy paths contain `..` themselves (`_ZN46_$LT$calls..Square$u20$as$u20$…`), so the
+    // hash is looked for before every `.` and at the end, not only before the first `.`.
+    let bytes = name.as_bytes();
+    (0..bytes.len())
+        .filter(|&i| bytes[i] == b'E' && (i + 1 == bytes.len() || bytes[i + 1] == b'.'))
+        .any(|i| {
+            i >= 19
+                && &bytes[i - 19..i - 16] == b"17h"
+                && bytes[i - 16..i].iter().all(u8::is_ascii_hexdigit)
+        })
 }
 
 #[derive(Clone, Debug)]
@@ -456,6 +459,17 @@ mod tests {
             "hookprof::model::merge"
         );
         assert_eq!(demangle("_RNvCs1234_7mycrate3foo"), "mycrate::foo");
+        // Legacy: escaped paths contain `..`; LLVM may append `.llvm.N`.
+        assert_eq!(
+            demangle(
+                "_ZN46_$LT$calls..Square$u20$as$u20$calls..Shape$GT$4area17h760787aec6e8f8c0E"
+            ),
+            "<calls::Square as calls::Shape>::area"
+        );
+        assert_eq!(
+            demangle("_ZN5calls3fib17hcc949d5921e43e97E.llvm.1234"),
+            "calls::fib"
+        );
     }
 
     #[test]

@@ -11,12 +11,21 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Config/llvm-config.h"
+// LLVM 22 moved the plugin interface to llvm/Plugins/.
+#if LLVM_VERSION_MAJOR >= 22
+#include "llvm/Plugins/PassPlugin.h"
+#else
 #include "llvm/Passes/PassPlugin.h"
+#endif
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm-c/Core.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <string>
 
 using namespace llvm;
@@ -51,6 +60,13 @@ cl::opt<bool> SkipInline("hookcc-skip-inline",
                          cl::desc("no hooks in functions declared inline (TI)"), cl::init(false),
                          cl::cat(HookccCategory));
 
+cl::list<std::string> Include("hookcc-include",
+                              cl::desc("only functions whose name matches one of these globs"),
+                              cl::value_desc("glob"), cl::cat(HookccCategory));
+cl::list<std::string> Exclude("hookcc-exclude",
+                              cl::desc("no hooks in functions whose name matches this glob"),
+                              cl::value_desc("glob"), cl::cat(HookccCategory));
+
 // Mirrors `RawConfig` in src/ffi.rs field for field.
 struct RawConfig {
   const char *entry_hook;
@@ -60,9 +76,74 @@ struct RawConfig {
   unsigned after_inlining;
   unsigned default_off;
   unsigned skip_inline;
+  const char *include; // newline-separated globs
+  const char *exclude;
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
+
+// The same options, as a pipeline element: `hookcc-options<entry=SYM;entry-parm=KIND;…>`.
+// rustc loads `-Z llvm-plugins=` only when it builds a pass pipeline, after it has parsed
+// `-C llvm-args=`, so the cl::opts above cannot be set from rustc (checked with rustc 1.95.0:
+// they are unknown arguments there). `-C passes=hookcc-options<…>` is parsed into the same
+// pipeline before it runs: the element adds no pass, it sets what the HookccPass instances read
+// when they run. Keys are the cl::opt names without `hookcc-`; flags take no value; include
+// and exclude repeat.
+struct Settings {
+  std::string entry_hook, exit_hook, entry_parm = "none", exit_parm = "none";
+  bool after_inlining = false, default_off = false, skip_inline = false;
+  std::string include, exclude; // newline-separated globs
+};
+std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
+std::optional<Settings> PipelineSettings;
+
+Settings currentSettings() {
+  std::lock_guard<std::mutex> lock(SettingsMutex);
+  if (PipelineSettings)
+    return *PipelineSettings;
+  Settings s;
+  s.entry_hook = EntryHook;
+  s.exit_hook = ExitHook;
+  s.entry_parm = EntryParm;
+  s.exit_parm = ExitParm;
+  s.after_inlining = AfterInlining;
+  s.default_off = DefaultOff;
+  s.skip_inline = SkipInline;
+  for (const std::string &glob : Include)
+    s.include += glob + "\n";
+  for (const std::string &glob : Exclude)
+    s.exclude += glob + "\n";
+  return s;
+}
+
+// Parses the text between the angle brackets; on an unknown key, says so on stderr (rustc
+// then reports the pipeline element as unknown) and returns false.
+bool parseSettings(StringRef params) {
+  Settings s;
+  SmallVector<StringRef, 8> items;
+  params.split(items, ';', -1, false);
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    if (key == "entry") s.entry_hook = value.str();
+    else if (key == "exit") s.exit_hook = value.str();
+    else if (key == "entry-parm") s.entry_parm = value.str();
+    else if (key == "exit-parm") s.exit_parm = value.str();
+    else if (key == "after-inlining") s.after_inlining = true;
+    else if (key == "default-off") s.default_off = true;
+    else if (key == "skip-inline") s.skip_inline = true;
+    else if (key == "include") s.include += value.str() + "\n";
+    else if (key == "exclude") s.exclude += value.str() + "\n";
+    else {
+      errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
+             << "> (expected entry, exit, entry-parm, exit-parm, after-inlining, default-off, "
+                "skip-inline, include, exclude)\n";
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(SettingsMutex);
+  PipelineSettings = s;
+  return true;
+}
 
 } // namespace
 
@@ -81,8 +162,10 @@ struct HookccPass : PassInfoMixin<HookccPass> {
   explicit HookccPass(Phase p) : phase(p) {}
 
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    RawConfig config{EntryHook.c_str(), ExitHook.c_str(), EntryParm.c_str(), ExitParm.c_str(),
-                     AfterInlining ? 1u : 0u, DefaultOff ? 1u : 0u, SkipInline ? 1u : 0u};
+    Settings s = currentSettings();
+    RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
+                     s.exit_parm.c_str(), s.after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
+                     s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str()};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {
@@ -104,9 +187,17 @@ void registerCallbacks(PassBuilder &PB) {
   });
   // Runs at every level, -O0 included (checked with clang-19), so after-inlining mode needs no
   // special case for -O0.
+  // LLVM 20 added the LTO phase to this callback's signature.
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerOptimizerLastEPCallback(
+      [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
+        MPM.addPass(HookccPass(PhaseOptimizerLast));
+      });
+#else
   PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
     MPM.addPass(HookccPass(PhaseOptimizerLast));
   });
+#endif
   // For opt-19 -passes=hookcc (IR tests): runs whatever the options say, once.
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
@@ -114,6 +205,8 @@ void registerCallbacks(PassBuilder &PB) {
           MPM.addPass(HookccPass(PhaseExplicit));
           return true;
         }
+        if (Name.consume_front("hookcc-options<") && Name.consume_back(">"))
+          return parseSettings(Name);
         return false;
       });
 }
@@ -124,6 +217,12 @@ void registerCallbacks(PassBuilder &PB) {
 // equivalent, and LLVM's helper keeps operand bundles, attributes and PHI nodes right.
 extern "C" void hookcc_call_to_invoke(LLVMValueRef call, LLVMBasicBlockRef unwind) {
   changeToInvokeAndSplitBasicBlock(cast<CallInst>(unwrap(call)), unwrap(unwind));
+}
+
+// Turns an invoke into a call and a branch to its normal destination (for deleting a marker
+// call of #[hookcc::no_hooks]); returns the call.
+extern "C" LLVMValueRef hookcc_invoke_to_call(LLVMValueRef invoke) {
+  return wrap(changeToCall(cast<InvokeInst>(unwrap(invoke))));
 }
 
 // The block that starts with `inst`: its own if it starts one (and is not the entry block, whose

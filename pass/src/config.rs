@@ -91,6 +91,73 @@ pub struct Config {
     pub default_on: bool,
     /// No hooks in functions declared inline (TI's rule).
     pub skip_inline: bool,
+    /// Which functions get hooks by name (`--hook-include` / `--hook-exclude`).
+    pub names: NameFilter,
+}
+
+/// `--hook-include=GLOB` / `--hook-exclude=GLOB`: with includes, only functions matching one
+/// get hooks; a function matching an exclude gets none. A function matches when its symbol or
+/// its demangled name (Rust: without the hash, `calls::fib`, `<calls::Square>::new`) does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameFilter {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl NameFilter {
+    /// From the options' newline-separated glob lists.
+    pub fn from_lists(include: &str, exclude: &str) -> Self {
+        let split = |text: &str| {
+            text.lines()
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        NameFilter {
+            include: split(include),
+            exclude: split(exclude),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.include.is_empty() && self.exclude.is_empty()
+    }
+
+    /// True if a function known by `names` (its symbol, its demangled name) gets hooks.
+    pub fn allows(&self, names: &[&str]) -> bool {
+        let any = |globs: &[String]| {
+            globs
+                .iter()
+                .any(|g| names.iter().any(|n| glob_matches(g, n)))
+        };
+        (self.include.is_empty() || any(&self.include)) && !any(&self.exclude)
+    }
+}
+
+/// Shell-style matching of the whole of `text`: `*` any run of characters (`::` included),
+/// `?` any one character; everything else stands for itself.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Greedy with backtracking to the last star: linear in practice, no recursion.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == t[ti])) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 impl Config {
@@ -121,6 +188,7 @@ impl Config {
             },
             default_on,
             skip_inline,
+            names: NameFilter::default(),
         })
     }
 
@@ -182,6 +250,27 @@ mod tests {
             e.contains("-hookcc-entry-parm") && e.contains("adress"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob_matches("calls::*", "calls::fib"));
+        assert!(glob_matches("*::{closure#?}", "calls::quiet::{closure#0}"));
+        assert!(glob_matches("crc*", "crc_byte"));
+        assert!(!glob_matches("crc", "crc_byte"));
+        assert!(glob_matches("*", ""));
+        assert!(glob_matches("a*b*c", "aXbYbZc"));
+        assert!(!glob_matches("a*b*c", "aXbYbZ"));
+    }
+
+    #[test]
+    fn include_then_exclude() {
+        let f = NameFilter::from_lists("calls::*\n", "calls::quiet*\n*::noisy\n");
+        assert!(f.allows(&["_RNv…", "calls::fib"]));
+        assert!(!f.allows(&["_RNv…", "calls::quiet::{closure#0}"]));
+        assert!(!f.allows(&["main"]));
+        let only_exclude = NameFilter::from_lists("", "crc_byte");
+        assert!(only_exclude.allows(&["crc32"]) && !only_exclude.allows(&["crc_byte"]));
     }
 
     #[test]

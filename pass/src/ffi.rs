@@ -4,20 +4,25 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use inkwell::basic_block::BasicBlock;
+use inkwell::llvm_sys;
 use inkwell::module::Module;
 use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
 use llvm_sys::prelude::LLVMModuleRef;
 
-use crate::config::Config;
+use crate::config::{Config, NameFilter};
 use crate::instrument::{instrument_module, Phase};
 
-/// Mirrors `llvm::PassPluginLibraryInfo` (llvm/Passes/PassPlugin.h).
+/// Mirrors `llvm::PassPluginLibraryInfo` (llvm/Passes/PassPlugin.h; llvm/Plugins/PassPlugin.h
+/// from LLVM 22, which added the pre-codegen callback). It is returned by value, so its size
+/// must be the selected LLVM's.
 #[repr(C)]
 pub struct PassPluginLibraryInfo {
     api_version: u32,
     plugin_name: *const c_char,
     plugin_version: *const c_char,
     register_pass_builder_callbacks: *const c_void,
+    #[cfg(feature = "llvm22")]
+    pre_codegen_callback: *const c_void,
 }
 
 /// Mirrors `RawConfig` in shim/shim.cpp.
@@ -30,10 +35,16 @@ pub struct RawConfig {
     after_inlining: c_uint,
     default_off: c_uint,
     skip_inline: c_uint,
+    /// Newline-separated globs (`-hookcc-include` / `-hookcc-exclude`).
+    include: *const c_char,
+    exclude: *const c_char,
 }
 
 extern "C" {
     fn hookcc_plugin_info() -> PassPluginLibraryInfo;
+    fn hookcc_invoke_to_call(
+        invoke: llvm_sys::prelude::LLVMValueRef,
+    ) -> llvm_sys::prelude::LLVMValueRef;
     fn hookcc_block_starting_at(
         inst: llvm_sys::prelude::LLVMValueRef,
     ) -> llvm_sys::prelude::LLVMBasicBlockRef;
@@ -125,6 +136,10 @@ pub extern "C" fn hookcc_instrument_module(
             raw.default_off == 0,
             raw.skip_inline != 0,
         )?;
+        let config = Config {
+            names: NameFilter::from_lists(&c_str(raw.include), &c_str(raw.exclude)),
+            ..config
+        };
         let phase = match phase {
             0 => Phase::PipelineStart,
             1 => Phase::OptimizerLast,
@@ -387,5 +402,38 @@ pub(crate) fn pointer_size_bits(module: &Module<'_>) -> u32 {
             return 64;
         }
         LLVMPointerSize(layout) * 8
+    }
+}
+
+/// The function a call or invoke instruction calls directly, if any.
+pub(crate) fn called_function(inst: InstructionValue<'_>) -> Option<FunctionValue<'_>> {
+    use llvm_sys::core::*;
+    // SAFETY: `inst` is a live instruction; the callee is read only from a call or invoke and
+    // checked to be a function.
+    unsafe {
+        let value = inst.as_value_ref();
+        if LLVMIsACallInst(value).is_null() && LLVMIsAInvokeInst(value).is_null() {
+            return None;
+        }
+        let callee = LLVMGetCalledValue(value);
+        if callee.is_null() || LLVMIsAFunction(callee).is_null() {
+            return None;
+        }
+        FunctionValue::new(callee)
+    }
+}
+
+/// Deletes a call or invoke whose result is unused; an invoke first becomes a call and a
+/// branch to its normal destination (LLVM's changeToCall keeps the unwind block's PHIs right).
+pub(crate) fn delete_call(inst: InstructionValue<'_>) {
+    use llvm_sys::core::*;
+    // SAFETY: `inst` is a live call or invoke (called_function checked it) returning void,
+    // so nothing uses it; after changeToCall the invoke is gone and only the call is erased.
+    unsafe {
+        let mut value = inst.as_value_ref();
+        if !LLVMIsAInvokeInst(value).is_null() {
+            value = hookcc_invoke_to_call(value);
+        }
+        LLVMInstructionEraseFromParent(value);
     }
 }

@@ -14,6 +14,7 @@ use inkwell::AddressSpace;
 
 use crate::config::{Config, Hook, HookParams, Placement};
 use crate::ffi;
+use crate::mangling;
 
 /// Where in the pipeline the pass is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,56 @@ const DONE_ATTRIBUTE: &str = "hookcc-instrumented";
 const OFF_ATTRIBUTE: &str = "hookcc-off";
 const ON_ATTRIBUTE: &str = "hookcc-on";
 const INLINE_ATTRIBUTE: &str = "hookcc-inline";
+/// The Rust side's marks: `#[hookcc::no_hooks]` / `#[hookcc::profile(off|on)]` (the hookcc
+/// crate, rust/hookcc-macros) put a call to one of these first in the function and in each of
+/// its closures, the one mark that reaches LLVM IR with every generic instance and with a
+/// closure rustc puts in another codegen unit than its function.
+const RUST_MARKERS: &[(&str, &str)] = &[
+    ("hookcc::__private::hooks_off", OFF_ATTRIBUTE),
+    ("hookcc::__private::hooks_on", ON_ATTRIBUTE),
+];
+
+/// Turns the Rust marks into attributes (see [`RUST_MARKERS`]) and deletes the marker calls.
+/// Returns whether anything changed.
+fn take_rust_marks(module: &Module<'_>) -> bool {
+    let markers: Vec<(FunctionValue, &str)> = module
+        .get_functions()
+        .filter_map(|f| {
+            let name = mangling::rust_demangled(&f.get_name().to_string_lossy())?;
+            RUST_MARKERS
+                .iter()
+                .find(|(marker, _)| *marker == name)
+                .map(|(_, attribute)| (f, *attribute))
+        })
+        .collect();
+    if markers.is_empty() {
+        return false;
+    }
+    let context = module.get_context();
+    let mut marked = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut inst = block.get_first_instruction();
+            while let Some(i) = inst {
+                inst = i.get_next_instruction();
+                let Some(callee) = ffi::called_function(i) else {
+                    continue;
+                };
+                if let Some((_, attribute)) = markers.iter().find(|(m, _)| *m == callee) {
+                    marked.push((function, *attribute, i));
+                }
+            }
+        }
+    }
+    for (function, attribute, call) in &marked {
+        function.add_attribute(
+            AttributeLoc::Function,
+            context.create_string_attribute(attribute, ""),
+        );
+        ffi::delete_call(*call);
+    }
+    !marked.is_empty()
+}
 
 /// Instruments every eligible function of `module`. Returns whether anything changed.
 pub fn instrument_module(
@@ -53,6 +104,7 @@ pub fn instrument_module(
             );
             changed = true;
         }
+        changed |= take_rust_marks(module);
     }
     // NITRO's lr of frames inlined since the hooks went in (before inlining).
     if phase == Phase::OptimizerLast && config.placement == Placement::BeforeInlining {
@@ -126,6 +178,14 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     }
     if !config.default_on && !has_string(ON_ATTRIBUTE) {
         return false;
+    }
+    if !config.names.is_empty() {
+        let demangled = mangling::rust_demangled(&name);
+        let mut names = vec![name.as_ref()];
+        names.extend(demangled.as_deref());
+        if !config.names.allows(&names) {
+            return false;
+        }
     }
     // A naked function has no prologue to put a call in.
     let naked = Attribute::get_named_enum_kind_id("naked");
@@ -237,14 +297,15 @@ fn calls_that_may_unwind(function: FunctionValue<'_>) -> Vec<InstructionValue<'_
 }
 
 /// The personality for the cleanup of `function`: its own, else the one the module's other
-/// functions use, else C++'s `__gxx_personality_v0` if the module has C++ (mangled) functions.
-/// Otherwise none, and the function is left as it is (a C module compiled with -fexceptions
-/// and no landing pads at all).
+/// functions use, else the language's, judged from the module's symbol names
+/// ([`crate::mangling`]): Rust's `rust_eh_personality` (a rustc codegen unit whose functions
+/// have no landing pads of their own has no personality anywhere), C++'s
+/// `__gxx_personality_v0`. Otherwise none, and the function is left as it is (a C module
+/// compiled with -fexceptions and no landing pads at all).
 fn personality_for<'ctx>(
     module: &Module<'ctx>,
     function: FunctionValue<'ctx>,
 ) -> Option<FunctionValue<'ctx>> {
-    const CXX_PERSONALITY: &str = "__gxx_personality_v0";
     if let Some(p) = function.get_personality_function().or_else(|| {
         module
             .get_functions()
@@ -252,19 +313,19 @@ fn personality_for<'ctx>(
     }) {
         return Some(p);
     }
-    let cxx = module
+    let names: Vec<Vec<u8>> = module
         .get_functions()
-        .any(|f| f.get_name().to_bytes().starts_with(b"_Z"));
-    cxx.then(|| {
-        module.get_function(CXX_PERSONALITY).unwrap_or_else(|| {
-            let context = module.get_context();
-            module.add_function(
-                CXX_PERSONALITY,
-                context.i32_type().fn_type(&[], true),
-                Some(Linkage::External),
-            )
-        })
-    })
+        .map(|f| f.get_name().to_bytes().to_vec())
+        .collect();
+    let personality = mangling::personality_for_names(names.iter().map(Vec::as_slice))?;
+    Some(module.get_function(personality).unwrap_or_else(|| {
+        let context = module.get_context();
+        module.add_function(
+            personality,
+            context.i32_type().fn_type(&[], true),
+            Some(Linkage::External),
+        )
+    }))
 }
 
 /// The pointer-sized integer of the module's target (`uintptr_t`).
@@ -397,7 +458,10 @@ fn instrument_function<'ctx>(
             }
             HookParams::Name | HookParams::NameCallSiteArgs => {
                 if name.is_none() {
-                    let text = function.get_name().to_string_lossy().into_owned();
+                    // Rust functions by their path (`mycrate::parse::number`), as TI users
+                    // expect names they wrote; C and C++ names as the symbol.
+                    let symbol = function.get_name().to_string_lossy().into_owned();
+                    let text = mangling::rust_demangled(&symbol).unwrap_or(symbol);
                     let global = builder
                         .build_global_string_ptr(&text, "hookcc.name")
                         .map_err(|e| e.to_string())?;

@@ -1,6 +1,7 @@
-//! The hookcc pass plugin for LLVM 19.
+//! The hookcc pass plugin, built once per LLVM major (cargo features `llvm19`, `llvm22`).
 //!
-//! Loaded into clang-19 (`-fpass-plugin=` and `-fplugin=`) or opt-19 (`-load-pass-plugin=`), it
+//! Loaded into clang-19 (`-fpass-plugin=` and `-fplugin=`), opt-19 (`-load-pass-plugin=`) or rustc
+//! (`-Z llvm-plugins=`, the LLVM 22 build), it
 //! inserts calls to an entry hook at the start and an exit hook before every return of each
 //! function defined in a module. Which hooks, what they receive and when they are inserted
 //! (before or after inlining) come from the `-hookcc-*` options, decoded into [`config::Config`].
@@ -9,6 +10,7 @@
 //! [`ffi`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
 
 pub mod config;
+pub mod mangling;
 // The unit-test binary is a program of its own, with no LLVM loaded to resolve the C API
 // symbols, so only the LLVM-free parts are compiled into it; the IR tests (tests/ir, run by
 // opt-19) and the end-to-end tests cover the rest.

@@ -175,3 +175,87 @@ pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, Stri
     );
     (trace, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// `cargo`: the one running the tests (`$CARGO`), else the one on PATH.
+pub fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()))
+}
+
+/// Copies the Cargo project `tests/rust/<name>` (or another directory of the repository) into
+/// `dir/<name>` and returns that path: each test builds its own copy, so tests never write
+/// into the source tree or share a target directory.
+pub fn copy_cargo_project(from: &Path, dir: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+            let entry = entry.expect("directory entry");
+            let name = entry.file_name();
+            if name == "target" {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                copy(&path, &to.join(&name));
+            } else {
+                std::fs::copy(&path, to.join(&name))
+                    .unwrap_or_else(|e| panic!("copying {}: {e}", path.display()));
+            }
+        }
+    }
+    let to = dir.join(from.file_name().expect("project directory name"));
+    copy(from, &to);
+    to
+}
+
+/// A Command for Cargo with hookcc's build directory first on PATH, so that `cargo hookcc`
+/// finds `cargo-hookcc`, and no instrumentation settings inherited from the caller.
+pub fn cargo_with_hookcc(project: &Path) -> Command {
+    let mut cmd = cargo();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![target_dir()];
+    dirs.extend(std::env::split_paths(&path));
+    cmd.current_dir(project)
+        .env("PATH", std::env::join_paths(dirs).expect("PATH"))
+        .env("HOOKCC_CACHE_DIR", cache_dir());
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "HOOKCC_TRACE",
+        "RUSTC",
+        "CC",
+        "CFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// The host triple of the rustc cargo uses.
+pub fn rust_host() -> String {
+    let out = run_ok(Command::new("rustc").arg("-vV"));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV prints host:")
+        .trim()
+        .to_string()
+}
+
+/// Checks `hookprof info` of `trace`: every entry has its exit and nothing was lost.
+pub fn assert_balanced(trace: &Path) {
+    let out = run_ok(hookprof().arg("info").arg(trace));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "unmatched entries: 0",
+        "unmatched exits:   0",
+        "lost:              0",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim_end() == line),
+            "{}: expected `{line}` in hookprof info:\n{text}",
+            trace.display()
+        );
+    }
+}

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::args::{expand_response_files, CommandLine};
-use crate::options::{take_own_options, HookOptions, PassConfig, RuntimeComponent};
+use crate::options::{
+    read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
+};
 use crate::toolchain::Layout;
 
 /// What hookcc needs from the machine. Behind a trait so that tests of the argument handling
@@ -118,6 +120,8 @@ pub enum Action {
     /// Print this line (a path hookcc was asked for) and exit.
     Print(String),
     Run(Plan),
+    /// `--rustflags`: print the RUSTFLAGS for these options (see [`crate::rust`]).
+    RustFlags(HookOptions),
 }
 
 /// The flags the runtime component is compiled with for this command line: its target flags;
@@ -180,6 +184,12 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     if config.skip_inline {
         mllvm("-hookcc-skip-inline".to_string());
     }
+    for glob in &config.include {
+        mllvm(format!("-hookcc-include={glob}"));
+    }
+    for glob in &config.exclude {
+        mllvm(format!("-hookcc-exclude={glob}"));
+    }
     args
 }
 
@@ -207,10 +217,20 @@ fn hook_declarations(config: &PassConfig) -> String {
 /// Works out the clang command for hookcc's arguments (`argv[1..]`). `cxx` is true when hookcc
 /// runs as a C++ compiler (`hookcc++`).
 pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, String> {
-    let (options, clang_args) =
+    let (mut options, clang_args) =
         take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
+    read_glob_files(&mut options)?;
     if options.help {
         return Ok(Action::Help);
+    }
+    if options.rustflags {
+        if let Some(extra) = clang_args.first() {
+            return Err(format!(
+                "--rustflags takes only hookcc's own options, not `{extra}` (target and \
+                 compiler flags belong to cargo and rustc)"
+            ));
+        }
+        return Ok(Action::RustFlags(options));
     }
     if options.print_make_include {
         let path = host.layout()?.runtime_dir.join("make/nitro.mk");
@@ -393,6 +413,7 @@ mod tests {
         match plan(cxx, &args, host).unwrap() {
             Action::Run(plan) => plan.args,
             Action::Help => vec!["<help>".into()],
+            Action::RustFlags(_) => vec!["<rustflags>".into()],
             Action::Print(line) => vec![format!("<print {line}>")],
         }
     }

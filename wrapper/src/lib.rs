@@ -4,7 +4,9 @@
 //! (`src/main.rs`) only gathers the arguments and runs that command.
 
 pub mod args;
+pub mod cargo;
 pub mod driver;
 pub mod options;
 pub mod runtime;
+pub mod rust;
 pub mod toolchain;

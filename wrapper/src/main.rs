@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 use hookcc_driver::driver::{plan, Action, Host};
 use hookcc_driver::options::{RuntimeComponent, HELP};
 use hookcc_driver::runtime;
+use hookcc_driver::rust::{self, SystemRust};
 use hookcc_driver::toolchain::{self, Layout};
 
 struct RealHost;
@@ -81,6 +82,21 @@ fn main() -> ExitCode {
             print!("{HELP}");
             ExitCode::SUCCESS
         }
+        Ok(Action::RustFlags(options)) => match std::env::current_exe()
+            .map_err(|e| format!("cannot locate hookcc itself: {e}"))
+            .and_then(|exe| {
+                let hookcc = exe.canonicalize().unwrap_or(exe);
+                rust::rustflags(&options, &SystemRust { hookcc })
+            }) {
+            Ok(flags) => {
+                println!("{}", flags.join(" "));
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("{name}: error: {message}");
+                ExitCode::from(1)
+            }
+        },
         Ok(Action::Print(line)) => {
             println!("{line}");
             ExitCode::SUCCESS

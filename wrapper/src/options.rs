@@ -151,6 +151,10 @@ pub struct PassConfig {
     pub skip_inline: bool,
     /// Declare the hooks implicitly in every translation unit (TI), `extern "C"` in C++.
     pub declare_hooks: bool,
+    /// `--hook-include=GLOB`: when any, only functions whose name matches one get hooks.
+    pub include: Vec<String>,
+    /// `--hook-exclude=GLOB`: functions whose name matches one get none.
+    pub exclude: Vec<String>,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
     pub exclude_functions: Vec<String>,
@@ -197,6 +201,13 @@ pub struct HookOptions {
     pub verbose: bool,
     /// `--help` / `--hookcc-help`.
     pub help: bool,
+    /// `--hook-include=GLOB` (repeatable).
+    pub include: Vec<String>,
+    /// `--hook-exclude=GLOB` (repeatable).
+    pub exclude: Vec<String>,
+    /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
+    /// (docs/rust.md), instead of running clang.
+    pub rustflags: bool,
     /// `--print-make-include`: print the path of the make definitions for NITRO projects.
     pub print_make_include: bool,
     /// `--print-cache-key`: print the key that covers what hookcc's output depends on beyond
@@ -237,6 +248,8 @@ impl HookOptions {
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
         self.dialect_config().map(|config| PassConfig {
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             ..config
@@ -259,6 +272,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -278,6 +293,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
+                include: vec![],
+                exclude: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -296,6 +313,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -312,6 +331,8 @@ impl HookOptions {
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -330,6 +351,8 @@ impl HookOptions {
                 default_on: self.profile,
                 skip_inline: false,
                 declare_hooks: false,
+                include: vec![],
+                exclude: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -386,6 +409,8 @@ enum OwnOption {
     GccExcludeFiles,
     GccExcludeFunctions,
     Help,
+    HookExclude,
+    HookInclude,
     HookRuntime,
     NitroClock,
     PrintCacheKey,
@@ -393,6 +418,7 @@ enum OwnOption {
     PrintHookRuntime,
     Profile,
     RemoveHooksWhenInlining,
+    RustFlags,
     Trace,
     Verbose,
 }
@@ -407,6 +433,8 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--exit_hook=", OwnOption::ExitHookNamed),
     ("--exit_parm=", OwnOption::ExitParm),
     ("--help", OwnOption::Help),
+    ("--hook-exclude=", OwnOption::HookExclude),
+    ("--hook-include=", OwnOption::HookInclude),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
@@ -418,6 +446,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
         "--remove_hooks_when_inlining",
         OwnOption::RemoveHooksWhenInlining,
     ),
+    ("--rustflags", OwnOption::RustFlags),
     ("--trace", OwnOption::Trace),
     ("-finstrument-functions", OwnOption::GccInstrument),
     (
@@ -444,6 +473,7 @@ const RESERVED_PREFIXES: &[&str] = &[
     "--exit_",
     "--hook",
     "--remove_hooks",
+    "--rustflags",
     "--trace",
     "-profile",
 ];
@@ -593,6 +623,17 @@ pub fn take_own_options(
                 }
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
+            OwnOption::RustFlags => options.rustflags = true,
+            OwnOption::HookInclude | OwnOption::HookExclude => {
+                if value.is_empty() {
+                    return Err(bad("a glob: `*` any characters, `?` one"));
+                }
+                if *option == OwnOption::HookInclude {
+                    options.include.push(value.to_string());
+                } else {
+                    options.exclude.push(value.to_string());
+                }
+            }
         }
     }
     let dialects = [
@@ -622,6 +663,33 @@ pub fn take_own_options(
     Ok((options, rest))
 }
 
+/// Replaces each `--hook-include=@FILE` / `--hook-exclude=@FILE` by the globs FILE lists, one
+/// per line (blank lines and lines starting with `#` skipped).
+pub fn read_glob_files(options: &mut HookOptions) -> Result<(), String> {
+    for (option, globs) in [
+        ("--hook-include", &mut options.include),
+        ("--hook-exclude", &mut options.exclude),
+    ] {
+        let mut expanded = Vec::with_capacity(globs.len());
+        for glob in globs.drain(..) {
+            let Some(file) = glob.strip_prefix('@') else {
+                expanded.push(glob);
+                continue;
+            };
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("{option}=@{file}: cannot read {file}: {e}"))?;
+            expanded.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(String::from),
+            );
+        }
+        *globs = expanded;
+    }
+    Ok(())
+}
+
 fn is_c_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -644,6 +712,10 @@ hookcc options:
                         the sources, and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
+  --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
+                        such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
+  --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
+                        (either option also as =@FILE: one glob per line, # comments)
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
                         needs no hook option), gprof (a PC histogram and call-graph arcs
@@ -690,6 +762,11 @@ Metrowerks / NITRO-SDK dialect:
                         line (compiled into the cache if needed; an empty line when no
                         component is selected), for builds that link with another tool:
                         bare-metal firmware linked by arm-none-eabi-gcc (docs/baremetal.md)
+
+Rust (docs/rust.md):
+  --rustflags           print the RUSTFLAGS that instrument a Cargo build the way the other
+                        options say: RUSTC_BOOTSTRAP=1 RUSTFLAGS=\"$(hookcc --rustflags --trace)\"
+                        cargo build --target=<host triple>; or `cargo hookcc build|run|test`
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
 
@@ -707,6 +784,7 @@ Environment:
                         (default: $XDG_CACHE_HOME/hookcc or ~/.cache/hookcc)
   HOOKCC_PLUGIN         the pass plugin library (default: found beside hookcc)
   HOOKCC_RUNTIME_DIR    the runtime sources (default: found beside hookcc)
+  RUSTC                 the rustc whose LLVM --rustflags matches (default: rustc on PATH)
 
 In the traced program: HOOKCC_OUTPUT, HOOKCC_MAX_BYTES, HOOKCC_BUFFER_RECORDS, HOOKCC_DISABLE
 (see docs/trace-format.md). The runtime's API is <hookcc/trace.h>.
@@ -843,6 +921,24 @@ mod tests {
         let (o, _) = take_own_options(&strings(&["a.c"]), &env).unwrap();
         assert!(o.trace && o.instruments());
         assert_eq!(o.runtime_component(), RuntimeComponent::Trace);
+    }
+
+    #[test]
+    fn glob_files_expand_in_place() {
+        let dir = std::env::temp_dir().join(format!("hookcc-globs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("exclude.txt");
+        std::fs::write(&file, "# hot paths\ncrc_byte\n\n  mycrate::parse::*  \n").unwrap();
+        let arg = format!("--hook-exclude=@{}", file.display());
+        let (mut o, _) =
+            take_own_options(&strings(&["--trace", "--hook-exclude=a", &arg]), &no_env).unwrap();
+        read_glob_files(&mut o).unwrap();
+        assert_eq!(o.exclude, ["a", "crc_byte", "mycrate::parse::*"]);
+        let (mut o, _) =
+            take_own_options(&strings(&["--hook-include=@/nonexistent/list"]), &no_env).unwrap();
+        let e = read_glob_files(&mut o).unwrap_err();
+        assert!(e.contains("--hook-include=@/nonexistent/list"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

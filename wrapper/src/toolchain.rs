@@ -6,6 +6,19 @@ use std::process::Command;
 /// The LLVM major version the pass plugin is built for.
 pub const LLVM_MAJOR: u32 = 19;
 pub const PLUGIN_FILE: &str = "libhookcc_pass.so";
+/// Every LLVM major a pass plugin is built for (pass/Cargo.toml's features): clang-19's, and
+/// rustc's (1.95 is LLVM 22). The others sit beside [`PLUGIN_FILE`] as
+/// `libhookcc_pass_llvmN.so` (scripts/build-plugins.sh).
+pub const SUPPORTED_LLVM: &[u32] = &[LLVM_MAJOR, 22];
+
+/// The file name of the pass plugin built for LLVM `major`.
+pub fn plugin_file_for(major: u32) -> String {
+    if major == LLVM_MAJOR {
+        PLUGIN_FILE.to_string()
+    } else {
+        format!("libhookcc_pass_llvm{major}.so")
+    }
+}
 /// The clang frontend plugin (pragmas and attributes), found beside the pass plugin.
 pub const FRONTEND_PLUGIN_FILE: &str = "libhookcc_clang.so";
 
@@ -134,6 +147,31 @@ impl Layout {
                 candidates[1].0.display()
             )),
         }
+    }
+
+    /// The pass plugin for a compiler whose LLVM major is `major` (`what` names that compiler
+    /// in errors): an error names the version found and the ones supported.
+    pub fn plugin_for_llvm(&self, major: u32, what: &str) -> Result<PathBuf, String> {
+        if !SUPPORTED_LLVM.contains(&major) {
+            let supported: Vec<String> = SUPPORTED_LLVM.iter().map(u32::to_string).collect();
+            return Err(format!(
+                "{what} uses LLVM {major}, but hookcc's pass plugin is built for LLVM {} only; \
+                 use a compiler with one of those (for rustc: a toolchain whose `rustc -vV` says \
+                 LLVM version {}.x)",
+                supported.join(", "),
+                supported.join(".x or ")
+            ));
+        }
+        let plugin = self.plugin.with_file_name(plugin_file_for(major));
+        if !plugin.is_file() {
+            return Err(format!(
+                "{what} uses LLVM {major}, and hookcc's plugin for it, {}, is not built: run \
+                 scripts/build-plugins.sh (after scripts/setup.sh, which fetches the LLVM \
+                 {major} headers)",
+                plugin.display()
+            ));
+        }
+        Ok(plugin)
     }
 
     pub fn include_dir(&self) -> PathBuf {

@@ -1,0 +1,436 @@
+//! Rust end to end: the Cargo project tests/rust/calls built with `cargo hookcc` and with
+//! `RUSTFLAGS="$(hookcc --rustflags --trace)"`, run, its trace decoded by hookprof; call counts
+//! known by construction (see tests/rust/calls/src/main.rs).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// Counts of tests/rust/calls, the same at every optimization level.
+const CALLS_COUNTS: &[(&str, u64)] = &[
+    ("main", 1),
+    ("calls::main", 1),
+    ("calls::fib", 177),
+    ("calls::total_area", 1),
+    ("calls::total_area::{closure#0}", 5),
+    ("<calls::Square as calls::Shape>::area", 3),
+    ("<calls::Circle as calls::Shape>::area", 2),
+    ("calls::largest::<i32>", 2),
+    ("calls::largest::<f64>", 1),
+    ("calls::guarded", 1),
+    ("calls::guarded::{closure#0}", 1),
+    ("calls::descend", 4),
+    // The panic hook installed by main, run once by the panic.
+    ("calls::main::{closure#0}", 1),
+];
+
+const CALLS_OUTPUT: &str = "fib=55 area=29 largest=9,-2,1.5 caught=true\n";
+
+fn expect_counts(counts: &BTreeMap<String, u64>, context: &str) {
+    for (function, calls) in CALLS_COUNTS {
+        assert_eq!(
+            counts.get(*function),
+            Some(calls),
+            "{context}: calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
+
+fn calls_project(dir: &Path) -> std::path::PathBuf {
+    copy_cargo_project(&workspace_root().join("tests/rust/calls"), dir)
+}
+
+#[test]
+fn cargo_hookcc_run_traces_a_rust_program_at_debug_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let trace = dir.path().join("debug.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+    // The instrumented build has a directory of its own.
+    let host = rust_host();
+    assert!(
+        project
+            .join(format!("target/hookcc/{host}/debug/calls"))
+            .is_file(),
+        "cargo hookcc should build into target/hookcc/{host}/"
+    );
+    // The panic unwound through descend ×4 and the closure: each exit is recorded.
+    assert_balanced(&trace);
+    expect_counts(&call_counts(&trace, &[]), "cargo hookcc run (debug)");
+}
+
+#[test]
+fn rustflags_from_hookcc_trace_a_release_build_with_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let out = run_ok(Command::new(tool("hookcc")).args(["--rustflags", "--trace"]));
+    let rustflags = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let host = rust_host();
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args(["build", "--release", "--quiet", "--target", &host])
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env("RUSTFLAGS", &rustflags),
+    );
+    let program = project.join(format!("target/{host}/release/calls"));
+    let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+    assert_eq!(stdout, CALLS_OUTPUT);
+    assert_balanced(&trace);
+    expect_counts(&call_counts(&trace, &[]), "RUSTFLAGS build (release)");
+}
+
+#[test]
+fn rustc_with_an_llvm_without_plugin_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("rustc");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'rustc 9.99.0'\necho 'host: x86_64-unknown-linux-gnu'\necho 'LLVM version: 23.1.0'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(tool("hookcc"))
+        .args(["--rustflags", "--trace"])
+        .env("RUSTC", &fake)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("uses LLVM 23") && stderr.contains("LLVM 19, 22"),
+        "the error should name the LLVM found and the supported ones: {stderr}"
+    );
+}
+
+#[test]
+fn the_llvm22_plugin_is_built() {
+    // scripts/test.sh builds it (scripts/build-plugins.sh); without it every Rust test fails
+    // with hookcc's own message, which this states once.
+    let plugin = target_dir().join("libhookcc_pass_llvm22.so");
+    assert!(
+        plugin.is_file(),
+        "{} is missing: run scripts/build-plugins.sh",
+        plugin.display()
+    );
+}
+
+#[test]
+fn mixed_rust_and_c_example_gives_one_trace_with_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    // The CRCs are zlib's (python3 -c "import zlib; print('%08x' % zlib.crc32(b'hook'))").
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "crc32(hook) = a4584355\ncrc32(cc) = dbb21a79\ncrc32(rust) = e13282a0\n\
+         digit sum of 2026 = 10\n"
+    );
+    assert_balanced(&trace);
+    let counts = call_counts(&trace, &[]);
+    for (function, calls) in [
+        // Rust
+        ("mixed::main", 1),
+        ("mixed::checksum", 3),
+        ("mixed::visit_digit", 4),
+        // C, compiled by the cc crate with CC=hookcc
+        ("crc32", 3),
+        ("crc_byte", 10),
+        ("for_each_digit", 4),
+    ] {
+        assert_eq!(
+            counts.get(function),
+            Some(&calls),
+            "calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
+
+/// Copies tests/rust/<name> into `dir`, its `hookcc` dependency pointed at this repository's
+/// crate.
+fn project_using_hookcc_crate(name: &str, dir: &Path) -> std::path::PathBuf {
+    let project = copy_cargo_project(&workspace_root().join("tests/rust").join(name), dir);
+    let manifest = project.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let crate_dir = workspace_root().join("rust/hookcc");
+    assert!(text.contains("\"../../../rust/hookcc\""), "{text}");
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "\"../../../rust/hookcc\"",
+            &format!("{:?}", crate_dir.display().to_string()),
+        ),
+    )
+    .unwrap();
+    project
+}
+
+/// Builds tests/rust/marks with `cargo hookcc run --trace --hook-exclude=marks::noi*` and
+/// `extra` cargo arguments.
+fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let project = project_using_hookcc_crate("marks", dir);
+    let trace = dir.join("marks.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                "--trace",
+                "--hook-exclude=marks::noi*",
+                "--quiet",
+            ])
+            .args(extra)
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "sum=47 generic=1,2 tracing=true file=true\n"
+    );
+    assert_balanced(&trace);
+    call_counts(&trace, &[])
+}
+
+#[test]
+fn no_hooks_attribute_and_hook_exclude_leave_out_exactly_the_marked_functions() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = run_marks(dir.path(), profile);
+        let context = format!("cargo hookcc run {profile:?}");
+        for (function, calls) in [("marks::main", 1), ("marks::helper", 3), ("marks::loud", 5)] {
+            assert_eq!(
+                counts.get(function),
+                Some(&calls),
+                "{context}: calls of `{function}`; whole report: {counts:#?}"
+            );
+        }
+        // #[hookcc::no_hooks]: the function, its closure (in another codegen unit at debug),
+        // both generic instances, and the hookcc crate's own wrappers; --hook-exclude: noisy.
+        for name in counts.keys() {
+            assert!(
+                !(name.starts_with("marks::quiet")
+                    || name.starts_with("marks::noisy")
+                    || name.starts_with("hookcc::")),
+                "{context}: `{name}` should have no hooks; whole report: {counts:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hook_exclude_works_on_c_compiled_by_cc_build_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                "--trace",
+                "--hook-exclude=crc_byte",
+                "--quiet",
+            ])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("crc32"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("crc_byte"), None, "excluded: {counts:#?}");
+}
+
+#[test]
+fn ti_name_hooks_receive_rust_paths() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_cargo_project(&workspace_root().join("tests/rust/ti"), dir.path());
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args([
+                    "hookcc",
+                    "run",
+                    "--entry_hook=on_entry",
+                    "--entry_parm=name",
+                    "--exit_hook=on_exit",
+                    "--exit_parm=name",
+                    "--quiet",
+                ])
+                .args(profile),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "total=68\n");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let count = |line: &str| stderr.lines().filter(|l| *l == line).count();
+        for (name, calls) in [
+            ("ti::main", 1),
+            ("ti::parse::number", 3),
+            ("ti::parse::digit", 5),
+            ("main", 1),
+        ] {
+            for prefix in ["> ", "< "] {
+                assert_eq!(
+                    count(&format!("{prefix}{name}")),
+                    calls,
+                    "{profile:?}: `{prefix}{name}` lines in the hooks' output:\n{stderr}"
+                );
+            }
+        }
+        // Every name is a demangled path, none a symbol; the hooks themselves have no hooks.
+        assert!(
+            !stderr
+                .lines()
+                .any(|l| l.contains("_R") || l.ends_with(" on_entry")),
+            "{stderr}"
+        );
+    }
+}
+
+/// `lr=<hex>` → `lr=ADDR`, as the C tests normalize NITRO dumps.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("lr=") {
+        out.push_str(&rest[..at + 3]);
+        out.push_str("ADDR");
+        rest = rest[at + 3..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Runs tests/rust/nitro with `cargo hookcc run <dialect> --hook-runtime=calltrace`.
+fn run_nitro(dialect: &str, extra: &[&str]) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project_using_hookcc_crate("nitro", dir.path());
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args([
+                "hookcc",
+                "run",
+                dialect,
+                "--hook-runtime=calltrace",
+                "--quiet",
+            ])
+            .args(extra),
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        without_addresses(&String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+#[test]
+fn nitro_default_off_dialect_hooks_only_profile_on_functions() {
+    let (stdout, dump) = run_nitro("--dialect=nitro", &[]);
+    assert_eq!(stdout, "263\n");
+    assert_eq!(
+        dump,
+        "OS_DumpCallTrace: lr=ADDR\n\
+         nitro::test3: lr=ADDR, r0=00000103, r1=00000000, r2=00000000, r3=00000000\n\
+         nitro::test2: lr=ADDR, r0=00000101, r1=00000000, r2=00000000, r3=00000000\n"
+    );
+}
+
+#[test]
+fn nitro_profile_call_trace_dump_of_rust_code() {
+    for profile in [&[][..], &["--release"][..]] {
+        let (stdout, dump) = run_nitro("-profile", profile);
+        assert_eq!(stdout, "263\n");
+        // seeds/nitro-sdk-profiler.txt §3.5.1, with Rust paths for the function names.
+        assert_eq!(
+            dump,
+            "OS_DumpCallTrace: lr=ADDR\n\
+             nitro::test3: lr=ADDR, r0=00000103, r1=00000000, r2=00000000, r3=00000000\n\
+             nitro::test2: lr=ADDR, r0=00000101, r1=00000000, r2=00000000, r3=00000000\n\
+             nitro::test1: lr=ADDR, r0=00000100, r1=00000000, r2=00000000, r3=00000000\n",
+            "{profile:?}"
+        );
+    }
+}
+
+#[test]
+fn nitro_function_cost_statistics_of_rust_code() {
+    for profile in [&[][..], &["--release"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = project_using_hookcc_crate("cost", dir.path());
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args([
+                    "hookcc",
+                    "run",
+                    "-profile",
+                    "--hook-runtime=functioncost",
+                    "--quiet",
+                ])
+                .args(profile),
+        );
+        let dump = String::from_utf8_lossy(&out.stderr);
+        // seeds/nitro-sdk-profiler.txt §4.5: one line per measured function, no other (the
+        // hookcc crate's wrappers and `work` have no hooks).
+        let mut costs = Vec::new();
+        let mut shape = String::new();
+        for line in dump.lines() {
+            let (head, cost) = line
+                .rsplit_once(", cost ")
+                .unwrap_or_else(|| panic!("{profile:?}: not a statistics line: {line}\n{dump}"));
+            costs.push(cost.parse::<u64>().expect("cost is a number"));
+            shape.push_str(&format!("{head}, cost C\n"));
+        }
+        assert_eq!(
+            shape,
+            "cost::test1: count 1, cost C\ncost::test2: count 3, cost C\n\
+             cost::test3: count 4, cost C\n",
+            "{profile:?}: {dump}"
+        );
+        assert!(
+            costs[1] > costs[0],
+            "{profile:?}: test2 (24 units of work) should cost more than test1 (1): {dump}"
+        );
+    }
+}
+
+#[test]
+fn legacy_symbol_mangling_is_traced_and_demangled_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = calls_project(dir.path());
+    let trace = dir.path().join("legacy.hktrace");
+    // cargo hookcc extends the user's RUSTFLAGS.
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--quiet"])
+            .env(
+                "RUSTFLAGS",
+                "-Csymbol-mangling-version=legacy -Zunstable-options",
+            )
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+    assert_balanced(&trace);
+    let counts = call_counts(&trace, &[]);
+    // Legacy names have no generic arguments, and closures are `{{closure}}`.
+    for (function, calls) in [
+        ("calls::fib", 177),
+        ("calls::descend", 4),
+        ("calls::total_area::{{closure}}", 5),
+        ("<calls::Square as calls::Shape>::area", 3),
+        ("<calls::Circle as calls::Shape>::area", 2),
+        ("calls::guarded::{{closure}}", 1),
+    ] {
+        assert_eq!(
+            counts.get(function),
+            Some(&calls),
+            "calls of `{function}`; whole report: {counts:#?}"
+        );
+    }
+}
