@@ -21,6 +21,7 @@ pub mod replay;
 pub mod report;
 pub mod symbols;
 pub mod ti;
+pub mod view;
 
 use std::fs::File;
 use std::io;
@@ -45,6 +46,8 @@ pub enum Error {
     Symbols(#[from] SymbolError),
     #[error("{}: refusing to write the report over the input trace", path.display())]
     OutputIsInput { path: PathBuf },
+    #[error("cannot write the output: {error}")]
+    Write { error: io::Error },
 }
 
 /// A trace file, memory-mapped.
@@ -230,4 +233,106 @@ pub fn same_file(input: &Path, output: &Path) -> bool {
         }
         _ => false,
     }
+}
+
+/// Options every view shares (`hookprof timeline`, `flame`, `callgrind`, `replay`).
+#[derive(Clone, Debug, Default)]
+pub struct ViewOptions {
+    /// The executable to take symbols from instead of the path in the trace.
+    pub exe: Option<PathBuf>,
+    pub filter: view::Filter,
+}
+
+fn write_error(error: io::Error) -> Error {
+    Error::Write { error }
+}
+
+/// Writes the Chrome trace-event JSON of `trace_path` to `out` as it is replayed
+/// ([`report::timeline`]). Returns the warnings to show.
+pub fn timeline_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    let timeline = report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
+    let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
+    timeline.finish().map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Writes the call tree of `trace_path` (`hookprof replay`, [`report::calltree`]) to `out`
+/// as it is replayed. Returns the warnings to show.
+pub fn calltree_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    let tree = report::calltree::CallTree::start(out, &prepared.info).map_err(write_error)?;
+    let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
+    tree.finish(&names).map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// The output of `hookprof flame`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlameFormat {
+    /// Folded stacks, one `frame;frame;… count` line per distinct stack.
+    Folded,
+    /// An SVG flame graph (inferno).
+    Svg,
+}
+
+/// Options of `hookprof flame` besides the shared ones.
+#[derive(Clone, Copy, Debug)]
+pub struct FlameOptions {
+    pub format: FlameFormat,
+    /// Icicle graph: the outermost frames at the top (SVG only).
+    pub inverted: bool,
+    /// A `thread N` frame at the bottom of every stack.
+    pub per_thread: bool,
+}
+
+/// Writes the folded stacks or flame graph of `trace_path` to `out` ([`report::flame`]).
+/// Returns the warnings to show.
+pub fn flame_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    flame: &FlameOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    let stacks = report::flame::FoldedStacks::new(&prepared.info, flame.per_thread);
+    let (stacks, names, warnings) = prepared.run(stacks, &options.filter)?;
+    let clock = prepared.info.clock;
+    match flame.format {
+        FlameFormat::Folded => stacks.write_folded(&names, &clock, out),
+        FlameFormat::Svg => {
+            let title = match &prepared.info.summary.exe {
+                Some(exe) => format!("{} (hookprof)", exe.display()),
+                None => "hookprof flame graph".to_string(),
+            };
+            stacks.write_svg(&names, &clock, &title, flame.inverted, out)
+        }
+    }
+    .map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Writes a callgrind profile of `trace_path` to `out` ([`report::callgrind`]). Returns the
+/// warnings to show.
+pub fn callgrind_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    let profile = report::callgrind::CallgrindProfile::new();
+    let (profile, names, warnings) = prepared.run(profile, &options.filter)?;
+    let clock = prepared.info.clock;
+    profile
+        .write(&prepared.info, options.exe.as_deref(), &names, &clock, out)
+        .map_err(write_error)?;
+    Ok(warnings)
 }

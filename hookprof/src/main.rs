@@ -9,7 +9,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use hookprof::report::Format;
-use hookprof::{callgraph_file, report_file, same_file, ReportOptions, TraceFile};
+use hookprof::view::Filter;
+use hookprof::{
+    callgraph_file, report_file, same_file, FlameFormat, FlameOptions, ReportOptions, TraceFile,
+    ViewOptions,
+};
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -82,6 +86,157 @@ PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Vali
 Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
 calls it had in progress. See docs/ti-post.md.")]
     Ti(TiArgs),
+    /// Timeline: every call as Chrome trace-event JSON, for Perfetto UI or chrome://tracing.
+    ///
+    /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
+    /// call's entry (name, depth, address) and an E event at its exit; ts in microseconds
+    /// since the first record. Written as the trace is replayed: memory stays flat whatever
+    /// the trace's length. Open the file at https://ui.perfetto.dev ("Open trace file").
+    #[command(after_help = VIEW_HELP)]
+    Timeline(TimelineArgs),
+    /// Flame graph: folded stacks (--format=folded) or an SVG flame graph (--format=svg).
+    ///
+    /// Each distinct call stack with the time spent in its last function itself (exclusive
+    /// time, nanoseconds), all threads together unless --per-thread. Folded lines
+    /// (`main;a;b 1234`) are what flamegraph.pl, inferno-flamegraph and speedscope read;
+    /// the SVG is drawn by the inferno crate.
+    #[command(after_help = VIEW_HELP)]
+    Flame(FlameArgs),
+    /// Callgrind profile for callgrind_annotate and KCachegrind.
+    ///
+    /// Exclusive time per function and the calls and inclusive time of every caller→callee
+    /// arc, in nanoseconds (event "ns"), all threads together. The trace has no source
+    /// positions: costs are at line 0 of file ???. Read it with `callgrind_annotate FILE`
+    /// (add --inclusive=yes for inclusive times) or `kcachegrind FILE`.
+    #[command(after_help = VIEW_HELP)]
+    Callgrind(CallgrindViewArgs),
+    /// Call tree: every call in order, indented, with its duration and thread (uftrace
+    /// replay style).
+    ///
+    /// A call with no shown callee is one line `name();` with its duration; others open with
+    /// `name() {` and close with `} /* name */` and their duration. Threads are numbered as
+    /// in `hookprof info`; lines of several threads interleave in trace order. Streamed.
+    #[command(after_help = VIEW_HELP)]
+    Replay(ReplayArgs),
+}
+
+const VIEW_HELP: &str = "\
+Filters (the same in timeline, flame, callgrind and replay):
+  --function=GLOB   only calls of matching functions and the calls made inside them
+  --exclude=GLOB    hide matching functions and the calls made inside them
+  --thread=N        only this thread (its number from `hookprof info`, or its TID)
+  --depth=N         at most N levels of shown calls
+  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s)
+GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
+The time of a hidden call counts as the own time of the shown call around it.
+See docs/views.md.";
+
+/// The trace, symbols, output and filters every view takes.
+#[derive(clap::Args, Debug)]
+struct ViewArgs {
+    /// The .hktrace file.
+    trace: PathBuf,
+    /// Take symbols from this executable instead of the path recorded in the trace.
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// Write to FILE instead of standard output (never the input trace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Only calls of functions matching GLOB, and the calls inside them (repeatable).
+    #[arg(long = "function", value_name = "GLOB", value_parser = Filter::pattern)]
+    functions: Vec<glob::Pattern>,
+    /// Hide functions matching GLOB and the calls inside them (repeatable).
+    #[arg(long, value_name = "GLOB", value_parser = Filter::pattern)]
+    exclude: Vec<glob::Pattern>,
+    /// Only this thread: its number from `hookprof info`, or its TID (repeatable).
+    #[arg(long = "thread", value_name = "N")]
+    threads: Vec<u64>,
+    /// At most N levels of shown calls (1 = only the outermost).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    depth: Option<u64>,
+    /// Hide calls shorter than this (ns, us, ms or s; a bare number is nanoseconds).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    min_duration: Option<u64>,
+}
+
+impl From<&ViewArgs> for ViewOptions {
+    fn from(a: &ViewArgs) -> ViewOptions {
+        ViewOptions {
+            exe: a.exe.clone(),
+            filter: Filter {
+                functions: a.functions.clone(),
+                exclude: a.exclude.clone(),
+                threads: a.threads.clone(),
+                depth: a.depth.map(|d| d as usize),
+                min_duration_ns: a.min_duration.unwrap_or(0),
+            },
+        }
+    }
+}
+
+/// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?} (use ns, us, ms or s)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 500ns, 20us, 1.5ms or 2s"))?;
+    Ok((value * scale).round() as u64)
+}
+
+#[derive(clap::Args, Debug)]
+struct TimelineArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct CallgrindViewArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct FlameArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+    /// Folded stacks (text) or an SVG flame graph.
+    #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
+    format: FlameFormatArg,
+    /// Icicle graph: the outermost calls at the top (SVG).
+    #[arg(long)]
+    inverted: bool,
+    /// Put each thread's stacks under a `thread N` frame.
+    #[arg(long)]
+    per_thread: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FlameFormatArg {
+    /// `frame;frame;… count` lines, sorted.
+    Folded,
+    /// An SVG flame graph.
+    Svg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -319,6 +474,56 @@ fn info(args: &InfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs a view that writes as it goes: to standard output, or to a temporary file beside
+/// FILE renamed to FILE once complete, so that an error never leaves a truncated file.
+fn stream_view(
+    args: &ViewArgs,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+) -> Result<()> {
+    check_output(&args.trace, args.output.as_ref())?;
+    let options = ViewOptions::from(args);
+    let warnings = match &args.output {
+        None => {
+            let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let warnings = write(&options, &mut stdout)?;
+            stdout.flush().context("cannot write to standard output")?;
+            warnings
+        }
+        Some(path) => {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".hookprof-partial");
+            let partial = PathBuf::from(name);
+            let file = std::fs::File::create(&partial)
+                .with_context(|| format!("{}: cannot create", partial.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let result = write(&options, &mut out)
+                .map_err(anyhow::Error::from)
+                .and_then(|w| {
+                    out.flush()
+                        .with_context(|| format!("{}: cannot write", partial.display()))?;
+                    Ok(w)
+                });
+            drop(out);
+            match result {
+                Ok(w) => {
+                    std::fs::rename(&partial, path).with_context(|| {
+                        format!("{}: cannot rename to {}", partial.display(), path.display())
+                    })?;
+                    w
+                }
+                Err(err) => {
+                    let _ = std::fs::remove_file(&partial);
+                    return Err(err);
+                }
+            }
+        }
+    };
+    for w in &warnings {
+        warn(w);
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -327,6 +532,34 @@ fn main() -> ExitCode {
         Command::Callgraph(args) => callgraph(args),
         Command::Nitro(args) => nitro(args),
         Command::Ti(args) => ti(args),
+        Command::Timeline(args) => stream_view(&args.view, |o, out| {
+            hookprof::timeline_file(&args.view.trace, o, out)
+        }),
+        Command::Replay(args) => stream_view(&args.view, |o, out| {
+            hookprof::calltree_file(&args.view.trace, o, out)
+        }),
+        Command::Callgrind(args) => stream_view(&args.view, |o, out| {
+            hookprof::callgrind_file(&args.view.trace, o, out)
+        }),
+        Command::Flame(args) => {
+            let flame = FlameOptions {
+                format: match args.format {
+                    FlameFormatArg::Folded => FlameFormat::Folded,
+                    FlameFormatArg::Svg => FlameFormat::Svg,
+                },
+                inverted: args.inverted,
+                per_thread: args.per_thread,
+            };
+            if args.inverted && flame.format != FlameFormat::Svg {
+                eprintln!(
+                    "hookprof: error: --inverted draws an icicle graph: it needs --format=svg"
+                );
+                return ExitCode::from(2);
+            }
+            stream_view(&args.view, |o, out| {
+                hookprof::flame_file(&args.view.trace, o, &flame, out)
+            })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -334,6 +567,11 @@ fn main() -> ExitCode {
             // A closed pipe (`hookprof report t | head`) is not worth an error message.
             if let Some(io) = err.downcast_ref::<std::io::Error>() {
                 if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            if let Some(hookprof::Error::Write { error }) = err.downcast_ref::<hookprof::Error>() {
+                if error.kind() == std::io::ErrorKind::BrokenPipe {
                     return ExitCode::SUCCESS;
                 }
             }

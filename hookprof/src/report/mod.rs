@@ -1,9 +1,13 @@
 //! The flat profile: one row per function (or per thread and function), rendered by one
 //! [`ReportFormat`] per output format.
 
+pub mod callgrind;
+pub mod calltree;
 mod csv;
+pub mod flame;
 mod json;
 mod text;
+pub mod timeline;
 
 use std::fmt;
 use std::io;

@@ -1,0 +1,238 @@
+//! The views (timeline, flame, callgrind, replay) on the synthetic golden trace: golden files
+//! in tests/data/views-*, the trace-event rules of the timeline, and the shared filters.
+//!
+//! `HOOKPROF_BLESS=1 cargo test -p hookprof --test views` rewrites the golden files.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use hookprof::format::{Endian, Trace};
+use hookprof::replay::replay_bytes;
+use hookprof::report::callgrind::CallgrindProfile;
+use hookprof::report::calltree::CallTree;
+use hookprof::report::flame::FoldedStacks;
+use hookprof::report::timeline::Timeline;
+use hookprof::view::{Filter, Names, TraceInfo, View, Viewer};
+
+fn info(bytes: &[u8]) -> TraceInfo {
+    TraceInfo::scan(&Trace::new(bytes).unwrap()).unwrap()
+}
+
+fn run<V: View>(bytes: &[u8], view: V, filter: &Filter) -> (V, Names) {
+    let info = info(bytes);
+    let mut names = names();
+    let mut viewer = Viewer::new(view, &info, filter, &mut names);
+    replay_bytes(bytes, &mut viewer).unwrap();
+    viewer.into_parts()
+}
+
+fn timeline(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let view = Timeline::start(Vec::new(), &info).unwrap();
+    let (view, _) = run(bytes, view, filter);
+    String::from_utf8(view.finish().unwrap()).unwrap()
+}
+
+fn folded(bytes: &[u8], filter: &Filter, per_thread: bool) -> String {
+    let info = info(bytes);
+    let (view, names) = run(bytes, FoldedStacks::new(&info, per_thread), filter);
+    let mut out = Vec::new();
+    view.write_folded(&names, &info.clock, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn calltree(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let view = CallTree::start(Vec::new(), &info).unwrap();
+    let (view, names) = run(bytes, view, filter);
+    String::from_utf8(view.finish(&names).unwrap()).unwrap()
+}
+
+fn callgrind(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let (view, names) = run(bytes, CallgrindProfile::new(), filter);
+    let mut out = Vec::new();
+    view.write(&info, None, &names, &info.clock, &mut out)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn pattern(p: &str) -> glob::Pattern {
+    Filter::pattern(p).unwrap()
+}
+
+/// Checks the trace-event format's rules on a timeline: valid JSON, per thread B and E
+/// balanced (never an E without its B) and timestamps never going back. Returns the B
+/// events' names per tid.
+pub fn check_trace_events(json: &str) -> HashMap<u64, Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().expect("traceEvents array");
+    let mut open: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_ts: HashMap<u64, f64> = HashMap::new();
+    let mut names: HashMap<u64, Vec<String>> = HashMap::new();
+    for e in events {
+        let tid = e["tid"].as_u64().expect("tid");
+        let ph = e["ph"].as_str().expect("ph");
+        if ph == "M" {
+            continue;
+        }
+        let ts = e["ts"].as_f64().expect("ts");
+        let last = last_ts.entry(tid).or_insert(f64::MIN);
+        assert!(
+            ts >= *last,
+            "tid {tid}: ts goes back from {last} to {ts} at {e}"
+        );
+        *last = ts;
+        match ph {
+            "B" => {
+                let name = e["name"].as_str().expect("name").to_string();
+                open.entry(tid).or_default().push(name.clone());
+                names.entry(tid).or_default().push(name);
+            }
+            "E" => {
+                assert!(
+                    open.entry(tid).or_default().pop().is_some(),
+                    "tid {tid}: E without B at {e}"
+                );
+            }
+            other => panic!("unexpected phase {other} in {e}"),
+        }
+    }
+    for (tid, stack) in &open {
+        assert!(
+            stack.is_empty(),
+            "tid {tid}: B events never closed: {stack:?}"
+        );
+    }
+    names
+}
+
+#[test]
+fn golden_views() {
+    let trace = golden_trace(Endian::Little);
+    let all = Filter::default();
+    check_golden("views-timeline.json", &timeline(&trace, &all));
+    check_golden("views-flame.folded", &folded(&trace, &all, false));
+    check_golden("views-flame-per-thread.folded", &folded(&trace, &all, true));
+    check_golden("views-callgrind.out", &callgrind(&trace, &all));
+    check_golden("views-replay.txt", &calltree(&trace, &all));
+}
+
+#[test]
+fn golden_views_filtered() {
+    let trace = golden_trace(Endian::Little);
+    let filter = Filter {
+        min_duration_ns: 10,
+        ..Filter::default()
+    };
+    check_golden("views-replay-min-duration.txt", &calltree(&trace, &filter));
+    let filter = Filter {
+        functions: vec![pattern("fact*")],
+        threads: vec![1],
+        ..Filter::default()
+    };
+    check_golden("views-replay-function.txt", &calltree(&trace, &filter));
+    let filter = Filter {
+        exclude: vec![pattern("a")],
+        depth: Some(2),
+        ..Filter::default()
+    };
+    check_golden(
+        "views-flame-exclude-depth.folded",
+        &folded(&trace, &filter, false),
+    );
+}
+
+#[test]
+fn timeline_follows_the_trace_event_rules() {
+    for endian in [Endian::Little, Endian::Big] {
+        let json = timeline(&golden_trace(endian), &Filter::default());
+        let names = check_trace_events(&json);
+        // Every call of the main thread, in entry order.
+        assert_eq!(
+            names[&TID_MAIN],
+            [
+                "main",
+                "a",
+                "b",
+                "b",
+                "fact(int)",
+                "fact(int)",
+                "fact(int)",
+                "0x8000"
+            ]
+        );
+        // The worker's frames closed by an outer exit and at the end are closed too.
+        assert_eq!(names[&TID_WORKER], ["x", "y", "x", "y"]);
+    }
+    // With --min-duration the frames are told late, still in order per thread.
+    let filter = Filter {
+        min_duration_ns: 10,
+        ..Filter::default()
+    };
+    let names = check_trace_events(&timeline(&golden_trace(Endian::Little), &filter));
+    assert_eq!(
+        names[&TID_MAIN],
+        ["main", "a", "b", "fact(int)", "fact(int)", "fact(int)"]
+    );
+}
+
+#[test]
+fn folded_counts_add_up_to_the_exclusive_times() {
+    let trace = golden_trace(Endian::Little);
+    let text = folded(&trace, &Filter::default(), false);
+    let total: u64 = text
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    // main thread: 200 ns; worker: x [0,12) and x [20,200) closed at the CLOCK's last tick.
+    assert_eq!(total, 200 + 12 + 180);
+    // Hidden calls count as the caller's own time: with b hidden, a keeps its 50 ns.
+    let filter = Filter {
+        exclude: vec![pattern("b")],
+        ..Filter::default()
+    };
+    let text = folded(&trace, &filter, false);
+    assert!(text.lines().any(|l| l == "main;a 50"), "{text}");
+    assert!(!text.contains(";b"), "{text}");
+}
+
+#[test]
+fn filters_select_threads_by_number_or_tid() {
+    let trace = golden_trace(Endian::Little);
+    for thread in [1, TID_MAIN] {
+        let filter = Filter {
+            threads: vec![thread],
+            ..Filter::default()
+        };
+        let text = calltree(&trace, &filter);
+        assert!(text.contains("main() {"), "{text}");
+        assert!(!text.contains("x() {"), "{text}");
+    }
+    let filter = Filter {
+        threads: vec![TID_WORKER],
+        ..Filter::default()
+    };
+    let text = calltree(&trace, &filter);
+    assert!(!text.contains("main"), "{text}");
+    assert!(text.contains("x() {"), "{text}");
+}
+
+#[test]
+fn svg_flame_graph_names_every_function() {
+    let bytes = golden_trace(Endian::Little);
+    let info = info(&bytes);
+    let (view, names) = run(&bytes, FoldedStacks::new(&info, false), &Filter::default());
+    for inverted in [false, true] {
+        let mut out = Vec::new();
+        view.write_svg(&names, &info.clock, "golden", inverted, &mut out)
+            .unwrap();
+        let svg = String::from_utf8(out).unwrap();
+        assert!(svg.starts_with("<?xml"), "{}", &svg[..100]);
+        for f in ["main", "fact(int)", "x", "y", "0x8000"] {
+            assert!(svg.contains(&format!("<title>{f} (")), "{f} missing");
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The views of `hookprof` (timeline, flame, callgrind, replay) on real programs built with
+//! `hookcc --trace`, run, and decoded; the callgrind file read by valgrind's
+//! `callgrind_annotate`, the SVG parsed as XML by python3, the timeline checked against the
+//! trace-event format's rules. Call counts are known by construction (calls.c, threads.c).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// calls.c's functions and their calls.
+const CALLS: [(&str, u64); 6] = [
+    ("main", 1),
+    ("leaf", 100),
+    ("apply", 50),
+    ("twice", 25),
+    ("negate", 25),
+    ("fib", 1973),
+];
+
+fn calls_trace(dir: &Path) -> PathBuf {
+    let program = build_traced(dir, "calls", &["calls.c"], &["-O0"], false);
+    let (trace, stdout) = run_traced(dir, &program, &[]);
+    assert_eq!(stdout.trim(), "16135");
+    trace
+}
+
+fn view(args: &[&str]) -> String {
+    let out = run_ok(hookprof().args(args));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// A system tool, or `None` to skip outside CI (in CI a missing tool fails the test).
+fn system_tool(name: &str, package: &str) -> Option<&'static str> {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Some(Box::leak(name.to_string().into_boxed_str()));
+    }
+    assert!(
+        !in_ci(),
+        "{name} is missing: scripts/setup.sh installs it (package {package})"
+    );
+    eprintln!("skipping: {name} is not installed (package {package}; scripts/setup.sh)");
+    None
+}
+
+/// Checks the trace-event rules (B/E balanced per thread, ts never going back per thread)
+/// and returns the B events' names per tid.
+fn check_trace_events(json: &str) -> HashMap<u64, Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().expect("traceEvents array");
+    let mut open: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_ts: HashMap<u64, f64> = HashMap::new();
+    let mut names: HashMap<u64, Vec<String>> = HashMap::new();
+    for e in events {
+        let tid = e["tid"].as_u64().expect("tid");
+        match e["ph"].as_str().expect("ph") {
+            "M" => continue,
+            "B" => {
+                let name = e["name"].as_str().expect("name").to_string();
+                open.entry(tid).or_default().push(name.clone());
+                names.entry(tid).or_default().push(name);
+            }
+            "E" => assert!(
+                open.entry(tid).or_default().pop().is_some(),
+                "tid {tid}: E without B: {e}"
+            ),
+            other => panic!("unexpected phase {other}: {e}"),
+        }
+        let ts = e["ts"].as_f64().expect("ts");
+        let last = last_ts.entry(tid).or_insert(f64::MIN);
+        assert!(
+            ts >= *last,
+            "tid {tid}: ts goes back from {last} to {ts}: {e}"
+        );
+        *last = ts;
+    }
+    for (tid, stack) in open {
+        assert!(stack.is_empty(), "tid {tid}: never closed: {stack:?}");
+    }
+    names
+}
+
+fn counts<'a>(names: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for n in names {
+        *counts.entry(n.clone()).or_default() += 1;
+    }
+    counts
+}
+
+fn expected(calls: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    calls.iter().map(|&(n, c)| (n.to_string(), c)).collect()
+}
+
+#[test]
+fn timeline_has_every_call_balanced_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let out = dir.path().join("calls.json");
+    run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(&out));
+    let json = std::fs::read_to_string(&out).unwrap();
+    let names = check_trace_events(&json);
+    assert_eq!(names.len(), 1, "one thread");
+    let all: Vec<&String> = names.values().flatten().collect();
+    assert_eq!(counts(all), expected(&CALLS));
+
+    // Filters: only fib and what it calls, two levels.
+    let json = view(&[
+        "timeline",
+        trace.to_str().unwrap(),
+        "--function=fi?",
+        "--depth=2",
+    ]);
+    let names = check_trace_events(&json);
+    let all: Vec<&String> = names.values().flatten().collect();
+    assert_eq!(counts(all), expected(&[("fib", 3)]));
+}
+
+#[test]
+fn timeline_of_four_threads_has_four_tracks() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let json = view(&["timeline", trace.to_str().unwrap()]);
+    let names = check_trace_events(&json);
+    let mut work: Vec<usize> = names
+        .values()
+        .map(|n| n.iter().filter(|n| *n == "work").count())
+        .filter(|&c| c > 0)
+        .collect();
+    work.sort();
+    assert_eq!(work, [100, 200, 300, 400], "work() per track");
+    // Each track is named.
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let thread_names = value["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .count();
+    assert_eq!(thread_names, 5, "main and four workers");
+
+    // --thread by number: thread 1 is main's, which calls no work().
+    let replay = view(&["replay", trace.to_str().unwrap(), "--thread=1"]);
+    assert!(
+        replay.contains("| main();"),
+        "main calls no traced function itself: {replay}"
+    );
+    assert!(!replay.contains("work"), "{replay}");
+}
+
+#[test]
+fn folded_stacks_and_svg_hold_every_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let folded = view(&["flame", t, "--format=folded"]);
+    let mut functions = BTreeMap::new();
+    let mut total = 0u64;
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').expect("`stack count`");
+        total += count.parse::<u64>().expect("count");
+        for f in stack.split(';') {
+            functions.insert(f.to_string(), ());
+        }
+        assert!(stack.starts_with("main"), "{line}");
+    }
+    let names: Vec<&str> = functions.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["apply", "fib", "leaf", "main", "negate", "twice"],
+        "{folded}"
+    );
+    // The counts add up to main's inclusive time in the flat profile (± rounding per stack).
+    let report = run_ok(hookprof().args(["report", t, "--format=csv"]));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let main = rows.iter().find(|r| r.function == "main").unwrap();
+    let lines = folded.lines().count() as f64;
+    assert!(
+        (total as f64 - main.inclusive_ns).abs() <= lines,
+        "folded total {total} vs main inclusive {}",
+        main.inclusive_ns
+    );
+
+    for extra in [&[][..], &["--inverted"][..]] {
+        let svg_path = dir.path().join("calls.svg");
+        run_ok(
+            hookprof()
+                .args(["flame", t, "--format=svg", "-o"])
+                .arg(&svg_path)
+                .args(extra),
+        );
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        for f in &names {
+            assert!(svg.contains(&format!("<title>{f} (")), "{f} not in the SVG");
+        }
+        if let Some(python) = system_tool("python3", "python3") {
+            run_ok(
+                Command::new(python)
+                    .args([
+                        "-c",
+                        "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])",
+                    ])
+                    .arg(&svg_path),
+            );
+        }
+    }
+}
+
+#[test]
+fn callgrind_annotate_reads_the_callgrind_file() {
+    let Some(annotate) = system_tool("callgrind_annotate", "valgrind") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let out = dir.path().join("callgrind.out");
+    run_ok(hookprof().arg("callgrind").arg(&trace).arg("-o").arg(&out));
+    let file = std::fs::read_to_string(&out).unwrap();
+    let summary: u64 = file
+        .lines()
+        .find_map(|l| l.strip_prefix("summary: "))
+        .expect("summary line")
+        .parse()
+        .unwrap();
+
+    // Exclusive times: the program total, and every function.
+    let text = String::from_utf8(run_ok(Command::new(annotate).arg(&out)).stdout).unwrap();
+    let total_line = text
+        .lines()
+        .find(|l| l.contains("PROGRAM TOTALS"))
+        .expect("PROGRAM TOTALS");
+    let total: u64 = total_line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert_eq!(total, summary, "{text}");
+
+    // Call counts per arc, as callgrind_annotate's call tree shows them: `(1,972x)` etc.
+    let tree = String::from_utf8(
+        run_ok(
+            Command::new(annotate)
+                .args(["--tree=calling", "--threshold=100"])
+                .arg(&out),
+        )
+        .stdout,
+    )
+    .unwrap();
+    for (callee, calls) in [
+        ("fib", "1x"),
+        ("leaf", "100x"),
+        ("apply", "50x"),
+        ("twice", "25x"),
+        ("negate", "25x"),
+    ] {
+        assert!(
+            tree.lines()
+                .any(|l| l.contains(&format!("???:{callee} ({calls})"))),
+            "no arc to {callee} with {calls}:\n{tree}"
+        );
+    }
+    assert!(
+        tree.contains("???:fib (1,972x)"),
+        "fib's recursion:\n{tree}"
+    );
+
+    // Inclusive: main covers the whole program.
+    let inclusive =
+        String::from_utf8(run_ok(Command::new(annotate).arg("--inclusive=yes").arg(&out)).stdout)
+            .unwrap();
+    let main_line = inclusive
+        .lines()
+        .find(|l| l.ends_with("???:main"))
+        .unwrap_or_else(|| panic!("no main line:\n{inclusive}"));
+    assert!(main_line.contains("(100.0%)"), "{main_line}");
+}
+
+#[test]
+fn replay_prints_every_call_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let text = view(&["replay", t]);
+    let mut found = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let (_, call) = line.split_once(" | ").expect("`[thread] | call`");
+        let call = call.trim();
+        if let Some(name) = call
+            .strip_suffix("();")
+            .or_else(|| call.strip_suffix("() {"))
+        {
+            *found.entry(name.to_string()).or_insert(0u64) += 1;
+        }
+    }
+    assert_eq!(found, expected(&CALLS), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().ends_with("| main() {"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("} /* main */"), "{text}");
+
+    // --depth 2: main and its direct callees only.
+    let text = view(&["replay", t, "--depth=2"]);
+    assert!(!text.contains("twice"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains("leaf();")).count(), 100);
+    // --min-duration: main (the whole run) is longer than a nanosecond; no line is shorter.
+    let text = view(&["replay", t, "--min-duration=1us", "--exclude=apply"]);
+    assert!(text.contains("main() {"), "{text}");
+    assert!(!text.contains("apply"), "{text}");
+    assert!(
+        !text.contains(" ns "),
+        "every shown call lasts ≥ 1 us:\n{text}"
+    );
+}
