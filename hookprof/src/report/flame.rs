@@ -83,26 +83,68 @@ impl FoldedStacks {
         root
     }
 
-    /// The folded lines, sorted, each `frame;frame;… count`.
-    pub fn lines(&self, names: &Names, clock: &TimeBase) -> Vec<String> {
-        let mut lines = Vec::new();
-        let mut path = Vec::new();
-        for node in 0..self.parents.len() {
-            let count = clock.duration(self.ticks[node]);
-            if count == 0 {
-                continue;
+    /// Writes the folded lines, `frame;frame;… count`, depth first with the callees of
+    /// each frame (and the outermost frames) in name order, which is the lines' sorted order
+    /// whenever no name holds a character below `;` other than a space. Streams: no line is
+    /// kept once written.
+    pub fn write_folded(
+        &self,
+        names: &Names,
+        clock: &TimeBase,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        // One label per function and per thread root, not per node (stacks far outnumber
+        // functions).
+        let function_labels: Vec<String> = (0..names.names.len() as u32)
+            .map(|f| self.label(f, names))
+            .collect();
+        let thread_labels: Vec<String> = match &self.per_thread {
+            Some((labels, _)) => labels.iter().map(|(_, l)| format!("thread {l}")).collect(),
+            None => Vec::new(),
+        };
+        let label = |node: u32| -> &str {
+            let f = self.functions[node as usize];
+            if f > u32::MAX / 2 {
+                &thread_labels[(THREAD_ROOT - f) as usize]
+            } else {
+                &function_labels[f as usize]
             }
-            path.clear();
-            let mut at = node as u32;
-            while at != ROOT {
-                path.push(self.label(self.functions[at as usize], names));
-                at = self.parents[at as usize];
+        };
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); self.parents.len()];
+        let mut roots = Vec::new();
+        for (node, &parent) in self.parents.iter().enumerate() {
+            match parent {
+                ROOT => roots.push(node as u32),
+                p => children[p as usize].push(node as u32),
             }
-            path.reverse();
-            lines.push(format!("{} {count}", path.join(";")));
         }
-        lines.sort();
-        lines
+        let by_label = |a: &u32, b: &u32| label(*a).cmp(label(*b));
+        roots.sort_by(by_label);
+        for list in &mut children {
+            list.sort_by(by_label);
+        }
+        // Depth first: the path of the node on top, and where each level's iteration is.
+        let mut path = String::new();
+        let mut stack: Vec<(usize, std::slice::Iter<'_, u32>)> = vec![(0, roots.iter())];
+        while let Some((_, iter)) = stack.last_mut() {
+            let Some(&node) = iter.next() else {
+                let (len, _) = stack.pop().expect("not empty");
+                path.truncate(len);
+                continue;
+            };
+            let len = path.len();
+            if len > 0 {
+                path.push(';');
+            }
+            path.push_str(label(node));
+            let count = clock.duration(self.ticks[node as usize]);
+            if count != 0 {
+                writeln!(out, "{path} {count}")?;
+            }
+            let level_start = len;
+            stack.push((level_start, children[node as usize].iter()));
+        }
+        Ok(())
     }
 
     fn label(&self, function: u32, names: &Names) -> String {
@@ -120,19 +162,6 @@ impl FoldedStacks {
         names.name(function).replace(';', ":").replace('\n', " ")
     }
 
-    /// Writes the folded lines.
-    pub fn write_folded(
-        &self,
-        names: &Names,
-        clock: &TimeBase,
-        out: &mut dyn Write,
-    ) -> io::Result<()> {
-        for line in self.lines(names, clock) {
-            writeln!(out, "{line}")?;
-        }
-        Ok(())
-    }
-
     /// Draws the flame graph (an icicle graph, root at the top, if `inverted`).
     pub fn write_svg(
         &self,
@@ -142,7 +171,10 @@ impl FoldedStacks {
         inverted: bool,
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        let lines = self.lines(names, clock);
+        let mut folded = Vec::new();
+        self.write_folded(names, clock, &mut folded)?;
+        let folded = String::from_utf8(folded).map_err(io::Error::other)?;
+        let lines: Vec<&str> = folded.lines().collect();
         let mut options = inferno::flamegraph::Options::default();
         options.title = title.to_string();
         options.count_name = clock.unit().to_string();
@@ -155,7 +187,7 @@ impl FoldedStacks {
             return inferno::flamegraph::from_lines(&mut options, ["none 0"].iter().copied(), out)
                 .map_err(io::Error::other);
         }
-        inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), out)
+        inferno::flamegraph::from_lines(&mut options, lines.iter().copied(), out)
             .map_err(io::Error::other)
     }
 }
