@@ -22,6 +22,9 @@ use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 /// Writes the call tree as the frames come.
 pub struct CallTree<W: Write> {
     out: W,
+    /// Lines are formatted here and written to `out` in blocks (cheaper than formatting
+    /// through a `dyn Write` piece by piece).
+    buf: Vec<u8>,
     clock: TimeBase,
     /// TID → label, from the trace's THREAD chunks.
     labels: Vec<(u64, u64)>,
@@ -36,6 +39,7 @@ impl<W: Write> CallTree<W> {
         writeln!(out, "#     DURATION  THREAD  FUNCTION")?;
         Ok(CallTree {
             out,
+            buf: Vec::with_capacity(Self::BLOCK + 4096),
             clock: info.clock,
             labels: info.threads.iter().map(|t| (t.tid, t.label())).collect(),
             pending: None,
@@ -49,9 +53,12 @@ impl<W: Write> CallTree<W> {
         if let Some(err) = self.error.take() {
             return Err(err);
         }
+        self.out.write_all(&self.buf)?;
         self.out.flush()?;
         Ok(self.out)
     }
+
+    const BLOCK: usize = 1 << 16;
 
     fn label(&self, tid: u64) -> u64 {
         self.labels
@@ -68,11 +75,20 @@ impl<W: Write> CallTree<W> {
         text: &str,
     ) -> io::Result<()> {
         match duration {
-            Some(ticks) => write!(self.out, "{}", Duration(self.clock, ticks))?,
-            None => write!(self.out, "{:14}", "")?,
+            Some(ticks) => write!(self.buf, "{}", Duration(self.clock, ticks))?,
+            None => self.buf.extend_from_slice(&[b' '; 14]),
         }
         let indent = 2 * depth.saturating_sub(1);
-        writeln!(self.out, " [{:>5}] | {:indent$}{text}", self.label(tid), "")
+        let label = self.label(tid);
+        write!(self.buf, " [{label:>5}] | ")?;
+        self.buf.resize(self.buf.len() + indent, b' ');
+        self.buf.extend_from_slice(text.as_bytes());
+        self.buf.push(b'\n');
+        if self.buf.len() >= Self::BLOCK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 
     fn flush_pending(&mut self, names: &Names) -> io::Result<()> {

@@ -20,8 +20,12 @@ use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 /// Writes Chrome trace events to `out` as the frames come.
 pub struct Timeline<W: Write> {
     out: W,
+    /// Events are formatted here and written to `out` in blocks: formatting into a `Vec`
+    /// is much cheaper than through a `dyn Write` per piece.
+    buf: Vec<u8>,
+    /// `,"pid":P,"tid":` as bytes, the same in every event.
+    pid_tid: Vec<u8>,
     clock: TimeBase,
-    pid: u64,
     /// Each function's name as a JSON string (with its quotes), made at its first event.
     names: Vec<Option<String>>,
     /// The first write error; later events are dropped.
@@ -64,19 +68,24 @@ impl<W: Write> Timeline<W> {
         }
         Ok(Timeline {
             out,
+            buf: Vec::with_capacity(Self::BLOCK + 4096),
+            pid_tid: format!(",\"pid\":{pid},\"tid\":").into_bytes(),
             clock: info.clock,
-            pid,
             names: Vec::new(),
             error: None,
             events: 0,
         })
     }
 
+    const BLOCK: usize = 1 << 16;
+
     /// Ends the file and returns the writer, or the first write error.
     pub fn finish(mut self) -> io::Result<W> {
         if let Some(err) = self.error.take() {
             return Err(err);
         }
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
         let unit = if self.clock.ticks_per_second.is_some() {
             "us"
         } else {
@@ -91,16 +100,49 @@ impl<W: Write> Timeline<W> {
         Ok(self.out)
     }
 
-    fn ts(&self, time: u64) -> Ts {
-        Ts {
-            value: self.clock.time(time),
-            decimals: self.clock.ticks_per_second.is_some(),
-        }
-    }
-
     fn check(&mut self, result: io::Result<()>) {
         if let Err(err) = result {
             self.error.get_or_insert(err);
+        }
+    }
+}
+
+impl<W: Write> Timeline<W> {
+    /// `ts` as JSON: microseconds with three decimals, or ticks.
+    fn push_ts(&mut self, time: u64) {
+        let value = self.clock.time(time);
+        let mut digits = itoa::Buffer::new();
+        if self.clock.ticks_per_second.is_some() {
+            self.buf
+                .extend_from_slice(digits.format(value / 1000).as_bytes());
+            let frac = value % 1000;
+            self.buf.extend_from_slice(&[
+                b'.',
+                b'0' + (frac / 100) as u8,
+                b'0' + (frac / 10 % 10) as u8,
+                b'0' + (frac % 10) as u8,
+            ]);
+        } else {
+            self.buf.extend_from_slice(digits.format(value).as_bytes());
+        }
+    }
+
+    fn push_head(&mut self, phase: u8, tid: u64) {
+        self.buf.extend_from_slice(b",\n{\"ph\":\"");
+        self.buf.push(phase);
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(&self.pid_tid);
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(tid).as_bytes());
+        self.buf.extend_from_slice(b",\"ts\":");
+    }
+
+    fn end_event(&mut self) {
+        self.events += 1;
+        if self.buf.len() >= Self::BLOCK {
+            let result = self.out.write_all(&self.buf);
+            self.buf.clear();
+            self.check(result);
         }
     }
 }
@@ -115,50 +157,31 @@ impl<W: Write> View for Timeline<W> {
         if self.names.len() <= f {
             self.names.resize(f + 1, None);
         }
-        let name = self.names[f].get_or_insert_with(|| json(names.name(frame.function)));
-        let result = write!(
-            self.out,
-            ",\n{{\"ph\":\"B\",\"pid\":{},\"tid\":{tid},\"ts\":{},\"name\":{name},\"cat\":\"function\",\"args\":{{\"depth\":{},\"address\":\"0x{:x}\"}}}}",
-            self.pid,
-            Ts {
-                value: self.clock.time(frame.entry_time),
-                decimals: self.clock.ticks_per_second.is_some(),
-            },
-            stack.len(),
-            frame.address
-        );
-        self.events += 1;
-        self.check(result);
+        if self.names[f].is_none() {
+            self.names[f] = Some(json(names.name(frame.function)));
+        }
+        self.push_head(b'B', tid);
+        self.push_ts(frame.entry_time);
+        self.buf.extend_from_slice(b",\"name\":");
+        let name = self.names[f].as_deref().unwrap_or("\"\"");
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf
+            .extend_from_slice(b",\"cat\":\"function\",\"args\":{\"depth\":");
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(stack.len()).as_bytes());
+        // Infallible: writing to a Vec.
+        let _ = write!(self.buf, ",\"address\":\"0x{:x}\"}}}}", frame.address);
+        self.end_event();
     }
 
     fn exit(&mut self, tid: u64, time: u64, _stack: &[ViewFrame], _names: &Names) {
         if self.error.is_some() {
             return;
         }
-        let ts = self.ts(time);
-        let result = write!(
-            self.out,
-            ",\n{{\"ph\":\"E\",\"pid\":{},\"tid\":{tid},\"ts\":{ts}}}",
-            self.pid
-        );
-        self.events += 1;
-        self.check(result);
-    }
-}
-
-/// A timestamp in microseconds with three decimals, from nanoseconds; or plain ticks.
-struct Ts {
-    value: u64,
-    decimals: bool,
-}
-
-impl std::fmt::Display for Ts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.decimals {
-            write!(f, "{}.{:03}", self.value / 1000, self.value % 1000)
-        } else {
-            write!(f, "{}", self.value)
-        }
+        self.push_head(b'E', tid);
+        self.push_ts(time);
+        self.buf.push(b'}');
+        self.end_event();
     }
 }
 
