@@ -122,6 +122,13 @@ pub struct ReportOptions {
     pub format: Format,
     /// One row per thread and function instead of per function.
     pub per_thread: bool,
+    /// The order of the rows.
+    pub sort: report::SortKey,
+    /// Only the first N rows (of each thread with `per_thread`).
+    pub top: Option<usize>,
+    /// Percentiles (p50, p90, p99) of the inclusive time of single calls, from a second
+    /// replay of the trace.
+    pub percentiles: bool,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -137,7 +144,26 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     let trace = TraceFile::open(trace_path)?;
     let profile = trace.profile()?;
     let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
-    Ok(render_report(&profile, &mut names, options))
+    let durations = if options.percentiles {
+        let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+        let (durations, view_names, _) = prepared.run(
+            report::percentiles::CallDurations::new(),
+            &view::Filter::default(),
+        )?;
+        Some((durations, prepared.info, view_names))
+    } else {
+        None
+    };
+    Ok(render_report_with(
+        &profile,
+        &mut names,
+        options,
+        |report| {
+            if let Some((durations, info, view_names)) = &durations {
+                durations.fill(report, info, view_names);
+            }
+        },
+    ))
 }
 
 /// Reads `trace_path`, symbolizes it and renders the Dynamic Call Graph ([`callgraph`]).
@@ -162,7 +188,19 @@ pub fn render_report(
     names: &mut dyn Resolve,
     options: &ReportOptions,
 ) -> ReportOutput {
-    let report = FlatReport::build(profile, names, options.per_thread);
+    render_report_with(profile, names, options, |_| {})
+}
+
+/// [`render_report`], with `fill` adding to the report (percentiles) before it is sorted.
+fn render_report_with(
+    profile: &Profile,
+    names: &mut dyn Resolve,
+    options: &ReportOptions,
+    fill: impl FnOnce(&mut FlatReport),
+) -> ReportOutput {
+    let mut report = FlatReport::build(profile, names, options.per_thread);
+    fill(&mut report);
+    report.sort_and_limit(options.sort, options.top);
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     let mut bytes = Vec::new();

@@ -35,11 +35,13 @@ enum Command {
     /// its shared libraries; unknown addresses are shown as 0x<hex>.
     #[command(after_help = "\
 CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent
+             [,p50_ns,p90_ns,p99_ns with --percentiles]
   thread    with --per-thread: the THREAD chunk's sequence number (1 = first thread),
             or the Linux TID if the trace has no THREAD chunk for the thread
   min/max   shortest and longest inclusive time of a single call
   avg       mean inclusive time per call
-  percent   share of the total exclusive time of all rows (two decimals)")]
+  percent   share of the total exclusive time of all rows (two decimals), also with --top
+  p50..p99  percentiles of the inclusive time of single calls (within 1 %)")]
     Report(ReportArgs),
     /// Describe a trace: header, executable, modules, threads and record counts.
     ///
@@ -315,6 +317,16 @@ struct ReportArgs {
     /// One row per thread and function instead of process totals.
     #[arg(long)]
     per_thread: bool,
+    /// Order of the rows (largest first; name: alphabetical).
+    #[arg(long, value_enum, default_value_t = SortArg::Exclusive)]
+    sort: SortArg,
+    /// Only the first N rows (of each thread with --per-thread).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Add p50, p90 and p99 of the inclusive time of single calls (within 1 %; replays the
+    /// trace a second time).
+    #[arg(long)]
+    percentiles: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -324,6 +336,36 @@ struct ReportArgs {
 struct InfoArgs {
     /// The .hktrace file.
     trace: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SortArg {
+    /// Exclusive time (time in the function itself).
+    Exclusive,
+    /// Inclusive time.
+    Inclusive,
+    /// Number of calls.
+    Calls,
+    /// Average inclusive time per call.
+    Avg,
+    /// Longest single call.
+    Max,
+    /// Function name.
+    Name,
+}
+
+impl From<SortArg> for hookprof::report::SortKey {
+    fn from(s: SortArg) -> Self {
+        use hookprof::report::SortKey as K;
+        match s {
+            SortArg::Exclusive => K::Exclusive,
+            SortArg::Inclusive => K::Inclusive,
+            SortArg::Calls => K::Calls,
+            SortArg::Avg => K::Avg,
+            SortArg::Max => K::Max,
+            SortArg::Name => K::Name,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -352,6 +394,9 @@ impl From<&ReportArgs> for ReportOptions {
             exe: a.exe.clone(),
             format: a.format.into(),
             per_thread: a.per_thread,
+            sort: a.sort.into(),
+            top: a.top,
+            percentiles: a.percentiles,
         }
     }
 }

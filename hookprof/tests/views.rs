@@ -236,3 +236,42 @@ fn svg_flame_graph_names_every_function() {
         }
     }
 }
+
+#[test]
+fn report_percentiles_sort_and_top() {
+    use hookprof::model::Profile;
+    use hookprof::report::percentiles::CallDurations;
+    use hookprof::report::{FlatReport, Format, SortKey};
+
+    let bytes = golden_trace(Endian::Little);
+    let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+    let info = info(&bytes);
+    let (durations, view_names) = run(&bytes, CallDurations::new(), &Filter::default());
+    for per_thread in [false, true] {
+        let mut report = FlatReport::build(&profile, &mut names(), per_thread);
+        durations.fill(&mut report, &info, &view_names);
+        let fact = report
+            .rows
+            .iter()
+            .find(|r| r.function == "fact(int)")
+            .unwrap();
+        // fact's three calls last 50, 30 and 10 ns.
+        assert_eq!(fact.percentiles, Some([30, 50, 50]), "{fact:?}");
+        for r in &report.rows {
+            let [p50, p90, p99] = r.percentiles.expect("every row has percentiles");
+            assert!(
+                r.min <= p50 && p50 <= p90 && p90 <= p99 && p99 <= r.max,
+                "{r:?}"
+            );
+        }
+        report.sort_and_limit(SortKey::Calls, Some(2));
+        let mut text = Vec::new();
+        report.render(Format::Text, &mut text).unwrap();
+        let name = if per_thread {
+            "views-report-percentiles-top-per-thread.txt"
+        } else {
+            "views-report-percentiles-top.txt"
+        };
+        check_golden(name, &String::from_utf8(text).unwrap());
+    }
+}

@@ -327,3 +327,47 @@ fn replay_prints_every_call_in_order() {
         "every shown call lasts ≥ 1 us:\n{text}"
     );
 }
+
+#[test]
+fn report_sorts_limits_and_gives_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let csv = view(&[
+        "report",
+        t,
+        "--format=csv",
+        "--sort=calls",
+        "--top=2",
+        "--percentiles",
+    ]);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent,p50_ns,p90_ns,p99_ns")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let order: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(order, [("fib", "1973"), ("leaf", "100")], "{csv}");
+    for r in &rows {
+        let n = |i: usize| r[i].parse::<u64>().unwrap();
+        let (min, max, p50, p90, p99) = (n(4), n(5), n(8), n(9), n(10));
+        // Percentiles come from a histogram accurate to 1 %.
+        assert!(
+            min * 99 / 100 <= p50 && p50 <= p90 && p90 <= p99 && p99 <= max + max / 100 + 1,
+            "{r:?}"
+        );
+    }
+    let text = view(&["report", t, "--sort=name"]);
+    let names: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last())
+        .take(6)
+        .collect();
+    assert_eq!(
+        names,
+        ["apply", "fib", "leaf", "main", "negate", "twice"],
+        "{text}"
+    );
+}

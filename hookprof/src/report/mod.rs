@@ -6,6 +6,7 @@ pub mod calltree;
 mod csv;
 pub mod flame;
 mod json;
+pub mod percentiles;
 mod text;
 pub mod timeline;
 
@@ -106,7 +107,22 @@ pub struct Row {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
+    /// a single call (within 1 %, from a histogram).
+    pub percentiles: Option<[u64; 3]>,
     exclusive_ticks: u64,
+}
+
+/// The order of the rows (`hookprof report --sort`), largest first except by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Exclusive,
+    Inclusive,
+    Calls,
+    Avg,
+    Max,
+    Name,
 }
 
 /// A flat profile ready to be rendered.
@@ -209,6 +225,47 @@ impl FlatReport {
         }
     }
 
+    /// Sorts the rows by `key` (within each thread with `per_thread`; ties by name, then
+    /// address) and keeps the first `top` (of each thread). Percentages stay shares of the
+    /// whole profile.
+    pub fn sort_and_limit(&mut self, key: SortKey, top: Option<usize>) {
+        let mut groups: Vec<Option<u64>> = Vec::new();
+        for r in &self.rows {
+            if !groups.contains(&r.thread) {
+                groups.push(r.thread);
+            }
+        }
+        let group = |r: &Row| groups.iter().position(|g| *g == r.thread).unwrap_or(0);
+        let value = |r: &Row| match key {
+            SortKey::Exclusive => r.exclusive_ticks,
+            SortKey::Inclusive => r.inclusive,
+            SortKey::Calls => r.calls,
+            SortKey::Avg => r.avg,
+            SortKey::Max => r.max,
+            SortKey::Name => 0,
+        };
+        self.rows.sort_by(|a, b| {
+            group(a)
+                .cmp(&group(b))
+                .then(value(b).cmp(&value(a)))
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        if let Some(top) = top {
+            let mut kept: Vec<usize> = vec![0; groups.len()];
+            self.rows.retain(|r| {
+                let g = group(r);
+                kept[g] += 1;
+                kept[g] <= top
+            });
+        }
+    }
+
+    /// Whether the rows carry percentiles.
+    pub fn has_percentiles(&self) -> bool {
+        self.rows.iter().any(|r| r.percentiles.is_some())
+    }
+
     /// Renders the report in `format`.
     pub fn render(&self, format: Format, out: &mut dyn io::Write) -> io::Result<()> {
         format.formatter().write(self, out)
@@ -250,6 +307,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         unmatched_entries: s.unmatched_entries,
         unmatched_exits: s.unmatched_exits,
         closed_at_end: s.closed_at_end,
+        percentiles: None,
         exclusive_ticks: s.exclusive_ticks,
     }
 }

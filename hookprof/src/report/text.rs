@@ -22,6 +22,10 @@ impl ReportFormat for TextFormat {
             max,
             avg,
         ]);
+        let percentiles = report.has_percentiles();
+        if percentiles {
+            header.extend(["p50".into(), "p90".into(), "p99".into()]);
+        }
         let mut lines: Vec<Vec<String>> = report
             .rows
             .iter()
@@ -39,6 +43,9 @@ impl ReportFormat for TextFormat {
                     r.max.to_string(),
                     r.avg.to_string(),
                 ]);
+                if percentiles {
+                    cells.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
+                }
                 cells
             })
             .collect();
