@@ -374,3 +374,51 @@ pub fn callgrind_file(
         .map_err(write_error)?;
     Ok(warnings)
 }
+
+/// Writes the speedscope profile of `trace_path` to `out` ([`report::speedscope`]): one
+/// replay per thread, so memory stays flat. Returns the warnings to show.
+pub fn speedscope_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    let mut speedscope =
+        report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
+    let wanted = &options.filter.threads;
+    let mut threads: Vec<view::ThreadInfo> = Vec::new();
+    for t in &prepared.info.threads {
+        let shown = wanted.is_empty()
+            || wanted.contains(&t.tid)
+            || t.sequence.is_some_and(|s| wanted.contains(&s));
+        if shown && !threads.iter().any(|seen| seen.tid == t.tid) {
+            threads.push(t.clone());
+        }
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    for thread in threads {
+        let name = match (&thread.name, thread.sequence) {
+            (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", thread.tid),
+            _ => format!("tid {}", thread.tid),
+        };
+        speedscope.begin_thread(&name).map_err(write_error)?;
+        let filter = view::Filter {
+            threads: vec![thread.tid],
+            ..options.filter.clone()
+        };
+        let (view, _, more) = prepared.run(speedscope, &filter)?;
+        speedscope = view;
+        speedscope.end_thread().map_err(write_error)?;
+        for w in more {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    let title = match &prepared.info.summary.exe {
+        Some(exe) => format!("{} (hookprof)", exe.display()),
+        None => "hookprof".to_string(),
+    };
+    speedscope.finish(&title).map_err(write_error)?;
+    Ok(warnings)
+}

@@ -120,10 +120,17 @@ calls it had in progress. See docs/ti-post.md.")]
     /// in `hookprof info`; lines of several threads interleave in trace order. Streamed.
     #[command(after_help = VIEW_HELP)]
     Replay(ReplayArgs),
+    /// speedscope profile: one evented profile per thread, for https://www.speedscope.app.
+    ///
+    /// Every shown call opens (O) and closes (C) its frame, at nanoseconds since the first
+    /// record. The trace is replayed once per thread so that each thread's events come
+    /// together while memory stays flat.
+    #[command(after_help = VIEW_HELP)]
+    Speedscope(SpeedscopeArgs),
 }
 
 const VIEW_HELP: &str = "\
-Filters (the same in timeline, flame, callgrind and replay):
+Filters (the same in timeline, flame, callgrind, replay and speedscope):
   --function=GLOB   only calls of matching functions and the calls made inside them
   --exclude=GLOB    hide matching functions and the calls made inside them
   --thread=N        only this thread (its number from `hookprof info`, or its TID)
@@ -208,6 +215,12 @@ struct TimelineArgs {
 
 #[derive(clap::Args, Debug)]
 struct CallgrindViewArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct SpeedscopeArgs {
     #[command(flatten)]
     view: ViewArgs,
 }
@@ -582,6 +595,9 @@ fn main() -> ExitCode {
         }),
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)
+        }),
+        Command::Speedscope(args) => stream_view(&args.view, |o, out| {
+            hookprof::speedscope_file(&args.view.trace, o, out)
         }),
         Command::Callgrind(args) => stream_view(&args.view, |o, out| {
             hookprof::callgrind_file(&args.view.trace, o, out)

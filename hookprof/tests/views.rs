@@ -275,3 +275,86 @@ fn report_percentiles_sort_and_top() {
         check_golden(name, &String::from_utf8(text).unwrap());
     }
 }
+
+/// Checks a speedscope file: every profile's O and C events nest (a C closes the frame of
+/// the last open O), `at` never goes back, frames exist. Returns the opened frames' names
+/// per profile.
+pub fn check_speedscope(json: &str) -> Vec<Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("speedscope JSON");
+    assert_eq!(
+        value["$schema"],
+        "https://www.speedscope.app/file-format-schema.json"
+    );
+    let frames: Vec<&str> = value["shared"]["frames"]
+        .as_array()
+        .expect("shared.frames")
+        .iter()
+        .map(|f| f["name"].as_str().expect("frame name"))
+        .collect();
+    let mut result = Vec::new();
+    for profile in value["profiles"].as_array().expect("profiles") {
+        assert_eq!(profile["type"], "evented");
+        let start = profile["startValue"].as_u64().expect("startValue");
+        let end = profile["endValue"].as_u64().expect("endValue");
+        let mut open = Vec::new();
+        let mut last = start;
+        let mut opened = Vec::new();
+        for e in profile["events"].as_array().expect("events") {
+            let frame = e["frame"].as_u64().expect("frame") as usize;
+            let at = e["at"].as_u64().expect("at");
+            assert!(frame < frames.len(), "{e}");
+            assert!(
+                at >= last && at <= end,
+                "at {at} after {last}, end {end}: {e}"
+            );
+            last = at;
+            match e["type"].as_str().expect("type") {
+                "O" => {
+                    open.push(frame);
+                    opened.push(frames[frame].to_string());
+                }
+                "C" => assert_eq!(open.pop(), Some(frame), "C must close the last O: {e}"),
+                other => panic!("event type {other}"),
+            }
+        }
+        assert!(open.is_empty(), "{} frames never closed", open.len());
+        result.push(opened);
+    }
+    result
+}
+
+#[test]
+fn golden_speedscope() {
+    use hookprof::report::speedscope::Speedscope;
+    let bytes = golden_trace(Endian::Little);
+    let info = info(&bytes);
+    let mut view = Speedscope::start(Vec::new(), info.clock).unwrap();
+    for thread in &info.threads {
+        view.begin_thread(&format!("tid {}", thread.tid)).unwrap();
+        let filter = Filter {
+            threads: vec![thread.tid],
+            ..Filter::default()
+        };
+        view = run(&bytes, view, &filter).0;
+        view.end_thread().unwrap();
+    }
+    let json = String::from_utf8(view.finish("golden").unwrap()).unwrap();
+    check_golden("views-speedscope.json", &json);
+    let opened = check_speedscope(&json);
+    assert_eq!(
+        opened,
+        [
+            vec![
+                "main",
+                "a",
+                "b",
+                "b",
+                "fact(int)",
+                "fact(int)",
+                "fact(int)",
+                "0x8000"
+            ],
+            vec!["x", "y", "x", "y"],
+        ]
+    );
+}

@@ -371,3 +371,52 @@ fn report_sorts_limits_and_gives_percentiles() {
         "{text}"
     );
 }
+
+#[test]
+fn speedscope_has_one_nested_profile_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let json = view(&["speedscope", trace.to_str().unwrap()]);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("speedscope JSON");
+    let frames: Vec<&str> = value["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let profiles = value["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 5, "main and four workers");
+    let mut work = Vec::new();
+    for p in profiles {
+        assert_eq!(p["unit"], "nanoseconds");
+        let mut open: Vec<u64> = Vec::new();
+        let mut last = 0;
+        let mut count = 0;
+        for e in p["events"].as_array().unwrap() {
+            let (frame, at) = (e["frame"].as_u64().unwrap(), e["at"].as_u64().unwrap());
+            assert!(at >= last, "at goes back: {e}");
+            last = at;
+            if e["type"] == "O" {
+                open.push(frame);
+                if frames[frame as usize] == "work" {
+                    count += 1;
+                }
+            } else {
+                assert_eq!(open.pop(), Some(frame), "{e}");
+            }
+        }
+        assert!(open.is_empty());
+        if count > 0 {
+            work.push(count);
+        }
+    }
+    work.sort();
+    assert_eq!(work, [100, 200, 300, 400]);
+}

@@ -7,6 +7,7 @@ mod csv;
 pub mod flame;
 mod json;
 pub mod percentiles;
+pub mod speedscope;
 mod text;
 pub mod timeline;
 
