@@ -48,6 +48,13 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
     #[error("cannot write the output: {error}")]
     Write { error: io::Error },
+    #[error("{} has times in {} and {} in {}: they cannot be compared", a.display(), unit_a, b.display(), unit_b)]
+    DiffUnits {
+        a: PathBuf,
+        unit_a: &'static str,
+        b: PathBuf,
+        unit_b: &'static str,
+    },
 }
 
 /// A trace file, memory-mapped.
@@ -421,4 +428,49 @@ pub fn speedscope_file(
     };
     speedscope.finish(&title).map_err(write_error)?;
     Ok(warnings)
+}
+
+/// Compares the flat profiles of two traces ([`report::diff`]): `csv` for CSV, else aligned
+/// text; `top` keeps the N largest changes. Returns the output and the warnings of both
+/// traces (each prefixed with its trace).
+pub fn diff_files(
+    a: &Path,
+    b: &Path,
+    exe: [Option<&Path>; 2],
+    csv: bool,
+    top: Option<usize>,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
+    let mut reports = Vec::new();
+    let mut warnings = Vec::new();
+    for (path, exe) in [a, b].into_iter().zip(exe) {
+        let trace = TraceFile::open(path)?;
+        let profile = trace.profile()?;
+        let mut names = Symbolizer::new(&profile.summary, exe)?;
+        let report = FlatReport::build(&profile, &mut names, false);
+        for w in profile_warnings(&profile.summary)
+            .into_iter()
+            .chain(names.take_warnings())
+        {
+            warnings.push(format!("{}: {w}", path.display()));
+        }
+        reports.push(report);
+    }
+    let (ua, ub) = (reports[0].summary.unit, reports[1].summary.unit);
+    if ua.suffix() != ub.suffix() {
+        return Err(Error::DiffUnits {
+            a: a.to_path_buf(),
+            unit_a: ua.suffix(),
+            b: b.to_path_buf(),
+            unit_b: ub.suffix(),
+        });
+    }
+    let diff = report::diff::Diff::new(&reports[0], &reports[1]);
+    let mut bytes = Vec::new();
+    if csv {
+        diff.write_csv(top, &mut bytes)
+    } else {
+        diff.write_text(top, &mut bytes)
+    }
+    .expect("writing to a Vec cannot fail");
+    Ok((bytes, warnings))
 }

@@ -127,6 +127,56 @@ calls it had in progress. See docs/ti-post.md.")]
     /// together while memory stays flat.
     #[command(after_help = VIEW_HELP)]
     Speedscope(SpeedscopeArgs),
+    /// Compare two traces: calls and times per function, A beside B, with the changes.
+    ///
+    /// Functions are matched by name (addresses change between builds), all threads
+    /// together, and sorted by the largest change of exclusive time. `change` is the
+    /// relative change of exclusive time (new: only in B; gone: only in A). Times in ns.
+    Diff(DiffArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The first (baseline) trace.
+    a: PathBuf,
+    /// The second trace.
+    b: PathBuf,
+    /// Symbols of A from this executable instead of the path recorded in A.
+    #[arg(long, value_name = "ELF")]
+    exe_a: Option<PathBuf>,
+    /// Symbols of B from this executable instead of the path recorded in B.
+    #[arg(long, value_name = "ELF")]
+    exe_b: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    format: DiffFormatArg,
+    /// Only the N largest changes.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Write to FILE instead of standard output (never an input trace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DiffFormatArg {
+    /// Aligned columns and a total line.
+    Text,
+    /// Comma-separated values with a header row (with inclusive deltas).
+    Csv,
+}
+
+fn diff(args: &DiffArgs) -> Result<()> {
+    check_output(&args.a, args.output.as_ref())?;
+    check_output(&args.b, args.output.as_ref())?;
+    let (bytes, warnings) = hookprof::diff_files(
+        &args.a,
+        &args.b,
+        [args.exe_a.as_deref(), args.exe_b.as_deref()],
+        matches!(args.format, DiffFormatArg::Csv),
+        args.top,
+    )?;
+    emit(&warnings, &bytes, args.output.as_ref())
 }
 
 const VIEW_HELP: &str = "\
@@ -596,6 +646,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)
         }),
+        Command::Diff(args) => diff(args),
         Command::Speedscope(args) => stream_view(&args.view, |o, out| {
             hookprof::speedscope_file(&args.view.trace, o, out)
         }),

@@ -358,3 +358,39 @@ fn golden_speedscope() {
         ]
     );
 }
+
+#[test]
+fn golden_diff() {
+    use hookprof::format::Writer;
+    use hookprof::model::Profile;
+    use hookprof::report::diff::Diff;
+    use hookprof::report::FlatReport;
+
+    let a = golden_trace(Endian::Little);
+    // B: only the main thread, with b's second call gone and fact's recursion one level
+    // shorter.
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let mut records = main_thread_records();
+    records.retain(|r| r.time != 70 && r.time != 75 && r.time != 120 && r.time != 130);
+    w.events(TID_MAIN, &records).unwrap();
+    let b = w.into_inner();
+    let report = |bytes: &[u8]| {
+        let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();
+        FlatReport::build(&profile, &mut names(), false)
+    };
+    let diff = Diff::new(&report(&a), &report(&b));
+    let fact = diff
+        .rows
+        .iter()
+        .find(|r| r.function == "fact(int)")
+        .unwrap();
+    assert_eq!((fact.calls, fact.exclusive), ([3, 2], [50, 50]));
+    let y = diff.rows.iter().find(|r| r.function == "y").unwrap();
+    assert_eq!((y.calls, y.exclusive), ([2, 0], [177, 0]));
+    let mut text = Vec::new();
+    diff.write_text(None, &mut text).unwrap();
+    check_golden("views-diff.txt", &String::from_utf8(text).unwrap());
+    let mut csv = Vec::new();
+    diff.write_csv(Some(3), &mut csv).unwrap();
+    check_golden("views-diff-top3.csv", &String::from_utf8(csv).unwrap());
+}

@@ -420,3 +420,33 @@ fn speedscope_has_one_nested_profile_per_thread() {
     work.sort();
     assert_eq!(work, [100, 200, 300, 400]);
 }
+
+#[test]
+fn diff_matches_functions_by_name_across_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = calls_trace(dir.path());
+    let program = build_traced(dir.path(), "calls_o2", &["calls.c"], &["-O2"], false);
+    let (b, _) = run_traced(dir.path(), &program, &[]);
+    let csv = view(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format=csv",
+    ]);
+    let rows = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(rows.len(), CALLS.len(), "{csv}");
+    for (function, calls) in CALLS {
+        let row = rows.iter().find(|r| &r[0] == function).unwrap();
+        // -O0 and -O2 builds make the same calls: hooks go in before inlining.
+        assert_eq!(
+            (&row[1], &row[2], &row[3]),
+            (&*calls.to_string(), &*calls.to_string(), "0")
+        );
+    }
+    // A trace against itself: no change anywhere.
+    let text = view(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert!(text.trim_end().ends_with("delta 0 (0.0%)"), "{text}");
+}

@@ -4,6 +4,7 @@
 pub mod callgrind;
 pub mod calltree;
 mod csv;
+pub mod diff;
 pub mod flame;
 mod json;
 pub mod percentiles;
