@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3 valgrind make)
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3 valgrind binutils make)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done

@@ -133,6 +133,30 @@ calls it had in progress. See docs/ti-post.md.")]
     /// together, and sorted by the largest change of exclusive time. `change` is the
     /// relative change of exclusive time (new: only in B; gone: only in A). Times in ns.
     Diff(DiffArgs),
+    /// gmon.out for GNU gprof: call counts per arc and a histogram of exclusive times.
+    ///
+    /// Read it with `gprof PROGRAM gmon.out` (the traced build). Arcs carry the call counts
+    /// the trace saw; the histogram is synthesized from exclusive times (each function's time
+    /// in the bin at its entry point, at a sampling rate chosen so that the largest fits), so
+    /// gprof's "self seconds" are the trace's exclusive times. Only the executable's
+    /// functions; all threads together. See docs/views.md.
+    Gmon(GmonArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct GmonArgs {
+    /// The .hktrace file.
+    trace: PathBuf,
+    /// Where to write (never the input trace).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    output: PathBuf,
+}
+
+fn gmon(args: &GmonArgs) -> Result<()> {
+    check_output(&args.trace, Some(&args.output))?;
+    let mut bytes = Vec::new();
+    let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
+    emit(&warnings, &bytes, Some(&args.output))
 }
 
 #[derive(clap::Args, Debug)]
@@ -647,6 +671,7 @@ fn main() -> ExitCode {
             hookprof::calltree_file(&args.view.trace, o, out)
         }),
         Command::Diff(args) => diff(args),
+        Command::Gmon(args) => gmon(args),
         Command::Speedscope(args) => stream_view(&args.view, |o, out| {
             hookprof::speedscope_file(&args.view.trace, o, out)
         }),

@@ -394,3 +394,80 @@ fn golden_diff() {
     diff.write_csv(Some(3), &mut csv).unwrap();
     check_golden("views-diff-top3.csv", &String::from_utf8(csv).unwrap());
 }
+
+#[test]
+fn gmon_out_records_arcs_and_exclusive_times() {
+    use hookprof::model::Profile;
+    use hookprof::report::gmon::{write, Target};
+    for endian in [Endian::Little, Endian::Big] {
+        let bytes = golden_trace(endian);
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        let target = Target {
+            endian,
+            pointer_size: 8,
+            bias: 0,
+            start: 0x1000,
+            end: 0x9000,
+            ticks_per_second: 1_000_000_000,
+        };
+        let mut out = Vec::new();
+        let rate = write(&profile, &target, &mut out).unwrap();
+        let u32_at = |at: usize| {
+            let b: [u8; 4] = out[at..at + 4].try_into().unwrap();
+            match endian {
+                Endian::Little => u32::from_le_bytes(b),
+                Endian::Big => u32::from_be_bytes(b),
+            }
+        };
+        let u64_at = |at: usize| {
+            let b: [u8; 8] = out[at..at + 8].try_into().unwrap();
+            match endian {
+                Endian::Little => u64::from_le_bytes(b),
+                Endian::Big => u64::from_be_bytes(b),
+            }
+        };
+        assert_eq!(&out[..4], b"gmon");
+        assert_eq!(u32_at(4), 1, "version");
+        // The histogram: functions from main (0x1000) to the hex one (0x8000), 2-byte bins.
+        let h = 20;
+        assert_eq!(out[h], 0, "time histogram tag");
+        assert_eq!((u64_at(h + 1), u64_at(h + 9)), (0x1000, 0x8002));
+        let bins = u32_at(h + 17) as usize;
+        assert_eq!(bins, 0x3801);
+        assert_eq!(u32_at(h + 21), rate);
+        assert_eq!(&out[h + 25..h + 32], b"seconds");
+        let bin = |address: u64| {
+            let at = h + 41 + 2 * ((address - 0x1000) / 2) as usize;
+            let b = [out[at], out[at + 1]];
+            match endian {
+                Endian::Little => u16::from_le_bytes(b),
+                Endian::Big => u16::from_be_bytes(b),
+            }
+        };
+        // Every time fits a bin at the clock's own rate: one sample per nanosecond. (The
+        // rate drops below the clock's only for a function with more than 65535 ticks.)
+        assert_eq!(rate, 1_000_000_000);
+        assert_eq!((bin(Y), bin(FACT), bin(MAIN), bin(ANON)), (177, 50, 94, 1));
+        // Then one record per arc with a caller: main→a, a→b, main→b, main→fact,
+        // fact→fact, main→anon, x→y.
+        let mut at = h + 41 + 2 * bins;
+        let mut arcs = Vec::new();
+        while at < out.len() {
+            assert_eq!(out[at], 1, "arc tag at {at}");
+            arcs.push((u64_at(at + 1), u64_at(at + 9), u32_at(at + 17)));
+            at += 21;
+        }
+        assert_eq!(
+            arcs,
+            [
+                (MAIN, A, 1),
+                (MAIN, B, 1),
+                (MAIN, FACT, 1),
+                (MAIN, ANON, 1),
+                (A, B, 1),
+                (FACT, FACT, 2),
+                (X, Y, 2),
+            ]
+        );
+    }
+}

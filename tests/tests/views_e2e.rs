@@ -450,3 +450,47 @@ fn diff_matches_functions_by_name_across_builds() {
     let text = view(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
     assert!(text.trim_end().ends_with("delta 0 (0.0%)"), "{text}");
 }
+
+#[test]
+fn gprof_reads_the_gmon_out() {
+    let Some(gprof) = system_tool("gprof", "binutils") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let gmon = dir.path().join("gmon.out");
+    run_ok(hookprof().arg("gmon").arg(&trace).arg("-o").arg(&gmon));
+    let program = dir.path().join("calls");
+    let out = run_ok(Command::new(gprof).arg("-b").arg(&program).arg(&gmon));
+    let text = String::from_utf8(out.stdout).unwrap();
+
+    // Call graph: the counts of every arc, fib's recursion as gprof writes it.
+    for line in [
+        "1/1           fib",
+        "50/50          apply",
+        "100/100         leaf",
+        "25/25          twice",
+        "25/25          negate",
+        "1+1972    fib",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    // Flat profile: each function's share of the time is its exclusive share in the report.
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+    let csv = String::from_utf8(report.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    for row in reader.records() {
+        let row = row.unwrap();
+        let (function, percent): (&str, f64) = (&row[0], row[7].parse().unwrap());
+        let flat = text
+            .lines()
+            .take_while(|l| !l.contains("Call graph"))
+            .find(|l| l.split_whitespace().last() == Some(function))
+            .unwrap_or_else(|| panic!("{function} not in the flat profile:\n{text}"));
+        let share: f64 = flat.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            (share - percent).abs() <= 0.1,
+            "{function}: gprof {share} % vs report {percent} %\n{text}"
+        );
+    }
+}

@@ -6,6 +6,7 @@ pub mod calltree;
 mod csv;
 pub mod diff;
 pub mod flame;
+pub mod gmon;
 mod json;
 pub mod percentiles;
 pub mod speedscope;
