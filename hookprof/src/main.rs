@@ -210,6 +210,8 @@ Filters (the same in timeline, flame, callgrind, replay and speedscope):
   --thread=N        only this thread (its number from `hookprof info`, or its TID)
   --depth=N         at most N levels of shown calls
   --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s)
+  --time-range=A..B only calls starting between A and B after the first record
+                    (e.g. 10ms..20ms, 2s.., ..500us)
 GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
 The time of a hidden call counts as the own time of the shown call around it.
 See docs/views.md.";
@@ -240,6 +242,33 @@ struct ViewArgs {
     /// Hide calls shorter than this (ns, us, ms or s; a bare number is nanoseconds).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     min_duration: Option<u64>,
+    /// Only calls starting in START..END, times since the first record (e.g. 10ms..20ms,
+    /// 2s.., ..500us).
+    #[arg(long, value_name = "START..END", value_parser = parse_time_range)]
+    time_range: Option<(u64, u64)>,
+}
+
+/// `START..END` with either side optional, each a duration as [`parse_duration`] takes it.
+fn parse_time_range(text: &str) -> Result<(u64, u64), String> {
+    let Some((start, end)) = text.split_once("..") else {
+        return Err(format!(
+            "{text:?} is not a time range such as 10ms..20ms, 2s.. or ..500us"
+        ));
+    };
+    let start = if start.trim().is_empty() {
+        0
+    } else {
+        parse_duration(start)?
+    };
+    let end = if end.trim().is_empty() {
+        u64::MAX
+    } else {
+        parse_duration(end)?
+    };
+    if end <= start {
+        return Err(format!("{text:?}: the range ends before it starts"));
+    }
+    Ok((start, end))
 }
 
 impl From<&ViewArgs> for ViewOptions {
@@ -252,6 +281,7 @@ impl From<&ViewArgs> for ViewOptions {
                 threads: a.threads.clone(),
                 depth: a.depth.map(|d| d as usize),
                 min_duration_ns: a.min_duration.unwrap_or(0),
+                time_range_ns: a.time_range,
             },
         }
     }

@@ -10,7 +10,9 @@
 //! - `--function=GLOB`: frames that are not a matching function or inside one;
 //! - `--exclude=GLOB`: a matching function and everything it calls;
 //! - `--depth=N`: frames deeper than N shown frames;
-//! - `--min-duration`: calls shorter than the duration (and so everything they call).
+//! - `--min-duration`: calls shorter than the duration (and so everything they call);
+//! - `--time-range`: calls that start outside the range (the calls they make that start
+//!   inside it are shown).
 //!
 //! The time of a hidden call counts as the own (exclusive) time of the nearest shown frame
 //! around it: [`ViewFrame::child_ticks`] sums only the shown children.
@@ -42,6 +44,9 @@ pub struct Filter {
     pub depth: Option<usize>,
     /// Hide calls shorter than this many nanoseconds (ticks when the trace has no clock rate).
     pub min_duration_ns: u64,
+    /// Show only calls that start in `[start, end)`, nanoseconds since the trace's earliest
+    /// record (ticks without a clock rate).
+    pub time_range_ns: Option<(u64, u64)>,
 }
 
 impl Filter {
@@ -288,6 +293,8 @@ pub struct Viewer<'r, V> {
     shown_tids: Vec<u64>,
     min_ticks: u64,
     depth: usize,
+    /// `--time-range` as timestamps: `[start, end)`.
+    time_range: (u64, u64),
     threads: Vec<ThreadView>,
     by_tid: HashMap<u64, usize>,
     last: Option<(u64, usize)>,
@@ -311,6 +318,10 @@ impl<'r, V: View> Viewer<'r, V> {
             by_address: HashMap::default(),
             resolve,
             min_ticks: info.clock.ticks_from_ns(filter.min_duration_ns),
+            time_range: filter.time_range_ns.map_or((0, u64::MAX), |(start, end)| {
+                let at = |ns: u64| info.clock.base.saturating_add(info.clock.ticks_from_ns(ns));
+                (at(start), if end == u64::MAX { u64::MAX } else { at(end) })
+            }),
             depth: filter.depth.unwrap_or(usize::MAX),
             filter: filter.clone(),
             shown_tids,
@@ -407,7 +418,9 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
         }
         let shown = thread.excluded == 0
             && (!only_functions || thread.matching > 0)
-            && thread.stack.len() < self.depth;
+            && thread.stack.len() < self.depth
+            && frame.entry_time >= self.time_range.0
+            && frame.entry_time < self.time_range.1;
         if shown {
             bits |= SHOWN;
             thread.stack.push(ViewFrame {

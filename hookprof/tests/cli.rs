@@ -219,6 +219,14 @@ fn views_reject_bad_options_with_usage_errors() {
         (&["replay", t, "--function=[a"][..], "not a valid pattern"),
         (&["callgrind", t, "--depth=0"][..], "--depth"),
         (&["report", t, "--sort=size"][..], "--sort"),
+        (
+            &["speedscope", t, "--time-range=5ms"][..],
+            "not a time range",
+        ),
+        (
+            &["timeline", t, "--time-range=5ms..1ms"][..],
+            "ends before it starts",
+        ),
     ] {
         let out = hookprof(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -471,3 +471,18 @@ fn gmon_out_records_arcs_and_exclusive_times() {
         );
     }
 }
+
+#[test]
+fn time_range_shows_the_calls_starting_in_it() {
+    let trace = golden_trace(Endian::Little);
+    let filter = Filter {
+        time_range_ns: Some((100, 160)),
+        ..Filter::default()
+    };
+    let names = check_trace_events(&timeline(&trace, &filter));
+    assert_eq!(names[&TID_MAIN], ["fact(int)", "fact(int)", "fact(int)"]);
+    assert!(!names.contains_key(&TID_WORKER), "{names:?}");
+    // A call starting in the range is shown at depth 1 when its caller started before.
+    let text = calltree(&trace, &filter);
+    assert!(text.contains("[    1] | fact(int) {"), "{text}");
+}
