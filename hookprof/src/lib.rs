@@ -15,6 +15,7 @@
 pub mod callgraph;
 pub mod format;
 pub mod info;
+pub mod lines;
 pub mod model;
 pub mod nitro;
 pub mod replay;
@@ -378,8 +379,17 @@ pub fn callgrind_file(
     let profile = report::callgrind::CallgrindProfile::new();
     let (profile, names, warnings) = prepared.run(profile, &options.filter)?;
     let clock = prepared.info.clock;
+    let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
+    let location = |address: u64| lines.as_ref().and_then(|l| l.location(address));
     profile
-        .write(&prepared.info, options.exe.as_deref(), &names, &clock, out)
+        .write(
+            &prepared.info,
+            options.exe.as_deref(),
+            &names,
+            &clock,
+            &location,
+            out,
+        )
         .map_err(write_error)?;
     Ok(warnings)
 }

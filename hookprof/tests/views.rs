@@ -54,7 +54,7 @@ fn callgrind(bytes: &[u8], filter: &Filter) -> String {
     let info = info(bytes);
     let (view, names) = run(bytes, CallgrindProfile::new(), filter);
     let mut out = Vec::new();
-    view.write(&info, None, &names, &info.clock, &mut out)
+    view.write(&info, None, &names, &info.clock, &|_| None, &mut out)
         .unwrap();
     String::from_utf8(out).unwrap()
 }

@@ -494,3 +494,35 @@ fn gprof_reads_the_gmon_out() {
         );
     }
 }
+
+#[test]
+fn callgrind_has_source_lines_from_dwarf() {
+    let Some(annotate) = system_tool("callgrind_annotate", "valgrind") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O0", "-g"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let out = dir.path().join("callgrind.out");
+    run_ok(hookprof().arg("callgrind").arg(&trace).arg("-o").arg(&out));
+    let text = String::from_utf8(run_ok(Command::new(annotate).arg(&out)).stdout).unwrap();
+    for function in ["fib", "main", "leaf", "apply"] {
+        assert!(
+            text.contains(&format!("programs/calls.c:{function}")),
+            "{function} has no file in:\n{text}"
+        );
+    }
+    // callgrind_annotate finds the source and puts fib's time on its line.
+    let fib_line = text
+        .lines()
+        .find(|l| l.contains("int fib(int n)"))
+        .unwrap_or_else(|| panic!("no annotated source:\n{text}"));
+    let cost: u64 = fib_line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("no cost on {fib_line:?}"));
+    assert!(cost > 0, "{fib_line}");
+}

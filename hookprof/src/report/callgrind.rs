@@ -4,9 +4,10 @@
 //!
 //! Every function is written with its exclusive time (`fn=` and one cost line) and its
 //! calls to other functions (`cfn=`, `calls=N`, and the inclusive time of those calls), all
-//! threads together. The trace has no source positions, so every cost is at line 0 of file
-//! `???`. A function calling itself directly gets an arc with its call count and no cost, so
-//! that the inclusive time `callgrind_annotate --inclusive=yes` derives for a recursive
+//! threads together. With DWARF in the executable (`-g`), each function is put at the file
+//! and line of its entry point (`fl=`, `cfi=`), and its calls at that line too (the trace has
+//! no call sites); without, at line 0 of file `???`. A function calling itself directly gets
+//! an arc with its call count and no cost, so that the inclusive time `callgrind_annotate --inclusive=yes` derives for a recursive
 //! function is not counted twice; through other functions recursion is counted as valgrind
 //! counts it (once per level). The format needs the whole profile: memory grows with the
 //! functions and call arcs, not with the records.
@@ -33,13 +34,15 @@ impl CallgrindProfile {
         Self::default()
     }
 
-    /// Writes the callgrind file. `info` gives the command and process id.
+    /// Writes the callgrind file. `info` gives the command and process id; `location`
+    /// the source file and line of a function's entry point (by address) when known.
     pub fn write(
         &self,
         info: &TraceInfo,
         exe: Option<&Path>,
         names: &Names,
         clock: &TimeBase,
+        location: &dyn Fn(u64) -> Option<(String, u32)>,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let mut functions: Vec<u32> = (0..self.seen.len() as u32)
@@ -78,10 +81,31 @@ impl CallgrindProfile {
         writeln!(out, "events: {event}")?;
         writeln!(out, "summary: {total}")?;
         writeln!(out)?;
+        // Per function: its file's number (1 is `???`) and line; file names by number.
+        let mut files: Vec<String> = vec!["???".to_string()];
+        let mut file_ids: HashMap<String, usize> = HashMap::default();
+        let places: Vec<(usize, u32)> = (0..names.names.len())
+            .map(|f| match location(names.addresses[f]) {
+                Some((file, line)) => {
+                    let id = *file_ids.entry(file.clone()).or_insert_with(|| {
+                        files.push(file);
+                        files.len()
+                    });
+                    (id, line)
+                }
+                None => (1, 0),
+            })
+            .collect();
+        let mut current_file = 1;
         writeln!(out, "fl=(1) ???")?;
         for &f in &functions {
+            let (file, line) = places[f as usize];
+            if file != current_file {
+                writeln!(out, "fl=({file}) {}", one_line(&files[file - 1]))?;
+                current_file = file;
+            }
             writeln!(out, "fn=({}) {}", f + 1, one_line(names.name(f)))?;
-            writeln!(out, "0 {}", clock.duration(self.exclusive[f as usize]))?;
+            writeln!(out, "{line} {}", clock.duration(self.exclusive[f as usize]))?;
             let mut calls = arcs.remove(&f).unwrap_or_default();
             calls.sort_by(|a, b| {
                 names
@@ -90,9 +114,18 @@ impl CallgrindProfile {
                     .then(names.addresses[a.0 as usize].cmp(&names.addresses[b.0 as usize]))
             });
             for (callee, count, ticks) in calls {
+                // The trace has no call sites: calls are put at the caller's first line.
+                let (callee_file, callee_line) = places[callee as usize];
+                if callee_file != file {
+                    writeln!(
+                        out,
+                        "cfi=({callee_file}) {}",
+                        one_line(&files[callee_file - 1])
+                    )?;
+                }
                 writeln!(out, "cfn=({}) {}", callee + 1, one_line(names.name(callee)))?;
-                writeln!(out, "calls={count} 0")?;
-                writeln!(out, "0 {}", clock.duration(ticks))?;
+                writeln!(out, "calls={count} {callee_line}")?;
+                writeln!(out, "{line} {}", clock.duration(ticks))?;
             }
             writeln!(out)?;
         }
