@@ -107,9 +107,11 @@ calls it had in progress. See docs/ti-post.md.")]
     /// Callgrind profile for callgrind_annotate and KCachegrind.
     ///
     /// Exclusive time per function and the calls and inclusive time of every caller→callee
-    /// arc, in nanoseconds (event "ns"), all threads together. The trace has no source
-    /// positions: costs are at line 0 of file ???. Read it with `callgrind_annotate FILE`
-    /// (add --inclusive=yes for inclusive times) or `kcachegrind FILE`.
+    /// arc, in nanoseconds (event "ns"), all threads together. With DWARF in the executable
+    /// (-g), each function is at the file and line of its entry point (its calls too: the
+    /// trace has no call sites); without, at line 0 of file ???. Read it with
+    /// `callgrind_annotate FILE` (--inclusive=yes for inclusive times, --tree=calling for
+    /// call counts) or `kcachegrind FILE`.
     #[command(after_help = VIEW_HELP)]
     Callgrind(CallgrindViewArgs),
     /// Call tree: every call in order, indented, with its duration and thread (uftrace

@@ -486,3 +486,26 @@ fn time_range_shows_the_calls_starting_in_it() {
     let text = calltree(&trace, &filter);
     assert!(text.contains("[    1] | fact(int) {"), "{text}");
 }
+
+#[test]
+fn views_of_a_trace_without_clock_rate_are_in_ticks() {
+    let mut h = header(Endian::Big);
+    h.ticks_per_second = 0;
+    h.flags = 0;
+    let trace = golden_trace_with(h, false);
+    let json = timeline(&trace, &Filter::default());
+    let names = check_trace_events(&json);
+    assert_eq!(names[&TID_MAIN].len(), 8);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["otherData"]["unit"], "ticks");
+    // Without the CLOCK chunk the worker's open frames close at its last record (30).
+    let text = folded(&trace, &Filter::default(), false);
+    assert!(text.lines().any(|l| l == "main;fact(int) 20"), "{text}");
+    let cg = callgrind(&trace, &Filter::default());
+    assert!(cg.contains("events: ticks"), "{cg}");
+    let tree = calltree(&trace, &Filter::default());
+    assert!(
+        tree.contains("      200 tk   [    1] | } /* main */"),
+        "{tree}"
+    );
+}
