@@ -289,6 +289,8 @@ pub struct ViewOptions {
     /// The executable to take symbols from instead of the path in the trace.
     pub exe: Option<PathBuf>,
     pub filter: view::Filter,
+    /// Told of the replay's progress (the `hookprof` binary draws a bar with it).
+    pub progress: Option<view::Progress>,
 }
 
 fn write_error(error: io::Error) -> Error {
@@ -303,6 +305,7 @@ pub fn timeline_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
     let timeline = report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
     let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
     timeline.finish().map_err(write_error)?;
@@ -317,6 +320,7 @@ pub fn calltree_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
     let tree = report::calltree::CallTree::start(out, &prepared.info).map_err(write_error)?;
     let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
     tree.finish(&names).map_err(write_error)?;
@@ -351,6 +355,7 @@ pub fn flame_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
     let stacks = report::flame::FoldedStacks::new(&prepared.info, flame.per_thread);
     let (stacks, names, warnings) = prepared.run(stacks, &options.filter)?;
     let clock = prepared.info.clock;
@@ -376,6 +381,7 @@ pub fn callgrind_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
     let profile = report::callgrind::CallgrindProfile::new();
     let (profile, names, warnings) = prepared.run(profile, &options.filter)?;
     let clock = prepared.info.clock;
@@ -402,6 +408,7 @@ pub fn speedscope_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
     let mut speedscope =
         report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
     let wanted = &options.filter.threads;

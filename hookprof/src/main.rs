@@ -273,9 +273,47 @@ fn parse_time_range(text: &str) -> Result<(u64, u64), String> {
     Ok((start, end))
 }
 
+/// A progress bar on standard error, shown only once a replay has taken more than a second
+/// and only when standard error is a terminal.
+struct ProgressBar {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+}
+
+impl ProgressBar {
+    fn new() -> std::sync::Arc<ProgressBar> {
+        std::sync::Arc::new(ProgressBar {
+            bar: indicatif::ProgressBar::hidden(),
+            started: std::time::Instant::now(),
+        })
+    }
+
+    fn update(&self, done: u64, total: u64) {
+        if self.bar.is_hidden()
+            && self.started.elapsed() > std::time::Duration::from_secs(1)
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} replaying {human_pos}/{human_len} records, {eta} left {wide_bar}",
+            ) {
+                self.bar.set_style(style);
+            }
+        }
+        self.bar.set_length(total.max(done));
+        self.bar.set_position(done);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 impl From<&ViewArgs> for ViewOptions {
     fn from(a: &ViewArgs) -> ViewOptions {
         ViewOptions {
+            progress: None,
             exe: a.exe.clone(),
             filter: Filter {
                 functions: a.functions.clone(),
@@ -645,7 +683,28 @@ fn stream_view(
     write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
 ) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let options = ViewOptions::from(args);
+    let mut options = ViewOptions::from(args);
+    let bar = ProgressBar::new();
+    let for_replay = bar.clone();
+    options.progress = Some(hookprof::view::Progress(std::sync::Arc::new(
+        move |done, total| for_replay.update(done, total),
+    )));
+    let result = stream_to_output(args, &options, write);
+    bar.finish();
+    let warnings = result?;
+    for w in &warnings {
+        warn(w);
+    }
+    Ok(())
+}
+
+/// The output part of [`stream_view`]: returns the warnings.
+fn stream_to_output(
+    args: &ViewArgs,
+    options: &ViewOptions,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+) -> Result<Vec<String>> {
+    let options = options.clone();
     let warnings = match &args.output {
         None => {
             let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -682,10 +741,7 @@ fn stream_view(
             }
         }
     };
-    for w in &warnings {
-        warn(w);
-    }
-    Ok(())
+    Ok(warnings)
 }
 
 fn main() -> ExitCode {

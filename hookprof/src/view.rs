@@ -56,6 +56,17 @@ impl Filter {
     }
 }
 
+/// Told how many records have been replayed so far, every 65536 (`hookprof` draws a progress
+/// bar with it). Arguments: records replayed, records in the trace.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
 /// A frame the filter shows, on the view's stack (outermost first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViewFrame {
@@ -167,6 +178,9 @@ pub struct TraceInfo {
     /// chunk.
     pub threads: Vec<ThreadInfo>,
     pub clock: TimeBase,
+    /// Records in the EVENTS chunks (each is one [`View`] event at most): what a progress
+    /// report counts towards.
+    pub records: u64,
 }
 
 impl TraceInfo {
@@ -188,6 +202,7 @@ impl TraceInfo {
         let complete = trace.header().is_complete();
         let mut threads: Vec<ThreadInfo> = Vec::new();
         let mut base: Option<u64> = None;
+        let mut records = 0u64;
         for chunk in trace.chunks() {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
@@ -218,6 +233,7 @@ impl TraceInfo {
                 }
                 Chunk::Events(events) => {
                     open_thread(&mut threads, chunk.thread);
+                    records += events.len() as u64;
                     // Records of one thread are in time order: its first is its earliest.
                     if let Some(Ok(first)) = events.iter().next() {
                         base = Some(base.map_or(first.time, |b| b.min(first.time)));
@@ -245,6 +261,7 @@ impl TraceInfo {
                 base: base.unwrap_or(0),
                 ticks_per_second,
             },
+            records,
         })
     }
 
@@ -298,6 +315,10 @@ pub struct Viewer<'r, V> {
     threads: Vec<ThreadView>,
     by_tid: HashMap<u64, usize>,
     last: Option<(u64, usize)>,
+    /// Replayed entries and exits, and whom to tell about them.
+    replayed: u64,
+    records: u64,
+    progress: Option<Progress>,
 }
 
 impl<'r, V: View> Viewer<'r, V> {
@@ -328,6 +349,25 @@ impl<'r, V: View> Viewer<'r, V> {
             threads: Vec::new(),
             by_tid: HashMap::default(),
             last: None,
+            replayed: 0,
+            records: info.records,
+            progress: None,
+        }
+    }
+
+    /// Reports progress to `progress` while replaying.
+    pub fn with_progress(mut self, progress: Option<Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    #[inline]
+    fn count_record(&mut self) {
+        self.replayed += 1;
+        if self.replayed & 0xffff == 0 {
+            if let Some(progress) = &self.progress {
+                (progress.0)(self.replayed, self.records);
+            }
         }
     }
 
@@ -387,6 +427,7 @@ impl<'r, V: View> Viewer<'r, V> {
 
 impl<V: View> ReplayVisitor for Viewer<'_, V> {
     fn enter(&mut self, tid: u64, stack: &[Frame]) {
+        self.count_record();
         let Some(frame) = stack.last() else { return };
         let t = self.thread_index(tid);
         if !self.threads[t].shown {
@@ -440,6 +481,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     }
 
     fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
+        self.count_record();
         let t = self.thread_index(tid);
         let thread = &mut self.threads[t];
         if !thread.shown {
@@ -482,6 +524,8 @@ pub struct Prepared {
     pub trace: TraceFile,
     pub info: TraceInfo,
     pub symbols: Symbolizer,
+    /// Told of the replay's progress.
+    pub progress: Option<Progress>,
 }
 
 impl Prepared {
@@ -498,6 +542,7 @@ impl Prepared {
             trace,
             info,
             symbols,
+            progress: None,
         })
     }
 
@@ -508,7 +553,8 @@ impl Prepared {
         view: V,
         filter: &Filter,
     ) -> Result<(V, Names, Vec<String>), Error> {
-        let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols);
+        let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
+            .with_progress(self.progress.clone());
         let summary =
             replay_bytes(self.trace.bytes(), &mut viewer).map_err(|error| Error::Format {
                 path: self.trace.path().to_path_buf(),

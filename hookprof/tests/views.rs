@@ -509,3 +509,33 @@ fn views_of_a_trace_without_clock_rate_are_in_ticks() {
         "{tree}"
     );
 }
+
+#[test]
+fn progress_is_reported_every_65536_records() {
+    use hookprof::format::{Record, Writer};
+    use hookprof::view::Progress;
+    use std::sync::{Arc, Mutex};
+
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let records: Vec<Record> = (0..100_000u64)
+        .flat_map(|i| [Record::entry(2 * i, A), Record::exit(2 * i + 1, A)])
+        .collect();
+    w.events(TID_MAIN, &records).unwrap();
+    let bytes = w.into_inner();
+    let info = info(&bytes);
+    assert_eq!(info.records, 200_000);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let progress = Progress(Arc::new(move |done, total| {
+        log.lock().unwrap().push((done, total))
+    }));
+    let mut names = names();
+    let view = CallgrindProfile::new();
+    let mut viewer =
+        Viewer::new(view, &info, &Filter::default(), &mut names).with_progress(Some(progress));
+    replay_bytes(&bytes, &mut viewer).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(65_536, 200_000), (131_072, 200_000), (196_608, 200_000)]
+    );
+}
