@@ -139,6 +139,8 @@ pub struct ReportOptions {
     /// Percentiles (p50, p90, p99) of the inclusive time of single calls, from a second
     /// replay of the trace.
     pub percentiles: bool,
+    /// Who calls each function, and how often.
+    pub callers: bool,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -210,6 +212,9 @@ fn render_report_with(
 ) -> ReportOutput {
     let mut report = FlatReport::build(profile, names, options.per_thread);
     fill(&mut report);
+    if options.callers {
+        report.add_callers(profile, names);
+    }
     report.sort_and_limit(options.sort, options.top);
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());

@@ -35,13 +35,14 @@ enum Command {
     /// its shared libraries; unknown addresses are shown as 0x<hex>.
     #[command(after_help = "\
 CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent
-             [,p50_ns,p90_ns,p99_ns with --percentiles]
+             [,p50_ns,p90_ns,p99_ns with --percentiles][,callers with --callers]
   thread    with --per-thread: the THREAD chunk's sequence number (1 = first thread),
             or the Linux TID if the trace has no THREAD chunk for the thread
   min/max   shortest and longest inclusive time of a single call
   avg       mean inclusive time per call
   percent   share of the total exclusive time of all rows (two decimals), also with --top
-  p50..p99  percentiles of the inclusive time of single calls (within 1 %)")]
+  p50..p99  percentiles of the inclusive time of single calls (within 1 %)
+  callers   with --callers: caller×calls;… (<spontaneous>: bottom of a thread's stack)")]
     Report(ReportArgs),
     /// Describe a trace: header, executable, modules, threads and record counts.
     ///
@@ -484,6 +485,9 @@ struct ReportArgs {
     /// trace a second time).
     #[arg(long)]
     percentiles: bool,
+    /// Add who calls each function and how often (caller×calls, most first).
+    #[arg(long)]
+    callers: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -554,6 +558,7 @@ impl From<&ReportArgs> for ReportOptions {
             sort: a.sort.into(),
             top: a.top,
             percentiles: a.percentiles,
+            callers: a.callers,
         }
     }
 }

@@ -539,3 +539,41 @@ fn progress_is_reported_every_65536_records() {
         [(65_536, 200_000), (131_072, 200_000), (196_608, 200_000)]
     );
 }
+
+#[test]
+fn report_callers() {
+    use hookprof::model::Profile;
+    use hookprof::report::{FlatReport, Format};
+
+    let bytes = golden_trace(Endian::Little);
+    let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+    for per_thread in [false, true] {
+        let mut report = FlatReport::build(&profile, &mut names(), per_thread);
+        report.add_callers(&profile, &mut names());
+        let b = report.rows.iter().find(|r| r.function == "b").unwrap();
+        assert_eq!(
+            b.callers.as_deref(),
+            Some(&[("a".to_string(), 1), ("main".to_string(), 1)][..])
+        );
+        let fact = report
+            .rows
+            .iter()
+            .find(|r| r.function == "fact(int)")
+            .unwrap();
+        assert_eq!(
+            fact.callers.as_deref(),
+            Some(&[("fact(int)".to_string(), 2), ("main".to_string(), 1)][..])
+        );
+        for format in [Format::Text, Format::Csv] {
+            let mut out = Vec::new();
+            report.render(format, &mut out).unwrap();
+            let ext = if format == Format::Text { "txt" } else { "csv" };
+            let name = if per_thread {
+                format!("views-report-callers-per-thread.{ext}")
+            } else {
+                format!("views-report-callers.{ext}")
+            };
+            check_golden(&name, &String::from_utf8(out).unwrap());
+        }
+    }
+}

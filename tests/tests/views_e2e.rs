@@ -526,3 +526,31 @@ fn callgrind_has_source_lines_from_dwarf() {
         .unwrap_or_else(|_| panic!("no cost on {fib_line:?}"));
     assert!(cost > 0, "{fib_line}");
 }
+
+#[test]
+fn report_shows_who_calls_each_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let csv = view(&[
+        "report",
+        trace.to_str().unwrap(),
+        "--format=csv",
+        "--callers",
+    ]);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().next_back(),
+        Some("callers")
+    );
+    let callers: BTreeMap<String, String> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].to_string(), r[r.len() - 1].to_string())
+        })
+        .collect();
+    assert_eq!(callers["fib"], "fib×1972;main×1");
+    assert_eq!(callers["twice"], "apply×25");
+    assert_eq!(callers["leaf"], "main×100");
+    assert_eq!(callers["main"], "<spontaneous>×1");
+}

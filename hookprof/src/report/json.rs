@@ -113,6 +113,13 @@ impl Serialize for RowJson<'_> {
             map.serialize_entry(&format!("p90_{u}"), &p90)?;
             map.serialize_entry(&format!("p99_{u}"), &p99)?;
         }
+        if let Some(callers) = &r.callers {
+            let list: Vec<serde_json::Value> = callers
+                .iter()
+                .map(|(function, calls)| serde_json::json!({"function": function, "calls": calls}))
+                .collect();
+            map.serialize_entry("callers", &list)?;
+        }
         map.serialize_entry("unmatched_entries", &r.unmatched_entries)?;
         map.serialize_entry("unmatched_exits", &r.unmatched_exits)?;
         map.serialize_entry("closed_at_end", &r.closed_at_end)?;

@@ -113,6 +113,9 @@ pub struct Row {
     /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
     /// a single call (within 1 %, from a histogram).
     pub percentiles: Option<[u64; 3]>,
+    /// With `--callers`: who called the function and how often, most calls first;
+    /// `<spontaneous>` for calls at the bottom of a thread's stack.
+    pub callers: Option<Vec<(String, u64)>>,
     exclusive_ticks: u64,
 }
 
@@ -264,6 +267,59 @@ impl FlatReport {
         }
     }
 
+    /// Fills every row's `callers` from the arcs of `profile` (of the row's thread with
+    /// `per_thread`).
+    pub fn add_callers(&mut self, profile: &Profile, names: &mut dyn Resolve) {
+        // (thread, callee) → (caller, calls).
+        type Callers = HashMap<(Option<u64>, u64), Vec<(String, u64)>>;
+        let mut callers: Callers = HashMap::new();
+        let mut name = |address: Option<u64>| match address {
+            None => "<spontaneous>".to_string(),
+            Some(a) => names.resolve(a).unwrap_or_else(|| hex_name(a)),
+        };
+        let mut add =
+            |thread: Option<u64>,
+             arcs: &crate::model::HashMap<crate::model::Arc, crate::model::ArcStats>| {
+                for (arc, stats) in arcs {
+                    let list = callers.entry((thread, arc.callee)).or_default();
+                    let caller = name(arc.caller);
+                    match list.iter_mut().find(|(n, _)| *n == caller) {
+                        Some(entry) => entry.1 += stats.calls,
+                        None => list.push((caller, stats.calls)),
+                    }
+                }
+            };
+        if self.per_thread {
+            for (thread, summary) in profile.threads.iter().zip(&profile.summary.threads) {
+                add(Some(summary.label()), &thread.table.arcs);
+            }
+        } else {
+            add(None, &profile.merged().arcs);
+        }
+        for row in &mut self.rows {
+            let mut list = callers
+                .remove(&(row.thread, row.address))
+                .unwrap_or_default();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            row.callers = Some(list);
+        }
+    }
+
+    /// Whether the rows carry the callers.
+    pub fn has_callers(&self) -> bool {
+        self.rows.iter().any(|r| r.callers.is_some())
+    }
+
+    /// `caller×calls, …` of a row.
+    pub fn callers_text(row: &Row, separator: &str) -> String {
+        row.callers
+            .iter()
+            .flatten()
+            .map(|(name, calls)| format!("{name}×{calls}"))
+            .collect::<Vec<_>>()
+            .join(separator)
+    }
+
     /// Whether the rows carry percentiles.
     pub fn has_percentiles(&self) -> bool {
         self.rows.iter().any(|r| r.percentiles.is_some())
@@ -311,6 +367,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         unmatched_exits: s.unmatched_exits,
         closed_at_end: s.closed_at_end,
         percentiles: None,
+        callers: None,
         exclusive_ticks: s.exclusive_ticks,
     }
 }

@@ -60,8 +60,19 @@ impl ReportFormat for TextFormat {
                     .unwrap_or(0)
             })
             .collect();
-        let functions =
-            std::iter::once("function").chain(report.rows.iter().map(|r| r.function.as_str()));
+        let with_callers = report.has_callers();
+        let named: Vec<String> = report
+            .rows
+            .iter()
+            .map(|r| {
+                if with_callers {
+                    format!("{}  <- {}", r.function, FlatReport::callers_text(r, ", "))
+                } else {
+                    r.function.clone()
+                }
+            })
+            .collect();
+        let functions = std::iter::once("function").chain(named.iter().map(String::as_str));
         for (cells, function) in lines.iter().zip(functions) {
             let mut line = String::new();
             for (cell, width) in cells.iter().zip(&widths) {
