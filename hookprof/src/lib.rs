@@ -5,8 +5,14 @@
 //! - [`replay`]: pairs entries and exits per thread and feeds a [`replay::ReplayVisitor`];
 //!   every report reads the trace through it;
 //! - [`model`]: per-function statistics and caller→callee arcs, per thread and merged;
-//! - [`symbols`]: function names from the ELF files of the traced program;
-//! - [`report`]: the flat profile in text, CSV and JSON;
+//! - [`symbols`]: function names from the ELF files of the traced program; [`lines`]: source
+//!   lines from its DWARF;
+//! - [`view`]: the replay's frames named and filtered (`--function`, `--exclude`, `--thread`,
+//!   `--depth`, `--min-duration`, `--time-range`) for the views;
+//! - [`report`]: the flat profile in text, CSV and JSON, and one module per view over
+//!   [`view`]: `timeline` (Chrome trace events), `flame` (folded stacks, SVG), `speedscope`,
+//!   `callgrind`, `calltree` (`hookprof replay`), `percentiles`; and over [`model`]: `gmon`
+//!   (gprof) and `diff`;
 //! - [`info`]: the description printed by `hookprof info`.
 //!
 //! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
