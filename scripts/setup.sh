@@ -16,7 +16,7 @@
 set -euo pipefail
 
 packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind make strace
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind binutils make strace
           gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
           picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
           python3-pip)

@@ -5,8 +5,14 @@
 //! - [`replay`]: pairs entries and exits per thread and feeds a [`replay::ReplayVisitor`];
 //!   every report reads the trace through it;
 //! - [`model`]: per-function statistics and caller→callee arcs, per thread and merged;
-//! - [`symbols`]: function names from the ELF files of the traced program;
-//! - [`report`]: the flat profile in text, CSV and JSON;
+//! - [`symbols`]: function names from the ELF files of the traced program; [`lines`]: source
+//!   lines from its DWARF;
+//! - [`view`]: the replay's frames named and filtered (`--function`, `--exclude`, `--thread`,
+//!   `--depth`, `--min-duration`, `--time-range`) for the views;
+//! - [`report`]: the flat profile in text, CSV and JSON, and one module per view over
+//!   [`view`]: `timeline` (Chrome trace events), `flame` (folded stacks, SVG), `speedscope`,
+//!   `callgrind`, `calltree` (`hookprof replay`), `percentiles`; and over [`model`]: `gmon`
+//!   (gprof) and `diff`;
 //! - [`info`]: the description printed by `hookprof info`.
 //!
 //! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
@@ -16,6 +22,7 @@ pub mod callgraph;
 pub mod format;
 pub mod gprof;
 pub mod info;
+pub mod lines;
 pub mod model;
 pub mod nitro;
 pub mod pfp;
@@ -23,6 +30,7 @@ pub mod replay;
 pub mod report;
 pub mod symbols;
 pub mod ti;
+pub mod view;
 
 use std::fs::File;
 use std::io;
@@ -47,6 +55,17 @@ pub enum Error {
     Symbols(#[from] SymbolError),
     #[error("{}: refusing to write the report over the input trace", path.display())]
     OutputIsInput { path: PathBuf },
+    #[error("cannot write the output: {error}")]
+    Write { error: io::Error },
+    #[error("{}: {message}", path.display())]
+    Unsupported { path: PathBuf, message: String },
+    #[error("{} has times in {} and {} in {}: they cannot be compared", a.display(), unit_a, b.display(), unit_b)]
+    DiffUnits {
+        a: PathBuf,
+        unit_a: &'static str,
+        b: PathBuf,
+        unit_b: &'static str,
+    },
 }
 
 /// A trace file: memory-mapped while this process holds a shared `flock` on it, else read
@@ -233,6 +252,15 @@ pub struct ReportOptions {
     pub format: Format,
     /// One row per thread and function instead of per function.
     pub per_thread: bool,
+    /// The order of the rows.
+    pub sort: report::SortKey,
+    /// Only the first N rows (of each thread with `per_thread`).
+    pub top: Option<usize>,
+    /// Percentiles (p50, p90, p99) of the inclusive time of single calls, from a second
+    /// replay of the trace.
+    pub percentiles: bool,
+    /// Who calls each function, and how often.
+    pub callers: bool,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -248,7 +276,26 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     let trace = TraceFile::open(trace_path)?;
     let profile = trace.profile()?;
     let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
-    Ok(render_report(&profile, &mut names, options))
+    let durations = if options.percentiles {
+        let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+        let (durations, view_names, _) = prepared.run(
+            report::percentiles::CallDurations::new(),
+            &view::Filter::default(),
+        )?;
+        Some((durations, prepared.info, view_names))
+    } else {
+        None
+    };
+    Ok(render_report_with(
+        &profile,
+        &mut names,
+        options,
+        |report| {
+            if let Some((durations, info, view_names)) = &durations {
+                durations.fill(report, info, view_names);
+            }
+        },
+    ))
 }
 
 /// Reads `trace_path`, symbolizes it and renders the Dynamic Call Graph ([`callgraph`]).
@@ -273,7 +320,22 @@ pub fn render_report(
     names: &mut dyn Resolve,
     options: &ReportOptions,
 ) -> ReportOutput {
-    let report = FlatReport::build(profile, names, options.per_thread);
+    render_report_with(profile, names, options, |_| {})
+}
+
+/// [`render_report`], with `fill` adding to the report (percentiles) before it is sorted.
+fn render_report_with(
+    profile: &Profile,
+    names: &mut dyn Resolve,
+    options: &ReportOptions,
+    fill: impl FnOnce(&mut FlatReport),
+) -> ReportOutput {
+    let mut report = FlatReport::build(profile, names, options.per_thread);
+    fill(&mut report);
+    if options.callers {
+        report.add_callers(profile, names);
+    }
+    report.sort_and_limit(options.sort, options.top);
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     let mut bytes = Vec::new();
@@ -344,4 +406,252 @@ pub fn same_file(input: &Path, output: &Path) -> bool {
         }
         _ => false,
     }
+}
+
+/// Options every view shares (`hookprof timeline`, `flame`, `callgrind`, `replay`).
+#[derive(Clone, Debug, Default)]
+pub struct ViewOptions {
+    /// The executable to take symbols from instead of the path in the trace.
+    pub exe: Option<PathBuf>,
+    pub filter: view::Filter,
+    /// Told of the replay's progress (the `hookprof` binary draws a bar with it).
+    pub progress: Option<view::Progress>,
+}
+
+fn write_error(error: io::Error) -> Error {
+    Error::Write { error }
+}
+
+/// Writes the Chrome trace-event JSON of `trace_path` to `out` as it is replayed
+/// ([`report::timeline`]). Returns the warnings to show.
+pub fn timeline_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
+    let timeline = report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
+    let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
+    timeline.finish().map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Writes the call tree of `trace_path` (`hookprof replay`, [`report::calltree`]) to `out`
+/// as it is replayed. Returns the warnings to show.
+pub fn calltree_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
+    let tree = report::calltree::CallTree::start(out, &prepared.info).map_err(write_error)?;
+    let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
+    tree.finish(&names).map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// The output of `hookprof flame`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlameFormat {
+    /// Folded stacks, one `frame;frame;… count` line per distinct stack.
+    Folded,
+    /// An SVG flame graph (inferno).
+    Svg,
+}
+
+/// Options of `hookprof flame` besides the shared ones.
+#[derive(Clone, Copy, Debug)]
+pub struct FlameOptions {
+    pub format: FlameFormat,
+    /// Icicle graph: the outermost frames at the top (SVG only).
+    pub inverted: bool,
+    /// A `thread N` frame at the bottom of every stack.
+    pub per_thread: bool,
+}
+
+/// Writes the folded stacks or flame graph of `trace_path` to `out` ([`report::flame`]).
+/// Returns the warnings to show.
+pub fn flame_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    flame: &FlameOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
+    let stacks = report::flame::FoldedStacks::new(&prepared.info, flame.per_thread);
+    let (stacks, names, warnings) = prepared.run(stacks, &options.filter)?;
+    let clock = prepared.info.clock;
+    match flame.format {
+        FlameFormat::Folded => stacks.write_folded(&names, &clock, out),
+        FlameFormat::Svg => {
+            let title = match &prepared.info.summary.exe {
+                Some(exe) => format!("{} (hookprof)", exe.display()),
+                None => "hookprof flame graph".to_string(),
+            };
+            stacks.write_svg(&names, &clock, &title, flame.inverted, out)
+        }
+    }
+    .map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Writes a callgrind profile of `trace_path` to `out` ([`report::callgrind`]). Returns the
+/// warnings to show.
+pub fn callgrind_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
+    let profile = report::callgrind::CallgrindProfile::new();
+    let (profile, names, warnings) = prepared.run(profile, &options.filter)?;
+    let clock = prepared.info.clock;
+    let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
+    let location = |address: u64| lines.as_ref().and_then(|l| l.location(address));
+    profile
+        .write(
+            &prepared.info,
+            options.exe.as_deref(),
+            &names,
+            &clock,
+            &location,
+            out,
+        )
+        .map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Writes the speedscope profile of `trace_path` to `out` ([`report::speedscope`]): one
+/// replay per thread, so memory stays flat. Returns the warnings to show.
+pub fn speedscope_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.progress = options.progress.clone();
+    let mut speedscope =
+        report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
+    let wanted = &options.filter.threads;
+    let mut threads: Vec<view::ThreadInfo> = Vec::new();
+    for t in &prepared.info.threads {
+        let shown = wanted.is_empty()
+            || wanted.contains(&t.tid)
+            || t.sequence.is_some_and(|s| wanted.contains(&s));
+        if shown && !threads.iter().any(|seen| seen.tid == t.tid) {
+            threads.push(t.clone());
+        }
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    for thread in threads {
+        let name = match (&thread.name, thread.sequence) {
+            (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", thread.tid),
+            _ => format!("tid {}", thread.tid),
+        };
+        speedscope.begin_thread(&name).map_err(write_error)?;
+        let filter = view::Filter {
+            threads: vec![thread.tid],
+            ..options.filter.clone()
+        };
+        let (view, _, more) = prepared.run(speedscope, &filter)?;
+        speedscope = view;
+        speedscope.end_thread().map_err(write_error)?;
+        for w in more {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    let title = match &prepared.info.summary.exe {
+        Some(exe) => format!("{} (hookprof)", exe.display()),
+        None => "hookprof".to_string(),
+    };
+    speedscope.finish(&title).map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// Compares the flat profiles of two traces ([`report::diff`]): `csv` for CSV, else aligned
+/// text; `top` keeps the N largest changes. Returns the output and the warnings of both
+/// traces (each prefixed with its trace).
+pub fn diff_files(
+    a: &Path,
+    b: &Path,
+    exe: [Option<&Path>; 2],
+    csv: bool,
+    top: Option<usize>,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
+    let mut reports = Vec::new();
+    let mut warnings = Vec::new();
+    for (path, exe) in [a, b].into_iter().zip(exe) {
+        let trace = TraceFile::open(path)?;
+        let profile = trace.profile()?;
+        let mut names = Symbolizer::new(&profile.summary, exe)?;
+        let report = FlatReport::build(&profile, &mut names, false);
+        for w in profile_warnings(&profile.summary)
+            .into_iter()
+            .chain(names.take_warnings())
+        {
+            warnings.push(format!("{}: {w}", path.display()));
+        }
+        reports.push(report);
+    }
+    let (ua, ub) = (reports[0].summary.unit, reports[1].summary.unit);
+    if ua.suffix() != ub.suffix() {
+        return Err(Error::DiffUnits {
+            a: a.to_path_buf(),
+            unit_a: ua.suffix(),
+            b: b.to_path_buf(),
+            unit_b: ub.suffix(),
+        });
+    }
+    let diff = report::diff::Diff::new(&reports[0], &reports[1]);
+    let mut bytes = Vec::new();
+    if csv {
+        diff.write_csv(top, &mut bytes)
+    } else {
+        diff.write_text(top, &mut bytes)
+    }
+    .expect("writing to a Vec cannot fail");
+    Ok((bytes, warnings))
+}
+
+/// Writes a gmon.out for GNU gprof from `trace_path` ([`report::gmon`]). Returns the
+/// warnings to show and the sampling rate of the synthesized histogram.
+pub fn gmon_file(trace_path: &Path, out: &mut dyn io::Write) -> Result<(Vec<String>, u32), Error> {
+    let trace = TraceFile::open(trace_path)?;
+    let profile = trace.profile()?;
+    let s = &profile.summary;
+    let unsupported = |message: &str| Error::Unsupported {
+        path: trace_path.to_path_buf(),
+        message: message.to_string(),
+    };
+    let Some(ticks_per_second) = s.ticks_per_second() else {
+        return Err(unsupported(
+            "the trace has no clock rate, and gmon.out needs times in seconds",
+        ));
+    };
+    let Some(module) = s
+        .modules
+        .iter()
+        .find(|m| m.path.is_none() || (s.exe.is_some() && m.path == s.exe))
+    else {
+        return Err(unsupported(
+            "the trace has no MODULE chunk for its executable, so its addresses cannot be \
+             turned into the ELF file's",
+        ));
+    };
+    let target = report::gmon::Target {
+        endian: s.header.endian,
+        pointer_size: s.header.pointer_size,
+        bias: module.bias,
+        start: module.start,
+        end: module.end,
+        ticks_per_second,
+    };
+    let rate = report::gmon::write(&profile, &target, out).map_err(write_error)?;
+    Ok((profile_warnings(s), rate))
 }

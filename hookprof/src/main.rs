@@ -9,7 +9,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use hookprof::report::Format;
-use hookprof::{callgraph_file, report_file, same_file, ReportOptions, TraceFile};
+use hookprof::view::Filter;
+use hookprof::{
+    callgraph_file, report_file, same_file, FlameFormat, FlameOptions, ReportOptions, TraceFile,
+    ViewOptions,
+};
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -31,11 +35,14 @@ enum Command {
     /// its shared libraries; unknown addresses are shown as 0x<hex>.
     #[command(after_help = "\
 CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent
+             [,p50_ns,p90_ns,p99_ns with --percentiles][,callers with --callers]
   thread    with --per-thread: the THREAD chunk's sequence number (1 = first thread),
             or the Linux TID if the trace has no THREAD chunk for the thread
   min/max   shortest and longest inclusive time of a single call
   avg       mean inclusive time per call
-  percent   share of the total exclusive time of all rows (two decimals)")]
+  percent   share of the total exclusive time of all rows (two decimals), also with --top
+  p50..p99  percentiles of the inclusive time of single calls (within 1 %)
+  callers   with --callers: caller×calls;… (<spontaneous>: bottom of a thread's stack)")]
     Report(ReportArgs),
     /// Describe a trace: header, executable, modules, threads and record counts.
     ///
@@ -98,6 +105,314 @@ PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Vali
 Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
 calls it had in progress. See docs/ti-post.md.")]
     Ti(TiArgs),
+    /// Timeline: every call as Chrome trace-event JSON, for Perfetto UI or chrome://tracing.
+    ///
+    /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
+    /// call's entry (name, depth, address) and an E event at its exit; ts in microseconds
+    /// since the first record. Written as the trace is replayed: memory stays flat whatever
+    /// the trace's length. Open the file at https://ui.perfetto.dev ("Open trace file").
+    #[command(after_help = VIEW_HELP)]
+    Timeline(TimelineArgs),
+    /// Flame graph: folded stacks (--format=folded) or an SVG flame graph (--format=svg).
+    ///
+    /// Each distinct call stack with the time spent in its last function itself (exclusive
+    /// time, nanoseconds), all threads together unless --per-thread. Folded lines
+    /// (`main;a;b 1234`) are what flamegraph.pl, inferno-flamegraph and speedscope read;
+    /// the SVG is drawn by the inferno crate.
+    #[command(after_help = VIEW_HELP)]
+    Flame(FlameArgs),
+    /// Callgrind profile for callgrind_annotate and KCachegrind.
+    ///
+    /// Exclusive time per function and the calls and inclusive time of every caller→callee
+    /// arc, in nanoseconds (event "ns"), all threads together. With DWARF in the executable
+    /// (-g), each function is at the file and line of its entry point (its calls too: the
+    /// trace has no call sites); without, at line 0 of file ???. Read it with
+    /// `callgrind_annotate FILE` (--inclusive=yes for inclusive times, --tree=calling for
+    /// call counts) or `kcachegrind FILE`.
+    #[command(after_help = VIEW_HELP)]
+    Callgrind(CallgrindViewArgs),
+    /// Call tree: every call in order, indented, with its duration and thread (uftrace
+    /// replay style).
+    ///
+    /// A call with no shown callee is one line `name();` with its duration; others open with
+    /// `name() {` and close with `} /* name */` and their duration. Threads are numbered as
+    /// in `hookprof info`; lines of several threads interleave in trace order. Streamed.
+    #[command(after_help = VIEW_HELP)]
+    Replay(ReplayArgs),
+    /// speedscope profile: one evented profile per thread, for https://www.speedscope.app.
+    ///
+    /// Every shown call opens (O) and closes (C) its frame, at nanoseconds since the first
+    /// record. The trace is replayed once per thread so that each thread's events come
+    /// together while memory stays flat.
+    #[command(after_help = VIEW_HELP)]
+    Speedscope(SpeedscopeArgs),
+    /// Compare two traces: calls and times per function, A beside B, with the changes.
+    ///
+    /// Functions are matched by name (addresses change between builds), all threads
+    /// together, and sorted by the largest change of exclusive time. `change` is the
+    /// relative change of exclusive time (new: only in B; gone: only in A). Times in ns.
+    Diff(DiffArgs),
+    /// gmon.out for GNU gprof: call counts per arc and a histogram of exclusive times.
+    ///
+    /// Read it with `gprof PROGRAM gmon.out` (the traced build). Arcs carry the call counts
+    /// the trace saw; the histogram is synthesized from exclusive times (each function's time
+    /// in the bin at its entry point, at a sampling rate chosen so that the largest fits), so
+    /// gprof's "self seconds" are the trace's exclusive times. Only the executable's
+    /// functions; all threads together. See docs/views.md.
+    Gmon(GmonArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct GmonArgs {
+    /// The .hktrace file.
+    trace: PathBuf,
+    /// Where to write (never the input trace).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    output: PathBuf,
+}
+
+fn gmon(args: &GmonArgs) -> Result<()> {
+    check_output(&args.trace, Some(&args.output))?;
+    let mut bytes = Vec::new();
+    let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
+    emit(&warnings, &bytes, Some(&args.output))
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The first (baseline) trace.
+    a: PathBuf,
+    /// The second trace.
+    b: PathBuf,
+    /// Symbols of A from this executable instead of the path recorded in A.
+    #[arg(long, value_name = "ELF")]
+    exe_a: Option<PathBuf>,
+    /// Symbols of B from this executable instead of the path recorded in B.
+    #[arg(long, value_name = "ELF")]
+    exe_b: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    format: DiffFormatArg,
+    /// Only the N largest changes.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Write to FILE instead of standard output (never an input trace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DiffFormatArg {
+    /// Aligned columns and a total line.
+    Text,
+    /// Comma-separated values with a header row (with inclusive deltas).
+    Csv,
+}
+
+fn diff(args: &DiffArgs) -> Result<()> {
+    check_output(&args.a, args.output.as_ref())?;
+    check_output(&args.b, args.output.as_ref())?;
+    let (bytes, warnings) = hookprof::diff_files(
+        &args.a,
+        &args.b,
+        [args.exe_a.as_deref(), args.exe_b.as_deref()],
+        matches!(args.format, DiffFormatArg::Csv),
+        args.top,
+    )?;
+    emit(&warnings, &bytes, args.output.as_ref())
+}
+
+const VIEW_HELP: &str = "\
+Filters (the same in timeline, flame, callgrind, replay and speedscope):
+  --function=GLOB   only calls of matching functions and the calls made inside them
+  --exclude=GLOB    hide matching functions and the calls made inside them
+  --thread=N        only this thread (its number from `hookprof info`, or its TID)
+  --depth=N         at most N levels of shown calls
+  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s)
+  --time-range=A..B only calls starting between A and B after the first record
+                    (e.g. 10ms..20ms, 2s.., ..500us)
+GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
+The time of a hidden call counts as the own time of the shown call around it.
+See docs/views.md.";
+
+/// The trace, symbols, output and filters every view takes.
+#[derive(clap::Args, Debug)]
+struct ViewArgs {
+    /// The .hktrace file.
+    trace: PathBuf,
+    /// Take symbols from this executable instead of the path recorded in the trace.
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// Write to FILE instead of standard output (never the input trace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Only calls of functions matching GLOB, and the calls inside them (repeatable).
+    #[arg(long = "function", value_name = "GLOB", value_parser = Filter::pattern)]
+    functions: Vec<glob::Pattern>,
+    /// Hide functions matching GLOB and the calls inside them (repeatable).
+    #[arg(long, value_name = "GLOB", value_parser = Filter::pattern)]
+    exclude: Vec<glob::Pattern>,
+    /// Only this thread: its number from `hookprof info`, or its TID (repeatable).
+    #[arg(long = "thread", value_name = "N")]
+    threads: Vec<u64>,
+    /// At most N levels of shown calls (1 = only the outermost).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    depth: Option<u64>,
+    /// Hide calls shorter than this (ns, us, ms or s; a bare number is nanoseconds).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    min_duration: Option<u64>,
+    /// Only calls starting in START..END, times since the first record (e.g. 10ms..20ms,
+    /// 2s.., ..500us).
+    #[arg(long, value_name = "START..END", value_parser = parse_time_range)]
+    time_range: Option<(u64, u64)>,
+}
+
+/// `START..END` with either side optional, each a duration as [`parse_duration`] takes it.
+fn parse_time_range(text: &str) -> Result<(u64, u64), String> {
+    let Some((start, end)) = text.split_once("..") else {
+        return Err(format!(
+            "{text:?} is not a time range such as 10ms..20ms, 2s.. or ..500us"
+        ));
+    };
+    let start = if start.trim().is_empty() {
+        0
+    } else {
+        parse_duration(start)?
+    };
+    let end = if end.trim().is_empty() {
+        u64::MAX
+    } else {
+        parse_duration(end)?
+    };
+    if end <= start {
+        return Err(format!("{text:?}: the range ends before it starts"));
+    }
+    Ok((start, end))
+}
+
+/// A progress bar on standard error, shown only once a replay has taken more than a second
+/// and only when standard error is a terminal.
+struct ProgressBar {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+}
+
+impl ProgressBar {
+    fn new() -> std::sync::Arc<ProgressBar> {
+        std::sync::Arc::new(ProgressBar {
+            bar: indicatif::ProgressBar::hidden(),
+            started: std::time::Instant::now(),
+        })
+    }
+
+    fn update(&self, done: u64, total: u64) {
+        if self.bar.is_hidden()
+            && self.started.elapsed() > std::time::Duration::from_secs(1)
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} replaying {human_pos}/{human_len} records, {eta} left {wide_bar}",
+            ) {
+                self.bar.set_style(style);
+            }
+        }
+        self.bar.set_length(total.max(done));
+        self.bar.set_position(done);
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl From<&ViewArgs> for ViewOptions {
+    fn from(a: &ViewArgs) -> ViewOptions {
+        ViewOptions {
+            progress: None,
+            exe: a.exe.clone(),
+            filter: Filter {
+                functions: a.functions.clone(),
+                exclude: a.exclude.clone(),
+                threads: a.threads.clone(),
+                depth: a.depth.map(|d| d as usize),
+                min_duration_ns: a.min_duration.unwrap_or(0),
+                time_range_ns: a.time_range,
+            },
+        }
+    }
+}
+
+/// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?} (use ns, us, ms or s)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 500ns, 20us, 1.5ms or 2s"))?;
+    Ok((value * scale).round() as u64)
+}
+
+#[derive(clap::Args, Debug)]
+struct TimelineArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct CallgrindViewArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct SpeedscopeArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct FlameArgs {
+    #[command(flatten)]
+    view: ViewArgs,
+    /// Folded stacks (text) or an SVG flame graph.
+    #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
+    format: FlameFormatArg,
+    /// Icicle graph: the outermost calls at the top (SVG).
+    #[arg(long)]
+    inverted: bool,
+    /// Put each thread's stacks under a `thread N` frame.
+    #[arg(long)]
+    per_thread: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FlameFormatArg {
+    /// `frame;frame;… count` lines, sorted.
+    Folded,
+    /// An SVG flame graph.
+    Svg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -213,6 +528,19 @@ struct ReportArgs {
     /// One row per thread and function instead of process totals.
     #[arg(long)]
     per_thread: bool,
+    /// Order of the rows (largest first; name: alphabetical).
+    #[arg(long, value_enum, default_value_t = SortArg::Exclusive)]
+    sort: SortArg,
+    /// Only the first N rows (of each thread with --per-thread).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Add p50, p90 and p99 of the inclusive time of single calls (within 1 %; replays the
+    /// trace a second time).
+    #[arg(long)]
+    percentiles: bool,
+    /// Add who calls each function and how often (caller×calls, most first).
+    #[arg(long)]
+    callers: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -222,6 +550,36 @@ struct ReportArgs {
 struct InfoArgs {
     /// The .hktrace file.
     trace: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SortArg {
+    /// Exclusive time (time in the function itself).
+    Exclusive,
+    /// Inclusive time.
+    Inclusive,
+    /// Number of calls.
+    Calls,
+    /// Average inclusive time per call.
+    Avg,
+    /// Longest single call.
+    Max,
+    /// Function name.
+    Name,
+}
+
+impl From<SortArg> for hookprof::report::SortKey {
+    fn from(s: SortArg) -> Self {
+        use hookprof::report::SortKey as K;
+        match s {
+            SortArg::Exclusive => K::Exclusive,
+            SortArg::Inclusive => K::Inclusive,
+            SortArg::Calls => K::Calls,
+            SortArg::Avg => K::Avg,
+            SortArg::Max => K::Max,
+            SortArg::Name => K::Name,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -250,6 +608,10 @@ impl From<&ReportArgs> for ReportOptions {
             exe: a.exe.clone(),
             format: a.format.into(),
             per_thread: a.per_thread,
+            sort: a.sort.into(),
+            top: a.top,
+            percentiles: a.percentiles,
+            callers: a.callers,
         }
     }
 }
@@ -389,6 +751,74 @@ fn info(args: &InfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs a view that writes as it goes: to standard output, or to a temporary file beside
+/// FILE renamed to FILE once complete, so that an error never leaves a truncated file.
+fn stream_view(
+    args: &ViewArgs,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+) -> Result<()> {
+    check_output(&args.trace, args.output.as_ref())?;
+    let mut options = ViewOptions::from(args);
+    let bar = ProgressBar::new();
+    let for_replay = bar.clone();
+    options.progress = Some(hookprof::view::Progress(std::sync::Arc::new(
+        move |done, total| for_replay.update(done, total),
+    )));
+    let result = stream_to_output(args, &options, write);
+    bar.finish();
+    let warnings = result?;
+    for w in &warnings {
+        warn(w);
+    }
+    Ok(())
+}
+
+/// The output part of [`stream_view`]: returns the warnings.
+fn stream_to_output(
+    args: &ViewArgs,
+    options: &ViewOptions,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+) -> Result<Vec<String>> {
+    let options = options.clone();
+    let warnings = match &args.output {
+        None => {
+            let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let warnings = write(&options, &mut stdout)?;
+            stdout.flush().context("cannot write to standard output")?;
+            warnings
+        }
+        Some(path) => {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".hookprof-partial");
+            let partial = PathBuf::from(name);
+            let file = std::fs::File::create(&partial)
+                .with_context(|| format!("{}: cannot create", partial.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let result = write(&options, &mut out)
+                .map_err(anyhow::Error::from)
+                .and_then(|w| {
+                    out.flush()
+                        .with_context(|| format!("{}: cannot write", partial.display()))?;
+                    Ok(w)
+                });
+            drop(out);
+            match result {
+                Ok(w) => {
+                    std::fs::rename(&partial, path).with_context(|| {
+                        format!("{}: cannot rename to {}", partial.display(), path.display())
+                    })?;
+                    w
+                }
+                Err(err) => {
+                    let _ = std::fs::remove_file(&partial);
+                    return Err(err);
+                }
+            }
+        }
+    };
+    Ok(warnings)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -399,6 +829,39 @@ fn main() -> ExitCode {
         Command::Pfp(args) => pfp(args),
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
+        Command::Timeline(args) => stream_view(&args.view, |o, out| {
+            hookprof::timeline_file(&args.view.trace, o, out)
+        }),
+        Command::Replay(args) => stream_view(&args.view, |o, out| {
+            hookprof::calltree_file(&args.view.trace, o, out)
+        }),
+        Command::Diff(args) => diff(args),
+        Command::Gmon(args) => gmon(args),
+        Command::Speedscope(args) => stream_view(&args.view, |o, out| {
+            hookprof::speedscope_file(&args.view.trace, o, out)
+        }),
+        Command::Callgrind(args) => stream_view(&args.view, |o, out| {
+            hookprof::callgrind_file(&args.view.trace, o, out)
+        }),
+        Command::Flame(args) => {
+            let flame = FlameOptions {
+                format: match args.format {
+                    FlameFormatArg::Folded => FlameFormat::Folded,
+                    FlameFormatArg::Svg => FlameFormat::Svg,
+                },
+                inverted: args.inverted,
+                per_thread: args.per_thread,
+            };
+            if args.inverted && flame.format != FlameFormat::Svg {
+                eprintln!(
+                    "hookprof: error: --inverted draws an icicle graph: it needs --format=svg"
+                );
+                return ExitCode::from(2);
+            }
+            stream_view(&args.view, |o, out| {
+                hookprof::flame_file(&args.view.trace, o, &flame, out)
+            })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -406,6 +869,11 @@ fn main() -> ExitCode {
             // A closed pipe (`hookprof report t | head`) is not worth an error message.
             if let Some(io) = err.downcast_ref::<std::io::Error>() {
                 if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            if let Some(hookprof::Error::Write { error }) = err.downcast_ref::<hookprof::Error>() {
+                if error.kind() == std::io::ErrorKind::BrokenPipe {
                     return ExitCode::SUCCESS;
                 }
             }

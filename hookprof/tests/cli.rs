@@ -167,3 +167,92 @@ fn output_never_overwrites_the_trace() {
     assert!(stderr.contains("--exe"), "{stderr}");
     assert!(stderr.contains("2 records were lost"), "{stderr}");
 }
+
+const VIEWS: [&str; 5] = ["timeline", "flame", "callgrind", "replay", "speedscope"];
+
+#[test]
+fn views_name_the_file_and_byte_of_a_format_error_and_leave_no_output() {
+    let dir = scratch_dir("cli-views-errors");
+    let mut bytes = golden_trace(Endian::Little);
+    bytes.truncate(bytes.len() - 8);
+    let trace = write_trace(&dir, "cut.hktrace", &bytes);
+    let exe = env!("CARGO_BIN_EXE_hookprof");
+    for view in VIEWS {
+        let output = dir.join(format!("{view}.out"));
+        let out = hookprof(&[
+            view,
+            trace.to_str().unwrap(),
+            "--exe",
+            exe,
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{view}");
+        let stderr = text(&out.stderr);
+        let prefix = format!("hookprof: error: {}: byte ", trace.display());
+        assert!(stderr.starts_with(&prefix), "{view}: {stderr}");
+        assert!(!output.exists(), "{view}: an output file after an error");
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains("partial"))
+            .collect();
+        assert!(leftovers.is_empty(), "{view}: {leftovers:?}");
+        // Never over the input.
+        let out = hookprof(&[view, trace.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{view}");
+        assert!(text(&out.stderr).contains("refusing to write"), "{view}");
+    }
+}
+
+#[test]
+fn views_reject_bad_options_with_usage_errors() {
+    let dir = scratch_dir("cli-views-usage");
+    let trace = write_trace(&dir, "golden.hktrace", &golden_trace(Endian::Little));
+    let t = trace.to_str().unwrap();
+    for (args, message) in [
+        (&["flame", t, "--inverted"][..], "--format=svg"),
+        (
+            &["timeline", t, "--min-duration=5parsecs"][..],
+            "unknown unit",
+        ),
+        (&["replay", t, "--function=[a"][..], "not a valid pattern"),
+        (&["callgrind", t, "--depth=0"][..], "--depth"),
+        (&["report", t, "--sort=size"][..], "--sort"),
+        (
+            &["speedscope", t, "--time-range=5ms"][..],
+            "not a time range",
+        ),
+        (
+            &["timeline", t, "--time-range=5ms..1ms"][..],
+            "ends before it starts",
+        ),
+    ] {
+        let out = hookprof(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(message),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    for view in VIEWS {
+        let out = hookprof(&[view, "--help"]);
+        assert!(out.status.success());
+        let help = text(&out.stdout);
+        for option in [
+            "--function",
+            "--exclude",
+            "--thread",
+            "--depth",
+            "--min-duration",
+            "--exe",
+            "--output",
+        ] {
+            assert!(
+                help.contains(option),
+                "{view} --help lacks {option}:\n{help}"
+            );
+        }
+    }
+}

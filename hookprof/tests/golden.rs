@@ -18,6 +18,10 @@ fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String
         exe: None,
         format,
         per_thread,
+        sort: Default::default(),
+        top: None,
+        percentiles: false,
+        callers: false,
     };
     let out = render_report(&profile, &mut names(), &options);
     (String::from_utf8(out.bytes).unwrap(), out.warnings)

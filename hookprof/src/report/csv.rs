@@ -5,7 +5,9 @@
 //! first column `thread`: the thread's sequence number from its THREAD chunk (1 = first
 //! thread), or its Linux TID when the trace has no THREAD chunk for it. `avg` is the mean
 //! inclusive time per call; `percent` is the row's share of the total exclusive time of
-//! all rows, with two decimals. No summary line: it is in the text and JSON formats.
+//! all rows, with two decimals. With `--percentiles`, three more columns
+//! `p50_ns,p90_ns,p99_ns`: percentiles of the inclusive time of a single call. With
+//! `--callers`, a last column `callers`: `caller×calls` separated by `;`, most calls first. No summary line: it is in the text and JSON formats.
 
 use std::io;
 
@@ -31,6 +33,15 @@ impl ReportFormat for CsvFormat {
             avg,
             "percent".to_string(),
         ]);
+        let percentiles = report.has_percentiles();
+        if percentiles {
+            let u = report.summary.unit.suffix();
+            header.extend(["p50", "p90", "p99"].map(|p| format!("{p}_{u}")));
+        }
+        let callers = report.has_callers();
+        if callers {
+            header.push("callers".to_string());
+        }
         w.write_record(&header)?;
         for r in &report.rows {
             let mut record = Vec::with_capacity(header.len());
@@ -47,6 +58,12 @@ impl ReportFormat for CsvFormat {
                 r.avg.to_string(),
                 percent(r.percent),
             ]);
+            if percentiles {
+                record.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
+            }
+            if callers {
+                record.push(FlatReport::callers_text(r, ";"));
+            }
             w.write_record(&record)?;
         }
         w.flush()

@@ -108,6 +108,18 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry(&format!("max_{u}"), &r.max)?;
         map.serialize_entry(&format!("avg_{u}"), &r.avg)?;
         map.serialize_entry("percent", &r.percent)?;
+        if let Some([p50, p90, p99]) = r.percentiles {
+            map.serialize_entry(&format!("p50_{u}"), &p50)?;
+            map.serialize_entry(&format!("p90_{u}"), &p90)?;
+            map.serialize_entry(&format!("p99_{u}"), &p99)?;
+        }
+        if let Some(callers) = &r.callers {
+            let list: Vec<serde_json::Value> = callers
+                .iter()
+                .map(|(function, calls)| serde_json::json!({"function": function, "calls": calls}))
+                .collect();
+            map.serialize_entry("callers", &list)?;
+        }
         map.serialize_entry("unmatched_entries", &r.unmatched_entries)?;
         map.serialize_entry("unmatched_exits", &r.unmatched_exits)?;
         map.serialize_entry("closed_at_end", &r.closed_at_end)?;

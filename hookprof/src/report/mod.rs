@@ -1,9 +1,17 @@
 //! The flat profile: one row per function (or per thread and function), rendered by one
 //! [`ReportFormat`] per output format.
 
+pub mod callgrind;
+pub mod calltree;
 mod csv;
+pub mod diff;
+pub mod flame;
+pub mod gmon;
 mod json;
+pub mod percentiles;
+pub mod speedscope;
 mod text;
+pub mod timeline;
 
 use std::fmt;
 use std::io;
@@ -102,7 +110,25 @@ pub struct Row {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
+    /// a single call (within 1 %, from a histogram).
+    pub percentiles: Option<[u64; 3]>,
+    /// With `--callers`: who called the function and how often, most calls first;
+    /// `<spontaneous>` for calls at the bottom of a thread's stack.
+    pub callers: Option<Vec<(String, u64)>>,
     exclusive_ticks: u64,
+}
+
+/// The order of the rows (`hookprof report --sort`), largest first except by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Exclusive,
+    Inclusive,
+    Calls,
+    Avg,
+    Max,
+    Name,
 }
 
 /// A flat profile ready to be rendered.
@@ -205,6 +231,100 @@ impl FlatReport {
         }
     }
 
+    /// Sorts the rows by `key` (within each thread with `per_thread`; ties by name, then
+    /// address) and keeps the first `top` (of each thread). Percentages stay shares of the
+    /// whole profile.
+    pub fn sort_and_limit(&mut self, key: SortKey, top: Option<usize>) {
+        let mut groups: Vec<Option<u64>> = Vec::new();
+        for r in &self.rows {
+            if !groups.contains(&r.thread) {
+                groups.push(r.thread);
+            }
+        }
+        let group = |r: &Row| groups.iter().position(|g| *g == r.thread).unwrap_or(0);
+        let value = |r: &Row| match key {
+            SortKey::Exclusive => r.exclusive_ticks,
+            SortKey::Inclusive => r.inclusive,
+            SortKey::Calls => r.calls,
+            SortKey::Avg => r.avg,
+            SortKey::Max => r.max,
+            SortKey::Name => 0,
+        };
+        self.rows.sort_by(|a, b| {
+            group(a)
+                .cmp(&group(b))
+                .then(value(b).cmp(&value(a)))
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        if let Some(top) = top {
+            let mut kept: Vec<usize> = vec![0; groups.len()];
+            self.rows.retain(|r| {
+                let g = group(r);
+                kept[g] += 1;
+                kept[g] <= top
+            });
+        }
+    }
+
+    /// Fills every row's `callers` from the arcs of `profile` (of the row's thread with
+    /// `per_thread`).
+    pub fn add_callers(&mut self, profile: &Profile, names: &mut dyn Resolve) {
+        // (thread, callee) → (caller, calls).
+        type Callers = HashMap<(Option<u64>, u64), Vec<(String, u64)>>;
+        let mut callers: Callers = HashMap::new();
+        let mut name = |address: Option<u64>| match address {
+            None => "<spontaneous>".to_string(),
+            Some(a) => names.resolve(a).unwrap_or_else(|| hex_name(a)),
+        };
+        let mut add =
+            |thread: Option<u64>,
+             arcs: &crate::model::HashMap<crate::model::Arc, crate::model::ArcStats>| {
+                for (arc, stats) in arcs {
+                    let list = callers.entry((thread, arc.callee)).or_default();
+                    let caller = name(arc.caller);
+                    match list.iter_mut().find(|(n, _)| *n == caller) {
+                        Some(entry) => entry.1 += stats.calls,
+                        None => list.push((caller, stats.calls)),
+                    }
+                }
+            };
+        if self.per_thread {
+            for (thread, summary) in profile.threads.iter().zip(&profile.summary.threads) {
+                add(Some(summary.label()), &thread.table.arcs);
+            }
+        } else {
+            add(None, &profile.merged().arcs);
+        }
+        for row in &mut self.rows {
+            let mut list = callers
+                .remove(&(row.thread, row.address))
+                .unwrap_or_default();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            row.callers = Some(list);
+        }
+    }
+
+    /// Whether the rows carry the callers.
+    pub fn has_callers(&self) -> bool {
+        self.rows.iter().any(|r| r.callers.is_some())
+    }
+
+    /// `caller×calls, …` of a row.
+    pub fn callers_text(row: &Row, separator: &str) -> String {
+        row.callers
+            .iter()
+            .flatten()
+            .map(|(name, calls)| format!("{name}×{calls}"))
+            .collect::<Vec<_>>()
+            .join(separator)
+    }
+
+    /// Whether the rows carry percentiles.
+    pub fn has_percentiles(&self) -> bool {
+        self.rows.iter().any(|r| r.percentiles.is_some())
+    }
+
     /// Renders the report in `format`.
     pub fn render(&self, format: Format, out: &mut dyn io::Write) -> io::Result<()> {
         format.formatter().write(self, out)
@@ -246,6 +366,8 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         unmatched_entries: s.unmatched_entries,
         unmatched_exits: s.unmatched_exits,
         closed_at_end: s.closed_at_end,
+        percentiles: None,
+        callers: None,
         exclusive_ticks: s.exclusive_ticks,
     }
 }

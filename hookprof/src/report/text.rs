@@ -22,6 +22,10 @@ impl ReportFormat for TextFormat {
             max,
             avg,
         ]);
+        let percentiles = report.has_percentiles();
+        if percentiles {
+            header.extend(["p50".into(), "p90".into(), "p99".into()]);
+        }
         let mut lines: Vec<Vec<String>> = report
             .rows
             .iter()
@@ -39,6 +43,9 @@ impl ReportFormat for TextFormat {
                     r.max.to_string(),
                     r.avg.to_string(),
                 ]);
+                if percentiles {
+                    cells.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
+                }
                 cells
             })
             .collect();
@@ -53,8 +60,19 @@ impl ReportFormat for TextFormat {
                     .unwrap_or(0)
             })
             .collect();
-        let functions =
-            std::iter::once("function").chain(report.rows.iter().map(|r| r.function.as_str()));
+        let with_callers = report.has_callers();
+        let named: Vec<String> = report
+            .rows
+            .iter()
+            .map(|r| {
+                if with_callers {
+                    format!("{}  <- {}", r.function, FlatReport::callers_text(r, ", "))
+                } else {
+                    r.function.clone()
+                }
+            })
+            .collect();
+        let functions = std::iter::once("function").chain(named.iter().map(String::as_str));
         for (cells, function) in lines.iter().zip(functions) {
             let mut line = String::new();
             for (cell, width) in cells.iter().zip(&widths) {

@@ -1,0 +1,568 @@
+//! The layer every view (`timeline`, `flame`, `callgrind`, `replay`) reads the trace
+//! through: the replay layer's frames, named, with the shared filters applied.
+//!
+//! [`Viewer`] is a [`ReplayVisitor`]: it names each function once (per address, by the
+//! [`Resolve`] it is given), decides for every frame whether the [`Filter`] shows it, and
+//! hands the shown frames to a [`View`], with a stack of its own that holds only the shown
+//! frames. What a filter hides is hidden alike in every view:
+//!
+//! - `--thread`: frames of other threads;
+//! - `--function=GLOB`: frames that are not a matching function or inside one;
+//! - `--exclude=GLOB`: a matching function and everything it calls;
+//! - `--depth=N`: frames deeper than N shown frames;
+//! - `--min-duration`: calls shorter than the duration (and so everything they call);
+//! - `--time-range`: calls that start outside the range (the calls they make that start
+//!   inside it are shown).
+//!
+//! The time of a hidden call counts as the own (exclusive) time of the nearest shown frame
+//! around it: [`ViewFrame::child_ticks`] sums only the shown children.
+//!
+//! Memory grows with the threads, the distinct functions and the stack depths, never with
+//! the number of records: a call's visibility under `--min-duration` is known only at its
+//! exit, so the shown frames still open are handed to the view ([`View::enter`]) when their
+//! first long-enough descendant (or they themselves) closes — which keeps every thread's
+//! events in time order, since a frame whose descendant is long enough is long enough too.
+
+use std::path::{Path, PathBuf};
+
+use crate::format::{Chunk, FormatError, Trace};
+use crate::model::HashMap;
+use crate::replay::{replay_bytes, CloseReason, Frame, ReplayVisitor, TraceSummary};
+use crate::symbols::{hex_name, Resolve, Symbolizer};
+use crate::{profile_warnings, Error, TraceFile};
+
+/// The filters every view shares, independent of any command line.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Show only matching functions and what they call (any of the patterns).
+    pub functions: Vec<glob::Pattern>,
+    /// Hide matching functions and what they call.
+    pub exclude: Vec<glob::Pattern>,
+    /// Show only these threads: a Linux TID or a thread's number (`hookprof info`).
+    pub threads: Vec<u64>,
+    /// Show at most this many levels of shown frames (1 = the outermost shown frames only).
+    pub depth: Option<usize>,
+    /// Hide calls shorter than this many nanoseconds (ticks when the trace has no clock rate).
+    pub min_duration_ns: u64,
+    /// Show only calls that start in `[start, end)`, nanoseconds since the trace's earliest
+    /// record (ticks without a clock rate).
+    pub time_range_ns: Option<(u64, u64)>,
+}
+
+impl Filter {
+    /// Parses a glob pattern (`*`, `?`, `[...]`) as the command line gives it.
+    pub fn pattern(text: &str) -> Result<glob::Pattern, String> {
+        glob::Pattern::new(text).map_err(|e| format!("{text:?} is not a valid pattern: {e}"))
+    }
+}
+
+/// Told how many records have been replayed so far, every 65536 (`hookprof` draws a progress
+/// bar with it). Arguments: records replayed, records in the trace.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+/// A frame the filter shows, on the view's stack (outermost first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewFrame {
+    /// Entry point of the function.
+    pub address: u64,
+    /// The function's number in [`Names`] (one per address, for the whole trace).
+    pub function: u32,
+    /// Timestamp of the entry, in ticks.
+    pub entry_time: u64,
+    /// Inclusive ticks of the shown children closed so far.
+    pub child_ticks: u64,
+    /// From the replay: no other frame of the same function is below this one.
+    pub outermost: bool,
+    /// Free for the view: set in [`View::enter`], read back in [`View::exit`].
+    pub user: u32,
+}
+
+/// The names of the functions seen so far, numbered as in [`ViewFrame::function`].
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    pub names: Vec<String>,
+    pub addresses: Vec<u64>,
+}
+
+impl Names {
+    pub fn name(&self, function: u32) -> &str {
+        &self.names[function as usize]
+    }
+}
+
+/// A view of the shown frames. Times are in ticks; [`TraceInfo::clock`] converts them.
+pub trait View {
+    /// A shown frame opens: it is the last of `stack`. Called in time order per thread,
+    /// but possibly later than the entry itself (see the module's documentation).
+    fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names);
+    /// The last frame of `stack` closes at `time` (the frame is still on the stack).
+    fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names);
+}
+
+/// Converts ticks to nanoseconds since the trace's earliest record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeBase {
+    /// The earliest timestamp of any thread.
+    pub base: u64,
+    /// `None` when the trace has no clock rate: times stay in ticks.
+    pub ticks_per_second: Option<u64>,
+}
+
+impl TimeBase {
+    /// A duration in ticks as nanoseconds (rounded), or ticks without a clock rate.
+    pub fn duration(&self, ticks: u64) -> u64 {
+        match self.ticks_per_second {
+            None => ticks,
+            Some(tps) => {
+                let tps = u128::from(tps.max(1));
+                u64::try_from((u128::from(ticks) * 1_000_000_000 + tps / 2) / tps)
+                    .unwrap_or(u64::MAX)
+            }
+        }
+    }
+
+    /// A timestamp as nanoseconds (or ticks) since the earliest record.
+    pub fn time(&self, ticks: u64) -> u64 {
+        self.duration(ticks.saturating_sub(self.base))
+    }
+
+    /// A duration given in nanoseconds as ticks (rounded up, so that "at least" stays so).
+    pub fn ticks_from_ns(&self, ns: u64) -> u64 {
+        match self.ticks_per_second {
+            None => ns,
+            Some(tps) => u64::try_from((u128::from(ns) * u128::from(tps)).div_ceil(1_000_000_000))
+                .unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The unit of [`TimeBase::duration`]: `ns` or `ticks`.
+    pub fn unit(&self) -> &'static str {
+        if self.ticks_per_second.is_some() {
+            "ns"
+        } else {
+            "ticks"
+        }
+    }
+}
+
+/// A thread as the chunks describe it before the records are replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    pub tid: u64,
+    /// From the THREAD chunk (1 = first thread), if any.
+    pub sequence: Option<u64>,
+    pub name: Option<String>,
+}
+
+impl ThreadInfo {
+    /// The number views show for the thread: its sequence number, else its TID.
+    pub fn label(&self) -> u64 {
+        self.sequence.unwrap_or(self.tid)
+    }
+}
+
+/// What a view needs to know before the replay: read from the chunk headers alone (no
+/// record is decoded), so it costs little next to the replay.
+#[derive(Clone, Debug)]
+pub struct TraceInfo {
+    /// Enough of the summary to symbolize (header, executable, modules, clock).
+    pub summary: TraceSummary,
+    /// In order of first appearance; a TID reused by a later thread appears once per THREAD
+    /// chunk.
+    pub threads: Vec<ThreadInfo>,
+    pub clock: TimeBase,
+    /// Records in the EVENTS chunks (each is one [`View`] event at most): what a progress
+    /// report counts towards.
+    pub records: u64,
+}
+
+impl TraceInfo {
+    /// Walks the chunks of `trace`. A cut-short last chunk of an incomplete trace is left to
+    /// the replay, which reports it.
+    pub fn scan(trace: &Trace<'_>) -> Result<TraceInfo, FormatError> {
+        let mut summary = TraceSummary {
+            header: trace.header().clone(),
+            exe: None,
+            modules: Vec::new(),
+            clock: None,
+            threads: Vec::new(),
+            records: 0,
+            lost_in_chunks: 0,
+            unknown_chunks: 0,
+            hole_bytes: 0,
+            truncated_tail: None,
+        };
+        let complete = trace.header().is_complete();
+        let mut threads: Vec<ThreadInfo> = Vec::new();
+        let mut base: Option<u64> = None;
+        let mut records = 0u64;
+        for chunk in trace.chunks() {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(err) if !complete && err.is_truncation() => break,
+                Err(err) => return Err(err),
+            };
+            let open_thread = |threads: &mut Vec<ThreadInfo>, tid: u64| {
+                if !threads.iter().any(|t| t.tid == tid && t.sequence.is_none()) {
+                    threads.push(ThreadInfo {
+                        tid,
+                        sequence: None,
+                        name: None,
+                    });
+                }
+            };
+            match chunk.chunk {
+                Chunk::Exe { path } => {
+                    summary.exe.get_or_insert(path);
+                }
+                Chunk::Module(module) => {
+                    if !summary
+                        .modules
+                        .iter()
+                        .any(|m| m.bias == module.bias && m.path == module.path)
+                    {
+                        summary.modules.push(module);
+                    }
+                }
+                Chunk::Events(events) => {
+                    open_thread(&mut threads, chunk.thread);
+                    records += events.len() as u64;
+                    // Records of one thread are in time order: its first is its earliest.
+                    if let Some(Ok(first)) = events.iter().next() {
+                        base = Some(base.map_or(first.time, |b| b.min(first.time)));
+                    }
+                }
+                Chunk::Thread { sequence, name } => {
+                    open_thread(&mut threads, chunk.thread);
+                    if let Some(t) = threads
+                        .iter_mut()
+                        .find(|t| t.tid == chunk.thread && t.sequence.is_none())
+                    {
+                        t.sequence = Some(sequence);
+                        t.name = Some(name);
+                    }
+                }
+                Chunk::Clock(clock) => summary.clock = Some(clock),
+                Chunk::Lost { .. } | Chunk::End { .. } | Chunk::Unknown | Chunk::Hole => {}
+            }
+        }
+        let ticks_per_second = summary.ticks_per_second();
+        Ok(TraceInfo {
+            summary,
+            threads,
+            clock: TimeBase {
+                base: base.unwrap_or(0),
+                ticks_per_second,
+            },
+            records,
+        })
+    }
+
+    /// The number views show for the thread with this TID.
+    pub fn label(&self, tid: u64) -> u64 {
+        self.threads
+            .iter()
+            .find(|t| t.tid == tid)
+            .map_or(tid, ThreadInfo::label)
+    }
+}
+
+/// What [`Viewer`] keeps per TID.
+#[derive(Default)]
+struct ThreadView {
+    /// The thread passes `--thread`.
+    shown: bool,
+    /// [`Frame::function`] (numbered per TID by the replay) → [`ViewFrame::function`].
+    functions: Vec<u32>,
+    /// Per frame of the replay's stack: [`SHOWN`], [`MATCHES`], [`EXCLUDED`].
+    raw: Vec<u8>,
+    /// Open frames that match `--function` / `--exclude`.
+    matching: u32,
+    excluded: u32,
+    /// The shown frames.
+    stack: Vec<ViewFrame>,
+    /// How many of `stack` the view has been told about.
+    told: usize,
+}
+
+const SHOWN: u8 = 1;
+const MATCHES: u8 = 2;
+const EXCLUDED: u8 = 4;
+const UNNAMED: u32 = u32::MAX;
+
+/// Filters and names the replayed frames for a [`View`] (see the module's documentation).
+pub struct Viewer<'r, V> {
+    pub view: V,
+    names: Names,
+    /// Per function: [`MATCHES`] and [`EXCLUDED`].
+    flags: Vec<u8>,
+    by_address: HashMap<u64, u32>,
+    resolve: &'r mut dyn Resolve,
+    filter: Filter,
+    /// Threads shown by `--thread`, by TID; empty for all.
+    shown_tids: Vec<u64>,
+    min_ticks: u64,
+    depth: usize,
+    /// `--time-range` as timestamps: `[start, end)`.
+    time_range: (u64, u64),
+    threads: Vec<ThreadView>,
+    by_tid: HashMap<u64, usize>,
+    last: Option<(u64, usize)>,
+    /// Replayed entries and exits, and whom to tell about them.
+    replayed: u64,
+    records: u64,
+    progress: Option<Progress>,
+}
+
+impl<'r, V: View> Viewer<'r, V> {
+    pub fn new(view: V, info: &TraceInfo, filter: &Filter, resolve: &'r mut dyn Resolve) -> Self {
+        let shown_tids = info
+            .threads
+            .iter()
+            .filter(|t| {
+                filter.threads.contains(&t.tid)
+                    || t.sequence.is_some_and(|s| filter.threads.contains(&s))
+            })
+            .map(|t| t.tid)
+            .collect();
+        Viewer {
+            view,
+            names: Names::default(),
+            flags: Vec::new(),
+            by_address: HashMap::default(),
+            resolve,
+            min_ticks: info.clock.ticks_from_ns(filter.min_duration_ns),
+            time_range: filter.time_range_ns.map_or((0, u64::MAX), |(start, end)| {
+                let at = |ns: u64| info.clock.base.saturating_add(info.clock.ticks_from_ns(ns));
+                (at(start), if end == u64::MAX { u64::MAX } else { at(end) })
+            }),
+            depth: filter.depth.unwrap_or(usize::MAX),
+            filter: filter.clone(),
+            shown_tids,
+            threads: Vec::new(),
+            by_tid: HashMap::default(),
+            last: None,
+            replayed: 0,
+            records: info.records,
+            progress: None,
+        }
+    }
+
+    /// Reports progress to `progress` while replaying.
+    pub fn with_progress(mut self, progress: Option<Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    #[inline]
+    fn count_record(&mut self) {
+        self.replayed += 1;
+        if self.replayed & 0xffff == 0 {
+            if let Some(progress) = &self.progress {
+                (progress.0)(self.replayed, self.records);
+            }
+        }
+    }
+
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
+    /// The view and the names it refers to.
+    pub fn into_parts(self) -> (V, Names) {
+        (self.view, self.names)
+    }
+
+    fn thread_index(&mut self, tid: u64) -> usize {
+        if let Some((last_tid, index)) = self.last {
+            if last_tid == tid {
+                return index;
+            }
+        }
+        let next = self.threads.len();
+        let index = *self.by_tid.entry(tid).or_insert(next);
+        if index == next {
+            let shown = self.filter.threads.is_empty() || self.shown_tids.contains(&tid);
+            self.threads.push(ThreadView {
+                shown,
+                ..ThreadView::default()
+            });
+        }
+        self.last = Some((tid, index));
+        index
+    }
+
+    /// The view's number of the function at `address`, named now if new.
+    #[cold]
+    fn name_function(&mut self, address: u64) -> u32 {
+        if let Some(&f) = self.by_address.get(&address) {
+            return f;
+        }
+        let f = self.names.names.len() as u32;
+        let name = self
+            .resolve
+            .resolve(address)
+            .unwrap_or_else(|| hex_name(address));
+        let mut flags = 0;
+        if self.filter.functions.iter().any(|p| p.matches(&name)) {
+            flags |= MATCHES;
+        }
+        if self.filter.exclude.iter().any(|p| p.matches(&name)) {
+            flags |= EXCLUDED;
+        }
+        self.flags.push(flags);
+        self.names.names.push(name);
+        self.names.addresses.push(address);
+        self.by_address.insert(address, f);
+        f
+    }
+}
+
+impl<V: View> ReplayVisitor for Viewer<'_, V> {
+    fn enter(&mut self, tid: u64, stack: &[Frame]) {
+        self.count_record();
+        let Some(frame) = stack.last() else { return };
+        let t = self.thread_index(tid);
+        if !self.threads[t].shown {
+            return;
+        }
+        let local = frame.function as usize;
+        let mut function = self.threads[t]
+            .functions
+            .get(local)
+            .copied()
+            .unwrap_or(UNNAMED);
+        if function == UNNAMED {
+            function = self.name_function(frame.address);
+            let functions = &mut self.threads[t].functions;
+            if functions.len() <= local {
+                functions.resize(local + 1, UNNAMED);
+            }
+            functions[local] = function;
+        }
+        let flags = self.flags[function as usize];
+        let only_functions = !self.filter.functions.is_empty();
+        let thread = &mut self.threads[t];
+        let mut bits = flags;
+        if flags & MATCHES != 0 {
+            thread.matching += 1;
+        }
+        if flags & EXCLUDED != 0 {
+            thread.excluded += 1;
+        }
+        let shown = thread.excluded == 0
+            && (!only_functions || thread.matching > 0)
+            && thread.stack.len() < self.depth
+            && frame.entry_time >= self.time_range.0
+            && frame.entry_time < self.time_range.1;
+        if shown {
+            bits |= SHOWN;
+            thread.stack.push(ViewFrame {
+                address: frame.address,
+                function,
+                entry_time: frame.entry_time,
+                child_ticks: 0,
+                outermost: frame.outermost,
+                user: 0,
+            });
+            if self.min_ticks == 0 {
+                thread.told = thread.stack.len();
+                self.view.enter(tid, &mut thread.stack, &self.names);
+            }
+        }
+        thread.raw.push(bits);
+    }
+
+    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
+        self.count_record();
+        let t = self.thread_index(tid);
+        let thread = &mut self.threads[t];
+        if !thread.shown {
+            return;
+        }
+        let Some(bits) = thread.raw.pop() else { return };
+        if bits & MATCHES != 0 {
+            thread.matching -= 1;
+        }
+        if bits & EXCLUDED != 0 {
+            thread.excluded -= 1;
+        }
+        if bits & SHOWN == 0 {
+            return;
+        }
+        let Some(frame) = thread.stack.last() else {
+            return;
+        };
+        let duration = time.saturating_sub(frame.entry_time);
+        if duration >= self.min_ticks {
+            while thread.told < thread.stack.len() {
+                thread.told += 1;
+                self.view
+                    .enter(tid, &mut thread.stack[..thread.told], &self.names);
+            }
+            self.view.exit(tid, time, &thread.stack, &self.names);
+            thread.stack.pop();
+            if let Some(parent) = thread.stack.last_mut() {
+                parent.child_ticks = parent.child_ticks.saturating_add(duration);
+            }
+        } else {
+            thread.stack.pop();
+        }
+        thread.told = thread.told.min(thread.stack.len());
+    }
+}
+
+/// A trace opened for a view: its [`TraceInfo`] and the names of its functions.
+pub struct Prepared {
+    pub trace: TraceFile,
+    pub info: TraceInfo,
+    pub symbols: Symbolizer,
+    /// Told of the replay's progress.
+    pub progress: Option<Progress>,
+}
+
+impl Prepared {
+    /// Opens `trace_path`, scans its chunks and prepares its symbols (`exe` overrides the
+    /// executable recorded in the trace).
+    pub fn open(trace_path: &Path, exe: Option<&Path>) -> Result<Prepared, Error> {
+        let trace = TraceFile::open(trace_path)?;
+        let info = TraceInfo::scan(&trace.trace()?).map_err(|error| Error::Format {
+            path: PathBuf::from(trace_path),
+            error,
+        })?;
+        let symbols = Symbolizer::new(&info.summary, exe)?;
+        Ok(Prepared {
+            trace,
+            info,
+            symbols,
+            progress: None,
+        })
+    }
+
+    /// Replays the trace into `view` through `filter`. Returns the view, the names it refers
+    /// to and the warnings to show (those of `hookprof report`).
+    pub fn run<V: View>(
+        &mut self,
+        view: V,
+        filter: &Filter,
+    ) -> Result<(V, Names, Vec<String>), Error> {
+        let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
+            .with_progress(self.progress.clone());
+        let summary =
+            replay_bytes(self.trace.bytes(), &mut viewer).map_err(|error| Error::Format {
+                path: self.trace.path().to_path_buf(),
+                error,
+            })?;
+        let (view, names) = viewer.into_parts();
+        let mut warnings = profile_warnings(&summary);
+        warnings.extend(self.symbols.take_warnings());
+        Ok((view, names, warnings))
+    }
+}

@@ -1,0 +1,579 @@
+//! The views (timeline, flame, callgrind, replay) on the synthetic golden trace: golden files
+//! in tests/data/views-*, the trace-event rules of the timeline, and the shared filters.
+//!
+//! `HOOKPROF_BLESS=1 cargo test -p hookprof --test views` rewrites the golden files.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use hookprof::format::{Endian, Trace};
+use hookprof::replay::replay_bytes;
+use hookprof::report::callgrind::CallgrindProfile;
+use hookprof::report::calltree::CallTree;
+use hookprof::report::flame::FoldedStacks;
+use hookprof::report::timeline::Timeline;
+use hookprof::view::{Filter, Names, TraceInfo, View, Viewer};
+
+fn info(bytes: &[u8]) -> TraceInfo {
+    TraceInfo::scan(&Trace::new(bytes).unwrap()).unwrap()
+}
+
+fn run<V: View>(bytes: &[u8], view: V, filter: &Filter) -> (V, Names) {
+    let info = info(bytes);
+    let mut names = names();
+    let mut viewer = Viewer::new(view, &info, filter, &mut names);
+    replay_bytes(bytes, &mut viewer).unwrap();
+    viewer.into_parts()
+}
+
+fn timeline(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let view = Timeline::start(Vec::new(), &info).unwrap();
+    let (view, _) = run(bytes, view, filter);
+    String::from_utf8(view.finish().unwrap()).unwrap()
+}
+
+fn folded(bytes: &[u8], filter: &Filter, per_thread: bool) -> String {
+    let info = info(bytes);
+    let (view, names) = run(bytes, FoldedStacks::new(&info, per_thread), filter);
+    let mut out = Vec::new();
+    view.write_folded(&names, &info.clock, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn calltree(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let view = CallTree::start(Vec::new(), &info).unwrap();
+    let (view, names) = run(bytes, view, filter);
+    String::from_utf8(view.finish(&names).unwrap()).unwrap()
+}
+
+fn callgrind(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let (view, names) = run(bytes, CallgrindProfile::new(), filter);
+    let mut out = Vec::new();
+    view.write(&info, None, &names, &info.clock, &|_| None, &mut out)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn pattern(p: &str) -> glob::Pattern {
+    Filter::pattern(p).unwrap()
+}
+
+/// Checks the trace-event format's rules on a timeline: valid JSON, per thread B and E
+/// balanced (never an E without its B) and timestamps never going back. Returns the B
+/// events' names per tid.
+pub fn check_trace_events(json: &str) -> HashMap<u64, Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().expect("traceEvents array");
+    let mut open: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_ts: HashMap<u64, f64> = HashMap::new();
+    let mut names: HashMap<u64, Vec<String>> = HashMap::new();
+    for e in events {
+        let tid = e["tid"].as_u64().expect("tid");
+        let ph = e["ph"].as_str().expect("ph");
+        if ph == "M" {
+            continue;
+        }
+        let ts = e["ts"].as_f64().expect("ts");
+        let last = last_ts.entry(tid).or_insert(f64::MIN);
+        assert!(
+            ts >= *last,
+            "tid {tid}: ts goes back from {last} to {ts} at {e}"
+        );
+        *last = ts;
+        match ph {
+            "B" => {
+                let name = e["name"].as_str().expect("name").to_string();
+                open.entry(tid).or_default().push(name.clone());
+                names.entry(tid).or_default().push(name);
+            }
+            "E" => {
+                assert!(
+                    open.entry(tid).or_default().pop().is_some(),
+                    "tid {tid}: E without B at {e}"
+                );
+            }
+            other => panic!("unexpected phase {other} in {e}"),
+        }
+    }
+    for (tid, stack) in &open {
+        assert!(
+            stack.is_empty(),
+            "tid {tid}: B events never closed: {stack:?}"
+        );
+    }
+    names
+}
+
+#[test]
+fn golden_views() {
+    let trace = golden_trace(Endian::Little);
+    let all = Filter::default();
+    check_golden("views-timeline.json", &timeline(&trace, &all));
+    check_golden("views-flame.folded", &folded(&trace, &all, false));
+    check_golden("views-flame-per-thread.folded", &folded(&trace, &all, true));
+    check_golden("views-callgrind.out", &callgrind(&trace, &all));
+    check_golden("views-replay.txt", &calltree(&trace, &all));
+}
+
+#[test]
+fn golden_views_filtered() {
+    let trace = golden_trace(Endian::Little);
+    let filter = Filter {
+        min_duration_ns: 10,
+        ..Filter::default()
+    };
+    check_golden("views-replay-min-duration.txt", &calltree(&trace, &filter));
+    let filter = Filter {
+        functions: vec![pattern("fact*")],
+        threads: vec![1],
+        ..Filter::default()
+    };
+    check_golden("views-replay-function.txt", &calltree(&trace, &filter));
+    let filter = Filter {
+        exclude: vec![pattern("a")],
+        depth: Some(2),
+        ..Filter::default()
+    };
+    check_golden(
+        "views-flame-exclude-depth.folded",
+        &folded(&trace, &filter, false),
+    );
+}
+
+#[test]
+fn timeline_follows_the_trace_event_rules() {
+    for endian in [Endian::Little, Endian::Big] {
+        let json = timeline(&golden_trace(endian), &Filter::default());
+        let names = check_trace_events(&json);
+        // Every call of the main thread, in entry order.
+        assert_eq!(
+            names[&TID_MAIN],
+            [
+                "main",
+                "a",
+                "b",
+                "b",
+                "fact(int)",
+                "fact(int)",
+                "fact(int)",
+                "0x8000"
+            ]
+        );
+        // The worker's frames closed by an outer exit and at the end are closed too.
+        assert_eq!(names[&TID_WORKER], ["x", "y", "x", "y"]);
+    }
+    // With --min-duration the frames are told late, still in order per thread.
+    let filter = Filter {
+        min_duration_ns: 10,
+        ..Filter::default()
+    };
+    let names = check_trace_events(&timeline(&golden_trace(Endian::Little), &filter));
+    assert_eq!(
+        names[&TID_MAIN],
+        ["main", "a", "b", "fact(int)", "fact(int)", "fact(int)"]
+    );
+}
+
+#[test]
+fn folded_counts_add_up_to_the_exclusive_times() {
+    let trace = golden_trace(Endian::Little);
+    let text = folded(&trace, &Filter::default(), false);
+    let total: u64 = text
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    // main thread: 200 ns; worker: x [0,12) and x [20,200) closed at the CLOCK's last tick.
+    assert_eq!(total, 200 + 12 + 180);
+    // Hidden calls count as the caller's own time: with b hidden, a keeps its 50 ns.
+    let filter = Filter {
+        exclude: vec![pattern("b")],
+        ..Filter::default()
+    };
+    let text = folded(&trace, &filter, false);
+    assert!(text.lines().any(|l| l == "main;a 50"), "{text}");
+    assert!(!text.contains(";b"), "{text}");
+}
+
+#[test]
+fn filters_select_threads_by_number_or_tid() {
+    let trace = golden_trace(Endian::Little);
+    for thread in [1, TID_MAIN] {
+        let filter = Filter {
+            threads: vec![thread],
+            ..Filter::default()
+        };
+        let text = calltree(&trace, &filter);
+        assert!(text.contains("main() {"), "{text}");
+        assert!(!text.contains("x() {"), "{text}");
+    }
+    let filter = Filter {
+        threads: vec![TID_WORKER],
+        ..Filter::default()
+    };
+    let text = calltree(&trace, &filter);
+    assert!(!text.contains("main"), "{text}");
+    assert!(text.contains("x() {"), "{text}");
+}
+
+#[test]
+fn svg_flame_graph_names_every_function() {
+    let bytes = golden_trace(Endian::Little);
+    let info = info(&bytes);
+    let (view, names) = run(&bytes, FoldedStacks::new(&info, false), &Filter::default());
+    for inverted in [false, true] {
+        let mut out = Vec::new();
+        view.write_svg(&names, &info.clock, "golden", inverted, &mut out)
+            .unwrap();
+        let svg = String::from_utf8(out).unwrap();
+        assert!(svg.starts_with("<?xml"), "{}", &svg[..100]);
+        for f in ["main", "fact(int)", "x", "y", "0x8000"] {
+            assert!(svg.contains(&format!("<title>{f} (")), "{f} missing");
+        }
+    }
+}
+
+#[test]
+fn report_percentiles_sort_and_top() {
+    use hookprof::model::Profile;
+    use hookprof::report::percentiles::CallDurations;
+    use hookprof::report::{FlatReport, Format, SortKey};
+
+    let bytes = golden_trace(Endian::Little);
+    let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+    let info = info(&bytes);
+    let (durations, view_names) = run(&bytes, CallDurations::new(), &Filter::default());
+    for per_thread in [false, true] {
+        let mut report = FlatReport::build(&profile, &mut names(), per_thread);
+        durations.fill(&mut report, &info, &view_names);
+        let fact = report
+            .rows
+            .iter()
+            .find(|r| r.function == "fact(int)")
+            .unwrap();
+        // fact's three calls last 50, 30 and 10 ns.
+        assert_eq!(fact.percentiles, Some([30, 50, 50]), "{fact:?}");
+        for r in &report.rows {
+            let [p50, p90, p99] = r.percentiles.expect("every row has percentiles");
+            assert!(
+                r.min <= p50 && p50 <= p90 && p90 <= p99 && p99 <= r.max,
+                "{r:?}"
+            );
+        }
+        report.sort_and_limit(SortKey::Calls, Some(2));
+        let mut text = Vec::new();
+        report.render(Format::Text, &mut text).unwrap();
+        let name = if per_thread {
+            "views-report-percentiles-top-per-thread.txt"
+        } else {
+            "views-report-percentiles-top.txt"
+        };
+        check_golden(name, &String::from_utf8(text).unwrap());
+    }
+}
+
+/// Checks a speedscope file: every profile's O and C events nest (a C closes the frame of
+/// the last open O), `at` never goes back, frames exist. Returns the opened frames' names
+/// per profile.
+pub fn check_speedscope(json: &str) -> Vec<Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("speedscope JSON");
+    assert_eq!(
+        value["$schema"],
+        "https://www.speedscope.app/file-format-schema.json"
+    );
+    let frames: Vec<&str> = value["shared"]["frames"]
+        .as_array()
+        .expect("shared.frames")
+        .iter()
+        .map(|f| f["name"].as_str().expect("frame name"))
+        .collect();
+    let mut result = Vec::new();
+    for profile in value["profiles"].as_array().expect("profiles") {
+        assert_eq!(profile["type"], "evented");
+        let start = profile["startValue"].as_u64().expect("startValue");
+        let end = profile["endValue"].as_u64().expect("endValue");
+        let mut open = Vec::new();
+        let mut last = start;
+        let mut opened = Vec::new();
+        for e in profile["events"].as_array().expect("events") {
+            let frame = e["frame"].as_u64().expect("frame") as usize;
+            let at = e["at"].as_u64().expect("at");
+            assert!(frame < frames.len(), "{e}");
+            assert!(
+                at >= last && at <= end,
+                "at {at} after {last}, end {end}: {e}"
+            );
+            last = at;
+            match e["type"].as_str().expect("type") {
+                "O" => {
+                    open.push(frame);
+                    opened.push(frames[frame].to_string());
+                }
+                "C" => assert_eq!(open.pop(), Some(frame), "C must close the last O: {e}"),
+                other => panic!("event type {other}"),
+            }
+        }
+        assert!(open.is_empty(), "{} frames never closed", open.len());
+        result.push(opened);
+    }
+    result
+}
+
+#[test]
+fn golden_speedscope() {
+    use hookprof::report::speedscope::Speedscope;
+    let bytes = golden_trace(Endian::Little);
+    let info = info(&bytes);
+    let mut view = Speedscope::start(Vec::new(), info.clock).unwrap();
+    for thread in &info.threads {
+        view.begin_thread(&format!("tid {}", thread.tid)).unwrap();
+        let filter = Filter {
+            threads: vec![thread.tid],
+            ..Filter::default()
+        };
+        view = run(&bytes, view, &filter).0;
+        view.end_thread().unwrap();
+    }
+    let json = String::from_utf8(view.finish("golden").unwrap()).unwrap();
+    check_golden("views-speedscope.json", &json);
+    let opened = check_speedscope(&json);
+    assert_eq!(
+        opened,
+        [
+            vec![
+                "main",
+                "a",
+                "b",
+                "b",
+                "fact(int)",
+                "fact(int)",
+                "fact(int)",
+                "0x8000"
+            ],
+            vec!["x", "y", "x", "y"],
+        ]
+    );
+}
+
+#[test]
+fn golden_diff() {
+    use hookprof::format::Writer;
+    use hookprof::model::Profile;
+    use hookprof::report::diff::Diff;
+    use hookprof::report::FlatReport;
+
+    let a = golden_trace(Endian::Little);
+    // B: only the main thread, with b's second call gone and fact's recursion one level
+    // shorter.
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let mut records = main_thread_records();
+    records.retain(|r| r.time != 70 && r.time != 75 && r.time != 120 && r.time != 130);
+    w.events(TID_MAIN, &records).unwrap();
+    let b = w.into_inner();
+    let report = |bytes: &[u8]| {
+        let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();
+        FlatReport::build(&profile, &mut names(), false)
+    };
+    let diff = Diff::new(&report(&a), &report(&b));
+    let fact = diff
+        .rows
+        .iter()
+        .find(|r| r.function == "fact(int)")
+        .unwrap();
+    assert_eq!((fact.calls, fact.exclusive), ([3, 2], [50, 50]));
+    let y = diff.rows.iter().find(|r| r.function == "y").unwrap();
+    assert_eq!((y.calls, y.exclusive), ([2, 0], [177, 0]));
+    let mut text = Vec::new();
+    diff.write_text(None, &mut text).unwrap();
+    check_golden("views-diff.txt", &String::from_utf8(text).unwrap());
+    let mut csv = Vec::new();
+    diff.write_csv(Some(3), &mut csv).unwrap();
+    check_golden("views-diff-top3.csv", &String::from_utf8(csv).unwrap());
+}
+
+#[test]
+fn gmon_out_records_arcs_and_exclusive_times() {
+    use hookprof::model::Profile;
+    use hookprof::report::gmon::{write, Target};
+    for endian in [Endian::Little, Endian::Big] {
+        let bytes = golden_trace(endian);
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        let target = Target {
+            endian,
+            pointer_size: 8,
+            bias: 0,
+            start: 0x1000,
+            end: 0x9000,
+            ticks_per_second: 1_000_000_000,
+        };
+        let mut out = Vec::new();
+        let rate = write(&profile, &target, &mut out).unwrap();
+        let u32_at = |at: usize| {
+            let b: [u8; 4] = out[at..at + 4].try_into().unwrap();
+            match endian {
+                Endian::Little => u32::from_le_bytes(b),
+                Endian::Big => u32::from_be_bytes(b),
+            }
+        };
+        let u64_at = |at: usize| {
+            let b: [u8; 8] = out[at..at + 8].try_into().unwrap();
+            match endian {
+                Endian::Little => u64::from_le_bytes(b),
+                Endian::Big => u64::from_be_bytes(b),
+            }
+        };
+        assert_eq!(&out[..4], b"gmon");
+        assert_eq!(u32_at(4), 1, "version");
+        // The histogram: functions from main (0x1000) to the hex one (0x8000), 2-byte bins.
+        let h = 20;
+        assert_eq!(out[h], 0, "time histogram tag");
+        assert_eq!((u64_at(h + 1), u64_at(h + 9)), (0x1000, 0x8002));
+        let bins = u32_at(h + 17) as usize;
+        assert_eq!(bins, 0x3801);
+        assert_eq!(u32_at(h + 21), rate);
+        assert_eq!(&out[h + 25..h + 32], b"seconds");
+        let bin = |address: u64| {
+            let at = h + 41 + 2 * ((address - 0x1000) / 2) as usize;
+            let b = [out[at], out[at + 1]];
+            match endian {
+                Endian::Little => u16::from_le_bytes(b),
+                Endian::Big => u16::from_be_bytes(b),
+            }
+        };
+        // Every time fits a bin at the clock's own rate: one sample per nanosecond. (The
+        // rate drops below the clock's only for a function with more than 65535 ticks.)
+        assert_eq!(rate, 1_000_000_000);
+        assert_eq!((bin(Y), bin(FACT), bin(MAIN), bin(ANON)), (177, 50, 94, 1));
+        // Then one record per arc with a caller: main→a, a→b, main→b, main→fact,
+        // fact→fact, main→anon, x→y.
+        let mut at = h + 41 + 2 * bins;
+        let mut arcs = Vec::new();
+        while at < out.len() {
+            assert_eq!(out[at], 1, "arc tag at {at}");
+            arcs.push((u64_at(at + 1), u64_at(at + 9), u32_at(at + 17)));
+            at += 21;
+        }
+        assert_eq!(
+            arcs,
+            [
+                (MAIN, A, 1),
+                (MAIN, B, 1),
+                (MAIN, FACT, 1),
+                (MAIN, ANON, 1),
+                (A, B, 1),
+                (FACT, FACT, 2),
+                (X, Y, 2),
+            ]
+        );
+    }
+}
+
+#[test]
+fn time_range_shows_the_calls_starting_in_it() {
+    let trace = golden_trace(Endian::Little);
+    let filter = Filter {
+        time_range_ns: Some((100, 160)),
+        ..Filter::default()
+    };
+    let names = check_trace_events(&timeline(&trace, &filter));
+    assert_eq!(names[&TID_MAIN], ["fact(int)", "fact(int)", "fact(int)"]);
+    assert!(!names.contains_key(&TID_WORKER), "{names:?}");
+    // A call starting in the range is shown at depth 1 when its caller started before.
+    let text = calltree(&trace, &filter);
+    assert!(text.contains("[    1] | fact(int) {"), "{text}");
+}
+
+#[test]
+fn views_of_a_trace_without_clock_rate_are_in_ticks() {
+    let mut h = header(Endian::Big);
+    h.ticks_per_second = 0;
+    h.flags = 0;
+    let trace = golden_trace_with(h, false);
+    let json = timeline(&trace, &Filter::default());
+    let names = check_trace_events(&json);
+    assert_eq!(names[&TID_MAIN].len(), 8);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["otherData"]["unit"], "ticks");
+    // Without the CLOCK chunk the worker's open frames close at its last record (30).
+    let text = folded(&trace, &Filter::default(), false);
+    assert!(text.lines().any(|l| l == "main;fact(int) 20"), "{text}");
+    let cg = callgrind(&trace, &Filter::default());
+    assert!(cg.contains("events: ticks"), "{cg}");
+    let tree = calltree(&trace, &Filter::default());
+    assert!(
+        tree.contains("      200 tk   [    1] | } /* main */"),
+        "{tree}"
+    );
+}
+
+#[test]
+fn progress_is_reported_every_65536_records() {
+    use hookprof::format::{Record, Writer};
+    use hookprof::view::Progress;
+    use std::sync::{Arc, Mutex};
+
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let records: Vec<Record> = (0..100_000u64)
+        .flat_map(|i| [Record::entry(2 * i, A), Record::exit(2 * i + 1, A)])
+        .collect();
+    w.events(TID_MAIN, &records).unwrap();
+    let bytes = w.into_inner();
+    let info = info(&bytes);
+    assert_eq!(info.records, 200_000);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let progress = Progress(Arc::new(move |done, total| {
+        log.lock().unwrap().push((done, total))
+    }));
+    let mut names = names();
+    let view = CallgrindProfile::new();
+    let mut viewer =
+        Viewer::new(view, &info, &Filter::default(), &mut names).with_progress(Some(progress));
+    replay_bytes(&bytes, &mut viewer).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(65_536, 200_000), (131_072, 200_000), (196_608, 200_000)]
+    );
+}
+
+#[test]
+fn report_callers() {
+    use hookprof::model::Profile;
+    use hookprof::report::{FlatReport, Format};
+
+    let bytes = golden_trace(Endian::Little);
+    let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+    for per_thread in [false, true] {
+        let mut report = FlatReport::build(&profile, &mut names(), per_thread);
+        report.add_callers(&profile, &mut names());
+        let b = report.rows.iter().find(|r| r.function == "b").unwrap();
+        assert_eq!(
+            b.callers.as_deref(),
+            Some(&[("a".to_string(), 1), ("main".to_string(), 1)][..])
+        );
+        let fact = report
+            .rows
+            .iter()
+            .find(|r| r.function == "fact(int)")
+            .unwrap();
+        assert_eq!(
+            fact.callers.as_deref(),
+            Some(&[("fact(int)".to_string(), 2), ("main".to_string(), 1)][..])
+        );
+        for format in [Format::Text, Format::Csv] {
+            let mut out = Vec::new();
+            report.render(format, &mut out).unwrap();
+            let ext = if format == Format::Text { "txt" } else { "csv" };
+            let name = if per_thread {
+                format!("views-report-callers-per-thread.{ext}")
+            } else {
+                format!("views-report-callers.{ext}")
+            };
+            check_golden(&name, &String::from_utf8(out).unwrap());
+        }
+    }
+}

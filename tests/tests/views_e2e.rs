@@ -1,0 +1,556 @@
+//! The views of `hookprof` (timeline, flame, callgrind, replay) on real programs built with
+//! `hookcc --trace`, run, and decoded; the callgrind file read by valgrind's
+//! `callgrind_annotate`, the SVG parsed as XML by python3, the timeline checked against the
+//! trace-event format's rules. Call counts are known by construction (calls.c, threads.c).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// calls.c's functions and their calls.
+const CALLS: [(&str, u64); 6] = [
+    ("main", 1),
+    ("leaf", 100),
+    ("apply", 50),
+    ("twice", 25),
+    ("negate", 25),
+    ("fib", 1973),
+];
+
+fn calls_trace(dir: &Path) -> PathBuf {
+    let program = build_traced(dir, "calls", &["calls.c"], &["-O0"], false);
+    let (trace, stdout) = run_traced(dir, &program, &[]);
+    assert_eq!(stdout.trim(), "16135");
+    trace
+}
+
+fn view(args: &[&str]) -> String {
+    let out = run_ok(hookprof().args(args));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// A system tool, or `None` to skip outside CI (in CI a missing tool fails the test).
+fn system_tool(name: &str, package: &str) -> Option<&'static str> {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Some(Box::leak(name.to_string().into_boxed_str()));
+    }
+    assert!(
+        !in_ci(),
+        "{name} is missing: scripts/setup.sh installs it (package {package})"
+    );
+    eprintln!("skipping: {name} is not installed (package {package}; scripts/setup.sh)");
+    None
+}
+
+/// Checks the trace-event rules (B/E balanced per thread, ts never going back per thread)
+/// and returns the B events' names per tid.
+fn check_trace_events(json: &str) -> HashMap<u64, Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().expect("traceEvents array");
+    let mut open: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_ts: HashMap<u64, f64> = HashMap::new();
+    let mut names: HashMap<u64, Vec<String>> = HashMap::new();
+    for e in events {
+        let tid = e["tid"].as_u64().expect("tid");
+        match e["ph"].as_str().expect("ph") {
+            "M" => continue,
+            "B" => {
+                let name = e["name"].as_str().expect("name").to_string();
+                open.entry(tid).or_default().push(name.clone());
+                names.entry(tid).or_default().push(name);
+            }
+            "E" => assert!(
+                open.entry(tid).or_default().pop().is_some(),
+                "tid {tid}: E without B: {e}"
+            ),
+            other => panic!("unexpected phase {other}: {e}"),
+        }
+        let ts = e["ts"].as_f64().expect("ts");
+        let last = last_ts.entry(tid).or_insert(f64::MIN);
+        assert!(
+            ts >= *last,
+            "tid {tid}: ts goes back from {last} to {ts}: {e}"
+        );
+        *last = ts;
+    }
+    for (tid, stack) in open {
+        assert!(stack.is_empty(), "tid {tid}: never closed: {stack:?}");
+    }
+    names
+}
+
+fn counts<'a>(names: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for n in names {
+        *counts.entry(n.clone()).or_default() += 1;
+    }
+    counts
+}
+
+fn expected(calls: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    calls.iter().map(|&(n, c)| (n.to_string(), c)).collect()
+}
+
+#[test]
+fn timeline_has_every_call_balanced_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let out = dir.path().join("calls.json");
+    run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(&out));
+    let json = std::fs::read_to_string(&out).unwrap();
+    let names = check_trace_events(&json);
+    assert_eq!(names.len(), 1, "one thread");
+    let all: Vec<&String> = names.values().flatten().collect();
+    assert_eq!(counts(all), expected(&CALLS));
+
+    // Filters: only fib and what it calls, two levels.
+    let json = view(&[
+        "timeline",
+        trace.to_str().unwrap(),
+        "--function=fi?",
+        "--depth=2",
+    ]);
+    let names = check_trace_events(&json);
+    let all: Vec<&String> = names.values().flatten().collect();
+    assert_eq!(counts(all), expected(&[("fib", 3)]));
+}
+
+#[test]
+fn timeline_of_four_threads_has_four_tracks() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let json = view(&["timeline", trace.to_str().unwrap()]);
+    let names = check_trace_events(&json);
+    let mut work: Vec<usize> = names
+        .values()
+        .map(|n| n.iter().filter(|n| *n == "work").count())
+        .filter(|&c| c > 0)
+        .collect();
+    work.sort();
+    assert_eq!(work, [100, 200, 300, 400], "work() per track");
+    // Each track is named.
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let thread_names = value["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .count();
+    assert_eq!(thread_names, 5, "main and four workers");
+
+    // --thread by number: thread 1 is main's, which calls no work().
+    let replay = view(&["replay", trace.to_str().unwrap(), "--thread=1"]);
+    assert!(
+        replay.contains("| main();"),
+        "main calls no traced function itself: {replay}"
+    );
+    assert!(!replay.contains("work"), "{replay}");
+}
+
+#[test]
+fn folded_stacks_and_svg_hold_every_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let folded = view(&["flame", t, "--format=folded"]);
+    let mut functions = BTreeMap::new();
+    let mut total = 0u64;
+    for line in folded.lines() {
+        let (stack, count) = line.rsplit_once(' ').expect("`stack count`");
+        total += count.parse::<u64>().expect("count");
+        for f in stack.split(';') {
+            functions.insert(f.to_string(), ());
+        }
+        assert!(stack.starts_with("main"), "{line}");
+    }
+    let names: Vec<&str> = functions.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["apply", "fib", "leaf", "main", "negate", "twice"],
+        "{folded}"
+    );
+    // The counts add up to main's inclusive time in the flat profile (± rounding per stack).
+    let report = run_ok(hookprof().args(["report", t, "--format=csv"]));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let main = rows.iter().find(|r| r.function == "main").unwrap();
+    let lines = folded.lines().count() as f64;
+    assert!(
+        (total as f64 - main.inclusive_ns).abs() <= lines,
+        "folded total {total} vs main inclusive {}",
+        main.inclusive_ns
+    );
+
+    for extra in [&[][..], &["--inverted"][..]] {
+        let svg_path = dir.path().join("calls.svg");
+        run_ok(
+            hookprof()
+                .args(["flame", t, "--format=svg", "-o"])
+                .arg(&svg_path)
+                .args(extra),
+        );
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        for f in &names {
+            assert!(svg.contains(&format!("<title>{f} (")), "{f} not in the SVG");
+        }
+        if let Some(python) = system_tool("python3", "python3") {
+            run_ok(
+                Command::new(python)
+                    .args([
+                        "-c",
+                        "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])",
+                    ])
+                    .arg(&svg_path),
+            );
+        }
+    }
+}
+
+#[test]
+fn callgrind_annotate_reads_the_callgrind_file() {
+    let Some(annotate) = system_tool("callgrind_annotate", "valgrind") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let out = dir.path().join("callgrind.out");
+    run_ok(hookprof().arg("callgrind").arg(&trace).arg("-o").arg(&out));
+    let file = std::fs::read_to_string(&out).unwrap();
+    let summary: u64 = file
+        .lines()
+        .find_map(|l| l.strip_prefix("summary: "))
+        .expect("summary line")
+        .parse()
+        .unwrap();
+
+    // Exclusive times: the program total, and every function.
+    let text = String::from_utf8(run_ok(Command::new(annotate).arg(&out)).stdout).unwrap();
+    let total_line = text
+        .lines()
+        .find(|l| l.contains("PROGRAM TOTALS"))
+        .expect("PROGRAM TOTALS");
+    let total: u64 = total_line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert_eq!(total, summary, "{text}");
+
+    // Call counts per arc, as callgrind_annotate's call tree shows them: `(1,972x)` etc.
+    let tree = String::from_utf8(
+        run_ok(
+            Command::new(annotate)
+                .args(["--tree=calling", "--threshold=100"])
+                .arg(&out),
+        )
+        .stdout,
+    )
+    .unwrap();
+    for (callee, calls) in [
+        ("fib", "1x"),
+        ("leaf", "100x"),
+        ("apply", "50x"),
+        ("twice", "25x"),
+        ("negate", "25x"),
+    ] {
+        assert!(
+            tree.lines()
+                .any(|l| l.contains(&format!("???:{callee} ({calls})"))),
+            "no arc to {callee} with {calls}:\n{tree}"
+        );
+    }
+    assert!(
+        tree.contains("???:fib (1,972x)"),
+        "fib's recursion:\n{tree}"
+    );
+
+    // Inclusive: main covers the whole program.
+    let inclusive =
+        String::from_utf8(run_ok(Command::new(annotate).arg("--inclusive=yes").arg(&out)).stdout)
+            .unwrap();
+    let main_line = inclusive
+        .lines()
+        .find(|l| l.ends_with("???:main"))
+        .unwrap_or_else(|| panic!("no main line:\n{inclusive}"));
+    assert!(main_line.contains("(100.0%)"), "{main_line}");
+}
+
+#[test]
+fn replay_prints_every_call_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let text = view(&["replay", t]);
+    let mut found = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let (_, call) = line.split_once(" | ").expect("`[thread] | call`");
+        let call = call.trim();
+        if let Some(name) = call
+            .strip_suffix("();")
+            .or_else(|| call.strip_suffix("() {"))
+        {
+            *found.entry(name.to_string()).or_insert(0u64) += 1;
+        }
+    }
+    assert_eq!(found, expected(&CALLS), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().ends_with("| main() {"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("} /* main */"), "{text}");
+
+    // --depth 2: main and its direct callees only.
+    let text = view(&["replay", t, "--depth=2"]);
+    assert!(!text.contains("twice"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains("leaf();")).count(), 100);
+    // --min-duration: main (the whole run) is longer than a nanosecond; no line is shorter.
+    let text = view(&["replay", t, "--min-duration=1us", "--exclude=apply"]);
+    assert!(text.contains("main() {"), "{text}");
+    assert!(!text.contains("apply"), "{text}");
+    assert!(
+        !text.contains(" ns "),
+        "every shown call lasts ≥ 1 us:\n{text}"
+    );
+}
+
+#[test]
+fn report_sorts_limits_and_gives_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let t = trace.to_str().unwrap();
+    let csv = view(&[
+        "report",
+        t,
+        "--format=csv",
+        "--sort=calls",
+        "--top=2",
+        "--percentiles",
+    ]);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent,p50_ns,p90_ns,p99_ns")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let order: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(order, [("fib", "1973"), ("leaf", "100")], "{csv}");
+    for r in &rows {
+        let n = |i: usize| r[i].parse::<u64>().unwrap();
+        let (min, max, p50, p90, p99) = (n(4), n(5), n(8), n(9), n(10));
+        // Percentiles come from a histogram accurate to 1 %.
+        assert!(
+            min * 99 / 100 <= p50 && p50 <= p90 && p90 <= p99 && p99 <= max + max / 100 + 1,
+            "{r:?}"
+        );
+    }
+    let text = view(&["report", t, "--sort=name"]);
+    let names: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last())
+        .take(6)
+        .collect();
+    assert_eq!(
+        names,
+        ["apply", "fib", "leaf", "main", "negate", "twice"],
+        "{text}"
+    );
+}
+
+#[test]
+fn speedscope_has_one_nested_profile_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let json = view(&["speedscope", trace.to_str().unwrap()]);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("speedscope JSON");
+    let frames: Vec<&str> = value["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let profiles = value["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 5, "main and four workers");
+    let mut work = Vec::new();
+    for p in profiles {
+        assert_eq!(p["unit"], "nanoseconds");
+        let mut open: Vec<u64> = Vec::new();
+        let mut last = 0;
+        let mut count = 0;
+        for e in p["events"].as_array().unwrap() {
+            let (frame, at) = (e["frame"].as_u64().unwrap(), e["at"].as_u64().unwrap());
+            assert!(at >= last, "at goes back: {e}");
+            last = at;
+            if e["type"] == "O" {
+                open.push(frame);
+                if frames[frame as usize] == "work" {
+                    count += 1;
+                }
+            } else {
+                assert_eq!(open.pop(), Some(frame), "{e}");
+            }
+        }
+        assert!(open.is_empty());
+        if count > 0 {
+            work.push(count);
+        }
+    }
+    work.sort();
+    assert_eq!(work, [100, 200, 300, 400]);
+}
+
+#[test]
+fn diff_matches_functions_by_name_across_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = calls_trace(dir.path());
+    let program = build_traced(dir.path(), "calls_o2", &["calls.c"], &["-O2"], false);
+    let (b, _) = run_traced(dir.path(), &program, &[]);
+    let csv = view(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format=csv",
+    ]);
+    let rows = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .map(|r| r.unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(rows.len(), CALLS.len(), "{csv}");
+    for (function, calls) in CALLS {
+        let row = rows.iter().find(|r| &r[0] == function).unwrap();
+        // -O0 and -O2 builds make the same calls: hooks go in before inlining.
+        assert_eq!(
+            (&row[1], &row[2], &row[3]),
+            (&*calls.to_string(), &*calls.to_string(), "0")
+        );
+    }
+    // A trace against itself: no change anywhere.
+    let text = view(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert!(text.trim_end().ends_with("delta 0 (0.0%)"), "{text}");
+}
+
+#[test]
+fn gprof_reads_the_gmon_out() {
+    let Some(gprof) = system_tool("gprof", "binutils") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let gmon = dir.path().join("gmon.out");
+    run_ok(hookprof().arg("gmon").arg(&trace).arg("-o").arg(&gmon));
+    let program = dir.path().join("calls");
+    let out = run_ok(Command::new(gprof).arg("-b").arg(&program).arg(&gmon));
+    let text = String::from_utf8(out.stdout).unwrap();
+
+    // Call graph: the counts of every arc, fib's recursion as gprof writes it.
+    for line in [
+        "1/1           fib",
+        "50/50          apply",
+        "100/100         leaf",
+        "25/25          twice",
+        "25/25          negate",
+        "1+1972    fib",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    // Flat profile: each function's share of the time is its exclusive share in the report.
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+    let csv = String::from_utf8(report.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    for row in reader.records() {
+        let row = row.unwrap();
+        let (function, percent): (&str, f64) = (&row[0], row[7].parse().unwrap());
+        let flat = text
+            .lines()
+            .take_while(|l| !l.contains("Call graph"))
+            .find(|l| l.split_whitespace().last() == Some(function))
+            .unwrap_or_else(|| panic!("{function} not in the flat profile:\n{text}"));
+        let share: f64 = flat.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(
+            (share - percent).abs() <= 0.1,
+            "{function}: gprof {share} % vs report {percent} %\n{text}"
+        );
+    }
+}
+
+#[test]
+fn callgrind_has_source_lines_from_dwarf() {
+    let Some(annotate) = system_tool("callgrind_annotate", "valgrind") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O0", "-g"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let out = dir.path().join("callgrind.out");
+    run_ok(hookprof().arg("callgrind").arg(&trace).arg("-o").arg(&out));
+    let text = String::from_utf8(run_ok(Command::new(annotate).arg(&out)).stdout).unwrap();
+    for function in ["fib", "main", "leaf", "apply"] {
+        assert!(
+            text.contains(&format!("programs/calls.c:{function}")),
+            "{function} has no file in:\n{text}"
+        );
+    }
+    // callgrind_annotate finds the source and puts fib's time on its line.
+    let fib_line = text
+        .lines()
+        .find(|l| l.contains("int fib(int n)"))
+        .unwrap_or_else(|| panic!("no annotated source:\n{text}"));
+    let cost: u64 = fib_line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("no cost on {fib_line:?}"));
+    assert!(cost > 0, "{fib_line}");
+}
+
+#[test]
+fn report_shows_who_calls_each_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = calls_trace(dir.path());
+    let csv = view(&[
+        "report",
+        trace.to_str().unwrap(),
+        "--format=csv",
+        "--callers",
+    ]);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().next_back(),
+        Some("callers")
+    );
+    let callers: BTreeMap<String, String> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].to_string(), r[r.len() - 1].to_string())
+        })
+        .collect();
+    assert_eq!(callers["fib"], "fib×1972;main×1");
+    assert_eq!(callers["twice"], "apply×25");
+    assert_eq!(callers["leaf"], "main×100");
+    assert_eq!(callers["main"], "<spontaneous>×1");
+}
