@@ -9,7 +9,8 @@
 #   qemu-system-arm, qemu-system-misc, gcc-arm-none-eabi (+ binutils), gcc-riscv64-unknown-elf,
 #   picolibc-arm-none-eabi, picolibc-riscv64-unknown-elf: the bare-metal boards
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
-#   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md)
+#   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md); pip runs
+#   lsb_release (lsb-release) to describe the machine
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
 #        scripts/setup.sh --list   print the package list, one a line
@@ -19,7 +20,7 @@ packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind binutils make strace
           gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
           picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-          python3-pip)
+          python3-pip lsb-release)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
