@@ -55,6 +55,16 @@ pub enum Endian {
 }
 
 impl Endian {
+    /// The unsigned integer in `bytes` (at most 8) in this byte order: the dumps of the TI,
+    /// PFP and gprof runtimes are read with it.
+    pub fn uint(self, bytes: &[u8]) -> u64 {
+        let fold = |v: u64, &b: &u8| v << 8 | u64::from(b);
+        match self {
+            Endian::Little => bytes.iter().rev().fold(0, fold),
+            Endian::Big => bytes.iter().fold(0, fold),
+        }
+    }
+
     /// The byte order of the host running hookprof.
     pub fn native() -> Self {
         if cfg!(target_endian = "big") {

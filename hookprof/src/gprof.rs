@@ -52,14 +52,6 @@ pub enum DumpError {
     Short { have: usize, need: usize },
 }
 
-fn uint(bytes: &[u8], endian: Endian) -> u64 {
-    let fold = |v: u64, &b: &u8| v << 8 | u64::from(b);
-    match endian {
-        Endian::Little => bytes.iter().rev().fold(0, fold),
-        Endian::Big => bytes.iter().fold(0, fold),
-    }
-}
-
 fn align8(n: usize) -> usize {
     (n + 7) & !7
 }
@@ -71,7 +63,7 @@ impl Data {
                 found: String::from_utf8_lossy(&data[..data.len().min(8)]).into_owned(),
             });
         }
-        let field = |offset: usize, size: usize| uint(&data[offset..offset + size], endian);
+        let field = |offset: usize, size: usize| endian.uint(&data[offset..offset + size]);
         let bad = |offset: usize, what: String| DumpError::Bad { offset, what };
         if field(8, 4) != 1 || field(12, 4) != STATE_SIZE as u64 {
             return Err(bad(

@@ -76,14 +76,6 @@ pub enum DumpError {
     },
 }
 
-fn uint(bytes: &[u8], endian: Endian) -> u64 {
-    let fold = |v: u64, &b: &u8| v << 8 | u64::from(b);
-    match endian {
-        Endian::Little => bytes.iter().rev().fold(0, fold),
-        Endian::Big => bytes.iter().fold(0, fold),
-    }
-}
-
 impl Instance {
     /// Reads the instance at the start of `data` (a longer dump is fine).
     pub fn parse(data: &[u8], endian: Endian) -> Result<Instance, DumpError> {
@@ -95,7 +87,7 @@ impl Instance {
                 found: String::from_utf8_lossy(&data[..8]).into_owned(),
             });
         }
-        let field = |offset: usize, size: usize| uint(&data[offset..offset + size], endian);
+        let field = |offset: usize, size: usize| endian.uint(&data[offset..offset + size]);
         for (offset, name, expected) in [
             (8, "version", u64::from(VERSION)),
             (12, "count", COUNT as u64),

@@ -411,13 +411,13 @@ impl Dump {
         let mut invalid = 0u64;
         let w = layout.pointer_size as usize;
         for (slot, chunk) in memory.chunks_exact(record_size as usize).enumerate() {
-            let address_type = uint(&chunk[..w], layout.endian);
+            let address_type = layout.endian.uint(&chunk[..w]);
             if address_type == invalid_address {
                 invalid += 1;
                 continue;
             }
-            let lo = uint(&chunk[w..w + 4], layout.endian);
-            let hi = uint(&chunk[w + 4..w + 8], layout.endian);
+            let lo = layout.endian.uint(&chunk[w..w + 4]);
+            let hi = layout.endian.uint(&chunk[w + 4..w + 8]);
             records.push(Record {
                 slot: slot as u64,
                 address: address_type & !3,
@@ -442,14 +442,6 @@ impl Dump {
 fn line_of(data: &[u8], offset: u64) -> u64 {
     let end = (offset as usize).min(data.len());
     data[..end].iter().filter(|&&b| b == b'\n').count() as u64 + 1
-}
-
-fn uint(bytes: &[u8], endian: Endian) -> u64 {
-    let fold = |v: u64, &b: &u8| v << 8 | u64::from(b);
-    match endian {
-        Endian::Little => bytes.iter().rev().fold(0, fold),
-        Endian::Big => bytes.iter().fold(0, fold),
-    }
 }
 
 /// Rotates a wrapped circular buffer's records to start at the oldest: the record after the
