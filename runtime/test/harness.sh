@@ -37,3 +37,70 @@ target_link_and_runner() { # TRIPLE
         real_comm=0
     fi
 }
+
+# ---- For the suites of one runtime component (pfp/run.sh, gprof/run.sh) ----
+# They set $work (a scratch directory), $verbose, $root and $CLANG, then call these; the counts
+# are in $passed, $failed and $failures.
+passed=0 failed=0
+failures=()
+
+# check NAME COMMAND...: runs the command in a fresh directory, its output as the log.
+check() {
+    local name=$1
+    shift
+    local dir
+    dir=$work/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_')
+    mkdir -p "$dir"
+    if (cd "$dir" && "$@") >"$dir.log" 2>&1; then
+        passed=$((passed + 1))
+        echo "ok      $name"
+        [ "$verbose" -eq 1 ] && sed 's/^/        /' "$dir.log"
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+        echo "FAILED  $name"
+        sed 's/^/        /' "$dir.log"
+    fi
+    return 0
+}
+
+# A case that cannot run here: a failure in CI (see skips_fail), a skip with a message otherwise.
+cannot_run() { # NAME WHY
+    if skips_fail; then
+        failed=$((failed + 1))
+        failures+=("$1")
+        echo "FAILED  $1: cannot run in CI: $2"
+    else
+        echo "skipped $1: $2"
+    fi
+}
+
+# runtime/src/COMPONENT.c with -Wall -Wextra -Werror for the host, three bare-metal CPUs (whose
+# counter a firmware brings: HKRT_TICKS_EXTERN) and each Linux cross target with headers here.
+compile_everywhere() { # COMPONENT
+    local strict=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden -Wall -Wextra
+        -Werror -I "$root/runtime/include" -I "$root/runtime/src" -c "$root/runtime/src/$1.c"
+        -o "$1.o")
+    check "$1.c: -Wall -Wextra -Werror (host)" "$CLANG" "${strict[@]}"
+    local target triple
+    for target in aarch64-none-elf thumbv7m-none-eabi riscv32-none-elf; do
+        check "$1.c: -Wall -Wextra -Werror, bare metal $target" "$CLANG" "${strict[@]}" \
+            --target=$target -ffreestanding -DHOOKCC_BARE_METAL -DHKRT_TICKS_EXTERN
+    done
+    for triple in aarch64-linux-gnu arm-linux-gnueabihf i686-linux-gnu riscv64-linux-gnu \
+        s390x-linux-gnu; do
+        [ -d "/usr/$triple/include" ] || continue
+        check "$1.c: -Wall -Wextra -Werror --target=$triple" "$CLANG" "${strict[@]}" \
+            "--target=$triple"
+    done
+}
+
+# The closing lines; the exit status to end with.
+report_results() {
+    if [ "${#failures[@]}" -gt 0 ]; then
+        echo "failed:"
+        printf '  %s\n' "${failures[@]}"
+    fi
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}

@@ -36,39 +36,7 @@ unset HOOKCC_GMON_OUT HOOKCC_GPROF_AUTO HOOKCC_GPROF_CALLGRAPH
 # shellcheck source=../harness.sh
 . "$here/../harness.sh"
 
-passed=0 failed=0
-failures=()
-
-check() { # NAME COMMAND...: runs the command in a fresh directory, its output as the log
-    local name=$1
-    shift
-    local dir=$work/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_')
-    mkdir -p "$dir"
-    if (cd "$dir" && "$@") >"$dir.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "ok      $name"
-        [ "$verbose" -eq 1 ] && sed 's/^/        /' "$dir.log"
-    else
-        failed=$((failed + 1))
-        failures+=("$name")
-        echo "FAILED  $name"
-        sed 's/^/        /' "$dir.log"
-    fi
-}
-
-strict=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden -Wall -Wextra -Werror
-    -I "$root/runtime/include" -I "$root/runtime/src")
-compile_strict() { "$CLANG" "${strict[@]}" "$@" -c "$root/runtime/src/gprof.c" -o gprof.o; }
-check "gprof.c: -Wall -Wextra -Werror (host)" compile_strict
-for target in aarch64-none-elf thumbv7m-none-eabi riscv32-none-elf; do
-    check "gprof.c: -Wall -Wextra -Werror, bare metal $target" \
-        compile_strict --target=$target -ffreestanding -DHOOKCC_BARE_METAL -DHKRT_TICKS_EXTERN
-done
-for triple in aarch64-linux-gnu arm-linux-gnueabihf i686-linux-gnu riscv64-linux-gnu \
-    s390x-linux-gnu; do
-    [ -d "/usr/$triple/include" ] || continue
-    check "gprof.c: -Wall -Wextra -Werror --target=$triple" compile_strict "--target=$triple"
-done
+compile_everywhere gprof
 
 # The calls column of gprof's flat profile for FUNCTION (empty if none).
 calls_of() { # FUNCTION FLAT-PROFILE
@@ -157,18 +125,9 @@ qemu_case() { # ARCH
 for arch in aarch64 s390x; do
     if command -v "qemu-$arch" >/dev/null && [ -d "/usr/$arch-linux-gnu/lib" ]; then
         check "gprof: $arch under qemu, dump == gmon.out" qemu_case "$arch"
-    elif skips_fail; then
-        failed=$((failed + 1))
-        failures+=("gprof ($arch)")
-        echo "FAILED  gprof ($arch): cannot run in CI: qemu-$arch or /usr/$arch-linux-gnu missing"
     else
-        echo "skipped gprof ($arch): qemu-$arch or /usr/$arch-linux-gnu missing"
+        cannot_run "gprof ($arch)" "qemu-$arch or /usr/$arch-linux-gnu missing"
     fi
 done
 
-if [ "${#failures[@]}" -gt 0 ]; then
-    echo "failed:"
-    printf '  %s\n' "${failures[@]}"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_results

@@ -32,40 +32,7 @@ export HOOKCC_CACHE_DIR=$work/cache
 # shellcheck source=../harness.sh
 . "$here/../harness.sh"
 
-passed=0 failed=0
-failures=()
-
-check() { # NAME COMMAND...: runs the command in a fresh directory, its output as the log
-    local name=$1
-    shift
-    local dir=$work/$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_')
-    mkdir -p "$dir"
-    if (cd "$dir" && "$@") >"$dir.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "ok      $name"
-        [ "$verbose" -eq 1 ] && sed 's/^/        /' "$dir.log"
-    else
-        failed=$((failed + 1))
-        failures+=("$name")
-        echo "FAILED  $name"
-        sed 's/^/        /' "$dir.log"
-    fi
-}
-
-strict=(-std=gnu11 -O2 -fPIC -fno-stack-protector -fvisibility=hidden -Wall -Wextra -Werror
-    -I "$root/runtime/include" -I "$root/runtime/src")
-compile_strict() { "$CLANG" "${strict[@]}" "$@" -c "$root/runtime/src/pfp.c" -o pfp.o; }
-check "pfp.c: -Wall -Wextra -Werror (host)" compile_strict
-for target in aarch64-none-elf thumbv7m-none-eabi riscv32-none-elf; do
-    # No counter is built in for these: a firmware brings its own (HKRT_TICKS_EXTERN).
-    check "pfp.c: -Wall -Wextra -Werror, bare metal $target" \
-        compile_strict --target=$target -ffreestanding -DHOOKCC_BARE_METAL -DHKRT_TICKS_EXTERN
-done
-for triple in aarch64-linux-gnu arm-linux-gnueabihf i686-linux-gnu riscv64-linux-gnu \
-    s390x-linux-gnu; do
-    [ -d "/usr/$triple/include" ] || continue
-    check "pfp.c: -Wall -Wextra -Werror --target=$triple" compile_strict "--target=$triple"
-done
+compile_everywhere pfp
 check "pfp.h: C99 -pedantic and C++11" bash -c "
     printf '#include <hookcc/pfp.h>\nint main(void){pfpCreate();return 0;}\n' |
         '$CLANG' -x c -std=c99 -pedantic -Wall -Wextra -Werror -I '$root/runtime/include' -fsyntax-only - &&
@@ -90,18 +57,9 @@ for arch in aarch64 s390x; do
     if command -v "qemu-$arch" >/dev/null && [ -d "/usr/$triple/lib" ]; then
         check "pfp_test ($arch under qemu)" seed_case "qemu-$arch -L /usr/$triple" \
             "--target=$triple" -fuse-ld=lld
-    elif skips_fail; then
-        failed=$((failed + 1))
-        failures+=("pfp_test ($arch)")
-        echo "FAILED  pfp_test ($arch): cannot run in CI: qemu-$arch or /usr/$triple missing"
     else
-        echo "skipped pfp_test ($arch): qemu-$arch or /usr/$triple missing"
+        cannot_run "pfp_test ($arch)" "qemu-$arch or /usr/$triple missing"
     fi
 done
 
-if [ "${#failures[@]}" -gt 0 ]; then
-    echo "failed:"
-    printf '  %s\n' "${failures[@]}"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report_results
