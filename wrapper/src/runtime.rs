@@ -130,12 +130,19 @@ pub fn cached_file(cache: &Path, extension: &str, contents: &str) -> Result<Path
 
 /// The flags every runtime component is compiled with. The runtime is never instrumented:
 /// it is compiled without the plugin.
+///
+/// `-mno-outline-atomics`: on AArch64 Linux clang otherwise calls libgcc's `__aarch64_swp4_acq_rel`
+/// and friends for atomics, so the runtime would need libgcc in every link. A link that has no
+/// default libraries (rustc links with `-nodefaultlibs` and adds only what std asks for: a
+/// `no_std` crate gets no libgcc) then fails. Inline atomics need none (other targets ignore the
+/// flag; `-w` keeps that quiet).
 const RUNTIME_CFLAGS: &[&str] = &[
     "-std=gnu11",
     "-O2",
     "-fPIC",
     "-fno-stack-protector",
     "-fvisibility=hidden",
+    "-mno-outline-atomics",
     "-w",
 ];
 
