@@ -500,3 +500,130 @@ fn cargo_hookcc_cross_builds_rust_for_aarch64_and_the_trace_decodes_on_the_host(
         assert_eq!(counts.len(), NOCORE_COUNTS.len(), "{profile}: {counts:#?}");
     }
 }
+
+/// Calls per function of `object` in a callgrind output file (`--compress-strings=no`): the
+/// sum of the `calls=` lines under each `cfn=` whose callee is in that object (the dynamic
+/// linker has a `check_match` too). A callee's object is the `cob=` given with the call, else
+/// the caller's `ob=`. callgrind names the second level of a recursion `name'2`: counted as
+/// `name`.
+fn callgrind_calls(text: &str, object: &Path) -> BTreeMap<String, u64> {
+    let object = object.to_str().unwrap();
+    let mut counts = BTreeMap::new();
+    let (mut caller_object, mut callee_object) = (String::new(), None::<String>);
+    let mut callee: Option<String> = None;
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("ob=") {
+            caller_object = path.trim().to_string();
+        } else if let Some(path) = line.strip_prefix("cob=") {
+            callee_object = Some(path.trim().to_string());
+        } else if let Some(name) = line.strip_prefix("cfn=") {
+            let name = name.trim();
+            let name = match name.rsplit_once('\'') {
+                Some((base, level)) if level.chars().all(|c| c.is_ascii_digit()) => base,
+                _ => name,
+            };
+            let in_object = callee_object.as_deref().unwrap_or(&caller_object) == object;
+            callee = in_object.then(|| name.to_string());
+        } else if let Some(rest) = line.strip_prefix("calls=") {
+            let n: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+            if let Some(name) = callee.take() {
+                *counts.entry(name).or_insert(0) += n;
+            }
+            callee_object = None;
+        }
+    }
+    counts
+}
+
+#[test]
+fn a_sys_style_build_of_lua_and_cpp_is_traced_with_counts_equal_to_callgrinds() {
+    // Lua 5.4 from lua-src's bundled sources and a C++ file, both compiled by cc in the build
+    // script, under a Rust program. hookcc's counts of Lua's C functions (release: -O2, hooks
+    // placed before inlining) are compared with callgrind's on a plain debug build (-O0: no
+    // inlining, every call is a call instruction). Both builds fix Lua's string-hash seed (it
+    // mixes the time and addresses), so its internal calls are the same in both.
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/sys"), dir.path());
+    let cflags = "-Dluai_makeseed(L)=0x2026u";
+    let expected_stdout = "lua: 6457\ngeo: 210\n";
+
+    let trace = dir.path().join("sys.hktrace");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--trace", "--release", "--quiet"])
+            .env("CFLAGS", cflags)
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected_stdout);
+    assert_balanced(&trace);
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+    let mut traced: BTreeMap<String, u64> = BTreeMap::new();
+    for row in parse_report_csv(&String::from_utf8_lossy(&report.stdout)) {
+        // Two static functions of one name in different files are two rows.
+        *traced.entry(row.function).or_insert(0) += row.calls;
+    }
+    // Rust and C++ names, demangled; counts by construction.
+    for (function, calls) in [
+        ("sys::main", 1),
+        ("sys::run_lua", 1),
+        ("geo_sum", 1),
+        ("geo::square(int)", 5),
+        ("geo::Grid::cell(int, int) const", 5),
+        ("luaL_newstate", 1),
+        ("lua_close", 1),
+    ] {
+        assert_eq!(
+            traced.get(function),
+            Some(&calls),
+            "calls of `{function}`; whole report: {traced:#?}"
+        );
+    }
+
+    // The plain build, under callgrind.
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args(["build", "--quiet"])
+            .env("CFLAGS", cflags),
+    );
+    let plain = project.join("target/debug/sys");
+    let cg_out = dir.path().join("callgrind.out");
+    let out = run_ok(
+        Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", cg_out.display()))
+            .args(["--compress-strings=no", "--compress-pos=no"])
+            .arg(&plain),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected_stdout);
+    let reference = callgrind_calls(
+        &std::fs::read_to_string(&cg_out).unwrap(),
+        &plain.canonicalize().unwrap(),
+    );
+
+    // Every C function hookcc traced (C names: no `::`, no generics), with callgrind's count.
+    let c_functions: Vec<(&String, &u64)> = traced
+        .iter()
+        .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    assert!(
+        c_functions.len() > 150,
+        "Lua's functions should be in the trace: {traced:#?}"
+    );
+    let differing: Vec<String> = c_functions
+        .iter()
+        .filter(|(name, calls)| reference.get(name.as_str()) != Some(calls))
+        .map(|(name, calls)| {
+            format!(
+                "{name}: hookcc {calls}, callgrind {:?}",
+                reference.get(name.as_str())
+            )
+        })
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{} of {} C functions differ from callgrind's counts:\n{}",
+        differing.len(),
+        c_functions.len(),
+        differing.join("\n")
+    );
+}
