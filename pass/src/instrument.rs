@@ -180,7 +180,7 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
         return false;
     }
     if !config.names.is_empty() {
-        let demangled = mangling::rust_demangled(&name);
+        let demangled = mangling::demangled(&name);
         let mut names = vec![name.as_ref()];
         names.extend(demangled.as_deref());
         if !config.names.allows(&names) {

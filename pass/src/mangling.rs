@@ -42,6 +42,23 @@ pub fn rust_demangled(symbol: &str) -> Option<String> {
         .map(|d| format!("{d:#}"))
 }
 
+/// The demangled name a `--hook-include`/`--hook-exclude` glob is matched against besides the
+/// symbol: Rust's without hash (as [`rust_demangled`]), C++'s as hookprof prints it, without
+/// return type (`geo::square(int)`, `geo::Grid::cell(int, int) const`); None for C.
+pub fn demangled(symbol: &str) -> Option<String> {
+    if let Some(rust) = rust_demangled(symbol) {
+        return Some(rust);
+    }
+    if !symbol.starts_with("_Z") {
+        return None;
+    }
+    let options = cpp_demangle::DemangleOptions::new().no_return_type();
+    cpp_demangle::Symbol::new(symbol)
+        .ok()?
+        .demangle_with_options(&options)
+        .ok()
+}
+
 /// `path` without trailing generic arguments: `calls::largest::<i32>` → `calls::largest`.
 pub fn without_generic_args(path: &str) -> &str {
     if !path.ends_with('>') {
@@ -74,6 +91,24 @@ pub fn is_closure_of(name: &str, parent: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn demangled_names_for_filters() {
+        assert_eq!(
+            demangled("_ZN3geo6squareEi").as_deref(),
+            Some("geo::square(int)")
+        );
+        assert_eq!(
+            demangled("_ZNK3geo4Grid4cellEii").as_deref(),
+            Some("geo::Grid::cell(int, int) const")
+        );
+        assert_eq!(
+            demangled("_RNvCs2jRRAoNlOou_5calls7descend").as_deref(),
+            Some("calls::descend")
+        );
+        assert_eq!(demangled("crc_byte"), None);
+        assert_eq!(demangled("_Znot_valid"), None);
+    }
 
     #[test]
     fn rust_cxx_and_c_modules() {

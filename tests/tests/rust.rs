@@ -627,3 +627,53 @@ fn a_sys_style_build_of_lua_and_cpp_is_traced_with_counts_equal_to_callgrinds() 
         differing.join("\n")
     );
 }
+
+#[test]
+fn hook_exclude_and_include_match_cpp_names_demangled() {
+    // The name filters are the pass's, for every language: C++ functions match by their
+    // demangled name as hookprof prints it (and by their symbol).
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("geo.cpp");
+    std::fs::write(
+        &source,
+        "namespace geo {\n\
+         int square(int x) { return x * x; }\n\
+         struct Grid { int width; int cell(int r, int c) const { return r * width + c; } };\n\
+         }\n\
+         int main() { geo::Grid g{10}; int s = 0;\n\
+         for (int i = 0; i < 3; i++) s += geo::square(i) + g.cell(i, 1);\n\
+         return s == 38 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    for (filter, expected) in [
+        (
+            "--hook-exclude=geo::square(int)",
+            &[("main", 1), ("geo::Grid::cell(int, int) const", 3)][..],
+        ),
+        (
+            "--hook-include=geo::*",
+            &[
+                ("geo::square(int)", 3),
+                ("geo::Grid::cell(int, int) const", 3),
+            ][..],
+        ),
+        (
+            "--hook-exclude=*const",
+            &[("main", 1), ("geo::square(int)", 3)][..],
+        ),
+    ] {
+        let program = dir.path().join("geo");
+        run_ok(
+            hookcc(dir.path(), true)
+                .args(["--trace", "-O2", filter])
+                .arg(&source)
+                .arg("-o")
+                .arg(&program),
+        );
+        let (trace, _) = run_traced(dir.path(), &program, &[]);
+        let counts = call_counts(&trace, &[]);
+        let expected: BTreeMap<String, u64> =
+            expected.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+        assert_eq!(counts, expected, "{filter}");
+    }
+}
