@@ -1038,34 +1038,39 @@ class Bench:
                 n += 1
         return n
 
+    # -- the post-tool phases' helpers
+    def traced_run(self, v: Variant, calls: int) -> Path:
+        """Runs micro with `calls` calls under variant v; returns the directory it left its
+        trace in (the caller removes it)."""
+        self.current_micro_calls = calls
+        r, _, d = self.run_variant(v, "micro", [str(calls)], keep=True)
+        if r.rc != 0:
+            shutil.rmtree(d, ignore_errors=True)
+            raise RuntimeError(f"{v.key} failed: {first_lines(r.stderr)}")
+        return d
+
+    @staticmethod
+    def measure_tool(name: str, argv: list, cwd: Path, records: int) -> dict:
+        """One run of a post tool on core 0, its output thrown away: time, memory, records/s."""
+        r = run_measured(argv, cwd, None, 3600, cpu=0, stdout_to_null=True, sample_memory=True)
+        res = {"wall_s": r.wall, "cpu_s": r.cpu, "maxrss_mb": r.maxrss_kb / 1024,
+               "peak_anon_mb": (r.peak_anon_kb or 0) / 1024, "records": records, "rc": r.rc}
+        if r.rc != 0:
+            res["error"] = first_lines(r.stderr)
+            log(f"{name} failed: {res['error']}")
+        else:
+            res["records_per_s"] = records / r.wall
+        return res
+
     # -- phase: the post tool against llvm-xray account and uftrace report
     def phase_post(self) -> None:
         out = {}
         self.report["post"] = out
-        cpu = 0
         native = self.by_key.get("native")
         if not native or native.status != "ok" or not self.hookprof:
             out["note"] = "no native trace variant or no hookprof"
             return
-
-        def traced_run(v: Variant, calls: int) -> Path:
-            self.current_micro_calls = calls
-            r, _, d = self.run_variant(v, "micro", [str(calls)], keep=True)
-            if r.rc != 0:
-                shutil.rmtree(d, ignore_errors=True)
-                raise RuntimeError(f"{v.key} failed: {first_lines(r.stderr)}")
-            return d
-
-        def measure(name: str, argv: list, cwd: Path, records: int) -> dict:
-            r = run_measured(argv, cwd, None, 3600, cpu=cpu, stdout_to_null=True, sample_memory=True)
-            res = {"wall_s": r.wall, "cpu_s": r.cpu, "maxrss_mb": r.maxrss_kb / 1024,
-                   "peak_anon_mb": (r.peak_anon_kb or 0) / 1024, "records": records, "rc": r.rc}
-            if r.rc != 0:
-                res["error"] = first_lines(r.stderr)
-                log(f"{name} failed: {res['error']}")
-            else:
-                res["records_per_s"] = records / r.wall
-            return res
+        traced_run, measure = self.traced_run, self.measure_tool
 
         # 1. hookprof on the large trace and on a trace 1/10 as long: speed, and peak memory
         #    against trace length.
@@ -1120,6 +1125,81 @@ class Bench:
         else:
             out["uftrace_report"] = {"error": "uftrace variant unavailable"}
 
+    # -- phase: hookprof's views against the peers' converters, on the same calls
+    def phase_views(self) -> None:
+        """hookprof timeline / flame / speedscope / callgrind beside `uftrace dump --chrome`,
+        `uftrace dump --flame-graph`, `llvm-xray convert --output-format=trace_event` and
+        `llvm-xray stack`, each on a trace of the same micro calls; and hookprof's views on the
+        large trace and on one a tenth as long, for their memory against trace length."""
+        out = {}
+        self.report["views"] = out
+        native = self.by_key.get("native")
+        if not native or native.status != "ok" or not self.hookprof:
+            out["note"] = "no native trace variant or no hookprof"
+            return
+        hp = self.hookprof
+        views = {
+            "timeline": ["timeline"],
+            "flame_folded": ["flame", "--format=folded"],
+            "speedscope": ["speedscope"],
+            "callgrind": ["callgrind"],
+        }
+        calls = self.scale.cmp_calls
+        records = 2 * (calls + 2)
+        log(f"views on {records:,} records each")
+        d = self.traced_run(native, calls)
+        try:
+            trace = str(next(d.glob("*.hktrace")))
+            for key, argv in views.items():
+                out[f"hookprof_{key}"] = self.measure_tool(f"hookprof {key}", [hp] + argv + [trace], d, records)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        uv = self.by_key.get("uftrace")
+        if uv and uv.status == "ok":
+            d = self.traced_run(uv, calls)
+            try:
+                data = str(d / "uftrace.data")
+                out["uftrace_chrome"] = self.measure_tool(
+                    "uftrace dump --chrome", ["uftrace", "dump", "--chrome", "-d", data], d, records)
+                out["uftrace_flame"] = self.measure_tool(
+                    "uftrace dump --flame-graph", ["uftrace", "dump", "--flame-graph", "-d", data], d, records)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        else:
+            out["uftrace_chrome"] = out["uftrace_flame"] = {"error": "uftrace variant unavailable"}
+        xv = self.by_key.get("xray-fdr")
+        xray = shutil.which("llvm-xray-19") or shutil.which("llvm-xray")
+        if xv and xv.status == "ok" and xray:
+            d = self.traced_run(xv, calls)
+            try:
+                logs = sorted(d.glob("xray-log.*"))
+                instr_map = f"-instr_map={self.exes[('xray-fdr', 'micro')]}"
+                if logs:
+                    out["xray_trace_event"] = self.measure_tool(
+                        "llvm-xray convert", [xray, "convert", instr_map, "--output-format=trace_event",
+                                              "-output=-", str(logs[0])], d, records)
+                    out["xray_stack"] = self.measure_tool(
+                        "llvm-xray stack", [xray, "stack", instr_map, "-all-stacks",
+                                            "-stack-format=flame", "-aggregation-type=time", str(logs[0])],
+                        d, records)
+                else:
+                    out["xray_trace_event"] = out["xray_stack"] = {"error": "XRay FDR wrote no log"}
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        else:
+            out["xray_trace_event"] = out["xray_stack"] = {"error": "XRay FDR variant or llvm-xray unavailable"}
+        # Memory against trace length: the streamed views on the large trace and a tenth of it.
+        for label, n in (("large", self.scale.post_calls), ("small", self.scale.post_calls // 10)):
+            log(f"views: hookprof timeline and flame on {2 * (n + 2):,} records")
+            d = self.traced_run(native, n)
+            try:
+                trace = str(next(d.glob("*.hktrace")))
+                for key in ("timeline", "flame_folded"):
+                    out[f"hookprof_{key}_{label}"] = self.measure_tool(
+                        f"hookprof {key}", [hp] + views[key] + [trace], d, 2 * (n + 2))
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+
     # -- the whole run
     def run(self) -> None:
         self.setup()
@@ -1132,6 +1212,7 @@ class Bench:
                                               self.estimate_lua_calls())),
             ("compile", self.phase_compile),
             ("post", self.phase_post),
+            ("views", self.phase_views),
         ]
         for name, phase in phases:
             if name not in self.args.phases:
@@ -1209,6 +1290,24 @@ def evaluate_goals(b: Bench) -> list:
     if hx.get("wall_s") and xr.get("wall_s") and not xr.get("error") and not hx.get("error"):
         sp = xr["wall_s"] / hx["wall_s"]
     goal("post tool: speed vs llvm-xray account, same calls", sp, 10, "{:.1f}x", ok_if_le=False)
+    views = b.report.get("views", {})
+
+    def speedup(ours: str, theirs: str):
+        a, t = views.get(ours, {}), views.get(theirs, {})
+        if a.get("wall_s") and t.get("wall_s") and not a.get("error") and not t.get("error"):
+            return t["wall_s"] / a["wall_s"]
+        return None
+
+    for ours, theirs, what in (("hookprof_timeline", "uftrace_chrome", "timeline vs uftrace dump --chrome"),
+                               ("hookprof_timeline", "xray_trace_event", "timeline vs llvm-xray convert trace_event"),
+                               ("hookprof_flame_folded", "uftrace_flame", "flame vs uftrace dump --flame-graph"),
+                               ("hookprof_flame_folded", "xray_stack", "flame vs llvm-xray stack")):
+        goal(f"views: {what}, same calls", speedup(ours, theirs), 10, "{:.1f}x", ok_if_le=False)
+    for key in ("timeline", "flame_folded"):
+        lg, sm = views.get(f"hookprof_{key}_large", {}), views.get(f"hookprof_{key}_small", {})
+        mem = lg["peak_anon_mb"] / sm["peak_anon_mb"] if lg.get("peak_anon_mb") and sm.get("peak_anon_mb") else None
+        goal(f"views: {key} peak anonymous memory, 10x longer trace / shorter one", mem, 1.25, "{:.2f}x",
+             detail=f"{sm['peak_anon_mb']:.1f} MB -> {lg['peak_anon_mb']:.1f} MB" if mem else "")
     return goals
 
 
@@ -1286,6 +1385,37 @@ def print_table(b: Bench, goals: list) -> str:
                          + (f"  error: {p['error']}" if p.get("error") else ""))
         if post.get("note"):
             lines.append(post["note"])
+    views = b.report.get("views", {})
+    if views:
+        lines.append("")
+        lines.append(f"{'views (one core, output discarded)':<44} {'records':>13} {'wall s':>8} {'Mrec/s':>8} "
+                     f"{'peak RSS':>9} {'anon MB':>8}")
+        rows = [("hookprof_timeline", "hookprof timeline (Chrome JSON)"),
+                ("uftrace_chrome", "uftrace dump --chrome"),
+                ("xray_trace_event", "llvm-xray convert trace_event (FDR)"),
+                ("hookprof_flame_folded", "hookprof flame --format=folded"),
+                ("uftrace_flame", "uftrace dump --flame-graph"),
+                ("xray_stack", "llvm-xray stack -stack-format=flame (FDR)"),
+                ("hookprof_speedscope", "hookprof speedscope"),
+                ("hookprof_callgrind", "hookprof callgrind"),
+                ("hookprof_timeline_large", "hookprof timeline (large trace)"),
+                ("hookprof_timeline_small", "hookprof timeline (1/10 of it)"),
+                ("hookprof_flame_folded_large", "hookprof flame (large trace)"),
+                ("hookprof_flame_folded_small", "hookprof flame (1/10 of it)")]
+        for key, name in rows:
+            p = views.get(key)
+            if p is None:
+                continue
+            if p.get("error") and "wall_s" not in p:
+                lines.append(f"{name:<44} {p['error']}")
+                continue
+            rate = p.get("records_per_s")
+            lines.append(f"{name:<44} {p['records']:>13,} {p['wall_s']:>8.2f} "
+                         f"{fmt(rate / 1e6 if rate else None, '{:.1f}'):>8} {p['maxrss_mb']:>9.0f} "
+                         f"{p.get('peak_anon_mb', 0):>8.1f}"
+                         + (f"  error: {p['error']}" if p.get("error") else ""))
+        if views.get("note"):
+            lines.append(views["note"])
     lines.append("")
     lines.append("goals")
     for g in goals:
@@ -1312,8 +1442,8 @@ def main() -> int:
                     help="only these variants (comma-separated keys; the baselines always run): "
                          + ",".join(v.key for v in make_variants(QUICK)))
     ap.add_argument("--phases", type=lambda s: s.split(","),
-                    default=["callgrind", "micro", "lua", "compile", "post"],
-                    help="only these phases: callgrind,micro,lua,compile,post")
+                    default=["callgrind", "micro", "lua", "compile", "post", "views"],
+                    help="only these phases: callgrind,micro,lua,compile,post,views")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compiles")
     ap.add_argument("--no-build", action="store_true", help="use the hookcc already in target/")
     ap.add_argument("--no-install", action="store_true", help="never run apt-get")
