@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+
+mod install_docs;
 
 use hookprof::report::Format;
 use hookprof::view::Filter;
@@ -160,6 +162,15 @@ calls it had in progress. See docs/ti-post.md.")]
     /// gprof's "self seconds" are the trace's exclusive times. Only the executable's
     /// functions; all threads together. See docs/views.md.
     Gmon(GmonArgs),
+    /// Shell completions: `hookprof completions bash > ~/.local/share/bash-completion/completions/hookprof`.
+    ///
+    /// For bash, zsh, fish, elvish and PowerShell, generated from this program's own options.
+    Completions(install_docs::CompletionsArgs),
+    /// The manual pages in roff: `hookprof man | man -l -`, or `hookprof man -o DIR`.
+    ///
+    /// Without -o, hookprof(1) on standard output. With -o DIR: hookprof.1 and one page per
+    /// subcommand (hookprof-report.1, …) in DIR, for `man -M` or a man1 directory.
+    Man(install_docs::ManArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -837,6 +848,8 @@ fn main() -> ExitCode {
         }),
         Command::Diff(args) => diff(args),
         Command::Gmon(args) => gmon(args),
+        Command::Completions(args) => install_docs::completions(args, Cli::command()),
+        Command::Man(args) => install_docs::man(args, Cli::command()),
         Command::Speedscope(args) => stream_view(&args.view, |o, out| {
             hookprof::speedscope_file(&args.view.trace, o, out)
         }),

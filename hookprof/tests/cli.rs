@@ -256,3 +256,84 @@ fn views_reject_bad_options_with_usage_errors() {
         }
     }
 }
+
+/// The subcommands `hookprof --help` lists (but `help`).
+fn subcommands() -> Vec<String> {
+    let help = text(&hookprof(&["--help"]).stdout);
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn bash_completion_completes_subcommands_and_options() {
+    // The generated script, loaded by bash and asked as bash's completion would ask it.
+    let out = hookprof(&["completions", "bash"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = scratch_dir("cli-completions");
+    let script = dir.join("hookprof.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |words: &str| -> String {
+        let probe = format!(
+            "source {}\nCOMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))\n\
+             _hookprof hookprof \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        let out = Command::new("bash").arg("-c").arg(probe).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let subs = complete("hookprof ''");
+    for sub in subcommands() {
+        assert!(
+            subs.lines().any(|l| l == sub),
+            "`hookprof <TAB>` lacks {sub}: {subs}"
+        );
+    }
+    let options = complete("hookprof report --so");
+    assert_eq!(options.trim(), "--sort", "{options}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = hookprof(&["completions", shell]);
+        assert!(
+            out.status.success() && text(&out.stdout).contains("report"),
+            "{shell}"
+        );
+    }
+    let out = hookprof(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("invalid value 'tcsh'"));
+}
+
+#[test]
+fn man_pages_for_the_program_and_every_subcommand() {
+    let out = hookprof(&["man"]);
+    assert!(out.status.success());
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH hookprof 1"), "{page}");
+    for sub in subcommands() {
+        assert!(page.contains(&sub), "hookprof(1) does not list {sub}");
+    }
+    let dir = scratch_dir("cli-man");
+    let out = hookprof(&["man", "-o", dir.join("man1").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for sub in subcommands() {
+        let path = dir.join(format!("man1/hookprof-{sub}.1"));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            page.contains(&format!(".TH hookprof-{sub} 1"))
+                && page.contains(&format!("hookprof {sub}")),
+            "{}:\n{page}",
+            path.display()
+        );
+    }
+    // The report page carries its options' help.
+    let report = std::fs::read_to_string(dir.join("man1/hookprof-report.1")).unwrap();
+    assert!(report.contains("percentiles"), "{report}");
+}
