@@ -3,6 +3,7 @@
 #   PREFIX/bin/{hookcc,hookcc++,hookprof,cargo-hookcc}
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
+#   PREFIX/share/man/man1/hookprof*.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)
 set -euo pipefail
@@ -31,4 +32,5 @@ for plugin in "$build"/libhookcc_pass_llvm*.so; do
 done
 rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src" "$prefix/lib/hookcc/runtime/make"
 cp -R "$root/runtime/include" "$root/runtime/src" "$root/runtime/make" "$prefix/lib/hookcc/runtime/"
+"$root/scripts/hookprof-docs.sh" "$prefix/bin/hookprof" "$prefix/share"
 echo "installed hookcc into $prefix (add $prefix/bin to PATH)"

@@ -11,6 +11,7 @@
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
 #   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md); pip runs
 #   lsb_release (lsb-release) to describe the machine
+# and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh)
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
 #        scripts/setup.sh --list   print the package list, one a line
@@ -42,6 +43,13 @@ fi
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found: install a Rust toolchain (https://rustup.rs), then run this again" >&2
     exit 1
+fi
+
+# cargo-deb builds the Debian package (scripts/package-deb.sh; tests/tests/packaging.rs).
+cargo_deb_version=3.8.0
+if [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $cargo_deb_version" ]; then
+    echo "setup: installing cargo-deb $cargo_deb_version (cargo install, about a minute)" >&2
+    cargo install cargo-deb --version "$cargo_deb_version" --locked --quiet
 fi
 
 # LLVM 22's headers, for the pass plugin rustc loads (rustc 1.95 is LLVM 22.1): from the PyPI

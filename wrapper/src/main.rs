@@ -26,7 +26,7 @@ impl Host for RealHost {
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot locate hookcc itself: {e}"))?;
         let exe = exe.canonicalize().unwrap_or(exe);
-        Layout::find(&exe, &|k| self.var(k))
+        Layout::find_or_build(&exe, &|k| self.var(k))
     }
     fn runtime_object(
         &self,

@@ -32,7 +32,7 @@ pub struct SystemRust {
 
 impl RustHost for SystemRust {
     fn layout(&self) -> Result<Layout, String> {
-        Layout::find(&self.hookcc, &|k| std::env::var(k).ok())
+        Layout::find_or_build(&self.hookcc, &|k| std::env::var(k).ok())
     }
     fn rustc(&self) -> String {
         std::env::var("RUSTC")

@@ -149,6 +149,82 @@ impl Layout {
         }
     }
 
+    /// [`Layout::find`], and for a hookcc with nothing beside it — installed by `cargo install
+    /// --path wrapper`, which installs executables only — the source tree it was built from:
+    /// the plugins in that tree's cargo target directory (`CARGO_TARGET_DIR`, else
+    /// `SOURCE/target`; release, else debug), built there with `cargo build --release` when
+    /// they are missing (once, with a note on stderr), and the runtime sources in
+    /// `SOURCE/runtime`.
+    pub fn find_or_build(
+        exe: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Layout, String> {
+        let err = match Layout::find(exe, env) {
+            Ok(layout) => return Ok(layout),
+            Err(err) => err,
+        };
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        if !source.join("Cargo.toml").is_file() {
+            return Err(err);
+        }
+        let runtime_dir = env("HOOKCC_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| source.join("runtime"));
+        let plugin = match env("HOOKCC_PLUGIN") {
+            Some(plugin) => PathBuf::from(plugin),
+            None => Self::source_plugins(exe, &source, env, &err)?.join(PLUGIN_FILE),
+        };
+        Ok(Layout {
+            frontend_plugin: plugin.with_file_name(FRONTEND_PLUGIN_FILE),
+            plugin,
+            runtime_dir: runtime_dir.canonicalize().unwrap_or(runtime_dir),
+        })
+    }
+
+    /// The directory of the plugins built in the source tree's target directory, building
+    /// them first if they are not there (see [`Layout::find_or_build`]).
+    fn source_plugins(
+        exe: &Path,
+        source: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+        err: &str,
+    ) -> Result<PathBuf, String> {
+        let target = env("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| source.join("target"));
+        let built = || {
+            ["release", "debug"]
+                .iter()
+                .map(|profile| target.join(profile))
+                .find(|dir| {
+                    dir.join(PLUGIN_FILE).is_file() && dir.join(FRONTEND_PLUGIN_FILE).is_file()
+                })
+        };
+        if let Some(dir) = built() {
+            return Ok(dir);
+        }
+        eprintln!(
+            "hookcc: no pass plugin beside {} (cargo install copies executables only): \
+             building it from {} into {} (cargo build --release, a minute or two, once)",
+            exe.display(),
+            source.display(),
+            target.display()
+        );
+        let status = std::process::Command::new(env("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--release", "--quiet"])
+            .args(["-p", "hookcc-pass", "-p", "hookcc-frontend"])
+            .arg("--manifest-path")
+            .arg(source.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", &target)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("{err}; building the plugin: cannot run cargo: {e}"))?;
+        match built() {
+            Some(dir) if status.success() => Ok(dir),
+            _ => Err(format!("{err}; building it in {} failed", source.display())),
+        }
+    }
+
     /// The pass plugin for a compiler whose LLVM major is `major` (`what` names that compiler
     /// in errors): an error names the version found and the ones supported.
     pub fn plugin_for_llvm(&self, major: u32, what: &str) -> Result<PathBuf, String> {
