@@ -226,6 +226,8 @@ pub fn cargo_with_hookcc(project: &Path) -> Command {
         "RUSTC",
         "CC",
         "CFLAGS",
+        "CXX",
+        "CXXFLAGS",
     ] {
         cmd.env_remove(var);
     }

@@ -579,11 +579,14 @@ fn a_sys_style_build_of_lua_and_cpp_is_traced_with_counts_equal_to_callgrinds() 
         );
     }
 
-    // The plain build, under callgrind.
+    // The plain build, under callgrind: clang-19 (cc's default C++ compiler would be g++,
+    // which scripts/setup.sh does not install).
     run_ok(
         cargo_with_hookcc(&project)
             .args(["build", "--quiet"])
-            .env("CFLAGS", cflags),
+            .env("CFLAGS", cflags)
+            .env("CC", "clang-19")
+            .env("CXX", "clang++-19"),
     );
     let plain = project.join("target/debug/sys");
     let cg_out = dir.path().join("callgrind.out");
