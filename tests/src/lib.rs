@@ -36,6 +36,17 @@ pub fn tool(name: &str) -> PathBuf {
     path
 }
 
+/// tests/programs/calls.c's functions and their calls (it prints 16135), at every
+/// optimization level and on every target.
+pub const CALLS_C: [(&str, u64); 6] = [
+    ("main", 1),
+    ("leaf", 100),
+    ("apply", 50),
+    ("twice", 25),
+    ("negate", 25),
+    ("fib", 1973),
+];
+
 pub fn program_source(name: &str) -> PathBuf {
     workspace_root().join("tests/programs").join(name)
 }

@@ -779,16 +779,7 @@ fn native_trace_in_ram_read_by_hookprof_on_every_board() {
             .iter()
             .map(|r| (r.function.as_str(), r.calls))
             .collect();
-        let expected: std::collections::BTreeMap<&str, u64> = [
-            ("main", 1),
-            ("leaf", 100),
-            ("apply", 50),
-            ("twice", 25),
-            ("negate", 25),
-            ("fib", 1973),
-        ]
-        .into_iter()
-        .collect();
+        let expected: std::collections::BTreeMap<&str, u64> = CALLS_C.into_iter().collect();
         assert_eq!(counts, expected, "{what}");
         let main = rows.iter().find(|r| r.function == "main").unwrap();
         assert!(

@@ -49,14 +49,7 @@ fn aarch64_under_qemu() {
         let (trace, stdout) = run_traced(d, &program, &["qemu-aarch64", "-L", SYSROOT]);
         assert_eq!(stdout.trim(), "16135");
         let counts = call_counts(&trace, &["--exe", program.to_str().unwrap()]);
-        for (f, n) in [
-            ("main", 1),
-            ("leaf", 100),
-            ("apply", 50),
-            ("twice", 25),
-            ("negate", 25),
-            ("fib", 1973),
-        ] {
+        for (f, n) in CALLS_C {
             assert_eq!(counts.get(f), Some(&n), "{opt}: {f}: {counts:#?}");
         }
     }

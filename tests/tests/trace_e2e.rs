@@ -39,18 +39,7 @@ fn recursion_function_pointers_and_static_functions_at_o0_and_o2() {
         let (trace, stdout) = run_traced(dir.path(), &program, &[]);
         assert_eq!(stdout.trim(), "16135", "{opt}: the program's own output");
         let counts = call_counts(&trace, &[]);
-        expect_counts(
-            &counts,
-            &[
-                ("main", 1),
-                ("leaf", 100),
-                ("apply", 50),
-                ("twice", 25),
-                ("negate", 25),
-                ("fib", 1973),
-            ],
-            opt,
-        );
+        expect_counts(&counts, &CALLS_C, opt);
         assert_eq!(
             counts.len(),
             6,

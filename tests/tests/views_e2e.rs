@@ -10,14 +10,7 @@ use std::process::Command;
 use hookcc_tests::*;
 
 /// calls.c's functions and their calls.
-const CALLS: [(&str, u64); 6] = [
-    ("main", 1),
-    ("leaf", 100),
-    ("apply", 50),
-    ("twice", 25),
-    ("negate", 25),
-    ("fib", 1973),
-];
+const CALLS: [(&str, u64); 6] = CALLS_C;
 
 fn calls_trace(dir: &Path) -> PathBuf {
     let program = build_traced(dir, "calls", &["calls.c"], &["-O0"], false);
