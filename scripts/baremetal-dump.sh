@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Takes a buffer out of a bare-metal program running under qemu-system with a debugger:
-# gdb-multiarch, attached to qemu's gdb stub, stops the program at a function, saves one
-# variable's memory (an array such as the buffer given to OS_InitCallTrace, which the program
-# must be compiled with -g to describe), and lets the program run to its end. Decode the dump
-# with `hookprof nitro DUMP --exe FIRMWARE` (NITRO buffers); TI's ProfileData has its own
-# script, scripts/baremetal-ti-dump.sh, which saves only the recorded part.
+# Takes profiling data out of a bare-metal program running under qemu-system with a debugger,
+# the way a CCS or eCos user takes it out of a board: gdb-multiarch, attached to qemu's gdb
+# stub, stops the program at a function, saves memory to a file, and lets the program run to
+# its end. docs/baremetal.md.
 #
-# Usage: scripts/baremetal-dump.sh FIRMWARE.elf FUNCTION VARIABLE DUMP.bin -- QEMU-COMMAND…
-#   FUNCTION is where to stop (the first time it is called), VARIABLE what to save;
-#   QEMU-COMMAND is how the firmware boots; -S and a gdb stub on a free port are added.
+# Usage: scripts/baremetal-dump.sh FIRMWARE.elf FUNCTION WHAT DUMP.bin -- QEMU-COMMAND…
+#   FUNCTION is where to stop (the first time it is called). WHAT is what to save:
+#     VARIABLE  one variable's memory (its size from the ELF symbol table, else from the debug
+#               information), e.g. the buffer given to OS_InitCallTrace: decode with
+#               `hookprof nitro`; or pfpInst: `hookprof pfp`
+#     @ti       TI's ProfileData, only as much as holds records: uiProfileDataCnt records, or
+#               all uiMaxProfileRecordNum once the count reached it (a full or wrapped buffer),
+#               as <hookcc/ti.h> says: `hookprof ti`
+#     @gprof    the gprof data profile_on set up (hookcc_gprof_data_size bytes from
+#               hookcc_gprof_data, as scripts/gprof.gdb's gprof_fetch): `hookprof gprof`
+#   QEMU-COMMAND is how the firmware boots (qemu-system-arm -M versatilepb … -kernel
+#   FIRMWARE.elf); -S (wait for the debugger) and a gdb stub on a free port are added.
 #   What the firmware prints goes to stdout; the exit status is the firmware's (qemu's).
 # Environment: GDB (default gdb-multiarch), HOOKCC_DUMP_TIMEOUT (seconds, default 60).
 set -euo pipefail
 
 if [ $# -lt 6 ] || [ "$5" != "--" ]; then
-    echo "usage: $0 FIRMWARE.elf FUNCTION VARIABLE DUMP.bin -- QEMU-COMMAND..." >&2
+    echo "usage: $0 FIRMWARE.elf FUNCTION WHAT DUMP.bin -- QEMU-COMMAND..." >&2
     exit 2
 fi
-firmware=$1 function=$2 variable=$3 dump=$4
+firmware=$1 function=$2 what=$3 dump=$4
 shift 5
 gdb=${GDB:-gdb-multiarch}
 timeout=${HOOKCC_DUMP_TIMEOUT:-60}
@@ -27,6 +34,49 @@ done
 [ -f "$firmware" ] || { echo "$0: $firmware: no such file" >&2; exit 2; }
 rm -f "$dump"
 
+# The gdb commands that save WHAT into $dump (the runtimes have no debug information: their
+# variables are cast).
+case "$what" in
+    @ti)
+        # Record size: 12 bytes with 32-bit pointers, 16 with 64-bit ones (docs/ti-runtime.md).
+        save=(
+            -ex 'set $cap = *(unsigned int *)&uiMaxProfileRecordNum'
+            -ex 'set $cnt = *(unsigned int *)&uiProfileDataCnt'
+            -ex 'set $n = $cnt < $cap ? $cnt : $cap'
+            -ex 'set $size = sizeof(void *) == 4 ? 12 : 16'
+            -ex 'set $start = (char *)&ProfileData'
+            -ex "dump binary memory $dump \$start \$start + \$n * \$size"
+            -ex 'printf "hookcc: dumped %u TI records (uiProfileDataCnt %u, capacity %u)\n", $n, $cnt, $cap'
+        ) ;;
+    @gprof)
+        save=(
+            -ex 'set $start = *(char **)&hookcc_gprof_data'
+            -ex 'set $size = *(unsigned long *)&hookcc_gprof_data_size'
+            -ex "dump binary memory $dump \$start \$start + \$size"
+            -ex 'printf "hookcc: dumped %lu bytes of gprof data at %p\n", $size, $start'
+        ) ;;
+    @*)
+        echo "$0: unknown WHAT $what (a variable, @ti or @gprof)" >&2
+        exit 2 ;;
+    *)
+        # The symbol's size from the ELF symbol table: a runtime's variables (pfpInst) have no
+        # debug information; the program's own arrays may have.
+        # (Only a name the table has once: static variables of several files may share one.)
+        size=$(nm -S "$firmware" 2>/dev/null | awk -v v="$what" '$4 == v { n++; s = $2 } END { if (n == 1) print s }')
+        if [ -n "$size" ]; then
+            save=(
+                -ex "dump binary memory $dump (char*)&$what (char*)&$what+0x$size"
+                -ex "printf \"hookcc: dumped %u bytes of $what at %p\\n\", 0x$size, &$what"
+            )
+        else
+            save=(
+                -ex "dump binary value $dump $what"
+                -ex "printf \"hookcc: dumped %u bytes of $what at %p\\n\", sizeof($what), &$what"
+            )
+        fi ;;
+esac
+
+# A free TCP port for the stub (another process could take it before qemu does: unlikely).
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 timeout "$timeout" "$@" -S -gdb "tcp:127.0.0.1:$port" &
 qemu=$!
@@ -37,14 +87,18 @@ qemu=$!
     -ex "target remote 127.0.0.1:$port" \
     -ex "break $function" \
     -ex "continue" \
-    -ex "dump binary value $dump $variable" \
-    -ex "printf \"hookcc: dumped %u bytes of $variable at %p\\n\", sizeof($variable), &$variable" \
+    "${save[@]}" \
     -ex "delete" \
     -ex "detach" >&2 || { kill "$qemu" 2>/dev/null; wait "$qemu" 2>/dev/null; echo "$0: $gdb failed" >&2; exit 1; }
 status=0
 wait "$qemu" || status=$?
 if [ ! -s "$dump" ]; then
-    echo "$0: no dump written: did the firmware reach $function, and is $variable described (-g)?" >&2
+    echo "$0: no dump written: did the firmware reach $function?" >&2
+    case "$what" in
+        @gprof) echo "$0: (hookcc_gprof_data is null until profile_on() is called)" >&2 ;;
+        @*) ;;
+        *) echo "$0: (is $what described: compiled with -g?)" >&2 ;;
+    esac
     exit 1
 fi
 exit "$status"

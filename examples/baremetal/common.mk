@@ -9,6 +9,9 @@
 #   make ti-dump APP=../ti_tasks.c HOOKS=ti                   … buffer dumped by gdb: ti.bin
 #   make gdb-dump BREAK=FUNCTION BUFFER=ARRAY                 any array dumped by gdb at FUNCTION
 #   make run HOOKS=trace                                      native trace: firmware.hktrace
+#   make gprof-dump HOOKS=gprof                               gprof: arcs + timer samples, gdb
+#                                                             dumps them at exit: gprof.dump
+#   make run APP=../pfp_points.c HOOKS=pfp                    TI profile points (PFP)
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
@@ -25,7 +28,7 @@ CFLAGS ?= -O1 -g
 CPPFLAGS += -isystem $(PICOLIBC)/include
 
 # TI cgtools' hook options (seeds/ti-c6000-function-hooks.txt) and hookcc's TI runtime; the
-# record buffer is taken out by a debugger (scripts/baremetal-ti-dump.sh).
+# record buffer is taken out by a debugger (scripts/baremetal-dump.sh … @ti).
 ifeq ($(HOOKS),ti)
 HOOKCC_FLAGS := --entry_hook=entry_hook --entry_parm=address --exit_hook=exit_hook \
 	--exit_parm=address --hook-runtime=ti
@@ -37,6 +40,20 @@ endif
 ifeq ($(HOOKS),trace)
 HOOKCC_FLAGS := --trace
 EXTRA_OBJS := trace_out.o
+endif
+
+# gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the
+# interrupted PC (gprof_sampling.c starts both); gdb takes the data out at exit (gprof-dump).
+ifeq ($(HOOKS),gprof)
+HOOKCC_FLAGS := --hook-runtime=gprof
+CPPFLAGS += -DHOOKS_GPROF
+EXTRA_OBJS := gprof_sampling.o
+endif
+
+# TI's profile points (seeds/ti-pfp-profile-points.txt): the program calls pfpBegin/pfpEnd.
+ifeq ($(HOOKS),pfp)
+HOOKCC_FLAGS := --hook-runtime=pfp
+CPPFLAGS += -DHOOKS_PFP
 endif
 
 ifneq ($(NITRO_PROFILE_TYPE),)
@@ -82,7 +99,7 @@ run: firmware.elf
 # Decode: hookprof ti ti.bin --exe firmware.elf
 HOOKCC_SCRIPTS ?= $(abspath $(HERE)../../scripts)
 ti-dump: firmware.elf
-	$(HOOKCC_SCRIPTS)/baremetal-ti-dump.sh firmware.elf ti.bin -- \
+	$(HOOKCC_SCRIPTS)/baremetal-dump.sh firmware.elf hookcc_ti_done @ti ti.bin -- \
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
 # Any buffer taken out by a debugger at a function, e.g. a NITRO call trace buffer when the
@@ -94,7 +111,14 @@ gdb-dump: firmware.elf
 	$(HOOKCC_SCRIPTS)/baremetal-dump.sh firmware.elf $(BREAK) $(BUFFER) $(BUFFER).bin -- \
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
-clean:
-	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace
+# gprof's data taken out by a debugger when the program exits (as scripts/gprof.gdb's
+# gprof_fetch does). Decode: hookprof gprof gprof.dump --exe firmware.elf -o gmon.out, then
+# the target's gprof (arm-none-eabi-gprof firmware.elf gmon.out).
+gprof-dump: firmware.elf
+	$(HOOKCC_SCRIPTS)/baremetal-dump.sh firmware.elf exit @gprof gprof.dump -- \
+		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
-.PHONY: run ti-dump gdb-dump clean
+clean:
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump
+
+.PHONY: run ti-dump gdb-dump gprof-dump clean

@@ -461,7 +461,7 @@ fn ti_calls(call_list: &str) -> Vec<(String, String, u64, u64, u64, u64, u64)> {
 /// The TI flow as a CCS user has it, on every board: firmware built with TI's hook options and
 /// hookcc's TI runtime (examples/baremetal/ti_tasks.c: three tasks with stacks of their own, a
 /// timer interrupt running instrumented code meanwhile), booted under gdb-multiarch,
-/// ProfileData dumped at the hookcc_ti_done breakpoint by scripts/baremetal-ti-dump.sh, the
+/// ProfileData dumped at the hookcc_ti_done breakpoint by scripts/baremetal-dump.sh (@ti), the
 /// dump decoded by `hookprof ti` and checked against what the firmware counted itself.
 #[test]
 fn ti_tasks_dumped_by_gdb_and_decoded_on_every_board() {
@@ -836,4 +836,97 @@ fn bare_metal_compile_without_hooks_is_clang_exactly() {
             flags.join(" ")
         );
     }
+}
+
+/// The call graph's primary lines of GNU gprof's `-b -q` output: function → its `called`
+/// column (`100`, or `1+1972` for a recursive function: calls from outside + recursive).
+fn gprof_called(text: &str) -> std::collections::BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| l.starts_with('['))
+        .filter_map(|l| {
+            // [4]     42.5    0.00    0.00       1+1972    fib [4]
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.len() >= 7).then(|| (fields[5].to_string(), fields[4].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn gprof_on_cortex_m3_sampled_by_its_timer_dumped_by_gdb_read_by_gnu_gprof() {
+    // seeds/ecos-gprof.txt on a board: the arcs from hookcc's entry hooks, the histogram from
+    // the board's timer interrupt handing the interrupted PC to __profile_hit
+    // (examples/baremetal/gprof_sampling.c), the data taken out by gdb at exit as gprof.gdb's
+    // gprof_fetch does, converted by hookprof gprof, and read by the target's GNU gprof.
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("cortex-m3", dir.path());
+    let app = format!("APP={}", program_source("calls.c").display());
+    // -O0: every call of calls.c stays a call (the hooks go in after inlining, as -pg's).
+    let out = make_target(
+        &project,
+        "gprof-dump",
+        &["HOOKS=gprof", app.as_str(), "CFLAGS=-O0 -g"],
+    );
+    assert!(
+        out.status.success(),
+        "make gprof-dump failed with {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n");
+    let elf = project.join("firmware.elf");
+    let gmon = project.join("gmon.out");
+    run_ok(
+        hookprof()
+            .arg("gprof")
+            .arg(project.join("gprof.dump"))
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&gmon),
+    );
+    let graph = run_ok(
+        Command::new("arm-none-eabi-gprof")
+            .args(["-b", "-q"])
+            .arg(&elf)
+            .arg(&gmon),
+    );
+    let called = gprof_called(&String::from_utf8_lossy(&graph.stdout));
+    for (function, calls) in [
+        ("main", "1"),
+        ("fib", "1+1972"),
+        ("apply", "50"),
+        ("leaf", "100"),
+        ("twice", "25"),
+        ("negate", "25"),
+    ] {
+        assert_eq!(
+            called.get(function).map(String::as_str),
+            Some(calls),
+            "calls of {function}: {called:#?}"
+        );
+    }
+    // The histogram: samples landed in the program's code (icount makes them the same in
+    // every run; how many depends on the code the build made).
+    let flat = run_ok(
+        Command::new("arm-none-eabi-gprof")
+            .args(["-b", "-p"])
+            .arg(&elf)
+            .arg(&gmon),
+    );
+    let flat = String::from_utf8_lossy(&flat.stdout);
+    let sampled: f64 = flat
+        .lines()
+        .filter(|l| {
+            ["fib", "twice", "leaf", "apply", "negate", "main"]
+                .contains(&l.split_whitespace().last().unwrap_or(""))
+        })
+        .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+        .sum();
+    assert!(
+        sampled > 0.0,
+        "no samples in the program's functions:\n{flat}"
+    );
 }

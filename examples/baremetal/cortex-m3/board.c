@@ -10,6 +10,7 @@
  * - Where the NITRO profiler prints: stdout, through picolibc's semihosting (see ../arm926).
  * - The tick interrupt of ../ti_tasks.c: the CMSDK APB timer 0 (IRQ 8 on AN385), through a
  *   vector table of our own that replaces picolibc's (which has the core exceptions only).
+ *   The same timer samples the interrupted PC for gprof (../gprof_sampling.c).
  * - The tasks' context switch (r4-r11, lr) and their first frames.
  *
  * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
@@ -77,21 +78,52 @@ static BOARD_NOHOOKS void board_print(const char *text, void *context)
 #define NVIC_ICER0 (*(volatile uint32_t *)0xE000E180u)
 
 static void (*board_tick)(void);
+static void (*board_sample)(uintptr_t pc);
 
-static BOARD_NOHOOKS void board_timer0_isr(void)
+/* Called by the interrupt's entry below with the interrupted PC. */
+BOARD_NOHOOKS void board_timer0_irq(uintptr_t pc)
 {
     TIMER0_INTCLEAR = 1;
-    board_tick();
+    if (board_sample != 0)
+        board_sample(pc);
+    else
+        board_tick();
 }
 
-BOARD_NOHOOKS void board_start_tick(unsigned period_us, void (*tick)(void))
+/* The interrupt's entry: the core stacked r0-r3, r12, lr, pc, xPSR on the stack in use when
+ * the interrupt came (lr's bit 2 says which: MSP or PSP), so the interrupted PC is at +24.
+ * Naked: nothing pushed before it is read; the tail branch returns through EXC_RETURN in lr. */
+__attribute__((naked)) void board_timer0_isr(void)
 {
-    board_tick = tick;
+    __asm__ __volatile__("tst lr, #4\n\t"
+                         "ite eq\n\t"
+                         "mrseq r0, msp\n\t"
+                         "mrsne r0, psp\n\t"
+                         "ldr r0, [r0, #24]\n\t"
+                         "b board_timer0_irq");
+}
+
+static BOARD_NOHOOKS void timer0_start(unsigned period_us)
+{
     TIMER0_CTRL = 0;
     TIMER0_RELOAD = period_us * (CPU_HZ / 1000000u);
     TIMER0_VALUE = period_us * (CPU_HZ / 1000000u);
     TIMER0_CTRL = 1u | (1u << 3); /* enable, interrupt enable */
     NVIC_ISER0 = 1u << TIMER0_IRQ;
+}
+
+BOARD_NOHOOKS void board_start_tick(unsigned period_us, void (*tick)(void))
+{
+    board_tick = tick;
+    board_sample = 0;
+    timer0_start(period_us);
+}
+
+/* gprof's sampling timer: `sample` gets the interrupted PC every period_us. */
+BOARD_NOHOOKS void board_start_sample(unsigned period_us, void (*sample)(uintptr_t pc))
+{
+    board_sample = sample;
+    timer0_start(period_us);
 }
 
 BOARD_NOHOOKS void board_stop_tick(void)
