@@ -32,6 +32,7 @@
 
 #include <hookcc/pfp.h>
 
+#include "baremetal_atomic.h" /* ARMv5TE's __atomic_*_4 (no ldrex/strex) */
 #include "clock.h"
 
 #if !defined(HOOKCC_BARE_METAL) && __STDC_HOSTED__ && (defined(__unix__) || defined(__APPLE__))

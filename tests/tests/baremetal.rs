@@ -930,3 +930,53 @@ fn gprof_on_cortex_m3_sampled_by_its_timer_dumped_by_gdb_read_by_gnu_gprof() {
         "no samples in the program's functions:\n{flat}"
     );
 }
+
+#[test]
+fn profile_points_on_every_board_pre_empted_by_an_interrupt_and_dumped_by_gdb() {
+    // seeds/ti-pfp-profile-points.txt on bare metal: examples/baremetal/pfp_points.c checks
+    // its own measurements (exclusive nesting against reference loops; a region pre-empted by
+    // the board's tick interrupt, whose handler calls pfpHwiBegin/End, does not count the
+    // handler's cycles) and prints pfpPrintStats' lines; gdb saves pfpInst at pfp_done, and
+    // hookprof pfp must print exactly those lines from the dump.
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("{} {} pfp_points.c", board.dir, board.variables.join(" "));
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let mut variables = vec![
+            "HOOKS=pfp",
+            "APP=../pfp_points.c",
+            "BREAK=pfp_done",
+            "BUFFER=pfpInst",
+        ];
+        variables.extend(board.variables);
+        let out = make_target(&project, "gdb-dump", &variables);
+        let printed = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{what}: make gdb-dump failed with {}\n{printed}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (lines, verdict) = printed
+            .trim_end()
+            .rsplit_once('\n')
+            .unwrap_or_else(|| panic!("{what}: {printed}"));
+        assert!(verdict.starts_with("pfp: ok"), "{what}: {printed}");
+        assert!(lines.starts_with("ID: 00, n=1000, C="), "{what}: {printed}");
+        let decoded = run_ok(
+            hookprof()
+                .arg("pfp")
+                .arg(project.join("pfpInst.bin"))
+                .arg("--exe")
+                .arg(project.join("firmware.elf")),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&decoded.stdout).trim_end(),
+            lines,
+            "{what}: hookprof pfp on the dump"
+        );
+    }
+}
