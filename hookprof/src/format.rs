@@ -1,4 +1,4 @@
-//! The `.hktrace` format, versions 1 and 2: a reader that never panics and a [`Writer`].
+//! The `.hktrace` format, versions 1 to 3: a reader that never panics and a [`Writer`].
 //!
 //! The layout is defined once here for the Rust side and once in
 //! `runtime/src/trace_format.h` for the C side; `docs/trace-format.md` is the contract
@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 /// The bytes every trace starts with.
 pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
 /// The format version the runtime writes, and the [`Writer`]'s default.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// The oldest version this reader understands (it reads every one up to [`VERSION`]).
 pub const MIN_VERSION: u16 = 1;
-/// Size of the fixed header (versions 1 and 2).
+/// Size of the fixed header (every version).
 pub const HEADER_SIZE: u32 = 64;
 /// Size of a chunk header.
 pub const CHUNK_HEADER_SIZE: usize = 16;
@@ -1196,10 +1196,10 @@ mod tests {
         bad[9] = 2;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 9);
         let mut bad = good.clone();
-        bad[10] = 3;
+        bad[10] = 4;
         let err = Trace::new(&bad).err().unwrap();
         assert_eq!(err.offset, 10);
-        assert!(err.to_string().contains("version is 3"), "{err}");
+        assert!(err.to_string().contains("version is 4"), "{err}");
         bad[10] = 0;
         assert!(Trace::new(&bad).is_err());
         let mut bad = good.clone();

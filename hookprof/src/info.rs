@@ -113,6 +113,9 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
     line("unmatched entries", s.unmatched_entries().to_string());
     line("unmatched exits", s.unmatched_exits().to_string());
     line("closed at end", s.closed_at_end().to_string());
+    if s.closed_by_longjmp() > 0 {
+        line("closed by longjmp", s.closed_by_longjmp().to_string());
+    }
     if s.unknown_chunks > 0 {
         line("unknown chunks", format!("{} (skipped)", s.unknown_chunks));
     }

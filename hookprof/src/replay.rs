@@ -96,6 +96,9 @@ pub struct ThreadSummary {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// Frames closed by resync records (a `longjmp` came back to a frame below them;
+    /// format version 3, docs/trace-format.md).
+    pub closed_by_longjmp: u64,
     /// Timestamp of the thread's first record.
     pub first_time: Option<u64>,
     /// Largest timestamp of the thread (its last one when the clock is monotonic).
@@ -178,6 +181,10 @@ impl TraceSummary {
         self.threads.iter().map(|t| t.closed_at_end).sum()
     }
 
+    pub fn closed_by_longjmp(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_by_longjmp).sum()
+    }
+
     /// The thread with this TID.
     pub fn thread(&self, tid: u64) -> Option<&ThreadSummary> {
         self.threads.iter().find(|t| t.tid == tid)
@@ -191,6 +198,8 @@ struct ThreadState {
     /// Open frames per function, indexed by [`Frame::function`], to know whether a new
     /// frame is the outermost one, and whether an exit has a frame to close at all.
     open: Vec<u32>,
+    /// The last record was a resync escape: the next one names the frame to return to.
+    resync_pending: bool,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
     #[cfg(test)]
     searched: u64,
@@ -206,6 +215,7 @@ impl ThreadState {
             order,
             stack: Vec::new(),
             open: Vec::new(),
+            resync_pending: false,
             #[cfg(test)]
             searched: 0,
         }
@@ -283,6 +293,10 @@ impl ThreadState {
             last_time = last_time.max(record.time);
             match record.kind {
                 RecordKind::Entry => {
+                    if self.resync_pending {
+                        self.resync(record.time, record.address, ids, visitor);
+                        continue;
+                    }
                     self.summary.entries += 1;
                     let function = ids.id(record.address);
                     let index = function as usize;
@@ -335,6 +349,12 @@ impl ThreadState {
         ids: &DenseIds,
         visitor: &mut V,
     ) {
+        if address == 0 {
+            // A resync escape (version 3), not an exit: the next record names the frame.
+            self.summary.exits -= 1;
+            self.resync_pending = true;
+            return;
+        }
         let has_frame = ids
             .get(address)
             .and_then(|function| self.open.get(function as usize))
@@ -360,6 +380,34 @@ impl ThreadState {
                     self.close(time, CloseReason::UnwoundByOuterExit, visitor);
                 }
                 self.close(time, CloseReason::Exit, visitor);
+            }
+        }
+    }
+
+    /// A resync record (the entry record after an escape): a `longjmp` came back to the
+    /// innermost frame of the function at `address`, so the frames above it are closed at
+    /// `time` and counted. Without such a frame (tracing started below it) nothing happens.
+    #[cold]
+    #[inline(never)]
+    fn resync<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        address: u64,
+        ids: &DenseIds,
+        visitor: &mut V,
+    ) {
+        self.resync_pending = false;
+        let has_frame = ids
+            .get(address)
+            .and_then(|function| self.open.get(function as usize))
+            .is_some_and(|&open| open > 0);
+        if !has_frame {
+            return;
+        }
+        if let Some(index) = self.stack.iter().rposition(|f| f.address == address) {
+            while self.stack.len() > index + 1 {
+                self.summary.closed_by_longjmp += 1;
+                self.close(time, CloseReason::UnwoundByOuterExit, visitor);
             }
         }
     }

@@ -554,6 +554,10 @@ fn instrument_function<'ctx>(
             }
         }
     }
+    // The native trace: where a longjmp lands, the frames it skipped are closed (setjmp.rs).
+    if exit.is_some_and(|(_, h)| h.params == HookParams::ExitAddress) {
+        crate::setjmp::resync_after_setjmp(module, builder, function)?;
+    }
     // TI's records keep their type in the low 2 bits of the function address
     // (seeds/ti-c6000-function-hooks.txt), and the native trace marks exits in bit 1: a
     // function whose address a hook receives must be 4-byte aligned, which -Os/-Oz on x86 and

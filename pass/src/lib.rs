@@ -18,3 +18,4 @@ pub mod mangling;
 mod ffi;
 #[cfg(not(test))]
 pub mod instrument;
+mod setjmp;

@@ -129,6 +129,9 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
  * bit 1 is free). Both store their argument as it comes: the record's kind is in it. */
 HKRT_EXPORT void __hookcc_enter(void *fn);
 HKRT_EXPORT void __hookcc_exit(void *fn_exit);
+/* After each return of setjmp in an instrumented function: that function's frame is the top
+ * again (a resync pair, trace_format.h). */
+HKRT_EXPORT void __hookcc_resync(void *fn);
 
 /* ---------------------------------------------------------------------------------------- */
 /* State                                                                                    */
@@ -1187,6 +1190,15 @@ HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_enter(void *fn)
 HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_exit(void *fn_exit)
 {
     hkrt_record(fn_exit);
+}
+
+/* The two records of a resync, next to each other in the thread's stream: a signal handler
+ * that comes between them runs "inside a hook" (this section), so its records are counted
+ * lost rather than put between them (see "Signal handlers"). */
+HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_resync(void *fn)
+{
+    hkrt_record((void *)(uintptr_t)HKT_RESYNC_ESCAPE);
+    hkrt_record(fn);
 }
 
 /* ---------------------------------------------------------------------------------------- */

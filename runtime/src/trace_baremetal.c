@@ -80,6 +80,26 @@ HKTB_EXPORT void __hookcc_exit(void *fn_exit)
     hktb_put((uintptr_t)fn_exit);
 }
 
+/* After each return of setjmp: a resync pair (trace_format.h), its two slots taken at once so
+ * that an interrupt's records never come between them. */
+HKTB_EXPORT void __hookcc_resync(void *fn)
+{
+    uint64_t time = hkrt_ticks();
+    uint32_t slot = __atomic_fetch_add(&hktb_count, 2u, __ATOMIC_RELAXED);
+    uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
+    if (slot < capacity) {
+        /* With one slot left, the escape alone: a reader ignores an escape nothing follows,
+         * and the slot must hold a record (the kept count includes it). */
+        struct hkt_record *r = &hktb_records()[slot];
+        r[0].time = time;
+        r[0].address_kind = HKT_RESYNC_ESCAPE;
+        if (capacity - slot >= 2) {
+            r[1].time = time;
+            r[1].address_kind = (uint64_t)(uintptr_t)fn;
+        }
+    }
+}
+
 static HKTB_FN void hktb_chunk(struct hkt_chunk_header *c, uint32_t type, uint32_t length,
                                uint64_t thread)
 {

@@ -25,7 +25,7 @@
 
 #define HKT_MAGIC "HKTRACE" /* 8 bytes with its NUL */
 #define HKT_MAGIC_SIZE 8
-#define HKT_VERSION 2
+#define HKT_VERSION 3
 #define HKT_HEADER_SIZE 64
 
 /* header.endian */
@@ -56,6 +56,12 @@
  * instrumented functions are aligned to 4 bytes, so an address never has it set; bit 0 belongs
  * to the address (Thumb). The compiler passes `fn + HKT_EXIT_BIT` to the exit hook. */
 #define HKT_EXIT_BIT UINT64_C(2)
+
+/* Resync (version 3): a record whose address_kind is exactly HKT_RESYNC_ESCAPE (an "exit" of
+ * address 0, which no function has) says that the thread's NEXT record, an entry record, names
+ * a function whose frame is the top of the stack again: a longjmp came back to it, and the
+ * frames above it are gone. __hookcc_resync(fn) writes the two, after each return of setjmp. */
+#define HKT_RESYNC_ESCAPE HKT_EXIT_BIT
 
 struct hkt_header {
     char magic[HKT_MAGIC_SIZE]; /*  0: "HKTRACE\0" */

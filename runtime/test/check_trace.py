@@ -22,7 +22,7 @@ HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END = 7
 FLAG_COMPLETE = 1
-VERSION = 2  # what the runtime writes
+VERSION = 3  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
 EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
 
@@ -176,9 +176,22 @@ class Trace:
             off += 16 + length
 
     def pairing(self, thread):
-        """The doc's pairing: returns (unmatched_entries, unmatched_exits, open_at_end)."""
+        """The doc's pairing: returns (unmatched_entries, unmatched_exits, open_at_end).
+        A resync pair (an exit of address 0, then an entry naming a function) closes the
+        frames above that function's innermost frame; they count as unmatched entries here."""
         stack, unmatched_entries, unmatched_exits = [], 0, 0
+        resync = False
         for _, kind, addr in thread.records:
+            if resync:
+                resync = False
+                if kind == KIND_ENTRY and addr in stack:
+                    depth = len(stack) - 1 - stack[::-1].index(addr)
+                    unmatched_entries += len(stack) - 1 - depth
+                    del stack[depth + 1:]
+                continue
+            if kind == KIND_EXIT and addr == 0:
+                resync = True
+                continue
             if kind == KIND_ENTRY:
                 stack.append(addr)
                 continue

@@ -327,3 +327,57 @@ fn installed_into_a_prefix_it_finds_its_plugin_and_runtime() {
         "{rows:#?}"
     );
 }
+
+#[test]
+fn longjmp_out_of_eleven_frames_closes_them_where_it_lands() {
+    // tests/programs/longjmp.c: after() must be work's child (not deep's), the deepest stack
+    // 13 frames (not 14, 15, …), and the 11 skipped frames of each of the 1000 rounds closed
+    // by the resync record at setjmp's second return, not left open or paired wrongly.
+    for opt in ["-O0", "-O2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = build_traced(dir.path(), "longjmp", &["longjmp.c"], &[opt], false);
+        let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+        assert_eq!(stdout.trim(), "11000", "{opt}");
+        let out = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .args(["--format=csv", "--callers"]),
+        );
+        let csv = String::from_utf8_lossy(&out.stdout);
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let headers = reader.headers().unwrap().clone();
+        let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+        let (function, calls, callers) = (column("function"), column("calls"), column("callers"));
+        let rows: std::collections::BTreeMap<String, (u64, String)> = reader
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                (
+                    r[function].to_string(),
+                    (r[calls].parse().unwrap(), r[callers].to_string()),
+                )
+            })
+            .collect();
+        let expect = |f: &str, n: u64, by: &str| {
+            assert_eq!(
+                rows.get(f),
+                Some(&(n, by.to_string())),
+                "{opt}: {f}: {rows:#?}"
+            );
+        };
+        expect("main", 1, "<spontaneous>×1");
+        expect("work", 1000, "main×1000");
+        expect("after", 1000, "work×1000");
+        let info = run_ok(hookprof().arg("info").arg(&trace));
+        let info = String::from_utf8_lossy(&info.stdout);
+        assert!(info.contains("max depth 13"), "{opt}: {info}");
+        for line in [
+            "unmatched entries: 0",
+            "unmatched exits:   0",
+            "closed by longjmp: 11000",
+        ] {
+            assert!(info.contains(line), "{opt}: `{line}` in:\n{info}");
+        }
+    }
+}

@@ -68,6 +68,8 @@ pub struct Summary {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// Frames closed where a `longjmp` landed (resync records, format version 3).
+    pub closed_by_longjmp: u64,
     /// Distinct function addresses no symbol was found for (shown as `0x…`).
     pub unknown_addresses: u64,
     /// Sum of the exclusive column, in `unit`.
@@ -222,6 +224,7 @@ impl FlatReport {
                 unmatched_entries: s.unmatched_entries(),
                 unmatched_exits: s.unmatched_exits(),
                 closed_at_end: s.closed_at_end(),
+                closed_by_longjmp: s.closed_by_longjmp(),
                 unknown_addresses: unknown,
                 total_exclusive,
                 thread_list,
@@ -333,8 +336,13 @@ impl FlatReport {
     /// The summary as one line (also the last line of the text format).
     pub fn summary_line(&self) -> String {
         let s = &self.summary;
+        // Shown only when a longjmp closed frames: older reports keep their exact line.
+        let longjmp = match s.closed_by_longjmp {
+            0 => String::new(),
+            n => format!(", closed by longjmp: {n}"),
+        };
         let mut line = format!(
-            "threads: {}, records: {}, lost: {}, unmatched entries: {}, unmatched exits: {}, closed at end: {}, unknown addresses: {}, times in {}",
+            "threads: {}, records: {}, lost: {}, unmatched entries: {}, unmatched exits: {}, closed at end: {}{longjmp}, unknown addresses: {}, times in {}",
             s.threads,
             s.records,
             s.lost,
