@@ -18,4 +18,5 @@ pub mod mangling;
 mod ffi;
 #[cfg(not(test))]
 pub mod instrument;
+#[cfg(not(test))]
 mod setjmp;
