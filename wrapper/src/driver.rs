@@ -62,14 +62,25 @@ fn cache_key(host: &dyn Host, clang: &Path) -> Result<String, String> {
     Ok(crate::runtime::cache_key(&parts))
 }
 
-/// Refuses a hook setting from the environment under a compiler cache that would not see it
-/// (`CC="ccache hookcc"`): the cache could hand back an object built with other hooks, or
-/// none. Fine when ccache asks hookcc for its key (CCACHE_COMPILERCHECK).
+/// Refuses to compile under a compiler cache that does not hash what hookcc's output depends
+/// on (`CC="ccache hookcc"` without `CCACHE_COMPILERCHECK='%compiler% --print-cache-key'`, or
+/// `CC="sccache hookcc"`). Every compile, with hooks or without: ccache's direct mode hands an
+/// object back without running hookcc at all, so a plain object cached now would be the answer
+/// to a later build that has HOOKCC_TRACE=1 in its environment (and the other way round).
+/// ccache takes the refusal of its `-E` run for a preprocessor error and compiles uncached, by
+/// running hookcc itself: correct, not cached. sccache stops with this message.
 fn check_cache_launcher(host: &dyn Host) -> Result<(), String> {
     let Some(parent) = host.parent_program() else {
         return Ok(());
     };
     if parent != "ccache" && parent != "sccache" {
+        return Ok(());
+    }
+    let keyed = parent == "ccache"
+        && host
+            .var("CCACHE_COMPILERCHECK")
+            .is_some_and(|check| check.contains("--print-cache-key"));
+    if keyed {
         return Ok(());
     }
     let from_environment: Vec<String> = HOOK_ENVIRONMENT
@@ -80,22 +91,15 @@ fn check_cache_launcher(host: &dyn Host) -> Result<(), String> {
                 .map(|v| format!("{name}={v}"))
         })
         .collect();
-    if from_environment.is_empty() {
-        return Ok(());
-    }
-    let keyed = parent == "ccache"
-        && host
-            .var("CCACHE_COMPILERCHECK")
-            .is_some_and(|check| check.contains("--print-cache-key"));
-    if keyed {
-        return Ok(());
-    }
     Err(format!(
-        "running under {parent} with {} from the environment, which {parent} does not hash: it \
-         could hand back an object built with other hooks or none. Give the hook option on the \
-         command line instead, or let hookcc run the cache (HOOKCC_LAUNCHER={parent} with \
-         CC=hookcc){}",
-        from_environment.join(" "),
+        "running under {parent}, which hashes neither hookcc's environment{} nor its plugins: \
+         it could hand this object back to a build with other hook settings, or another's to \
+         this one. Let hookcc run the cache (CC=hookcc HOOKCC_LAUNCHER={parent}){}",
+        if from_environment.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", from_environment.join(" "))
+        },
         if parent == "ccache" {
             ", or make ccache ask hookcc: CCACHE_COMPILERCHECK='%compiler% --print-cache-key'"
         } else {
@@ -268,6 +272,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         // Exactly what clang++ is: the same binary in g++ driver mode.
         args.push("--driver-mode=g++".to_string());
     }
+    check_cache_launcher(host)?;
     let component = options.runtime_component();
     if !options.instruments() && component == RuntimeComponent::None {
         // Transparent: clang sees exactly the user's arguments.
@@ -279,7 +284,6 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             launcher,
         }));
     }
-    check_cache_launcher(host)?;
     let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let layout = host.layout()?;
     let config = options.pass_config();
@@ -645,15 +649,20 @@ mod tests {
                 && err.contains("CCACHE_COMPILERCHECK='%compiler% --print-cache-key'"),
             "{err}"
         );
-        // ... unless ccache asks hookcc for its key; and on the command line it is hashed.
+        // Without hooks too, and with hooks on the command line: a direct-mode hit would
+        // hand the object to a later build with other settings in its environment.
+        let host = FakeHost::new(&[("TEST_PARENT", "ccache")]);
+        assert!(plan(false, &["-c".into(), "a.c".into()], &host).is_err());
+        let host = FakeHost::new(&[("TEST_PARENT", "sccache")]);
+        let err = plan(false, &["--trace".into(), "-c".into(), "a.c".into()], &host).unwrap_err();
+        assert!(err.contains("HOOKCC_LAUNCHER=sccache"), "{err}");
+        // ... unless ccache asks hookcc for its key.
         let host = FakeHost::new(&[
             ("HOOKCC_TRACE", "1"),
             ("TEST_PARENT", "ccache"),
             ("CCACHE_COMPILERCHECK", "%compiler% --print-cache-key"),
         ]);
         assert!(plan(false, &["-c".into(), "a.c".into()], &host).is_ok());
-        let host = FakeHost::new(&[("TEST_PARENT", "sccache")]);
-        assert!(plan(false, &["--trace".into(), "-c".into(), "a.c".into()], &host).is_ok());
         // The key changes with each setting.
         let key = |env: &[(&'static str, &'static str)]| {
             let host = FakeHost::new(env);

@@ -1,0 +1,343 @@
+//! hookcc in the build systems people use (docs/build-systems.md): tests/buildsystems — a C
+//! shared library and a C++ program over it — built with CMake, Meson + ninja and plain
+//! `make -j` (several links at once from an empty runtime cache), traced, and every count
+//! checked; and compiler caches (ccache, sccache) never handing back an object built with
+//! other hook settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// tests/buildsystems/src's counts by construction (see main.cpp).
+const SHAPES: &[(&str, u64)] = &[
+    ("main", 1),
+    ("(anonymous namespace)::scaled(int)", 3),
+    ("(anonymous namespace)::Report::print(int, int) const", 1),
+    ("shapes_total", 1),
+    ("shapes_area", 13),
+    ("square", 13),
+];
+
+fn have(tool: &str, package: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "CI must have {tool} ({package}, scripts/setup.sh)"
+        );
+        eprintln!("skipping: {tool} missing ({package}; scripts/setup.sh installs it)");
+    }
+    ok
+}
+
+/// A copy of tests/buildsystems in a fresh directory, and the environment its builds run in:
+/// this build's hookcc first on PATH, a runtime cache of its own, no hook settings inherited.
+fn project(dir: &Path) -> PathBuf {
+    copy_cargo_project(&workspace_root().join("tests/buildsystems"), dir)
+}
+
+fn with_hookcc<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
+    let path = format!(
+        "{}:{}",
+        target_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path)
+        .env("HOOKCC_CACHE_DIR", dir.join("hookcc-cache"));
+    for var in [
+        "HOOKCC_TRACE",
+        "NITRO_PROFILE",
+        "NITRO_PROFILE_TYPE",
+        "CC",
+        "CXX",
+        "CFLAGS",
+        "CXXFLAGS",
+        "LDFLAGS",
+        "MAKEFLAGS",
+        "HOOKCC_LAUNCHER",
+        "CCACHE_DIR",
+        "SCCACHE_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Runs `program`, checks its output, and compares its trace's counts with [`SHAPES`].
+fn check_traced(program: &Path, what: &str) {
+    let dir = program.parent().unwrap();
+    let (trace, stdout) = run_traced(dir, program, &[]);
+    assert_eq!(stdout, "385 14\n", "{what}");
+    let counts = call_counts(&trace, &[]);
+    let expected: BTreeMap<String, u64> = SHAPES.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+    assert_eq!(counts, expected, "{what}");
+}
+
+#[test]
+fn cmake_builds_a_shared_library_and_a_cpp_program_traced_through_one_runtime() {
+    if !have("cmake", "cmake") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = project(dir.path());
+    let build = dir.path().join("build");
+    // --trace in the flags: CMake's compiler checks (try_compile) build with it too and pass.
+    let configure = run_ok(
+        with_hookcc(&mut Command::new("cmake"), dir.path())
+            .arg("-S")
+            .arg(&source)
+            .arg("-B")
+            .arg(&build)
+            .args([
+                "-DCMAKE_C_COMPILER=hookcc",
+                "-DCMAKE_CXX_COMPILER=hookcc++",
+                "-DCMAKE_C_FLAGS=--trace",
+                "-DCMAKE_CXX_FLAGS=--trace",
+                "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+            ]),
+    );
+    let text = String::from_utf8_lossy(&configure.stdout);
+    assert!(
+        text.contains("The C compiler identification is Clang 19")
+            && text.contains("The CXX compiler identification is Clang 19"),
+        "CMake should see clang-19 through hookcc:\n{text}"
+    );
+    run_ok(
+        with_hookcc(&mut Command::new("cmake"), dir.path())
+            .args(["--build"])
+            .arg(&build),
+    );
+    check_traced(&build.join("app"), "cmake");
+}
+
+#[test]
+fn meson_and_ninja_build_it_traced() {
+    if !have("meson", "meson") || !have("ninja", "ninja-build") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = project(dir.path());
+    let build = dir.path().join("build");
+    run_ok(
+        with_hookcc(&mut Command::new("meson"), dir.path())
+            .arg("setup")
+            // Meson links shared libraries with --no-undefined by default; an instrumented one
+            // leaves the hooks to the executable's runtime (docs/build-systems.md).
+            .arg("-Db_lundef=false")
+            .arg(&build)
+            .arg(&source)
+            .env("CC", "hookcc")
+            .env("CXX", "hookcc++")
+            .env("HOOKCC_TRACE", "1"),
+    );
+    run_ok(
+        with_hookcc(&mut Command::new("ninja"), dir.path())
+            .arg("-C")
+            .arg(&build)
+            .env("HOOKCC_TRACE", "1"),
+    );
+    check_traced(&build.join("app"), "meson");
+}
+
+#[test]
+fn make_j_links_four_programs_at_once_from_an_empty_runtime_cache() {
+    // Each link needs the trace runtime; from an empty cache the four compile it at the same
+    // time: each into a private file renamed into place, so all four get a whole object and
+    // the cache ends with exactly one.
+    let dir = tempfile::tempdir().unwrap();
+    let source = project(dir.path());
+    let cache = dir.path().join("hookcc-cache");
+    run_ok(
+        with_hookcc(&mut Command::new("make"), dir.path())
+            .args([
+                "-s",
+                "-j4",
+                "CC=hookcc",
+                "CXX=hookcc++",
+                "CFLAGS=-O1 --trace",
+            ])
+            .current_dir(&source),
+    );
+    for app in ["app1", "app2", "app3", "app4"] {
+        check_traced(&source.join(app), &format!("make -j: {app}"));
+    }
+    let cached: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("runtime-trace"))
+        .collect();
+    // The object and its checksum (docs/reliability.md); no temporary left behind.
+    let objects: Vec<&String> = cached.iter().filter(|n| n.ends_with(".o")).collect();
+    assert_eq!(objects.len(), 1, "one runtime object: {cached:?}");
+    assert!(
+        cached.iter().all(|n| !n.starts_with('.')),
+        "no temporary files left: {cached:?}"
+    );
+}
+
+/// Whether the object file calls the native trace's hooks.
+fn calls_hooks(object: &Path) -> bool {
+    let out = run_ok(Command::new("llvm-nm-19").arg("-u").arg(object));
+    String::from_utf8_lossy(&out.stdout).contains("__hookcc_enter")
+}
+
+/// A command run in `dir` with [`with_hookcc`]'s environment and `vars`.
+fn command(program: &str, dir: &Path, vars: &[(&str, &Path)]) -> Command {
+    let mut cmd = Command::new(program);
+    with_hookcc(&mut cmd, dir).current_dir(dir);
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    cmd
+}
+
+/// `ccache -s`'s "Hits:" and "Misses:" counts (ccache 4.7).
+fn ccache_hits_misses(mut ccache: Command) -> (u64, u64) {
+    let out = run_ok(ccache.arg("-s"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let number = |label: &str| -> u64 {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{label}` in ccache -s:\n{text}"))
+    };
+    (number("Hits:"), number("Misses:"))
+}
+
+#[test]
+fn ccache_never_hands_back_an_object_built_with_other_hook_settings() {
+    if !have("ccache", "ccache") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = project(dir.path()).join("src/shapes.c");
+    let ccache_dir = dir.path().join("ccache");
+    let vars = [("CCACHE_DIR", ccache_dir.as_path())];
+    let env = |program: &str| command(program, dir.path(), &vars);
+    // Both ways of putting ccache in: hookcc running it, and ccache running hookcc with
+    // hookcc's key as the compiler check.
+    let ways: [(&str, Box<dyn Fn(&Path, bool) -> Command>); 2] = [
+        (
+            "HOOKCC_LAUNCHER=ccache",
+            Box::new(|out: &Path, trace: bool| {
+                let mut cmd = env("hookcc");
+                cmd.env("HOOKCC_LAUNCHER", "ccache");
+                if trace {
+                    cmd.env("HOOKCC_TRACE", "1");
+                }
+                cmd.args(["-O2", "-c"]).arg(&source).arg("-o").arg(out);
+                cmd
+            }),
+        ),
+        (
+            "CC=\"ccache hookcc\"",
+            Box::new(|out: &Path, trace: bool| {
+                let mut cmd = env("ccache");
+                cmd.env("CCACHE_COMPILERCHECK", "%compiler% --print-cache-key");
+                if trace {
+                    cmd.env("HOOKCC_TRACE", "1");
+                }
+                cmd.args(["hookcc", "-O2", "-c"])
+                    .arg(&source)
+                    .arg("-o")
+                    .arg(out);
+                cmd
+            }),
+        ),
+    ];
+    for (way, compile) in &ways {
+        run_ok(env("ccache").arg("-C"));
+        run_ok(env("ccache").arg("-z"));
+        // Traced, then plain, then traced again, then plain again: each object as its setting.
+        for (round, trace) in [true, false, true, false].into_iter().enumerate() {
+            let object = dir.path().join(format!("o{round}.o"));
+            run_ok(&mut compile(&object, trace));
+            assert_eq!(
+                calls_hooks(&object),
+                trace,
+                "{way}: round {round} (trace {trace})"
+            );
+        }
+        // Two misses (one per setting), then two hits.
+        assert_eq!(ccache_hits_misses(env("ccache")), (2, 2), "{way}");
+    }
+    // And CC="ccache hookcc" without the compiler check: hookcc refuses a hook setting from
+    // the environment under ccache, ccache takes that for a preprocessor error and runs
+    // hookcc itself, uncached: slower, but every object is still what its setting asks for.
+    run_ok(env("ccache").arg("-C"));
+    for (round, trace) in [true, false, true, false].into_iter().enumerate() {
+        let object = dir.path().join(format!("unkeyed{round}.o"));
+        let mut cmd = env("ccache");
+        if trace {
+            cmd.env("HOOKCC_TRACE", "1");
+        }
+        run_ok(
+            cmd.args(["hookcc", "-O2", "-c"])
+                .arg(&source)
+                .arg("-o")
+                .arg(&object),
+        );
+        assert_eq!(
+            calls_hooks(&object),
+            trace,
+            "unkeyed: round {round} (trace {trace})"
+        );
+    }
+}
+
+#[test]
+fn sccache_through_hookcc_never_hands_back_an_object_built_with_other_hook_settings() {
+    if !have("sccache", "sccache") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = project(dir.path()).join("src/shapes.c");
+    let sccache_dir = dir.path().join("sccache");
+    // A server of this test's own (its port), stopped at the end.
+    let port = free_port().to_string();
+    let vars = [("SCCACHE_DIR", sccache_dir.as_path())];
+    let env = |program: &str| {
+        let mut cmd = command(program, dir.path(), &vars);
+        cmd.env("SCCACHE_SERVER_PORT", &port);
+        cmd
+    };
+    for (round, trace) in [true, false, true, false].into_iter().enumerate() {
+        let object = dir.path().join(format!("o{round}.o"));
+        let mut cmd = env("hookcc");
+        cmd.env("HOOKCC_LAUNCHER", "sccache");
+        if trace {
+            cmd.env("HOOKCC_TRACE", "1");
+        }
+        run_ok(cmd.args(["-O2", "-c"]).arg(&source).arg("-o").arg(&object));
+        assert_eq!(calls_hooks(&object), trace, "round {round} (trace {trace})");
+    }
+    let stats = run_ok(env("sccache").arg("--show-stats"));
+    let _ = env("sccache").arg("--stop-server").output();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    let number = |label: &str| -> u64 {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{label}` in sccache --show-stats:\n{text}"))
+    };
+    assert_eq!(
+        (number("Cache hits"), number("Cache misses")),
+        (2, 2),
+        "two misses (one per setting), then two hits:\n{text}"
+    );
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
