@@ -63,6 +63,9 @@ cl::opt<bool> SkipInline("hookcc-skip-inline",
 cl::list<std::string> Include("hookcc-include",
                               cl::desc("only functions whose name matches one of these globs"),
                               cl::value_desc("glob"), cl::cat(HookccCategory));
+cl::opt<unsigned> MinSize("hookcc-min-size",
+                          cl::desc("no hooks in functions of fewer IR instructions, unless they loop"),
+                          cl::init(0), cl::cat(HookccCategory));
 cl::list<std::string> Exclude("hookcc-exclude",
                               cl::desc("no hooks in functions whose name matches this glob"),
                               cl::value_desc("glob"), cl::cat(HookccCategory));
@@ -78,6 +81,7 @@ struct RawConfig {
   unsigned skip_inline;
   const char *include; // newline-separated globs
   const char *exclude;
+  unsigned min_size;
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -93,6 +97,7 @@ struct Settings {
   std::string entry_hook, exit_hook, entry_parm = "none", exit_parm = "none";
   bool after_inlining = false, default_off = false, skip_inline = false;
   std::string include, exclude; // newline-separated globs
+  unsigned min_size = 0;
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;
@@ -113,6 +118,7 @@ Settings currentSettings() {
     s.include += glob + "\n";
   for (const std::string &glob : Exclude)
     s.exclude += glob + "\n";
+  s.min_size = MinSize;
   return s;
 }
 
@@ -133,10 +139,16 @@ bool parseSettings(StringRef params) {
     else if (key == "skip-inline") s.skip_inline = true;
     else if (key == "include") s.include += value.str() + "\n";
     else if (key == "exclude") s.exclude += value.str() + "\n";
-    else {
+    else if (key == "min-size") {
+      if (value.getAsInteger(10, s.min_size)) {
+        errs() << "hookcc: min-size=" << value << " in hookcc-options<" << params
+               << "> is not a number\n";
+        return false;
+      }
+    } else {
       errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
              << "> (expected entry, exit, entry-parm, exit-parm, after-inlining, default-off, "
-                "skip-inline, include, exclude)\n";
+                "skip-inline, include, exclude, min-size)\n";
       return false;
     }
   }
@@ -165,7 +177,8 @@ struct HookccPass : PassInfoMixin<HookccPass> {
     Settings s = currentSettings();
     RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
                      s.exit_parm.c_str(), s.after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
-                     s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str()};
+                     s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str(),
+                     s.min_size};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {

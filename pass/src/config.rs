@@ -93,6 +93,9 @@ pub struct Config {
     pub skip_inline: bool,
     /// Which functions get hooks by name (`--hook-include` / `--hook-exclude`).
     pub names: NameFilter,
+    /// `--hook-min-size=N`: a function of fewer than N IR instructions gets no hooks unless
+    /// it has a loop or an include glob names it (0: every function).
+    pub min_size: u32,
 }
 
 /// `--hook-include=GLOB` / `--hook-exclude=GLOB`: with includes, only functions matching one
@@ -131,6 +134,13 @@ impl NameFilter {
                 .any(|g| names.iter().any(|n| glob_matches(g, n)))
         };
         (self.include.is_empty() || any(&self.include)) && !any(&self.exclude)
+    }
+
+    /// True if an include glob names the function (it then gets hooks whatever its size).
+    pub fn includes(&self, names: &[&str]) -> bool {
+        self.include
+            .iter()
+            .any(|g| names.iter().any(|n| glob_matches(g, n)))
     }
 }
 
@@ -189,6 +199,7 @@ impl Config {
             default_on,
             skip_inline,
             names: NameFilter::default(),
+            min_size: 0,
         })
     }
 

@@ -38,6 +38,8 @@ pub struct RawConfig {
     /// Newline-separated globs (`-hookcc-include` / `-hookcc-exclude`).
     include: *const c_char,
     exclude: *const c_char,
+    /// `-hookcc-min-size`: 0 for none.
+    min_size: c_uint,
 }
 
 extern "C" {
@@ -138,6 +140,7 @@ pub extern "C" fn hookcc_instrument_module(
         )?;
         let config = Config {
             names: NameFilter::from_lists(&c_str(raw.include), &c_str(raw.exclude)),
+            min_size: raw.min_size,
             ..config
         };
         let phase = match phase {

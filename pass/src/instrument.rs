@@ -179,11 +179,17 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
     if !config.default_on && !has_string(ON_ATTRIBUTE) {
         return false;
     }
-    if !config.names.is_empty() {
+    if !config.names.is_empty() || config.min_size > 0 {
         let demangled = mangling::demangled(&name);
         let mut names = vec![name.as_ref()];
         names.extend(demangled.as_deref());
         if !config.names.allows(&names) {
+            return false;
+        }
+        if config.min_size > 0
+            && !config.names.includes(&names)
+            && crate::size::too_small(function, config.min_size)
+        {
             return false;
         }
     }

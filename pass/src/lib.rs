@@ -20,3 +20,5 @@ mod ffi;
 pub mod instrument;
 #[cfg(not(test))]
 mod setjmp;
+#[cfg(not(test))]
+mod size;

@@ -381,3 +381,63 @@ fn longjmp_out_of_eleven_frames_closes_them_where_it_lands() {
         }
     }
 }
+
+#[test]
+fn hook_min_size_leaves_small_loopless_functions_without_hooks() {
+    // calls.c's leaf, twice, negate and apply are a few IR instructions each, fib is larger,
+    // main has loops: with --hook-min-size=12 only fib and main keep their hooks, at -O0 and
+    // -O2 alike (the pass counts before optimization). An include glob keeps a small one.
+    for opt in ["-O0", "-O2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = build_traced(
+            dir.path(),
+            "calls",
+            &["calls.c"],
+            &[opt, "--hook-min-size=12"],
+            false,
+        );
+        let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+        assert_eq!(stdout.trim(), "16135", "{opt}");
+        let counts = call_counts(&trace, &[]);
+        let expected: BTreeMap<String, u64> = [("fib", 1973), ("main", 1)]
+            .iter()
+            .map(|(f, n)| (f.to_string(), *n))
+            .collect();
+        assert_eq!(counts, expected, "{opt}");
+
+        let program = build_traced(
+            dir.path(),
+            "calls-leaf",
+            &["calls.c"],
+            &[
+                opt,
+                "--hook-min-size=1000",
+                "--hook-include=leaf",
+                "--hook-include=main",
+            ],
+            false,
+        );
+        let (trace, _) = run_traced(dir.path(), &program, &[]);
+        let counts = call_counts(&trace, &[]);
+        let expected: BTreeMap<String, u64> = [("leaf", 100), ("main", 1)]
+            .iter()
+            .map(|(f, n)| (f.to_string(), *n))
+            .collect();
+        assert_eq!(
+            counts, expected,
+            "{opt}: included functions keep their hooks"
+        );
+    }
+    // Not a number: a usage error naming the option.
+    let dir = tempfile::tempdir().unwrap();
+    let out = hookcc(dir.path(), false)
+        .args(["--trace", "--hook-min-size=big", "-c"])
+        .arg(program_source("calls.c"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--hook-min-size=big"),
+        "{stderr}"
+    );
+}

@@ -194,6 +194,9 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     for glob in &config.exclude {
         mllvm(format!("-hookcc-exclude={glob}"));
     }
+    if config.min_size > 0 {
+        mllvm(format!("-hookcc-min-size={}", config.min_size));
+    }
     args
 }
 

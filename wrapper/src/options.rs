@@ -155,6 +155,9 @@ pub struct PassConfig {
     pub include: Vec<String>,
     /// `--hook-exclude=GLOB`: functions whose name matches one get none.
     pub exclude: Vec<String>,
+    /// `--hook-min-size=N`: no hooks in functions of fewer than N IR instructions without a
+    /// loop, unless an include glob names them (0: none left out).
+    pub min_size: u32,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
     pub exclude_functions: Vec<String>,
@@ -205,6 +208,8 @@ pub struct HookOptions {
     pub include: Vec<String>,
     /// `--hook-exclude=GLOB` (repeatable).
     pub exclude: Vec<String>,
+    /// `--hook-min-size=N`.
+    pub min_size: u32,
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
     /// (docs/rust.md), instead of running clang.
     pub rustflags: bool,
@@ -250,6 +255,7 @@ impl HookOptions {
         self.dialect_config().map(|config| PassConfig {
             include: self.include.clone(),
             exclude: self.exclude.clone(),
+            min_size: self.min_size,
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             ..config
@@ -274,6 +280,7 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -295,6 +302,7 @@ impl HookOptions {
                 declare_hooks: true,
                 include: vec![],
                 exclude: vec![],
+                min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -315,6 +323,7 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -333,6 +342,7 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -353,6 +363,7 @@ impl HookOptions {
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
+                min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
             });
@@ -411,6 +422,7 @@ enum OwnOption {
     Help,
     HookExclude,
     HookInclude,
+    HookMinSize,
     HookRuntime,
     NitroClock,
     PrintCacheKey,
@@ -435,6 +447,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--help", OwnOption::Help),
     ("--hook-exclude=", OwnOption::HookExclude),
     ("--hook-include=", OwnOption::HookInclude),
+    ("--hook-min-size=", OwnOption::HookMinSize),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
@@ -624,6 +637,11 @@ pub fn take_own_options(
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
             OwnOption::RustFlags => options.rustflags = true,
+            OwnOption::HookMinSize => {
+                options.min_size = value
+                    .parse()
+                    .map_err(|_| bad("a number of IR instructions, such as 20"))?;
+            }
             OwnOption::HookInclude | OwnOption::HookExclude => {
                 if value.is_empty() {
                     return Err(bad("a glob: `*` any characters, `?` one"));
@@ -716,6 +734,9 @@ hookcc options:
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
                         (either option also as =@FILE: one glob per line, # comments)
+  --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
+                        have no loop (as XRay's -fxray-instruction-threshold), unless
+                        --hook-include names them
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
                         needs no hook option), gprof (a PC histogram and call-graph arcs

@@ -100,6 +100,9 @@ pub fn pass_element(config: &PassConfig) -> String {
     for glob in &config.exclude {
         items.push(format!("exclude={glob}"));
     }
+    if config.min_size > 0 {
+        items.push(format!("min-size={}", config.min_size));
+    }
     format!("hookcc-options<{}>", items.join(";"))
 }
 

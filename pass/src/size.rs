@@ -1,0 +1,36 @@
+//! `--hook-min-size=N`, as XRay's `-fxray-instruction-threshold=N`: small functions cost more
+//! in hooks than they do themselves, and a profile rarely needs them.
+
+use inkwell::values::{FunctionValue, InstructionOpcode, Operand};
+
+/// True if `function` has fewer than `min` IR instructions (counted where the pass runs: before
+/// inlining, at the start of the pipeline, or after it with the after-inlining placements) and
+/// no loop. A loop is a branch back to its own block or an earlier one: in the order clang and
+/// rustc lay blocks out, every loop has one, so a small function that loops (and may run long)
+/// keeps its hooks.
+pub fn too_small(function: FunctionValue<'_>, min: u32) -> bool {
+    let blocks: Vec<_> = function.get_basic_block_iter().collect();
+    let count: usize = blocks.iter().map(|b| b.get_instructions().count()).sum();
+    if count >= min as usize {
+        return false;
+    }
+    for (index, block) in blocks.iter().enumerate() {
+        let Some(terminator) = block.get_terminator() else {
+            continue;
+        };
+        if !matches!(
+            terminator.get_opcode(),
+            InstructionOpcode::Br | InstructionOpcode::Switch | InstructionOpcode::IndirectBr
+        ) {
+            continue;
+        }
+        for operand in 0..terminator.get_num_operands() {
+            if let Some(Operand::Block(target)) = terminator.get_operand(operand) {
+                if blocks[..=index].contains(&target) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
