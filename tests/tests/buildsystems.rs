@@ -341,3 +341,96 @@ fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// The directory cargo unpacked crate `name` (`version`, exact) into: a throwaway project
+/// depending on it, `cargo fetch`, and `cargo metadata` to say where (as bench/bench.py fetches
+/// Lua).
+fn fetch_crate(dir: &Path, name: &str, version: &str) -> PathBuf {
+    let project = dir.join("fetch");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"fetch\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\n{name} = \"={version}\"\n\n[workspace]\n"
+        ),
+    )
+    .unwrap();
+    run_ok(cargo().arg("fetch").arg("--quiet").current_dir(&project));
+    let out = run_ok(
+        cargo()
+            .args(["metadata", "--format-version=1"])
+            .current_dir(&project),
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let manifest = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p["manifest_path"].as_str())
+        .unwrap_or_else(|| panic!("{name} not in cargo metadata"));
+    Path::new(manifest).parent().unwrap().to_path_buf()
+}
+
+#[test]
+fn autotools_libffi_configured_and_built_by_hookcc_traced_into_its_own_functions() {
+    // libffi 3.4.7's bundled sources (the libffi-sys crate): `./configure CC=hookcc` and
+    // `make` with HOOKCC_TRACE=1 (configure's test programs build and run with hooks; their
+    // traces go to /dev/null), then a program calling ffi_call: libffi's functions are in the
+    // trace with the program's, and add() is reached through libffi's assembly.
+    let dir = tempfile::tempdir().unwrap();
+    let sources = fetch_crate(dir.path(), "libffi-sys", "3.3.3").join("libffi");
+    let build = dir.path().join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let env = |cmd: &mut Command| {
+        with_hookcc(cmd, dir.path())
+            .env("HOOKCC_TRACE", "1")
+            .env("HOOKCC_OUTPUT", "/dev/null")
+            .current_dir(&build);
+    };
+    let mut configure = Command::new("sh");
+    env(&mut configure);
+    run_ok(configure.arg(sources.join("configure")).args([
+        "CC=hookcc",
+        "--disable-shared",
+        "--disable-docs",
+        "--disable-multi-os-directory",
+    ]));
+    let mut make = Command::new("make");
+    env(&mut make);
+    run_ok(make.args(["-s", "-j2"]));
+    let library = build.join(".libs/libffi.a");
+    assert!(library.is_file(), "{} missing", library.display());
+
+    let program = dir.path().join("ffi_add");
+    run_ok(
+        with_hookcc(&mut Command::new("hookcc"), dir.path())
+            .args(["--trace", "-O2", "-I"])
+            .arg(build.join("include"))
+            .arg(workspace_root().join("tests/buildsystems/ffi_add.c"))
+            .arg(&library)
+            .arg("-o")
+            .arg(&program),
+    );
+    let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+    assert_eq!(stdout, "145\n");
+    let counts = call_counts(&trace, &[]);
+    for (function, calls) in [
+        ("main", 1),
+        ("add", 10),
+        ("ffi_prep_cif", 1),
+        ("ffi_call", 10),
+    ] {
+        assert_eq!(
+            counts.get(function),
+            Some(&calls),
+            "calls of {function}: {counts:#?}"
+        );
+    }
+    assert!(
+        counts.len() > 5,
+        "libffi's internal functions should be traced too: {counts:#?}"
+    );
+}
