@@ -52,6 +52,9 @@ pub struct Instance {
     pub end_without_begin: u64,
     pub bad_nesting: u64,
     pub points: Vec<Point>,
+    /// The function each id was given to by `hookcc --pfp-functions` (the ELF's hookcc_pfp
+    /// section, in the runtime's order: see [`function_points`]); shown as `, fn=NAME`.
+    pub functions: Vec<Option<String>>,
 }
 
 /// What is wrong with a dump, at which byte.
@@ -127,6 +130,7 @@ impl Instance {
             end_without_begin: field(56, 8),
             bad_nesting: field(64, 8),
             points,
+            functions: Vec::new(),
         })
     }
 
@@ -144,13 +148,17 @@ impl Instance {
                 "?ms (the counter's rate is not known)".to_string()
             };
             text.push_str(&format!(
-                "ID: {:02}, n={}, C={}, Cmin={}, Cmax={}, C-avg={}, Avg-T={time}\n",
+                "ID: {:02}, n={}, C={}, Cmin={}, Cmax={}, C-avg={}, Avg-T={time}{}\n",
                 p.id,
                 p.n_count,
                 p.c_total,
                 p.c_min,
                 p.c_max,
-                format_g(average)
+                format_g(average),
+                match self.functions.get(p.id as usize) {
+                    Some(Some(name)) => format!(", fn={name}"),
+                    _ => String::new(),
+                }
             ));
         }
         for (count, what) in [
@@ -308,11 +316,47 @@ pub fn decode_file(dump: &Path, exe: &Path) -> Result<String, Error> {
         Endian::Big
     };
     let data = read(dump)?;
-    let instance = Instance::parse(&data, endian).map_err(|error| Error::Dump {
+    let mut instance = Instance::parse(&data, endian).map_err(|error| Error::Dump {
         path: dump.to_path_buf(),
         error,
     })?;
+    instance.functions = function_points(&file, endian);
     Ok(instance.render())
+}
+
+/// The ids `hookcc --pfp-functions` gave functions, as the runtime gives them at start-up:
+/// the points of section `hookcc_pfp` ({ i32 id; i32 offset of the name from the point }) in
+/// the section's order, from id 31 down to 1 (0 is pfpCalibrate's). Indexed by id.
+pub fn function_points(file: &object::File<'_>, endian: Endian) -> Vec<Option<String>> {
+    use object::ObjectSection;
+    let mut names = vec![None; 32];
+    let Some(section) = file.section_by_name("hookcc_pfp") else {
+        return names;
+    };
+    let Ok(data) = section.data() else {
+        return names;
+    };
+    // The NUL-terminated string at run-time address `address`, from the section holding it.
+    let string_at = |address: u64| -> Option<String> {
+        let holder = file
+            .sections()
+            .find(|s| address >= s.address() && address < s.address().saturating_add(s.size()))?;
+        let bytes = holder.data().ok()?;
+        let start = usize::try_from(address - holder.address()).ok()?;
+        let rest = bytes.get(start..)?;
+        let end = rest.iter().position(|&b| b == 0)?;
+        Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+    };
+    for (index, entry) in data.chunks_exact(8).enumerate() {
+        let id = 31 - index as i64;
+        if id < 1 {
+            break;
+        }
+        let offset = endian.uint(&entry[4..8]) as u32 as i32;
+        let point = section.address() + index as u64 * 8;
+        names[id as usize] = string_at(point.wrapping_add(offset as i64 as u64));
+    }
+    names
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub enum HookParams {
     CallSiteAddress,
     /// `void hook(void *this_fn, void *call_site)`: GCC's `__cyg_profile_func_enter/exit`.
     AddressCallSite,
+    /// `void hook(void *point)`: the function's profile point (`--pfp-functions`,
+    /// pfp_points.rs).
+    PfpPoint,
 }
 
 impl HookParams {
@@ -37,9 +40,11 @@ impl HookParams {
             "name-callsite-args" => Ok(HookParams::NameCallSiteArgs),
             "callsite-address" => Ok(HookParams::CallSiteAddress),
             "address-callsite" => Ok(HookParams::AddressCallSite),
+            "pfp-point" => Ok(HookParams::PfpPoint),
             other => Err(format!(
                 "unknown hook parameter kind `{other}` (expected none, name, address, \
-                 exit-address, name-callsite-args, callsite-address or address-callsite)"
+                 exit-address, name-callsite-args, callsite-address, address-callsite or \
+                 pfp-point)"
             )),
         }
     }
@@ -55,6 +60,7 @@ impl HookParams {
             HookParams::AddressCallSite => {
                 format!("void {hook}(void *this_fn, void *call_site)")
             }
+            HookParams::PfpPoint => format!("void {hook}(void *point)"),
             HookParams::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, \
                  uintptr_t r3)"

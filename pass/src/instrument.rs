@@ -231,7 +231,9 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let word = intptr_type(module);
     let params: Vec<BasicMetadataTypeEnum> = match hook.params {
         HookParams::None => vec![],
-        HookParams::Name | HookParams::Address | HookParams::ExitAddress => vec![ptr.into()],
+        HookParams::Name | HookParams::Address | HookParams::ExitAddress | HookParams::PfpPoint => {
+            vec![ptr.into()]
+        }
         HookParams::CallSiteAddress | HookParams::AddressCallSite => vec![ptr.into(), ptr.into()],
         HookParams::NameCallSiteArgs => {
             vec![
@@ -451,6 +453,7 @@ fn instrument_function<'ctx>(
             HookParams::AddressCallSite => {
                 vec![address.into(), call_site.expect("computed above").into()]
             }
+            HookParams::PfpPoint => vec![crate::pfp_points::point(module, function).into()],
             HookParams::ExitAddress => {
                 // `address + 2` as a constant expression: the relocation's addend, no
                 // instruction at the call.

@@ -19,6 +19,8 @@ mod ffi;
 #[cfg(not(test))]
 pub mod instrument;
 #[cfg(not(test))]
+mod pfp_points;
+#[cfg(not(test))]
 mod setjmp;
 #[cfg(not(test))]
 mod size;

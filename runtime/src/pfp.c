@@ -38,6 +38,7 @@
 #if !defined(HOOKCC_BARE_METAL) && __STDC_HOSTED__ && (defined(__unix__) || defined(__APPLE__))
 #define HKPFP_HOSTED 1
 #include <errno.h>
+#include <stdlib.h> /* atexit */
 #include "message.h"
 #else
 #define HKPFP_HOSTED 0
@@ -255,6 +256,8 @@ HKPFP_FN void hkpfp_record(struct pfp_descriptor *d, uint64_t cycles)
 /* ---------------------------------------------------------------------------------------- */
 /* The API                                                                                   */
 
+HKPFP_FN void hkpfp_bridge_enable(void);
+
 HKPFP_EXPORT void pfpCreate(void)
 {
     __builtin_memset(&pfpInst, 0, sizeof pfpInst);
@@ -269,6 +272,7 @@ HKPFP_EXPORT void pfpCreate(void)
     hkpfp_created = hkrt_clock_point_now();
 #endif
     pfpInst.ticks_per_second = hkrt_ticks_per_second_fixed();
+    hkpfp_bridge_enable();
 }
 
 /* The counter's rate: the target's, or measured since pfpCreate (over at least 1 ms). */
@@ -516,7 +520,7 @@ HKPFP_EXPORT void pfpHwiReady(void *hwi) { (void)hwi; }
  * same arithmetic, so a dump decodes to exactly what the program prints.                    */
 
 struct hkpfp_out {
-    char text[160];
+    char text[512]; /* a line, with a --pfp-functions name (C++ names run long) */
     size_t len;
 };
 
@@ -664,8 +668,112 @@ HKPFP_EXPORT void pfpSetPrintFunction(pfpPrintFunction print, void *context)
     hkpfp_print_context = context;
 }
 
+
+/* ---------------------------------------------------------------------------------------- */
+/* The compiler bridge: hookcc --pfp-functions=GLOB (docs/pfp.md)                            */
+
+/* One per wrapped function, emitted by the pass into section hookcc_pfp: one per function in
+ * the whole program (a COMDAT, for an inline function compiled in several translation units).
+ * `name` is the offset of the function's name from the point itself (no pointer: nothing for
+ * the dynamic linker to relocate, and hookprof reads it from the ELF file as it is). */
+struct hookcc_pfp_point {
+    int32_t id;   /* -1 until given; HKPFP_NO_ID if none was left */
+    int32_t name; /* offset of the NUL-terminated name from this struct */
+};
+#define HKPFP_NO_ID (-2)
+extern struct hookcc_pfp_point __start_hookcc_pfp[] __attribute__((weak, visibility("hidden")));
+extern struct hookcc_pfp_point __stop_hookcc_pfp[] __attribute__((weak, visibility("hidden")));
+
+/* The function each id was given to (NULL: an id of the program's own). */
+static const char *hkpfp_fn_names[PFP_PPCNT_MAX];
+static int hkpfp_bridge_ready;
+#if HKPFP_HOSTED
+static __thread uint16_t t_fn_depth[PFP_PPCNT_MAX] __attribute__((tls_model("initial-exec")));
+#define HKPFP_FN_DEPTH t_fn_depth
+#else
+static uint16_t g_fn_depth[PFP_PPCNT_MAX];
+#define HKPFP_FN_DEPTH g_fn_depth
+#endif
+
+HKPFP_FN const char *hkpfp_point_name(const struct hookcc_pfp_point *p)
+{
+    return (const char *)p + p->name;
+}
+
+/* Enables the points given to functions (again after a pfpCreate). */
+HKPFP_FN void hkpfp_bridge_enable(void)
+{
+    for (int id = 0; id < PFP_PPCNT_MAX; id++)
+        if (hkpfp_fn_names[id] != NULL)
+            pfpInst.pfpVector[id].enable = 1;
+}
+
+static int hkpfp_printed; /* pfpPrintStats was called */
+
+#if HKPFP_HOSTED
+/* A program that prints nothing itself (it was not written for PFP): the lines at exit. */
+HKPFP_FN void hkpfp_bridge_at_exit(void)
+{
+    if (!hkpfp_printed)
+        pfpPrintStats();
+}
+#endif
+
+/* Gives the points of the section ids, in the section's (link) order, from PFP_PPCNT_MAX - 1
+ * down: the program's own pfpBegin ids are expected low (docs/pfp.md). Once. */
+HKPFP_FN void hkpfp_bridge_init(void)
+{
+    hkpfp_lock();
+    if (!__atomic_load_n(&hkpfp_bridge_ready, __ATOMIC_ACQUIRE)) {
+        if (__builtin_memcmp(pfpInst.magic, HKPFP_MAGIC, sizeof HKPFP_MAGIC) != 0) {
+            hkpfp_unlock();
+            pfpCreate();
+            hkpfp_lock();
+        }
+        int next = PFP_PPCNT_MAX - 1;
+        for (struct hookcc_pfp_point *p = __start_hookcc_pfp; p != NULL && p < __stop_hookcc_pfp;
+             p++) {
+            int id = next >= 1 ? next-- : HKPFP_NO_ID; /* id 0 is pfpCalibrate's */
+            if (id >= 0)
+                hkpfp_fn_names[id] = hkpfp_point_name(p);
+            __atomic_store_n(&p->id, id, __ATOMIC_RELEASE);
+        }
+        hkpfp_bridge_enable();
+#if HKPFP_HOSTED
+        atexit(hkpfp_bridge_at_exit);
+#endif
+        __atomic_store_n(&hkpfp_bridge_ready, 1, __ATOMIC_RELEASE);
+    }
+    hkpfp_unlock();
+}
+
+/* The pass calls these at the entry and at every exit (unwinding included) of a function
+ * named by --pfp-functions. A recursive call is part of its outermost one's region. */
+HKPFP_EXPORT void __hookcc_pfp_begin(struct hookcc_pfp_point *p)
+{
+    int32_t id = __atomic_load_n(&p->id, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(id == -1, 0)) {
+        hkpfp_bridge_init();
+        id = __atomic_load_n(&p->id, __ATOMIC_ACQUIRE);
+    }
+    if (id < 0)
+        return;
+    if (HKPFP_FN_DEPTH[id]++ == 0)
+        pfpBegin(id, NULL);
+}
+
+HKPFP_EXPORT void __hookcc_pfp_end(struct hookcc_pfp_point *p)
+{
+    int32_t id = __atomic_load_n(&p->id, __ATOMIC_ACQUIRE);
+    if (id < 0 || HKPFP_FN_DEPTH[id] == 0)
+        return;
+    if (--HKPFP_FN_DEPTH[id] == 0)
+        pfpEnd(id, 0);
+}
+
 HKPFP_EXPORT void pfpPrintStats(void)
 {
+    hkpfp_printed = 1;
     hkpfp_measure_rate();
     uint64_t rate = pfpInst.ticks_per_second;
     for (int id = 0; id < PFP_PPCNT_MAX; id++) {
@@ -690,10 +798,15 @@ HKPFP_EXPORT void pfpPrintStats(void)
         hkpfp_str(&o, ", Avg-T=");
         if (rate != 0) {
             hkpfp_g(&o, average / (double)rate * 1000.0);
-            hkpfp_str(&o, "ms\n");
+            hkpfp_str(&o, "ms");
         } else {
-            hkpfp_str(&o, "?ms (the counter's rate is not known)\n");
+            hkpfp_str(&o, "?ms (the counter's rate is not known)");
         }
+        if (hkpfp_fn_names[id] != NULL) {
+            hkpfp_str(&o, ", fn=");
+            hkpfp_str(&o, hkpfp_fn_names[id]);
+        }
+        hkpfp_str(&o, "\n");
         hkpfp_emit(o.text);
     }
     uint64_t misuse[4] = {pfpInst.bad_id, pfpInst.begin_twice, pfpInst.end_without_begin,

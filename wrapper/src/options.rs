@@ -90,6 +90,8 @@ pub enum HookParm {
     /// GCC's `__cyg_profile_func_enter/exit(this_fn, call_site)`: the function, then the
     /// call site.
     AddressCallSite,
+    /// `--pfp-functions`: the function's profile point (a variable the pass emits).
+    PfpPoint,
 }
 
 impl HookParm {
@@ -112,6 +114,7 @@ impl HookParm {
             HookParm::NameCallSiteArgs => "name-callsite-args",
             HookParm::CallSiteAddress => "callsite-address",
             HookParm::AddressCallSite => "address-callsite",
+            HookParm::PfpPoint => "pfp-point",
         }
     }
 
@@ -124,6 +127,7 @@ impl HookParm {
             HookParm::ExitAddress => format!("void {hook}(void *fn_exit);"),
             HookParm::CallSiteAddress => format!("void {hook}(void *call_site, void *fn);"),
             HookParm::AddressCallSite => format!("void {hook}(void *this_fn, void *call_site);"),
+            HookParm::PfpPoint => format!("void {hook}(void *point);"),
             HookParm::NameCallSiteArgs => format!(
                 "void {hook}(const char *name, void *lr, __UINTPTR_TYPE__ r0, __UINTPTR_TYPE__ r1, \
                  __UINTPTR_TYPE__ r2, __UINTPTR_TYPE__ r3);"
@@ -210,6 +214,8 @@ pub struct HookOptions {
     pub exclude: Vec<String>,
     /// `--hook-min-size=N`.
     pub min_size: u32,
+    /// `--pfp-functions=GLOB` (repeatable): a TI profile point around each such function.
+    pub pfp_functions: Vec<String>,
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
     /// (docs/rust.md), instead of running clang.
     pub rustflags: bool,
@@ -253,7 +259,12 @@ impl HookOptions {
     /// What the pass is to do, or None if no dialect is on.
     pub fn pass_config(&self) -> Option<PassConfig> {
         self.dialect_config().map(|config| PassConfig {
-            include: self.include.clone(),
+            // --pfp-functions names the functions; --hook-include narrows them further.
+            include: if self.pfp_functions.is_empty() {
+                self.include.clone()
+            } else {
+                config.include.clone()
+            },
             exclude: self.exclude.clone(),
             min_size: self.min_size,
             exclude_functions: self.exclude_functions.clone(),
@@ -322,6 +333,28 @@ impl HookOptions {
                 skip_inline: false,
                 declare_hooks: false,
                 include: vec![],
+                exclude: vec![],
+                min_size: 0,
+                exclude_functions: vec![],
+                exclude_files: vec![],
+            });
+        }
+        if !self.pfp_functions.is_empty() {
+            // A profile point around each named function (docs/pfp.md, "The compiler bridge").
+            let hook = |symbol: &str| {
+                Some(Hook {
+                    symbol: symbol.into(),
+                    parm: HookParm::PfpPoint,
+                })
+            };
+            return Some(PassConfig {
+                entry: hook("__hookcc_pfp_begin"),
+                exit: hook("__hookcc_pfp_end"),
+                after_inlining: false,
+                default_on: true,
+                skip_inline: false,
+                declare_hooks: false,
+                include: self.pfp_functions.clone(),
                 exclude: vec![],
                 min_size: 0,
                 exclude_functions: vec![],
@@ -425,6 +458,7 @@ enum OwnOption {
     HookMinSize,
     HookRuntime,
     NitroClock,
+    PfpFunctions,
     PrintCacheKey,
     PrintMakeInclude,
     PrintHookRuntime,
@@ -452,6 +486,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
     ("--nitro-clock=", OwnOption::NitroClock),
+    ("--pfp-functions=", OwnOption::PfpFunctions),
     ("--print-cache-key", OwnOption::PrintCacheKey),
     ("--print-hook-runtime", OwnOption::PrintHookRuntime),
     ("--print-make-include", OwnOption::PrintMakeInclude),
@@ -637,6 +672,13 @@ pub fn take_own_options(
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
             OwnOption::RustFlags => options.rustflags = true,
+            OwnOption::PfpFunctions => {
+                if value.is_empty() {
+                    return Err(bad("a glob: `*` any characters, `?` one"));
+                }
+                options.pfp_functions.push(value.to_string());
+                options.runtime.get_or_insert(RuntimeComponent::Pfp);
+            }
             OwnOption::HookMinSize => {
                 options.min_size = value
                     .parse()
@@ -659,6 +701,7 @@ pub fn take_own_options(
         (options.ti.any(), "--entry_hook/--exit_hook"),
         (options.profile, "-profile"),
         (options.gcc_instrument, "-finstrument-functions"),
+        (!options.pfp_functions.is_empty(), "--pfp-functions"),
     ];
     let on: Vec<&str> = dialects
         .iter()
@@ -687,6 +730,7 @@ pub fn read_glob_files(options: &mut HookOptions) -> Result<(), String> {
     for (option, globs) in [
         ("--hook-include", &mut options.include),
         ("--hook-exclude", &mut options.exclude),
+        ("--pfp-functions", &mut options.pfp_functions),
     ] {
         let mut expanded = Vec::with_capacity(globs.len());
         for glob in globs.drain(..) {
@@ -734,6 +778,9 @@ hookcc options:
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
                         (either option also as =@FILE: one glob per line, # comments)
+  --pfp-functions=GLOB  a TI profile point (<hookcc/pfp.h>) around each function whose name
+                        matches GLOB (repeatable, or =@FILE): ids from 31 down, statistics
+                        printed at exit with the function's name (links the pfp runtime)
   --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
                         have no loop (as XRay's -fxray-instruction-threshold), unless
                         --hook-include names them
