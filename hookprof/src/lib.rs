@@ -20,6 +20,7 @@
 
 pub mod callgraph;
 pub mod format;
+pub mod fuzz;
 pub mod gprof;
 pub mod info;
 pub mod lines;

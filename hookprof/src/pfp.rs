@@ -390,6 +390,7 @@ mod tests {
                 point(3, 100, 150245906, 1502456, 1502491),
                 point(4, 100, 97626144, 976259, 976455),
             ],
+            functions: Vec::new(),
         };
         assert_eq!(
             instance.render(),
