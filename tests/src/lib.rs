@@ -36,6 +36,23 @@ pub fn tool(name: &str) -> PathBuf {
     path
 }
 
+/// True if `program ARGS…` runs (a tool the test needs, from `package`); otherwise fails in CI
+/// (scripts/setup.sh installs it there) and says what is missing elsewhere, for a skip.
+pub fn have_tool(program: &str, args: &[&str], package: &str) -> bool {
+    let ok = Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "CI must have `{program}` ({package}, scripts/setup.sh)"
+        );
+        eprintln!("skipping: `{program}` missing ({package}; scripts/setup.sh installs it)");
+    }
+    ok
+}
+
 /// tests/programs/calls.c's functions and their calls (it prints 16135), at every
 /// optimization level and on every target.
 pub const CALLS_C: [(&str, u64); 6] = [

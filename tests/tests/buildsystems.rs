@@ -21,18 +21,7 @@ const SHAPES: &[(&str, u64)] = &[
 ];
 
 fn have(tool: &str, package: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI must have {tool} ({package}, scripts/setup.sh)"
-        );
-        eprintln!("skipping: {tool} missing ({package}; scripts/setup.sh installs it)");
-    }
-    ok
+    have_tool(tool, &["--version"], package)
 }
 
 /// A copy of tests/buildsystems in a fresh directory, and the environment its builds run in:

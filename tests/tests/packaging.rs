@@ -9,18 +9,7 @@ use std::process::Command;
 use hookcc_tests::*;
 
 fn have_cargo_deb() -> bool {
-    let ok = Command::new("cargo")
-        .args(["deb", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI must have cargo-deb (scripts/setup.sh installs it)"
-        );
-        eprintln!("skipping: cargo-deb is missing (scripts/setup.sh installs it)");
-    }
-    ok
+    have_tool("cargo", &["deb", "--version"], "cargo-deb")
 }
 
 /// calc's report as (function, calls), sorted by function.
