@@ -11,7 +11,9 @@
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
 #   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md); pip runs
 #   lsb_release (lsb-release) to describe the machine
-#   cmake, meson, ninja-build, ccache, sccache: the build-system tests (tests/tests/buildsystems.rs)
+#   cmake, meson, ninja-build, ccache, sccache: the build-system tests (tests/tests/buildsystems.rs);
+#   file (libtool runs it in libffi's configure) and dpkg-dev (Debian's meson asks
+#   dpkg-architecture for the multiarch libdir)
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh)
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
@@ -22,7 +24,7 @@ packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind binutils make strace
           gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
           picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-          python3-pip lsb-release cmake meson ninja-build ccache sccache)
+          python3-pip lsb-release cmake meson ninja-build ccache sccache file dpkg-dev)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done

@@ -122,6 +122,8 @@ fn meson_and_ninja_build_it_traced() {
             .arg(&source)
             .env("CC", "hookcc")
             .env("CXX", "hookcc++")
+            // Meson would take clang's llvm-ar, Debian's default LLVM's (not setup.sh's).
+            .env("AR", "ar")
             .env("HOOKCC_TRACE", "1"),
     );
     run_ok(
@@ -381,8 +383,10 @@ fn autotools_libffi_configured_and_built_by_hookcc_traced_into_its_own_functions
     };
     let mut configure = Command::new("sh");
     env(&mut configure);
+    // CXX too: configure looks for a C++ compiler and would find g++ (not in setup.sh).
     run_ok(configure.arg(sources.join("configure")).args([
         "CC=hookcc",
+        "CXX=hookcc++",
         "--disable-shared",
         "--disable-docs",
         "--disable-multi-os-directory",
