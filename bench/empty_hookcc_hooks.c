@@ -8,6 +8,7 @@
 
 EMPTY_HOOK void __hookcc_enter(void *fn);
 EMPTY_HOOK void __hookcc_exit(void *fn_exit);
+EMPTY_HOOK void __hookcc_resync(void *fn); /* after setjmp's returns (Lua's error handling) */
 EMPTY_HOOK void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2,
                                 uintptr_t r3);
 EMPTY_HOOK void __PROFILE_EXIT(void);
@@ -20,6 +21,11 @@ void __hookcc_enter(void *fn)
 void __hookcc_exit(void *fn_exit)
 {
     (void)fn_exit;
+}
+
+void __hookcc_resync(void *fn)
+{
+    (void)fn;
 }
 
 void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2, uintptr_t r3)
