@@ -172,6 +172,7 @@ fn main() -> io::Result<()> {
         ticks_per_second: TICKS_PER_SECOND,
         first_tick: start_tick,
         last_tick: end_tick + 10,
+        header_check: None,
     })?;
 
     // The header again, now complete.

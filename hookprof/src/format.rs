@@ -27,6 +27,9 @@ pub const CHUNK_HEADER_SIZE: usize = 16;
 pub const RECORD_SIZE: usize = 16;
 /// `flags` bit 0: the runtime finished the file.
 pub const FLAG_COMPLETE: u64 = 1;
+/// `flags` bit 1: every chunk is followed by its CHECK chunk, and the CLOCK chunk carries
+/// the header's checksum (added to version 3 without a new version).
+pub const FLAG_CHECKED: u64 = 2;
 
 /// Version 1: bits 0–61 of a record's first word hold the timestamp, bits 62–63 its kind.
 pub const V1_TIME_MASK: u64 = (1 << 62) - 1;
@@ -45,6 +48,24 @@ pub mod chunk_type {
     pub const CLOCK: u32 = 6;
     /// Added without a new version: older readers skip it as an unknown chunk.
     pub const END: u32 = 7;
+    /// The checksum of the chunk just before it; also added without a new version.
+    pub const CHECK: u32 = 8;
+}
+
+/// The format's checksum of a chunk (header and payload) or of the file header: the sum,
+/// modulo 2^64, of its 64-bit words read in the trace's byte order. A trailing part shorter
+/// than a word (never in a well-formed chunk) is ignored.
+pub fn checksum(bytes: &[u8], endian: Endian) -> u64 {
+    let words = bytes.chunks_exact(8);
+    // Two loops, each with a fixed byte order, so that the compiler vectorizes them.
+    match endian {
+        Endian::Little => words.fold(0u64, |sum, w| {
+            sum.wrapping_add(u64::from_le_bytes(w.try_into().unwrap_or_default()))
+        }),
+        Endian::Big => words.fold(0u64, |sum, w| {
+            sum.wrapping_add(u64::from_be_bytes(w.try_into().unwrap_or_default()))
+        }),
+    }
 }
 
 /// Byte order of every field after the magic.
@@ -343,6 +364,8 @@ pub enum FormatErrorKind {
         chunk: ChunkName,
         what: &'static str,
     },
+    #[error("CHECK chunk length {length}, expected 8")]
+    CheckLength { length: u32 },
     #[error("record has reserved kind {kind}, expected 0 (entry) or 1 (exit)")]
     ReservedKind { kind: u8 },
 }
@@ -418,6 +441,8 @@ pub struct Clock {
     pub ticks_per_second: u64,
     pub first_tick: u64,
     pub last_tick: u64,
+    /// In a file with checksums: the checksum of the header as the runtime finished it.
+    pub header_check: Option<u64>,
 }
 
 /// Kind of an EVENTS record.
@@ -572,12 +597,47 @@ pub enum Chunk<'a> {
     End {
         tick: u64,
     },
+    /// A CHECK chunk: the checksum of the chunk just before it.
+    Check(Check<'a>),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
     /// never wrote (the program was killed between the reservation and the `pwrite`).
     /// [`ChunkAt::total_len`] is the number of zero bytes skipped.
     Hole,
+}
+
+/// A CHECK chunk and the chunk it covers.
+#[derive(Clone, Debug)]
+pub struct Check<'a> {
+    /// The checksum it holds.
+    pub sum: u64,
+    /// Its thread field, which must be the covered chunk's.
+    thread: u64,
+    /// The bytes of the chunk just before it (header and payload) and their offset; `None` if
+    /// there is none (the CHECK chunk comes first, or after a hole or another CHECK chunk).
+    covered: Option<(u64, &'a [u8])>,
+    endian: Endian,
+}
+
+impl Check<'_> {
+    /// File offset of the chunk it covers.
+    pub fn covered_offset(&self) -> Option<u64> {
+        self.covered.map(|(offset, _)| offset)
+    }
+
+    /// Whether the covered chunk's checksum is the one this chunk holds, and its thread this
+    /// chunk's (reads the whole covered chunk).
+    pub fn matches(&self) -> bool {
+        self.covered.is_some_and(|(_, bytes)| {
+            let thread = Bytes {
+                data: bytes,
+                endian: self.endian,
+            }
+            .u64(8);
+            thread == Some(self.thread) && checksum(bytes, self.endian) == self.sum
+        })
+    }
 }
 
 /// A chunk with its position and header fields.
@@ -641,7 +701,16 @@ impl<'a> Trace<'a> {
             mask: self.header.address_mask(),
             version: self.header.version,
             failed: false,
+            uncovered: None,
         }
+    }
+
+    /// The checksum of the file header as it is now (compare with [`Clock::header_check`]).
+    pub fn header_checksum(&self) -> u64 {
+        checksum(
+            self.data.get(..HEADER_SIZE as usize).unwrap_or(&[]),
+            self.header.endian,
+        )
     }
 }
 
@@ -652,6 +721,8 @@ pub struct Chunks<'a> {
     mask: u64,
     version: u16,
     failed: bool,
+    /// The last chunk read, until a CHECK chunk covers it: (offset, end).
+    uncovered: Option<(usize, usize)>,
 }
 
 impl<'a> Chunks<'a> {
@@ -690,6 +761,7 @@ impl<'a> Chunks<'a> {
             }
         }
         self.pos = pos;
+        self.uncovered = None;
         Some(ChunkAt {
             offset: start as u64,
             chunk_type: 0,
@@ -773,7 +845,18 @@ impl<'a> Iterator for Chunks<'a> {
             self.mask,
             self.version,
         ) {
-            Ok(chunk) => chunk,
+            Ok(Chunk::Check(check)) => Chunk::Check(Check {
+                thread,
+                covered: self
+                    .uncovered
+                    .take()
+                    .map(|(from, to)| (from as u64, &data[from..to])),
+                ..check
+            }),
+            Ok(chunk) => {
+                self.uncovered = Some((at, payload_end));
+                chunk
+            }
             Err(kind) => return self.fail(at, kind),
         };
         self.pos = payload_end;
@@ -869,6 +952,19 @@ fn decode_payload<'a>(
                 ticks_per_second: u64_at(0),
                 first_tick: u64_at(8),
                 last_tick: u64_at(16),
+                header_check: payload.u64(24),
+            })
+        }
+        chunk_type::CHECK => {
+            if length != 8 {
+                // Exactly one word: a longer one would swallow the chunks after it.
+                return Err(FormatErrorKind::CheckLength { length });
+            }
+            Chunk::Check(Check {
+                sum: u64_at(0),
+                thread: 0,
+                covered: None,
+                endian: payload.endian,
             })
         }
         chunk_type::END => {
@@ -877,6 +973,160 @@ fn decode_payload<'a>(
         }
         _ => Chunk::Unknown,
     })
+}
+
+/// What the checksums of a trace say (docs/trace-format.md, "Checksums"): fed every chunk
+/// in order by [`Integrity::observe`], then [`Integrity::finish`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Integrity {
+    /// The header has [`FLAG_CHECKED`]: every chunk must have its CHECK chunk.
+    pub flagged: bool,
+    header_sum: u64,
+    /// The last chunk, until its CHECK chunk: (offset, type, thread).
+    pending: Option<(u64, u32, u64)>,
+    /// Chunks whose CHECK chunk matches.
+    pub verified: u64,
+    /// Chunks whose CHECK chunk does not match, and the first of them.
+    pub mismatched: u64,
+    pub first_mismatch: Option<BadChunk>,
+    /// Chunks without a CHECK chunk in a file whose header has [`FLAG_CHECKED`].
+    pub unchecked: u64,
+    pub first_unchecked: Option<BadChunk>,
+    /// CHECK chunks that follow no chunk (after a hole or another CHECK chunk).
+    pub stray_checks: u64,
+    /// The header's checksum in the CLOCK chunk: `Some(true)` if it matches.
+    pub header_matches: Option<bool>,
+    /// Offset of the CLOCK chunk that holds it.
+    pub header_check_at: u64,
+}
+
+/// A chunk that failed a check: where it is, its type and thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadChunk {
+    pub offset: u64,
+    pub chunk_type: u32,
+    pub thread: u64,
+}
+
+impl fmt::Display for BadChunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the {} chunk at byte {}",
+            ChunkName(self.chunk_type),
+            self.offset
+        )?;
+        if self.thread != 0 {
+            write!(f, " (thread {})", self.thread)?;
+        }
+        Ok(())
+    }
+}
+
+impl Integrity {
+    pub fn new(trace: &Trace<'_>) -> Self {
+        Integrity {
+            flagged: trace.header().flags & FLAG_CHECKED != 0,
+            header_sum: trace.header_checksum(),
+            ..Integrity::default()
+        }
+    }
+
+    /// Takes the next chunk of the trace (checking a CHECK chunk reads the chunk it covers).
+    pub fn observe(&mut self, chunk: &ChunkAt<'_>) {
+        match &chunk.chunk {
+            Chunk::Check(check) => {
+                match (self.pending.take(), check.covered_offset()) {
+                    (Some((offset, chunk_type, thread)), Some(_)) => {
+                        if check.matches() {
+                            self.verified += 1;
+                        } else {
+                            self.mismatched += 1;
+                            self.first_mismatch.get_or_insert(BadChunk {
+                                offset,
+                                chunk_type,
+                                thread,
+                            });
+                        }
+                    }
+                    _ => self.stray_checks += 1,
+                }
+                return;
+            }
+            Chunk::Clock(clock) => {
+                if let Some(sum) = clock.header_check {
+                    self.header_matches = Some(sum == self.header_sum);
+                    self.header_check_at = chunk.offset;
+                }
+            }
+            _ => {}
+        }
+        self.close_pending();
+        if !matches!(chunk.chunk, Chunk::Hole) {
+            self.pending = Some((chunk.offset, chunk.chunk_type, chunk.thread));
+        }
+    }
+
+    /// After the last chunk.
+    pub fn finish(&mut self) {
+        self.close_pending();
+    }
+
+    fn close_pending(&mut self) {
+        if let Some((offset, chunk_type, thread)) = self.pending.take() {
+            if self.flagged {
+                self.unchecked += 1;
+                self.first_unchecked.get_or_insert(BadChunk {
+                    offset,
+                    chunk_type,
+                    thread,
+                });
+            }
+        }
+    }
+
+    /// Nothing failed a check.
+    pub fn is_clean(&self) -> bool {
+        self.mismatched == 0
+            && self.unchecked == 0
+            && self.stray_checks == 0
+            && self.header_matches != Some(false)
+    }
+
+    /// One line per kind of failure, for the user.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(first) = self.first_mismatch {
+            warnings.push(format!(
+                "{} of the trace's chunks do not match their checksums, the first is {first}: the \
+                 file is corrupt there, and what the report shows of those chunks (records, \
+                 thread, module addresses) may be wrong",
+                self.mismatched
+            ));
+        }
+        if let Some(first) = self.first_unchecked {
+            warnings.push(format!(
+                "{} of the trace's chunks have no CHECK chunk after them, though the header \
+                 says every chunk has one, the first is {first}: the file is corrupt there",
+                self.unchecked
+            ));
+        }
+        if self.stray_checks > 0 {
+            warnings.push(format!(
+                "{} CHECK chunks follow no chunk: the file is corrupt before them",
+                self.stray_checks
+            ));
+        }
+        if self.header_matches == Some(false) {
+            warnings.push(format!(
+                "the header (bytes 0-63) does not match its checksum in the CLOCK chunk at byte \
+                 {}: its fields (complete flag, clock rate, records, lost) are corrupt, or the \
+                 program was killed while it finished the file",
+                self.header_check_at
+            ));
+        }
+        warnings
+    }
 }
 
 #[cfg(unix)]
@@ -912,6 +1162,9 @@ pub struct Writer<W: Write> {
     /// The header's version: EVENTS records are encoded as it says.
     version: u16,
     written: u64,
+    /// The header says [`FLAG_CHECKED`]: every chunk gets its CHECK chunk, and CLOCK the
+    /// checksum of the header as given to [`Writer::new`].
+    header_check: Option<u64>,
 }
 
 impl<W: Write> Writer<W> {
@@ -924,6 +1177,8 @@ impl<W: Write> Writer<W> {
             endian: header.endian,
             version: header.version,
             written: bytes.len() as u64,
+            header_check: (header.flags & FLAG_CHECKED != 0)
+                .then(|| checksum(&bytes, header.endian)),
         })
     }
 
@@ -933,19 +1188,38 @@ impl<W: Write> Writer<W> {
     }
 
     /// Writes a chunk with the payload exactly as given (no padding, no checks), so that
-    /// tests can produce malformed chunks too.
+    /// tests can produce malformed chunks too; then, if the header says [`FLAG_CHECKED`],
+    /// its CHECK chunk.
     pub fn raw_chunk(&mut self, chunk_type: u32, thread: u64, payload: &[u8]) -> io::Result<()> {
-        let length = u32::try_from(payload.len())
+        let head = self.chunk_header(chunk_type, thread, payload.len())?;
+        self.out.write_all(&head)?;
+        self.out.write_all(payload)?;
+        self.written += (CHUNK_HEADER_SIZE + payload.len()) as u64;
+        if self.header_check.is_some() {
+            let e = self.endian;
+            let sum = checksum(&head, e).wrapping_add(checksum(payload, e));
+            let check = self.chunk_header(chunk_type::CHECK, thread, 8)?;
+            self.out.write_all(&check)?;
+            self.out.write_all(&e.u64_bytes(sum))?;
+            self.written += (CHUNK_HEADER_SIZE + 8) as u64;
+        }
+        Ok(())
+    }
+
+    fn chunk_header(
+        &self,
+        chunk_type: u32,
+        thread: u64,
+        length: usize,
+    ) -> io::Result<[u8; CHUNK_HEADER_SIZE]> {
+        let length = u32::try_from(length)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "chunk payload over 4 GiB"))?;
         let e = self.endian;
         let mut head = [0u8; CHUNK_HEADER_SIZE];
         head[0..4].copy_from_slice(&e.u32_bytes(chunk_type));
         head[4..8].copy_from_slice(&e.u32_bytes(length));
         head[8..16].copy_from_slice(&e.u64_bytes(thread));
-        self.out.write_all(&head)?;
-        self.out.write_all(payload)?;
-        self.written += (CHUNK_HEADER_SIZE + payload.len()) as u64;
-        Ok(())
+        Ok(head)
     }
 
     fn padded_string(payload: &mut Vec<u8>, s: &[u8]) {
@@ -1033,9 +1307,12 @@ impl<W: Write> Writer<W> {
     /// CLOCK chunk.
     pub fn clock(&mut self, clock: &Clock) -> io::Result<()> {
         let e = self.endian;
-        let mut payload = Vec::with_capacity(24);
+        let mut payload = Vec::with_capacity(32);
         for v in [clock.ticks_per_second, clock.first_tick, clock.last_tick] {
             payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        if let Some(sum) = self.header_check {
+            payload.extend_from_slice(&e.u64_bytes(sum));
         }
         self.raw_chunk(chunk_type::CLOCK, 0, &payload)
     }
@@ -1061,10 +1338,14 @@ mod tests {
     use super::*;
 
     fn sample(endian: Endian, version: u16) -> Vec<u8> {
+        sample_with_flags(endian, version, FLAG_COMPLETE)
+    }
+
+    fn sample_with_flags(endian: Endian, version: u16, flags: u64) -> Vec<u8> {
         let mut header = Header::new(endian);
         header.version = version;
         header.ticks_per_second = 1_000_000_000;
-        header.flags = FLAG_COMPLETE;
+        header.flags = flags;
         header.pid = 42;
         let mut w = Writer::new(Vec::new(), &header).unwrap();
         w.exe(Path::new("/bin/prog")).unwrap();
@@ -1084,6 +1365,7 @@ mod tests {
             ticks_per_second: 5,
             first_tick: 1,
             last_tick: 2,
+            header_check: None,
         })
         .unwrap();
         w.into_inner()
@@ -1127,6 +1409,88 @@ mod tests {
             assert_eq!(chunks[5].chunk_type, 99);
             assert!(matches!(chunks[6].chunk, Chunk::Clock(c) if c.ticks_per_second == 5));
         }
+    }
+
+    /// Every chunk of `bytes` through [`Integrity`].
+    fn integrity(bytes: &[u8]) -> Result<Integrity, FormatError> {
+        let trace = Trace::new(bytes)?;
+        let mut integrity = Integrity::new(&trace);
+        for chunk in trace.chunks() {
+            integrity.observe(&chunk?);
+        }
+        integrity.finish();
+        Ok(integrity)
+    }
+
+    #[test]
+    fn checksums_of_every_chunk_and_the_header_match_in_both_byte_orders() {
+        for endian in [Endian::Little, Endian::Big] {
+            let bytes = sample_with_flags(endian, VERSION, FLAG_COMPLETE | FLAG_CHECKED);
+            let i = integrity(&bytes).unwrap();
+            assert!(i.is_clean(), "{i:?}");
+            assert_eq!((i.verified, i.header_matches), (7, Some(true)));
+            // The same chunks as without checksums, each followed by its CHECK chunk.
+            let trace = Trace::new(&bytes).unwrap();
+            let chunks: Vec<_> = trace.chunks().collect::<Result<_, _>>().unwrap();
+            assert_eq!(chunks.len(), 14);
+            for pair in chunks.chunks(2) {
+                let Chunk::Check(check) = &pair[1].chunk else {
+                    panic!("chunk at {} is not a CHECK chunk", pair[1].offset)
+                };
+                assert_eq!(check.covered_offset(), Some(pair[0].offset));
+                assert!(check.matches());
+            }
+            // A file without the flag has nothing to check, and nothing fails.
+            let plain = integrity(&sample(endian, VERSION)).unwrap();
+            assert!(plain.is_clean() && !plain.flagged && plain.verified == 0);
+        }
+    }
+
+    /// Issue 15, item 9: bit flips in a trace's metadata went unnoticed. Now every single-bit
+    /// flip anywhere in the file is either a format error or a failed check.
+    #[test]
+    fn every_single_bit_flip_is_an_error_or_a_failed_check() {
+        let bytes = sample_with_flags(Endian::Little, VERSION, FLAG_COMPLETE | FLAG_CHECKED);
+        let mut unnoticed = Vec::new();
+        for bit in 0..bytes.len() * 8 {
+            let mut flipped = bytes.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            if matches!(integrity(&flipped), Ok(i) if i.is_clean()) {
+                unnoticed.push(bit);
+            }
+        }
+        assert!(
+            unnoticed.is_empty(),
+            "flipped bits not noticed: {unnoticed:?}"
+        );
+    }
+
+    #[test]
+    fn a_failed_check_names_the_chunk_and_its_offset() {
+        let mut bytes = sample_with_flags(Endian::Little, VERSION, FLAG_COMPLETE | FLAG_CHECKED);
+        let module_at = {
+            let trace = Trace::new(&bytes).unwrap();
+            let module = trace.chunks().nth(2).unwrap().unwrap();
+            assert!(matches!(module.chunk, Chunk::Module(_)));
+            module.offset
+        };
+        let at = module_at as usize + CHUNK_HEADER_SIZE; // its bias
+        bytes[at + 2] ^= 0x10;
+        bytes[HEADER_SIZE as usize - 8] ^= 1; // the header's lost count
+        let i = integrity(&bytes).unwrap();
+        let warnings = i.warnings().join("\n");
+        assert!(
+            warnings.contains(&format!(
+                "1 of the trace's chunks do not match their checksums, the first is the MODULE \
+                 chunk at byte {}:",
+                module_at
+            )),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains("the header (bytes 0-63) does not match its checksum"),
+            "{warnings}"
+        );
     }
 
     #[test]

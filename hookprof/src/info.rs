@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::format::Integrity;
 use crate::replay::TraceSummary;
 
 /// Renders the description of a trace printed by `hookprof info`.
@@ -119,6 +120,7 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
     if s.unknown_chunks > 0 {
         line("unknown chunks", format!("{} (skipped)", s.unknown_chunks));
     }
+    line("checksums", checksums(&s.integrity));
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }
@@ -132,6 +134,33 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         );
     }
     out
+}
+
+/// The `checksums:` line: what was verified, and where the first failure is.
+fn checksums(i: &Integrity) -> String {
+    if !i.flagged && i.verified == 0 && i.is_clean() {
+        return "none in this file (a runtime from before 2026-11-25, or the bare-metal one)"
+            .to_string();
+    }
+    let mut parts = vec![format!("{} chunks match", i.verified)];
+    if let Some(first) = i.first_mismatch {
+        parts.push(format!("{} do NOT (first: {first})", i.mismatched));
+    }
+    if let Some(first) = i.first_unchecked {
+        parts.push(format!("{} have none (first: {first})", i.unchecked));
+    }
+    if i.stray_checks > 0 {
+        parts.push(format!("{} CHECK chunks follow no chunk", i.stray_checks));
+    }
+    parts.push(match i.header_matches {
+        Some(true) => "the header matches".to_string(),
+        Some(false) => format!(
+            "the header does NOT (CLOCK chunk at byte {})",
+            i.header_check_at
+        ),
+        None => "the header has no checksum (not finished)".to_string(),
+    });
+    parts.join("; ")
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for nanoseconds since the Unix epoch.

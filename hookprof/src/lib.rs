@@ -386,6 +386,7 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
             s.hole_bytes
         ));
     }
+    warnings.extend(s.integrity.warnings());
     warnings
 }
 

@@ -30,7 +30,8 @@ use crate::model::{DenseIds, HashMap};
 use std::path::PathBuf;
 
 use crate::format::{
-    Chunk, Clock, Events, FormatError, Header, Module, Record, RecordKind, Trace, RECORD_SIZE,
+    Chunk, Clock, Events, FormatError, Header, Integrity, Module, Record, RecordKind, Trace,
+    RECORD_SIZE,
 };
 
 /// An open frame on a thread's stack.
@@ -148,6 +149,8 @@ pub struct TraceSummary {
     /// during its write): the chunk is ignored and the error kept here. In a complete
     /// trace this is an error instead.
     pub truncated_tail: Option<FormatError>,
+    /// What the chunks' and the header's checksums say.
+    pub integrity: Integrity,
 }
 
 impl TraceSummary {
@@ -537,6 +540,7 @@ fn replay_with<V: ReplayVisitor>(
         unknown_chunks: 0,
         hole_bytes: 0,
         truncated_tail: None,
+        integrity: Integrity::new(trace),
     };
     let complete = trace.header().is_complete();
     let mut threads: HashMap<u64, ThreadState> = HashMap::default();
@@ -555,6 +559,7 @@ fn replay_with<V: ReplayVisitor>(
             }
             Err(err) => return Err(err),
         };
+        summary.integrity.observe(&chunk);
         match chunk.chunk {
             Chunk::Exe { path } => {
                 if summary.exe.is_none() {
@@ -593,10 +598,12 @@ fn replay_with<V: ReplayVisitor>(
             Chunk::End { tick } => {
                 get_thread(&mut threads, chunk.thread).summary.end_time = Some(tick);
             }
+            Chunk::Check(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
     }
+    summary.integrity.finish();
     let mut states: Vec<ThreadState> = finished;
     states.extend(threads.into_values());
     states.sort_by_key(|s| (s.summary.sequence.unwrap_or(u64::MAX), s.order));
@@ -706,6 +713,7 @@ mod tests {
             ticks_per_second: 1,
             first_tick: 0,
             last_tick: 100,
+            header_check: None,
         })
         .unwrap();
         let bytes = w.into_inner();

@@ -198,6 +198,8 @@ impl TraceInfo {
             unknown_chunks: 0,
             hole_bytes: 0,
             truncated_tail: None,
+            // The replay checks the checksums (it reads every chunk anyway).
+            integrity: Default::default(),
         };
         let complete = trace.header().is_complete();
         let mut threads: Vec<ThreadInfo> = Vec::new();
@@ -250,7 +252,11 @@ impl TraceInfo {
                     }
                 }
                 Chunk::Clock(clock) => summary.clock = Some(clock),
-                Chunk::Lost { .. } | Chunk::End { .. } | Chunk::Unknown | Chunk::Hole => {}
+                Chunk::Lost { .. }
+                | Chunk::End { .. }
+                | Chunk::Check(_)
+                | Chunk::Unknown
+                | Chunk::Hole => {}
             }
         }
         let ticks_per_second = summary.ticks_per_second();

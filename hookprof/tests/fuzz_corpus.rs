@@ -89,6 +89,18 @@ fn the_corpus_is_what_the_formats_accept() {
     let trace = hookprof::format::Trace::new(&trace).unwrap();
     let profile = hookprof::model::Profile::from_trace(&trace).unwrap();
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
+    // The same program (fuzz/programs/threads_longjmp.c) traced by a runtime that writes
+    // checksums: mutations then meet the checks too.
+    let checked = read("trace/threads-longjmp-checked.hktrace");
+    let checked = hookprof::format::Trace::new(&checked).unwrap();
+    let profile = hookprof::model::Profile::from_trace(&checked).unwrap();
+    let integrity = &profile.summary.integrity;
+    assert!(integrity.is_clean() && integrity.flagged, "{integrity:?}");
+    assert_eq!(
+        (integrity.verified, integrity.header_matches),
+        (13, Some(true))
+    );
+    assert_eq!(profile.summary.closed_by_longjmp(), 3);
     use hookprof::format::Endian;
     let le = hookprof::ti::Layout {
         pointer_size: 8,

@@ -90,6 +90,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -222,6 +223,7 @@ static struct {
     int fd;
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     uint32_t buffer_records;
+    int have_avx2; /* x86-64: the CPU and the OS support AVX2 (hkrt_records_checksum) */
     struct hkt_header header;
     struct hkrt_clock_point clock_start;
     char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
@@ -400,14 +402,15 @@ static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
                        "; later records are counted as lost");
 }
 
-static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
+/* Writes the parts in order at `off`, as one pwritev where it can. Returns 0 after a failure
+ * (then counted: hkrt_write_failed). */
+static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
 {
-    const char *p = data;
     uint64_t chunk_off = off;
     int ok = 1;
     __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
-    while (len > 0) {
-        ssize_t n = pwrite(g.fd, p, len, (off_t)off);
+    while (parts > 0) {
+        ssize_t n = pwritev(g.fd, iov, parts, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -415,12 +418,112 @@ static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
             ok = 0;
             break;
         }
-        p += n;
-        len -= (size_t)n;
         off += (uint64_t)n;
+        while (parts > 0 && (size_t)n >= iov->iov_len) { /* skip the parts written whole */
+            n -= (ssize_t)iov->iov_len;
+            iov++;
+            parts--;
+        }
+        if (parts > 0) {
+            iov->iov_base = (char *)iov->iov_base + n;
+            iov->iov_len -= (size_t)n;
+        }
     }
     __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     return ok;
+}
+
+static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
+{
+    struct iovec iov = {(void *)(uintptr_t)data, len};
+    return hkrt_pwritev_all(&iov, 1, off);
+}
+
+/* The CHECK chunk that follows a chunk (docs/trace-format.md, "Checksums"). */
+struct hkrt_check_chunk {
+    struct hkt_chunk_header header;
+    struct hkt_check check;
+};
+
+static HKRT_FN void hkrt_check_chunk(struct hkrt_check_chunk *c, uint64_t thread, uint64_t sum)
+{
+    c->header.type = HKT_CHUNK_CHECK;
+    c->header.length = sizeof c->check;
+    c->header.thread = thread;
+    c->check.sum = sum;
+}
+
+/* The sum of `count` vectors of 64-bit words, lane by lane, then of the lanes. Eight
+ * accumulators, so that the adds do not wait for each other and the loop's own instructions
+ * are spread over eight vectors. Defined once per vector width. */
+#define HKRT_DEFINE_VECTOR_SUM(name, vector, attributes)                                      \
+    static HKRT_FN attributes uint64_t name(const vector *v, size_t count)                   \
+    {                                                                                          \
+        const vector *end8 = v + (count & ~(size_t)7), *end = v + count;                       \
+        vector a0 = {0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;        \
+        for (; v != end8; v += 8) {                                                            \
+            a0 += v[0];                                                                        \
+            a1 += v[1];                                                                        \
+            a2 += v[2];                                                                        \
+            a3 += v[3];                                                                        \
+            a4 += v[4];                                                                        \
+            a5 += v[5];                                                                        \
+            a6 += v[6];                                                                        \
+            a7 += v[7];                                                                        \
+        }                                                                                      \
+        for (; v != end; v++)                                                                  \
+            a0 += *v;                                                                          \
+        vector all = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                        \
+        uint64_t sum = 0;                                                                      \
+        for (unsigned i = 0; i < sizeof all / sizeof(uint64_t); i++)                          \
+            sum += all[i];                                                                     \
+        return sum;                                                                            \
+    }
+
+/* One record, two words: one 16-byte add where the target has 64-bit vector adds (SSE2, NEON),
+ * scalar code elsewhere. */
+typedef uint64_t hkrt_v2u64 __attribute__((vector_size(16), may_alias));
+HKRT_DEFINE_VECTOR_SUM(hkrt_sum_v2u64, hkrt_v2u64, )
+_Static_assert(sizeof(struct hkt_record) == sizeof(hkrt_v2u64), "a record is two words");
+
+#if defined(__x86_64__)
+/* Two records per AVX2 add, where the CPU has them: half the instructions. */
+typedef uint64_t hkrt_v4u64 __attribute__((vector_size(32), may_alias, aligned(16)));
+HKRT_DEFINE_VECTOR_SUM(hkrt_sum_v4u64, hkrt_v4u64, __attribute__((target("avx2"))))
+
+/* CPUID leaf 7 says AVX2, and the OS saves the YMM registers (OSXSAVE, then XCR0 bits 1-2). */
+static HKRT_FN int hkrt_detect_avx2(void)
+{
+    unsigned a, b, c, d;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+    if (a < 7)
+        return 0;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+    if (!(c & (1u << 27)))
+        return 0;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    if ((xcr0_lo & 6u) != 6u)
+        return 0;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+    return (b & (1u << 5)) != 0;
+}
+#endif
+
+/* hkt_checksum of n records of a thread's buffer (16-byte aligned, as the buffer is). The
+ * checksums' cost is here, in the buffer flush (docs/performance.md). */
+static HKRT_FN uint64_t hkrt_buffer_checksum(const struct hkt_record *records, size_t n)
+{
+    const void *aligned = __builtin_assume_aligned(records, 16);
+#if defined(__x86_64__)
+    if (g.have_avx2) {
+        uint64_t sum = hkrt_sum_v4u64(aligned, n / 2);
+        if (n % 2 != 0)
+            sum += records[n - 1].time + records[n - 1].address_kind;
+        return sum;
+    }
+#endif
+    return hkrt_sum_v2u64(aligned, n);
 }
 
 /* Writes one small process or thread chunk: the fixed part of its payload, then an optional
@@ -432,7 +535,8 @@ static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void 
         return;
     union {
         struct hkt_chunk_header header;
-        unsigned char bytes[sizeof(struct hkt_chunk_header) + 32 + PATH_MAX + HKT_CHUNK_ALIGN];
+        unsigned char bytes[sizeof(struct hkt_chunk_header) + 32 + PATH_MAX + HKT_CHUNK_ALIGN +
+                            sizeof(struct hkrt_check_chunk)];
     } chunk;
     size_t len = fixed_len;
     if (fixed_len != 0)
@@ -449,14 +553,21 @@ static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void 
     chunk.header.length = (uint32_t)len;
     chunk.header.thread = thread;
     uint64_t total = sizeof chunk.header + len;
+    struct hkrt_check_chunk check;
+    hkrt_check_chunk(&check, thread, hkt_checksum(chunk.bytes, (size_t)total));
+    memcpy(chunk.bytes + total, &check, sizeof check);
+    total += sizeof check;
     uint64_t off = __atomic_fetch_add(&g.file_end, total, __ATOMIC_RELAXED);
     hkrt_pwrite_all(chunk.bytes, (size_t)total, off);
 }
 
-/* Writes t's records [buf, upto) as one EVENTS chunk and counts them (written or lost). The
- * chunk header goes in the 16 bytes the mapping keeps in front of buf. */
+/* Writes t's records [buf, upto) as one EVENTS chunk and its CHECK chunk, and counts them
+ * (written or lost). The chunk header goes in the 16 bytes the mapping keeps in front of buf;
+ * the CHECK chunk is written from here, not from the buffer past upto, where a late hook of
+ * another thread (at exit) may still store a record. */
 static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
+    const uint64_t record = sizeof(struct hkt_record), check = sizeof(struct hkrt_check_chunk);
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return;
@@ -466,8 +577,7 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
     }
     uint64_t keep = n, off;
     if (g.max_bytes == UINT64_MAX) {
-        off = __atomic_fetch_add(&g.file_end, (n + 1) * sizeof(struct hkt_record),
-                                 __ATOMIC_RELAXED);
+        off = __atomic_fetch_add(&g.file_end, (n + 1) * record + check, __ATOMIC_RELAXED);
     } else {
         /* With a limit, a plain fetch_add could move the end past it and leave a hole that
          * later (unlimited) metadata chunks would sit behind, so reserve with a CAS: as many
@@ -475,23 +585,24 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
         off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
         do {
             uint64_t room = g.max_bytes > off ? g.max_bytes - off : 0;
-            uint64_t fit = room >= 2 * sizeof(struct hkt_record)
-                               ? room / sizeof(struct hkt_record) - 1
-                               : 0;
+            uint64_t fit = room >= 2 * record + check ? (room - check) / record - 1 : 0;
             keep = n < fit ? n : fit;
             if (keep == 0) {
                 hkrt_count_lost(t, n);
                 return;
             }
-        } while (!__atomic_compare_exchange_n(&g.file_end, &off,
-                                              off + (keep + 1) * sizeof(struct hkt_record), 1,
-                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        } while (!__atomic_compare_exchange_n(&g.file_end, &off, off + (keep + 1) * record + check,
+                                              1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     }
     struct hkt_chunk_header *header = (struct hkt_chunk_header *)(void *)t->buf - 1;
     header->type = HKT_CHUNK_EVENTS;
-    header->length = (uint32_t)(keep * sizeof(struct hkt_record));
+    header->length = (uint32_t)(keep * record);
     header->thread = t->tid;
-    if (hkrt_pwrite_all(header, (size_t)((keep + 1) * sizeof(struct hkt_record)), off)) {
+    struct hkrt_check_chunk trailer;
+    hkrt_check_chunk(&trailer, t->tid,
+                     hkt_checksum(header, sizeof *header) + hkrt_buffer_checksum(t->buf, keep));
+    struct iovec iov[2] = {{header, (size_t)((keep + 1) * record)}, {&trailer, sizeof trailer}};
+    if (hkrt_pwritev_all(iov, 2, off)) {
         __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
         hkrt_count_lost(t, n - keep);
     } else {
@@ -788,7 +899,7 @@ static HKRT_FN void hkrt_open_file(void)
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
-    h->flags = 0;
+    h->flags = HKT_FLAG_CHECKED;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     h->start_realtime_ns = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
@@ -872,6 +983,9 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
 static HKRT_FN void hkrt_start_locked(void)
 {
     hkrt_read_options();
+#if defined(__x86_64__)
+    g.have_avx2 = hkrt_detect_avx2();
+#endif
     g.clock_start = hkrt_clock_point_now();
     if (!g.once_done) {
         g.once_done = 1;
@@ -1282,14 +1396,34 @@ static HKRT_FN void hkrt_salvage_thread_chunk(uint64_t tid, uint64_t *fresh_seq)
     hkrt_write_chunk(HKT_CHUNK_THREAD, tid, &seq, sizeof seq, name);
 }
 
+/* The header as the finish rewrites it, for a file that holds `kept` of the `made` records. */
+static HKRT_FN struct hkt_header hkrt_final_header(const struct hkt_clock *clock, uint64_t kept,
+                                                  uint64_t made)
+{
+    struct hkt_header h = g.header;
+    h.ticks_per_second = clock->ticks_per_second;
+    h.flags = HKT_FLAG_COMPLETE | HKT_FLAG_CHECKED;
+    h.records = kept;
+    h.lost = made - kept;
+    return h;
+}
+
+/* The CLOCK chunk, with the checksum of the header `h` that the finish writes after it. */
+static HKRT_FN void hkrt_write_clock(const struct hkt_clock *clock, const struct hkt_header *h)
+{
+    struct hkt_clock_checked c = {*clock, hkt_checksum(h, sizeof *h)};
+    hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &c, sizeof c, NULL);
+}
+
 /* After a failed write (disk full, RLIMIT_FSIZE): cuts the file where the first failed chunk
  * began (later chunks, even whole ones, go: they could sit behind a hole), then writes there
  * the THREAD chunks that were not written and the CLOCK chunk; if they do not fit, drops the
- * last EVENTS chunk and tries again, so the file ends as a finished one does. Sets *kept to
- * the records the file then holds; the caller writes the header (a rewrite in place, which
- * needs no new space). Returns 0 if nothing can be salvaged (the header was never written, or
- * the file cannot be cut). */
-static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t *kept)
+ * last EVENTS chunk and tries again, so the file ends as a finished one does. Sets *h to the
+ * header to write (a rewrite in place, which needs no new space), for the records the file
+ * then holds of the `made`. Returns 0 if nothing can be salvaged (the header was never
+ * written, or the file cannot be cut). */
+static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
+                                struct hkt_header *h)
 {
     uint64_t cut = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
     if (g.fd < 0 || cut == UINT64_MAX)
@@ -1297,7 +1431,7 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t *kept)
     for (;;) {
         struct hkrt_scan scan;
         hkrt_scan_chunks(&cut, &scan);
-        *kept = scan.kept;
+        *h = hkrt_final_header(clock, scan.kept, made);
         if (ftruncate(g.fd, (off_t)cut) != 0)
             return 0;
         __atomic_store_n(&g.file_end, cut, __ATOMIC_RELAXED);
@@ -1305,7 +1439,7 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t *kept)
         uint64_t fresh_seq = g.thread_seq;
         for (unsigned i = 0; i < scan.unnamed; i++)
             hkrt_salvage_thread_chunk(scan.tids[i], &fresh_seq);
-        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, clock, sizeof *clock, NULL);
+        hkrt_write_clock(clock, h);
         if (hkrt_file_ok())
             return 1;
         if (scan.last_events == 0)
@@ -1365,19 +1499,15 @@ static HKRT_FN void hkrt_finish(int from_signal)
     uint64_t written = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
     uint64_t made = written + __atomic_load_n(&g.lost_reported, __ATOMIC_RELAXED) +
                     __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
-    uint64_t kept = written;
-    int salvaged = 0;
-    if (hkrt_file_ok())
-        hkrt_write_chunk(HKT_CHUNK_CLOCK, 0, &clock, sizeof clock, NULL);
-    else
-        salvaged = hkrt_salvage(&clock, &kept);
-
-    if (hkrt_file_ok() || salvaged) {
-        struct hkt_header h = g.header;
-        h.ticks_per_second = clock.ticks_per_second;
-        h.flags = HKT_FLAG_COMPLETE;
-        h.records = kept;
-        h.lost = made - kept;
+    struct hkt_header h = hkrt_final_header(&clock, written, made);
+    int finished = 0;
+    if (hkrt_file_ok()) {
+        hkrt_write_clock(&clock, &h);
+        finished = hkrt_file_ok();
+    }
+    if (!finished)
+        finished = hkrt_salvage(&clock, made, &h);
+    if (finished) {
         /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
          * each other, and the fields around them are unchanged. */
         hkrt_pwrite_all(&h, sizeof h, 0);

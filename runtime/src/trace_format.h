@@ -11,6 +11,10 @@
  *      and the function's address with bit 1 set for an exit. What this runtime writes;
  *      hookprof reads both. Chunk type END (7) was added later without a new version: a
  *      reader that does not know it skips it, as the format says unknown chunks are.
+ *   3  resync records (longjmp). Checksums were added later without a new version: header
+ *      flag CHECKED, chunk type CHECK (8) after every chunk, and the CLOCK chunk's
+ *      header_check; a reader that does not know them skips the chunks and reads the first
+ *      24 bytes of CLOCK, as before.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -34,6 +38,8 @@
 
 /* header.flags */
 #define HKT_FLAG_COMPLETE UINT64_C(1) /* the runtime finished the file (exit, signal) */
+#define HKT_FLAG_CHECKED UINT64_C(2)  /* every chunk is followed by its CHECK chunk, and a
+                                       * CLOCK chunk carries the header's checksum */
 
 /* Byte offsets of the header fields rewritten in place when the file is finished. */
 #define HKT_OFF_TICKS_PER_SECOND 16
@@ -49,6 +55,7 @@
 #define HKT_CHUNK_THREAD 5
 #define HKT_CHUNK_CLOCK 6
 #define HKT_CHUNK_END 7 /* the thread ended on its own; optional, readers may skip it */
+#define HKT_CHUNK_CHECK 8 /* the checksum of the chunk just before it (flag CHECKED) */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -104,6 +111,33 @@ struct hkt_clock {
     uint64_t last_tick;        /* 16: counter when the file was finished */
 };
 
+/* CLOCK payload in a CHECKED file: the clock, then the checksum of the 64-byte header as the
+ * runtime rewrites it when it finishes the file (which it does right after this chunk). */
+struct hkt_clock_checked {
+    struct hkt_clock clock;
+    uint64_t header_check; /* 24: hkt_checksum of the finished header */
+};
+
+/* CHECK payload: hkt_checksum of the chunk just before it, chunk header included. */
+struct hkt_check {
+    uint64_t sum; /* 0 */
+};
+
+/* The checksum of a chunk (its 16-byte header, then its payload) or of the header: the sum,
+ * modulo 2^64, of its 64-bit words in the writer's byte order. Every single-bit error, and
+ * any error within one word, changes it; it costs one vector add per record where the target
+ * has 64-bit vector adds (x86-64 SSE2, AArch64 NEON), which clang's loop vectorizer uses. */
+typedef uint64_t hkt_word __attribute__((may_alias, aligned(4)));
+static inline __attribute__((no_instrument_function)) uint64_t hkt_checksum(const void *data,
+                                                                           size_t bytes)
+{
+    const hkt_word *w = (const hkt_word *)data;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bytes / 8; i++)
+        sum += w[i];
+    return sum;
+}
+
 /* Fixed part of a THREAD payload; the NUL-terminated name follows, padded to 8 bytes. */
 struct hkt_thread_name {
     uint64_t sequence; /* 0: 1 = first thread seen */
@@ -140,5 +174,7 @@ _Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
 _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
+_Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
+_Static_assert(sizeof(struct hkt_clock_checked) == 32, "hkt_clock_checked is 32 bytes");
 
 #endif /* HOOKCC_RUNTIME_TRACE_FORMAT_H */

@@ -20,8 +20,8 @@ import sys
 MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
-CHUNK_END = 7
-FLAG_COMPLETE = 1
+CHUNK_END, CHUNK_CHECK = 7, 8
+FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSION = 3  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
 EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
@@ -79,6 +79,14 @@ class Trace:
         (self.ticks_per_second, self.pid, self.flags, self.start_realtime_ns, self.records,
          self.lost) = struct.unpack_from(e + "6Q", data, 16)
         self.complete = bool(self.flags & FLAG_COMPLETE)
+        self.checked = bool(self.flags & FLAG_CHECKED)
+
+        def checksum(begin, end):
+            """The doc's checksum: the sum of the 64-bit words, modulo 2**64."""
+            words = struct.unpack_from(e + f"{(end - begin) // 8}Q", data, begin)
+            return sum(words) % (1 << 64)
+        self.header_checksum = checksum(0, HEADER_SIZE)
+        self.checks = 0  # CHECK chunks that matched
 
         self.exe = None
         self.modules = []  # (bias, start, end, path)
@@ -96,6 +104,7 @@ class Trace:
         self.truncated = None  # offset of an incomplete final chunk
         self.holes = []  # offsets of zero words where a chunk should start
         off = self.header_size
+        unchecked = None  # (offset, end) of the chunk before, until its CHECK chunk
         while off < len(data):
             if off % 8:
                 raise FormatError(f"offset {off}: chunk not 8-byte aligned")
@@ -107,6 +116,7 @@ class Trace:
                 # doc says a reader skips zero words 8 bytes at a time.
                 self.holes.append(off)
                 off += 8
+                unchecked = None
                 continue
             ctype, length, tid = struct.unpack_from(e + "IIQ", data, off)
             if length % 8:
@@ -116,6 +126,27 @@ class Trace:
                 break
             payload = data[off + 16: off + 16 + length]
             where = f"offset {off} (chunk type {ctype})"
+            if ctype == CHUNK_CHECK:
+                if length != 8:
+                    raise FormatError(f"{where}: CHECK payload of {length} bytes")
+                if unchecked is None:
+                    raise FormatError(f"{where}: CHECK chunk after no chunk")
+                (stored,) = struct.unpack_from(e + "Q", payload, 0)
+                actual = checksum(*unchecked)
+                if stored != actual:
+                    raise FormatError(f"offset {unchecked[0]}: checksum {actual:#x}, its CHECK "
+                                      f"chunk at {off} says {stored:#x}")
+                (covered_tid,) = struct.unpack_from(e + "Q", data, unchecked[0] + 8)
+                if tid != covered_tid:
+                    raise FormatError(f"{where}: CHECK chunk of thread {tid} after a chunk of "
+                                      f"thread {covered_tid}")
+                self.checks += 1
+                unchecked = None
+                off += 16 + length
+                continue
+            if self.checked and unchecked is not None:
+                raise FormatError(f"offset {unchecked[0]}: chunk without its CHECK chunk")
+            unchecked = (off, off + 16 + length)
             self.chunk_types.append(ctype)
             if ctype == CHUNK_EXE:
                 if tid != 0:
@@ -169,11 +200,18 @@ class Trace:
                     raise FormatError(f"{where}: second END chunk for thread {tid}")
                 t.end = struct.unpack_from(e + "Q", payload, 0)[0]
             elif ctype == CHUNK_CLOCK:
-                if length != 24:
+                if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")
                 self.clocks.append(struct.unpack_from(e + "3Q", payload, 0))
+                if self.checked and self.complete:
+                    (header_check,) = struct.unpack_from(e + "Q", payload, 24)
+                    if header_check != self.header_checksum:
+                        raise FormatError(f"offset 0: header checksum {self.header_checksum:#x}, "
+                                          f"the CLOCK chunk at {off} says {header_check:#x}")
             # unknown types are skipped, as the doc says a reader does
             off += 16 + length
+        if self.checked and unchecked is not None and self.truncated is None:
+            raise FormatError(f"offset {unchecked[0]}: the last chunk has no CHECK chunk")
 
     def pairing(self, thread):
         """The doc's pairing: returns (unmatched_entries, unmatched_exits, open_at_end).
@@ -215,6 +253,9 @@ def check(trace, args, variables):
     total_records = sum(len(t.records) for t in trace.threads)
     total_lost_chunks = sum(t.lost for t in trace.threads)
     expect(trace.chunk_types[:1] == [CHUNK_EXE], "the first chunk is not EXE")
+    expect(trace.checked, "the header's CHECKED flag is clear")
+    expect(trace.checks == len(trace.chunk_types),
+           f"{trace.checks} CHECK chunks for {len(trace.chunk_types)} chunks")
     expect(any(m[3] == "" for m in trace.modules), "no MODULE chunk for the executable")
     expect(trace.pointer_size == args.pointer_size if args.pointer_size else True,
            f"pointer size {trace.pointer_size}, expected {args.pointer_size}")

@@ -1,4 +1,4 @@
-/* The program interposes pwrite (as an instrumented libc wrapper would), so every write the
+/* The program interposes pwritev (as an instrumented libc wrapper would), so every write the
  * runtime makes runs hooks from inside the runtime. They must be counted as lost, not recorded
  * into the buffer being written, not deadlock, and not disturb errno. */
 #include "hk_test.h"
@@ -7,29 +7,30 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 HK_FUNCTION(work, 1)
 
-/* The runtime calls pwrite64 where off_t is 32 bits and _FILE_OFFSET_BITS=64 (i386, arm), and
- * pwrite (or pwrite64, its alias) elsewhere: interpose both. */
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+/* The runtime writes with pwritev64 where off_t is 32 bits and _FILE_OFFSET_BITS=64 (i386,
+ * arm), and pwritev (or pwritev64, its alias) elsewhere: interpose both. */
+ssize_t pwritev(int fd, const struct iovec *iov, int parts, off_t off)
 {
-    ENTER(pwrite);
-    ssize_t (*real)(int, const void *, size_t, off_t) =
-        (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
-    ssize_t r = real(fd, buf, n, off);
-    EXIT(pwrite);
+    ENTER(pwritev);
+    ssize_t (*real)(int, const struct iovec *, int, off_t) =
+        (ssize_t(*)(int, const struct iovec *, int, off_t))dlsym(RTLD_NEXT, "pwritev");
+    ssize_t r = real(fd, iov, parts, off);
+    EXIT(pwritev);
     return r;
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+ssize_t pwritev64(int fd, const struct iovec *iov, int parts, off64_t off)
 {
-    ENTER(pwrite64);
-    ssize_t (*real)(int, const void *, size_t, off64_t) =
-        (ssize_t(*)(int, const void *, size_t, off64_t))dlsym(RTLD_NEXT, "pwrite64");
-    ssize_t r = real(fd, buf, n, off);
-    EXIT(pwrite64);
+    ENTER(pwritev64);
+    ssize_t (*real)(int, const struct iovec *, int, off64_t) =
+        (ssize_t(*)(int, const struct iovec *, int, off64_t))dlsym(RTLD_NEXT, "pwritev64");
+    ssize_t r = real(fd, iov, parts, off);
+    EXIT(pwritev64);
     return r;
 }
 

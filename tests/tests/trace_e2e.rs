@@ -441,3 +441,83 @@ fn hook_min_size_leaves_small_loopless_functions_without_hooks() {
         "{stderr}"
     );
 }
+
+/// Issue 15, item 9: a flipped bit in a thread id, a module's bias or the header's lost count
+/// used to give a report without a warning. Each now gives one that names the place.
+#[test]
+fn flipped_bits_in_a_real_trace_are_reported_with_their_offsets() {
+    use hookprof::format::{Chunk, Trace, CHUNK_HEADER_SIZE};
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let info = |path: &Path| {
+        let out = run_ok(hookprof().arg("info").arg(path));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let clean = info(&trace);
+    assert!(
+        clean.contains(" chunks match; the header matches\n") && !clean.contains("NOT"),
+        "{clean}"
+    );
+    let bytes = std::fs::read(&trace).unwrap();
+    let (events, module) = {
+        let t = Trace::new(&bytes).unwrap();
+        let chunks: Vec<_> = t.chunks().map(Result::unwrap).collect();
+        let events = chunks
+            .iter()
+            .find(|c| matches!(c.chunk, Chunk::Events(_)))
+            .unwrap();
+        let module = chunks
+            .iter()
+            .find(|c| matches!(c.chunk, Chunk::Module(_)))
+            .unwrap();
+        ((events.offset, events.thread), module.offset)
+    };
+    let flip = |name: &str, byte: u64, expected: String| {
+        let mut copy = bytes.clone();
+        copy[byte as usize] ^= 0x04;
+        let path = dir.path().join(format!("{name}.hktrace"));
+        std::fs::write(&path, &copy).unwrap();
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&path)
+                .arg("--exe")
+                .arg(&program),
+        );
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(
+            stderr.contains(&expected),
+            "{name}: {expected}\nnot in:\n{stderr}"
+        );
+        info(&path)
+    };
+    let thread_field = events.0 + 8;
+    let text = flip(
+        "thread",
+        thread_field,
+        format!(
+            "do not match their checksums, the first is the EVENTS chunk at byte {} (thread {})",
+            events.0,
+            events.1 ^ 0x04
+        ),
+    );
+    assert!(
+        text.contains(&format!(
+            "1 do NOT (first: the EVENTS chunk at byte {}",
+            events.0
+        )),
+        "{text}"
+    );
+    flip(
+        "bias",
+        module + CHUNK_HEADER_SIZE as u64,
+        format!("the first is the MODULE chunk at byte {module}:"),
+    );
+    let text = flip(
+        "lost",
+        56,
+        "the header (bytes 0-63) does not match its checksum".to_string(),
+    );
+    assert!(text.contains("the header does NOT"), "{text}");
+}

@@ -99,6 +99,7 @@ pub fn golden_trace_with(header: Header, with_clock: bool) -> Vec<u8> {
             ticks_per_second: 1_000_000_000,
             first_tick: 0,
             last_tick: 200,
+            header_check: None,
         })
         .unwrap();
     }
