@@ -50,6 +50,8 @@ pub mod chunk_type {
     pub const END: u32 = 7;
     /// The checksum of the chunk just before it; also added without a new version.
     pub const CHECK: u32 = 8;
+    /// What the hooks cost, measured by the runtime at start; also without a new version.
+    pub const OVERHEAD: u32 = 9;
 }
 
 /// The format's checksum of a chunk (header and payload) or of the file header: the sum,
@@ -392,6 +394,9 @@ impl fmt::Display for ChunkName {
             chunk_type::LOST => f.write_str("LOST"),
             chunk_type::THREAD => f.write_str("THREAD"),
             chunk_type::CLOCK => f.write_str("CLOCK"),
+            chunk_type::END => f.write_str("END"),
+            chunk_type::CHECK => f.write_str("CHECK"),
+            chunk_type::OVERHEAD => f.write_str("OVERHEAD"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -414,6 +419,16 @@ impl FormatError {
             FormatErrorKind::TruncatedChunk { .. } | FormatErrorKind::TruncatedChunkHeader { .. }
         )
     }
+}
+
+/// What the hooks cost (OVERHEAD chunk), in ticks: the median time from an entry record to
+/// the exit record of an empty function, and from an exit record to the next entry record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overhead {
+    pub self_ticks: u64,
+    pub child_ticks: u64,
+    /// Hook pairs the runtime timed.
+    pub pairs: u64,
 }
 
 /// A loaded object (MODULE chunk).
@@ -599,6 +614,8 @@ pub enum Chunk<'a> {
     },
     /// A CHECK chunk: the checksum of the chunk just before it.
     Check(Check<'a>),
+    /// What the hooks cost, for compensation.
+    Overhead(Overhead),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -953,6 +970,14 @@ fn decode_payload<'a>(
                 first_tick: u64_at(8),
                 last_tick: u64_at(16),
                 header_check: payload.u64(24),
+            })
+        }
+        chunk_type::OVERHEAD => {
+            need(24)?;
+            Chunk::Overhead(Overhead {
+                self_ticks: u64_at(0),
+                child_ticks: u64_at(8),
+                pairs: u64_at(16),
             })
         }
         chunk_type::CHECK => {
@@ -1315,6 +1340,16 @@ impl<W: Write> Writer<W> {
             payload.extend_from_slice(&e.u64_bytes(sum));
         }
         self.raw_chunk(chunk_type::CLOCK, 0, &payload)
+    }
+
+    /// OVERHEAD chunk.
+    pub fn overhead(&mut self, overhead: &Overhead) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::with_capacity(24);
+        for v in [overhead.self_ticks, overhead.child_ticks, overhead.pairs] {
+            payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        self.raw_chunk(chunk_type::OVERHEAD, 0, &payload)
     }
 
     /// Zero bytes, as left by a reservation that was never written.

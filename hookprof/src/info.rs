@@ -121,6 +121,7 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         line("unknown chunks", format!("{} (skipped)", s.unknown_chunks));
     }
     line("checksums", checksums(&s.integrity));
+    line("hook overhead", overhead(s));
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }
@@ -134,6 +135,30 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         );
     }
     out
+}
+
+/// The `hook overhead:` line: what the runtime measured, and whether reports subtract it.
+fn overhead(s: &TraceSummary) -> String {
+    let Some(o) = s.overhead else {
+        return "not measured (a runtime from before 2026-11-25, or a buffer of under 512 records): \
+                times are raw"
+            .to_string();
+    };
+    let time = |ticks: u64| match s.ticks_per_second() {
+        Some(tps) => format!("{:.1} ns", ticks as f64 * 1e9 / tps as f64),
+        None => format!("{ticks} ticks"),
+    };
+    format!(
+        "{} per call and {} per call made inside it (medians of {} hook pairs timed at start); {}",
+        time(o.self_ticks),
+        time(o.child_ticks),
+        o.pairs,
+        if s.compensated {
+            "reports subtract it (--no-compensation: raw times)"
+        } else {
+            "not subtracted (--no-compensation)"
+        }
+    )
 }
 
 /// The `checksums:` line: what was verified, and where the first failure is.

@@ -177,6 +177,9 @@ calls it had in progress. See docs/ti-post.md.")]
 struct GmonArgs {
     /// The .hktrace file.
     trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
     /// Where to write (never the input trace).
     #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
     output: PathBuf,
@@ -195,6 +198,9 @@ struct DiffArgs {
     a: PathBuf,
     /// The second trace.
     b: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
     /// Symbols of A from this executable instead of the path recorded in A.
     #[arg(long, value_name = "ELF")]
     exe_a: Option<PathBuf>,
@@ -251,6 +257,9 @@ See docs/views.md.";
 struct ViewArgs {
     /// The .hktrace file.
     trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
     /// Take symbols from this executable instead of the path recorded in the trace.
     #[arg(long, value_name = "ELF")]
     exe: Option<PathBuf>,
@@ -506,6 +515,9 @@ fn parse_hex(s: &str) -> Result<u64, String> {
 struct CallgraphArgs {
     /// The .hktrace file, or a TI dump.
     trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
     /// Take symbols from this executable instead of the path recorded in the trace (required
     /// for a TI dump).
     #[arg(long, value_name = "ELF")]
@@ -529,6 +541,9 @@ struct CallgraphArgs {
 struct ReportArgs {
     /// The .hktrace file.
     trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
     /// Take symbols from this executable instead of the path recorded in the trace (for a
     /// trace copied from another machine, or a program moved since).
     #[arg(long, value_name = "ELF")]
@@ -561,6 +576,9 @@ struct ReportArgs {
 struct InfoArgs {
     /// The .hktrace file.
     trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -832,6 +850,20 @@ fn stream_to_output(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let raw = match &cli.command {
+        Command::Report(args) => args.no_compensation,
+        Command::Info(args) => args.no_compensation,
+        Command::Callgraph(args) => args.no_compensation,
+        Command::Diff(args) => args.no_compensation,
+        Command::Gmon(args) => args.no_compensation,
+        Command::Timeline(args) => args.view.no_compensation,
+        Command::Replay(args) => args.view.no_compensation,
+        Command::Speedscope(args) => args.view.no_compensation,
+        Command::Callgrind(args) => args.view.no_compensation,
+        Command::Flame(args) => args.view.no_compensation,
+        _ => false,
+    };
+    hookprof::replay::set_compensation(!raw);
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),

@@ -25,14 +25,97 @@
 //! counted in a `Vec` indexed by that number; an exit compares its address with the frame
 //! on top of the stack. [`replay_bytes`], given the file's bytes, also reads ahead of the
 //! records it replays (`hookprof` itself uses it).
+//!
+//! **Hook-overhead compensation** (on unless [`set_compensation`] turns it off): when the
+//! trace has an OVERHEAD chunk (the runtime timed its own hooks at start), each thread's
+//! timestamps are moved back by the hooks' time so far before anything else sees them
+//! ([`Compensator`]), so every report and view shows the same compensated times.
 
 use crate::model::{DenseIds, HashMap};
 use std::path::PathBuf;
 
 use crate::format::{
-    Chunk, Clock, Events, FormatError, Header, Integrity, Module, Record, RecordKind, Trace,
-    RECORD_SIZE,
+    Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record, RecordKind,
+    Trace, RECORD_SIZE,
 };
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static COMPENSATION: AtomicBool = AtomicBool::new(true);
+
+/// Whether replays subtract the hooks' own time (the default) or show the raw timestamps
+/// (`hookprof --no-compensation`). Process-wide: every replay after the call uses it.
+pub fn set_compensation(on: bool) {
+    COMPENSATION.store(on, Ordering::Relaxed);
+}
+
+/// See [`set_compensation`].
+pub fn compensation() -> bool {
+    COMPENSATION.load(Ordering::Relaxed)
+}
+
+/// Hook-overhead compensation of one thread's records (docs/trace-format.md, "OVERHEAD").
+///
+/// Between two consecutive records of a thread lies the part of the first record's hook after
+/// its timestamp and the part of the next one's before it. The runtime measured two sums of
+/// such parts: entry→exit of an empty function (`self_ticks`: the hooks' time inside a call's
+/// window) and exit→next entry (`child_ticks`: their time outside it). Each record's time is
+/// moved back by the hooks' time since the thread's first record: `self_ticks` for an
+/// entry→exit gap, `child_ticks` for exit→entry, and half a pair for entry→entry and
+/// exit→exit, whose parts are not measured apart but come in equal numbers within any call.
+/// Within every call this subtracts exactly `self_ticks` for the call itself and a whole pair
+/// (`self_ticks + child_ticks`) for each call made inside it; a gap is never shortened below
+/// zero, so times stay in order. Resync records (longjmp) move nothing.
+#[derive(Clone, Copy, Debug)]
+struct Compensator {
+    overhead: Overhead,
+    /// Ticks subtracted so far.
+    shift: u64,
+    /// The raw time and kind of the thread's last record.
+    prev: Option<(u64, RecordKind)>,
+    /// The last record was a resync escape: the next one is its target.
+    in_resync: bool,
+}
+
+impl Compensator {
+    fn new(overhead: Overhead) -> Self {
+        Compensator {
+            overhead,
+            shift: 0,
+            prev: None,
+            in_resync: false,
+        }
+    }
+
+    fn apply(&mut self, records: &mut [Record]) {
+        let o = self.overhead;
+        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
+        for r in records {
+            let raw = r.time;
+            let escape = r.kind == RecordKind::Exit && r.address == 0;
+            if !escape && !self.in_resync {
+                if let Some((prev, kind)) = self.prev {
+                    let hooks = match (kind, r.kind) {
+                        (RecordKind::Entry, RecordKind::Exit) => o.self_ticks,
+                        (RecordKind::Exit, RecordKind::Entry) => o.child_ticks,
+                        _ => half_pair,
+                    };
+                    // Each step is at most the gap; saturating for corrupt times.
+                    self.shift = self
+                        .shift
+                        .saturating_add(hooks.min(raw.saturating_sub(prev)));
+                }
+                self.prev = Some((raw, r.kind));
+            }
+            self.in_resync = escape;
+            r.time = raw.saturating_sub(self.shift);
+        }
+    }
+
+    /// A raw time after the thread's last record (its end), compensated like it.
+    fn end(&self, raw: u64) -> u64 {
+        raw.saturating_sub(self.shift)
+    }
+}
 
 /// An open frame on a thread's stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +234,10 @@ pub struct TraceSummary {
     pub truncated_tail: Option<FormatError>,
     /// What the chunks' and the header's checksums say.
     pub integrity: Integrity,
+    /// The hooks' cost from the OVERHEAD chunk, if the trace has one.
+    pub overhead: Option<Overhead>,
+    /// Times are compensated for it (it is there, and compensation is on).
+    pub compensated: bool,
 }
 
 impl TraceSummary {
@@ -203,13 +290,15 @@ struct ThreadState {
     open: Vec<u32>,
     /// The last record was a resync escape: the next one names the frame to return to.
     resync_pending: bool,
+    /// Hook-overhead compensation of this thread's times, if on.
+    compensator: Option<Compensator>,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
     #[cfg(test)]
     searched: u64,
 }
 
 impl ThreadState {
-    fn new(tid: u64, order: usize) -> Self {
+    fn new(tid: u64, order: usize, overhead: Option<Overhead>) -> Self {
         ThreadState {
             summary: ThreadSummary {
                 tid,
@@ -219,6 +308,7 @@ impl ThreadState {
             stack: Vec::new(),
             open: Vec::new(),
             resync_pending: false,
+            compensator: overhead.map(Compensator::new),
             #[cfg(test)]
             searched: 0,
         }
@@ -261,6 +351,9 @@ impl ThreadState {
                     }
                     None => break,
                 }
+            }
+            if let Some(compensator) = &mut self.compensator {
+                compensator.apply(&mut batch[..len]);
             }
             self.records(&batch[..len], ids, visitor);
             replayed += len as u64;
@@ -442,6 +535,7 @@ impl ThreadState {
             .summary
             .end_time
             .or(end)
+            .map(|e| self.compensator.map_or(e, |c| c.end(e)))
             .filter(|&e| e >= last)
             .unwrap_or(last);
         while !self.stack.is_empty() {
@@ -541,7 +635,11 @@ fn replay_with<V: ReplayVisitor>(
         hole_bytes: 0,
         truncated_tail: None,
         integrity: Integrity::new(trace),
+        overhead: overhead(trace),
+        compensated: false,
     };
+    summary.compensated = summary.overhead.is_some() && compensation();
+    let compensate = summary.overhead.filter(|_| summary.compensated);
     let complete = trace.header().is_complete();
     let mut threads: HashMap<u64, ThreadState> = HashMap::default();
     // The numbering of functions per TID (see `Frame::function`): kept apart from the
@@ -576,12 +674,12 @@ fn replay_with<V: ReplayVisitor>(
                 }
             }
             Chunk::Events(events) => {
-                let state = get_thread(&mut threads, chunk.thread);
+                let state = get_thread(&mut threads, chunk.thread, compensate);
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;
             }
             Chunk::Lost { count } => {
-                let state = get_thread(&mut threads, chunk.thread);
+                let state = get_thread(&mut threads, chunk.thread, compensate);
                 state.summary.lost = state.summary.lost.saturating_add(count);
                 summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
             }
@@ -589,16 +687,18 @@ fn replay_with<V: ReplayVisitor>(
                 let order = threads.len() + finished.len();
                 let mut state = threads
                     .remove(&chunk.thread)
-                    .unwrap_or_else(|| ThreadState::new(chunk.thread, order));
+                    .unwrap_or_else(|| ThreadState::new(chunk.thread, order, compensate));
                 state.summary.sequence = Some(sequence);
                 state.summary.name = Some(name);
                 finished.push(state);
             }
             Chunk::Clock(clock) => summary.clock = Some(clock),
             Chunk::End { tick } => {
-                get_thread(&mut threads, chunk.thread).summary.end_time = Some(tick);
+                get_thread(&mut threads, chunk.thread, compensate)
+                    .summary
+                    .end_time = Some(tick);
             }
-            Chunk::Check(_) => {}
+            Chunk::Check(_) | Chunk::Overhead(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
@@ -615,11 +715,28 @@ fn replay_with<V: ReplayVisitor>(
     Ok(summary)
 }
 
-fn get_thread(threads: &mut HashMap<u64, ThreadState>, tid: u64) -> &mut ThreadState {
+fn get_thread(
+    threads: &mut HashMap<u64, ThreadState>,
+    tid: u64,
+    overhead: Option<Overhead>,
+) -> &mut ThreadState {
     let order = threads.len() + 1_000_000; // after every thread already finished, in order
     threads
         .entry(tid)
-        .or_insert_with(|| ThreadState::new(tid, order))
+        .or_insert_with(|| ThreadState::new(tid, order, overhead))
+}
+
+/// The OVERHEAD chunk, which the runtime writes before any EVENTS chunk: looked for up to the
+/// first one, so that a thread's times are compensated from its first record.
+fn overhead(trace: &Trace<'_>) -> Option<Overhead> {
+    for chunk in trace.chunks() {
+        match chunk.ok()?.chunk {
+            Chunk::Overhead(o) if o.pairs > 0 => return Some(o),
+            Chunk::Events(_) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -697,6 +814,73 @@ mod tests {
         assert_eq!(summary.records, 6);
     }
 
+    /// The docs' example (docs/trace-format.md, "OVERHEAD"): each call loses the hooks' time
+    /// inside its window, and a whole pair per call made inside it.
+    #[test]
+    fn compensation_subtracts_the_measured_hook_time() {
+        use crate::format::Overhead;
+        use Record as R;
+        let records = [
+            R::entry(0, 0xa),
+            R::entry(20, 0xb),
+            R::exit(50, 0xb),
+            R::entry(70, 0xb),
+            R::exit(100, 0xb),
+            R::exit(130, 0xa),
+        ];
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.overhead(&Overhead {
+            self_ticks: 10,
+            child_ticks: 6,
+            pairs: 255,
+        })
+        .unwrap();
+        w.events(5, &records).unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        assert!(summary.compensated);
+        // b: 30 - 10 = 20 each; a: 130 - 10 - 2 * (10 + 6) = 88.
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "5 exit b at 32 Exit depth 2",
+                "5 enter b depth 2",
+                "5 exit b at 66 Exit depth 2",
+                "5 exit a at 88 Exit depth 1",
+            ]
+        );
+        // Without the chunk, the same records keep their times.
+        let raw = trace(&records);
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&raw).unwrap(), &mut log).unwrap();
+        assert!(!summary.compensated);
+        assert_eq!(log.0[5], "5 exit a at 130 Exit depth 1");
+    }
+
+    /// A gap shorter than the hooks' time is not made negative: times stay in order.
+    #[test]
+    fn compensation_never_reorders_records() {
+        let mut c = Compensator::new(Overhead {
+            self_ticks: 100,
+            child_ticks: 100,
+            pairs: 1,
+        });
+        let mut records = [
+            Record::entry(1000, 0xa),
+            Record::exit(1005, 0xa),
+            Record::entry(1006, 0xa),
+            Record::exit(1300, 0xa),
+        ];
+        c.apply(&mut records);
+        let times: Vec<u64> = records.iter().map(|r| r.time).collect();
+        assert_eq!(times, [1000, 1000, 1000, 1194]);
+    }
+
     #[test]
     fn frames_of_a_thread_that_ended_close_at_its_end_not_at_the_clock() {
         use Record as R;
@@ -741,7 +925,7 @@ mod tests {
         let mut records: Vec<Record> = (0..n).map(|i| R::entry(i, 0xa)).collect();
         records.extend((0..n).map(|i| R::exit(n + i, 0xb)));
         records.push(R::exit(2 * n, 0xa)); // matches the top frame
-        let mut state = ThreadState::new(5, 0);
+        let mut state = ThreadState::new(5, 0, None);
         let mut ids = DenseIds::default();
         state.records(&records, &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_exits, n);
@@ -753,7 +937,7 @@ mod tests {
         // A matched exit below the top searches only the frames it closes.
         let mut nested: Vec<Record> = (0..n).map(|i| R::entry(i, 0xc + 4 * (i % 2))).collect();
         nested.push(R::exit(n, 0xc));
-        let mut state = ThreadState::new(6, 0);
+        let mut state = ThreadState::new(6, 0, None);
         let mut ids = DenseIds::default();
         state.records(&nested, &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_entries, 1);

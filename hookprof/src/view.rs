@@ -198,8 +198,11 @@ impl TraceInfo {
             unknown_chunks: 0,
             hole_bytes: 0,
             truncated_tail: None,
-            // The replay checks the checksums (it reads every chunk anyway).
+            // The replay checks the checksums (it reads every chunk anyway), and knows the
+            // overhead.
             integrity: Default::default(),
+            overhead: None,
+            compensated: false,
         };
         let complete = trace.header().is_complete();
         let mut threads: Vec<ThreadInfo> = Vec::new();
@@ -255,6 +258,7 @@ impl TraceInfo {
                 Chunk::Lost { .. }
                 | Chunk::End { .. }
                 | Chunk::Check(_)
+                | Chunk::Overhead(_)
                 | Chunk::Unknown
                 | Chunk::Hole => {}
             }

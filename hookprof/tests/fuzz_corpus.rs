@@ -90,7 +90,7 @@ fn the_corpus_is_what_the_formats_accept() {
     let profile = hookprof::model::Profile::from_trace(&trace).unwrap();
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
     // The same program (fuzz/programs/threads_longjmp.c) traced by a runtime that writes
-    // checksums: mutations then meet the checks too.
+    // checksums and its hooks' overhead: mutations then meet the checks and the compensation.
     let checked = read("trace/threads-longjmp-checked.hktrace");
     let checked = hookprof::format::Trace::new(&checked).unwrap();
     let profile = hookprof::model::Profile::from_trace(&checked).unwrap();
@@ -98,8 +98,9 @@ fn the_corpus_is_what_the_formats_accept() {
     assert!(integrity.is_clean() && integrity.flagged, "{integrity:?}");
     assert_eq!(
         (integrity.verified, integrity.header_matches),
-        (13, Some(true))
+        (14, Some(true))
     );
+    assert!(profile.summary.compensated);
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
     use hookprof::format::Endian;
     let le = hookprof::ti::Layout {

@@ -124,12 +124,16 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 #define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
 #define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
 #define HKRT_MAX_NAME_TRIES 16             /* names tried when the output path is taken */
+#define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
  * the exit hook the same address + 2 (the pass aligns every instrumented function to 4 bytes, so
  * bit 1 is free). Both store their argument as it comes: the record's kind is in it. */
 HKRT_EXPORT void __hookcc_enter(void *fn);
 HKRT_EXPORT void __hookcc_exit(void *fn_exit);
+/* Never inlined into hkrt_overhead_loop, which must time real calls of them. */
+__attribute__((noinline)) void __hookcc_enter(void *fn);
+__attribute__((noinline)) void __hookcc_exit(void *fn_exit);
 /* After each return of setjmp in an instrumented function: that function's frame is the top
  * again (a resync pair, trace_format.h). */
 HKRT_EXPORT void __hookcc_resync(void *fn);
@@ -212,6 +216,8 @@ static struct {
     int state;      /* enum hkrt_state; read atomically outside the lock */
     int user_enabled;
     int once_done; /* atexit, pthread_atfork, signal handlers: once per process image */
+    int overhead_taken;            /* atomic: a thread has started measuring the hooks */
+    struct hkt_overhead overhead;  /* what they cost; pairs 0 if not measured */
     int open_deferred; /* atomic: a fork child's file, opened when it first has something */
     int key_ok;
     int is_fork_child;
@@ -912,6 +918,8 @@ static HKRT_FN void hkrt_open_file(void)
     exe[n > 0 ? n : 0] = '\0';
     hkrt_write_chunk(HKT_CHUNK_EXE, 0, NULL, 0, exe);
     hkrt_write_modules();
+    if (g.overhead.pairs != 0) /* a fork child's file: measured by the parent */
+        hkrt_write_chunk(HKT_CHUNK_OVERHEAD, 0, &g.overhead, sizeof g.overhead, NULL);
 }
 
 static HKRT_FN void hkrt_thread_key_destructor(void *arg);
@@ -1194,6 +1202,64 @@ static HKRT_FN int hkrt_recording(void)
            __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING;
 }
 
+/* Hook pairs around an empty body, as the compiler inserts them into a function. */
+static HKRT_FN __attribute__((noinline)) void hkrt_overhead_loop(unsigned pairs)
+{
+    for (unsigned i = 0; i < pairs; i++) {
+        __hookcc_enter((void *)hkrt_overhead_loop);
+        __asm__ volatile("" ::: "memory");
+        __hookcc_exit((void *)((uintptr_t)hkrt_overhead_loop + HKT_EXIT_BIT));
+    }
+}
+
+static HKRT_FN uint64_t hkrt_median(uint64_t *v, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++) /* insertion sort: n is small */
+        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return v[n / 2];
+}
+
+/* Measures what the hooks cost (hook-overhead compensation: docs/trace-format.md, "OVERHEAD"),
+ * once per process, on the first thread with an empty buffer while recording is on (the main
+ * thread in the runtime's constructor, unless tracing starts disabled), the guard held: the real hooks run HKRT_OVERHEAD_PAIRS times into the buffer, after the slot the
+ * first record will take, with signals blocked so that no handler's record lands among them;
+ * the records are then dropped (pos goes back to the guard's NULL). From their times: the
+ * median from an entry to its exit (the part of the two hooks inside the function's window)
+ * and from an exit to the next entry (the part outside), written as an OVERHEAD chunk. Not
+ * measured if the buffer is too small to hold the pairs (HOOKCC_BUFFER_RECORDS). */
+static HKRT_FN void hkrt_measure_overhead(struct hkrt_thread *t)
+{
+    const unsigned pairs = HKRT_OVERHEAD_PAIRS;
+    if (__atomic_exchange_n(&g.overhead_taken, 1, __ATOMIC_ACQ_REL) ||
+        (size_t)(t->buf_end - t->buf) < 2u * pairs + 2u)
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    struct hkt_record *start = t->buf + 1;
+    __atomic_store_n(&t->pos, start, __ATOMIC_RELAXED);
+    hkrt_overhead_loop(pairs);
+    struct hkt_record *end = __atomic_load_n(&t->pos, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->pos, (struct hkt_record *)NULL, __ATOMIC_RELAXED);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (end != start + 2u * pairs)
+        return; /* recording was switched off meanwhile, or a buffer boundary came */
+    uint64_t inside[HKRT_OVERHEAD_PAIRS], outside[HKRT_OVERHEAD_PAIRS - 1];
+    for (unsigned i = 0; i < pairs; i++) {
+        inside[i] = start[2 * i + 1].time - start[2 * i].time;
+        if (i + 1 < pairs)
+            outside[i] = start[2 * i + 2].time - start[2 * i + 1].time;
+    }
+    g.overhead.self_ticks = hkrt_median(inside, pairs);
+    g.overhead.child_ticks = hkrt_median(outside, pairs - 1);
+    g.overhead.pairs = pairs;
+    hkrt_write_chunk(HKT_CHUNK_OVERHEAD, 0, &g.overhead, sizeof g.overhead, NULL);
+}
+
 /* Reached when pos is at a buffer boundary: the thread's first hook (NULL), a full buffer (its
  * end), a fresh one (its start), a hook re-entered from inside the runtime (NULL while the
  * guard is held), or any hook while recording is off (full_mask 0). Records `word` (the
@@ -1232,6 +1298,8 @@ static HKRT_COLD void hkrt_record_slow(void *word)
         hkrt_count_lost(t, 1);
         goto out;
     }
+    if (!__atomic_load_n(&g.overhead_taken, __ATOMIC_RELAXED))
+        hkrt_measure_overhead(t); /* the buffer is empty: just attached, or just written */
     /* The timestamp is taken after the work above, so every record of a thread is later than
      * the one before and than the CLOCK chunk's first_tick. */
     t->held_pos->time = hkrt_ticks();
@@ -1752,8 +1820,9 @@ static HKRT_FN void hkrt_start_and_attach_current_thread(void)
     if (!hkrt_guard_enter(t))
         return;
     hkrt_ensure_started();
-    if (t->life == HKRT_THREAD_NEW && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
-        hkrt_thread_attach(t);
+    if (t->life == HKRT_THREAD_NEW && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING &&
+        hkrt_thread_attach(t) && hkrt_recording())
+        hkrt_measure_overhead(t);
     hkrt_guard_leave(t);
 }
 

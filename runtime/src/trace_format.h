@@ -14,7 +14,7 @@
  *   3  resync records (longjmp). Checksums were added later without a new version: header
  *      flag CHECKED, chunk type CHECK (8) after every chunk, and the CLOCK chunk's
  *      header_check; a reader that does not know them skips the chunks and reads the first
- *      24 bytes of CLOCK, as before.
+ *      24 bytes of CLOCK, as before. Chunk type OVERHEAD (9) was added the same way.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -56,6 +56,7 @@
 #define HKT_CHUNK_CLOCK 6
 #define HKT_CHUNK_END 7 /* the thread ended on its own; optional, readers may skip it */
 #define HKT_CHUNK_CHECK 8 /* the checksum of the chunk just before it (flag CHECKED) */
+#define HKT_CHUNK_OVERHEAD 9 /* what the hooks cost, measured at start (compensation) */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -138,6 +139,14 @@ static inline __attribute__((no_instrument_function)) uint64_t hkt_checksum(cons
     return sum;
 }
 
+/* OVERHEAD payload: the hooks' own time, measured by the runtime at start on pairs of real
+ * hook calls around an empty body (docs/trace-format.md, "OVERHEAD"). Medians, in ticks. */
+struct hkt_overhead {
+    uint64_t self_ticks;  /*  0: from an entry record's time to its exit record's */
+    uint64_t child_ticks; /*  8: from an exit record's time to the next entry record's */
+    uint64_t pairs;       /* 16: pairs measured */
+};
+
 /* Fixed part of a THREAD payload; the NUL-terminated name follows, padded to 8 bytes. */
 struct hkt_thread_name {
     uint64_t sequence; /* 0: 1 = first thread seen */
@@ -175,6 +184,7 @@ _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes"
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
+_Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
 _Static_assert(sizeof(struct hkt_clock_checked) == 32, "hkt_clock_checked is 32 bytes");
 
 #endif /* HOOKCC_RUNTIME_TRACE_FORMAT_H */

@@ -20,7 +20,7 @@ import sys
 MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
-CHUNK_END, CHUNK_CHECK = 7, 8
+CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD = 7, 8, 9
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSION = 3  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -87,6 +87,7 @@ class Trace:
             return sum(words) % (1 << 64)
         self.header_checksum = checksum(0, HEADER_SIZE)
         self.checks = 0  # CHECK chunks that matched
+        self.overheads = []  # (self_ticks, child_ticks, pairs, before any EVENTS chunk)
 
         self.exe = None
         self.modules = []  # (bias, start, end, path)
@@ -199,6 +200,11 @@ class Trace:
                 if t.end is not None:
                     raise FormatError(f"{where}: second END chunk for thread {tid}")
                 t.end = struct.unpack_from(e + "Q", payload, 0)[0]
+            elif ctype == CHUNK_OVERHEAD:
+                if length != 24:
+                    raise FormatError(f"{where}: OVERHEAD payload of {length} bytes")
+                self.overheads.append(struct.unpack_from(e + "3Q", payload, 0) +
+                                      (self.events_end == 0,))
             elif ctype == CHUNK_CLOCK:
                 if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")
@@ -254,6 +260,13 @@ def check(trace, args, variables):
     total_lost_chunks = sum(t.lost for t in trace.threads)
     expect(trace.chunk_types[:1] == [CHUNK_EXE], "the first chunk is not EXE")
     expect(trace.checked, "the header's CHECKED flag is clear")
+    expect(len(trace.overheads) <= 1, f"{len(trace.overheads)} OVERHEAD chunks")
+    for self_ticks, child_ticks, pairs, first in trace.overheads:
+        expect(pairs == 255 and first,
+               f"OVERHEAD chunk: self {self_ticks}, child {child_ticks}, pairs {pairs}, "
+               f"before every EVENTS chunk: {first}")
+    if args.overhead:
+        expect(trace.overheads, "no OVERHEAD chunk")
     expect(trace.checks == len(trace.chunk_types),
            f"{trace.checks} CHECK chunks for {len(trace.chunk_types)} chunks")
     expect(any(m[3] == "" for m in trace.modules), "no MODULE chunk for the executable")
@@ -410,6 +423,8 @@ def main():
     p.add_argument("--exe-suffix")
     p.add_argument("--entries", action="append", default=[], metavar="NAME=N")
     p.add_argument("--balanced", action="store_true")
+    p.add_argument("--overhead", action="store_true",
+                   help="require the OVERHEAD chunk (the runtime timed its hooks at start)")
     p.add_argument("--open-frames", type=int)
     p.add_argument("--max-open-frames", type=int)
     p.add_argument("--unmatched-exits", type=int)

@@ -130,7 +130,7 @@ case_basic() {
     [ "$real_comm" = 1 ] && name=(--first-thread basic)
     check "$trace" out --complete --records 400002 --lost 0 --threads 1 --balanced \
         --entries main=1 --entries outer=100000 --entries inner=100000 --exe-suffix /basic \
-        ${name[@]+"${name[@]}"}
+        --overhead ${name[@]+"${name[@]}"}
 }
 
 case_buffer_of_one() { # every record goes through the slow path
@@ -199,7 +199,8 @@ case_fork() {
     sed -n 's/^child_//p' out >child.vars
     check "$parent" parent.vars --complete --records 2402 --lost 0 --threads 1 --balanced \
         --entries before=1000 --entries after=200 --entries in_child=0 &&
-        check "$child" child.vars --complete --records 1000 --lost 0 --threads 1 --balanced
+        check "$child" child.vars --complete --records 1000 --lost 0 --threads 1 --balanced \
+            --overhead # the parent's, measured before the fork
 }
 
 case_fork_output() { # HOOKCC_OUTPUT: the child must not truncate the parent's file

@@ -521,3 +521,55 @@ fn flipped_bits_in_a_real_trace_are_reported_with_their_offsets() {
     );
     assert!(text.contains("the header does NOT"), "{text}");
 }
+
+/// Issue 12, hook-overhead compensation: the runtime times its own hooks at start (OVERHEAD
+/// chunk); every report subtracts that time unless `--no-compensation`, and never adds any.
+#[test]
+fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("(medians of 255 hook pairs timed at start); reports subtract it"),
+        "{info}"
+    );
+    let report = |extra: &[&str]| {
+        let out = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--format=csv")
+                .args(extra),
+        );
+        parse_report_csv(&String::from_utf8_lossy(&out.stdout))
+    };
+    let (compensated, raw) = (report(&[]), report(&["--no-compensation"]));
+    assert_eq!(compensated.len(), raw.len());
+    let total = |rows: &[Row]| rows.iter().map(|r| r.exclusive_ns).sum::<f64>();
+    for c in &compensated {
+        let r = raw.iter().find(|r| r.function == c.function).unwrap();
+        assert_eq!(c.calls, r.calls, "{}", c.function);
+        assert!(c.inclusive_ns <= r.inclusive_ns, "{c:?} vs raw {r:?}");
+        assert!(c.exclusive_ns <= r.exclusive_ns, "{c:?} vs raw {r:?}");
+    }
+    // 2174 call pairs: the hooks' time is a visible part of this call-dense program.
+    assert!(
+        total(&compensated) < total(&raw),
+        "{compensated:?}\n{raw:?}"
+    );
+    let summary = |extra: &[&str]| {
+        let out = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--format=json")
+                .args(extra),
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["summary"]["hook_time_subtracted_ns"].clone()
+    };
+    assert!(summary(&[]).is_array(), "{}", summary(&[]));
+    assert!(summary(&["--no-compensation"]).is_null());
+}

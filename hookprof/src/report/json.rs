@@ -60,6 +60,11 @@ impl Serialize for SummaryJson<'_> {
         map.serialize_entry("unmatched_exits", &s.unmatched_exits)?;
         map.serialize_entry("closed_at_end", &s.closed_at_end)?;
         map.serialize_entry("unknown_addresses", &s.unknown_addresses)?;
+        // The hooks' time subtracted per call: [inside its window, per call made inside it].
+        map.serialize_entry(
+            &format!("hook_time_subtracted_{}", s.unit.suffix()),
+            &s.compensation.map(|(inside, outside)| [inside, outside]),
+        )?;
         map.serialize_entry(
             &format!("total_exclusive_{}", s.unit.suffix()),
             &s.total_exclusive,

@@ -72,6 +72,9 @@ pub struct Summary {
     pub closed_by_longjmp: u64,
     /// Distinct function addresses no symbol was found for (shown as `0x…`).
     pub unknown_addresses: u64,
+    /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
+    /// `None` if times are raw (no OVERHEAD chunk, or `--no-compensation`).
+    pub compensation: Option<(u64, u64)>,
     /// Sum of the exclusive column, in `unit`.
     pub total_exclusive: u64,
     /// One entry per thread, in report order.
@@ -226,6 +229,10 @@ impl FlatReport {
                 closed_at_end: s.closed_at_end(),
                 closed_by_longjmp: s.closed_by_longjmp(),
                 unknown_addresses: unknown,
+                compensation: s
+                    .overhead
+                    .filter(|_| s.compensated)
+                    .map(|o| (unit.convert(o.self_ticks), unit.convert(o.child_ticks))),
                 total_exclusive,
                 thread_list,
             },
@@ -352,6 +359,12 @@ impl FlatReport {
             s.unknown_addresses,
             s.unit.suffix()
         );
+        if let Some((inside, outside)) = s.compensation {
+            let unit = s.unit.suffix();
+            line.push_str(&format!(
+                ", hook time subtracted: {inside} {unit} per call and {outside} {unit} per call made inside it"
+            ));
+        }
         if !s.complete {
             line.push_str(", trace incomplete");
         }

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""How close hook-overhead compensation gets to the uninstrumented program (issue 12).
+
+The trace runtime times its own hooks at start (the OVERHEAD chunk) and hookprof subtracts
+that time from every call (docs/trace-format.md, "OVERHEAD"). This script measures what is
+left, against a build without hooks, in the same run:
+
+  micro  bench/micro.c: run() calls leaf() N times. The time run() takes per iteration in the
+         plain build (its own CLOCK_MONOTONIC measurement, median of 5 runs) against run()'s
+         inclusive time per iteration in the trace, raw and compensated; and how that time
+         splits between leaf and run's own loop, against the split of callgrind's instruction
+         counts of the plain build (callgrind cannot time, but it can tell the shares).
+  lua    Lua 5.4 (the lua-src crate's sources, as bench.py) running bench/workload.lua, built
+         with -O2 -fno-inline on both sides so that every function of the trace is a function
+         of the plain build: each of the top functions' share of the exclusive time, raw and
+         compensated, against its share of the plain build's instructions (callgrind).
+
+Prints a table and writes JSON (--output). Times depend on the machine and what else runs
+on it; the shares and the instruction counts do not.
+
+    python3 bench/compensation.py [--calls N] [--lua-rounds R] [--output FILE]
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402  (bench.py: the sources and helpers it already has)
+
+ROOT = bench.ROOT
+BENCH = bench.BENCH
+
+
+def run(argv, cwd, env=None, check=True):
+    r = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, argv))}: exit {r.returncode}: {r.stderr[-2000:]}")
+    return r
+
+
+def build(cc: list, sources: list, includes: list, flags: list, libs: list, out: Path) -> Path:
+    argv = cc + flags + [f"-I{i}" for i in includes] + [str(s) for s in sources] + libs + ["-o", str(out)]
+    run(argv, out.parent)
+    return out
+
+
+def report_rows(hookprof: str, trace: Path, raw: bool) -> dict:
+    argv = [hookprof, "report", str(trace), "--format=csv"] + (["--no-compensation"] if raw else [])
+    out = run(argv, trace.parent).stdout
+    return {row["function"]: row for row in csv.DictReader(io.StringIO(out))}
+
+
+def callgrind_self(argv: list, cwd: Path, toggle: str = "") -> dict:
+    """Instructions per function (exclusive), from callgrind_annotate."""
+    out_file = cwd / "cg.out"
+    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"]
+    if toggle:
+        vg.append(f"--toggle-collect={toggle}")
+    run(vg + argv, cwd)
+    text = run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out_file)], cwd).stdout
+    ir = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+?):(\S+)", line)
+        if m and m.group(2) not in ("PROGRAM", "Ir"):
+            name = m.group(3)
+            ir[name] = ir.get(name, 0) + int(m.group(1).replace(",", ""))
+    return ir
+
+
+def micro(args, work: Path, hookcc: str, hookprof: str) -> dict:
+    d = work / "micro"
+    d.mkdir()
+    src = [BENCH / "micro.c"]
+    plain = build(["clang-19"], src, [BENCH], ["-O2"], [], d / "plain")
+    traced = build([hookcc], src, [BENCH], ["--trace", "-O2"], [], d / "traced")
+    n = args.calls
+    loop = []
+    for _ in range(5):
+        r = run([str(plain), str(n)], d)
+        loop.append(bench.parse_hookbench(r.stderr)["loop_ns"] / n)
+    base_ns = statistics.median(loop)
+    per = {"raw": [], "compensated": []}
+    leaf_share = {"raw": [], "compensated": []}
+    overhead = None
+    for i in range(3):
+        trace = d / f"micro{i}.hktrace"
+        env = dict(os.environ, HOOKCC_OUTPUT=str(trace))
+        run([str(traced), str(n)], d, env)
+        for kind in per:
+            rows = report_rows(hookprof, trace, kind == "raw")
+            incl = float(rows["run"]["inclusive_ns"])
+            per[kind].append(incl / n)
+            leaf_share[kind].append(float(rows["leaf"]["exclusive_ns"]) / incl)
+        if overhead is None:
+            info = run([hookprof, "info", str(trace)], d).stdout
+            overhead = next((l.split(":", 1)[1].strip() for l in info.splitlines()
+                             if l.startswith("hook overhead:")), "?")
+        trace.unlink()
+    ir = callgrind_self([str(plain), "200000"], d, toggle="run")
+    cg_leaf = ir.get("leaf", 0) / max(1, ir.get("leaf", 0) + ir.get("run", 0))
+    res = {
+        "calls": n,
+        "overhead": overhead,
+        "plain_ns_per_iteration": base_ns,
+        "raw_ns_per_iteration": statistics.median(per["raw"]),
+        "compensated_ns_per_iteration": statistics.median(per["compensated"]),
+        "leaf_share_callgrind": cg_leaf,
+        "leaf_share_raw": statistics.median(leaf_share["raw"]),
+        "leaf_share_compensated": statistics.median(leaf_share["compensated"]),
+    }
+    return res
+
+
+def lua(args, work: Path, hookcc: str, hookprof: str) -> dict:
+    d = work / "lua"
+    d.mkdir()
+    srcs = bench.fetch_crate_sources(work)
+    if not srcs.get("lua"):
+        return {"error": "no Lua sources: " + srcs.get("note", "")}
+    lua_dir = Path(srcs["lua"])
+    sources = sorted(p for p in lua_dir.glob("*.c") if p.name not in ("lua.c", "luac.c", "onelua.c"))
+    sources.append(BENCH / "lua_main.c")
+    flags = ["-O2", "-fno-inline", "-DLUA_USE_LINUX", "-w"]
+    plain = build(["clang-19"], sources, [lua_dir, BENCH], flags, ["-lm", "-ldl"], d / "plain")
+    traced = build([hookcc], sources, [lua_dir, BENCH], ["--trace"] + flags, ["-lm", "-ldl"], d / "traced")
+    script = [str(BENCH / "workload.lua"), str(args.lua_rounds)]
+    ir = callgrind_self([str(plain)] + script, d)
+    total_ir = sum(ir.values())
+    trace = d / "lua.hktrace"
+    run([str(traced)] + script, d, dict(os.environ, HOOKCC_OUTPUT=str(trace)))
+    shares = {}
+    for kind in ("raw", "compensated"):
+        rows = report_rows(hookprof, trace, kind == "raw")
+        total = sum(float(r["exclusive_ns"]) for r in rows.values())
+        shares[kind] = {f: float(r["exclusive_ns"]) / total for f, r in rows.items()}
+    top = sorted(ir, key=ir.get, reverse=True)[: args.top]
+    table = []
+    for f in top:
+        table.append({"function": f, "callgrind": ir[f] / total_ir,
+                      "raw": shares["raw"].get(f, 0.0), "compensated": shares["compensated"].get(f, 0.0)})
+    err = {k: sum(abs(row[k] - row["callgrind"]) for row in table) for k in ("raw", "compensated")}
+    return {"rounds": args.lua_rounds, "top": table,
+            "sum_abs_share_error_raw": err["raw"], "sum_abs_share_error_compensated": err["compensated"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=3_000_000, help="leaf calls of micro (default 3 M)")
+    ap.add_argument("--lua-rounds", type=int, default=3, help="rounds of workload.lua (default 3)")
+    ap.add_argument("--top", type=int, default=12, help="Lua functions compared (default 12)")
+    ap.add_argument("--output", default=None, help="JSON results (default: bench/results/compensation-<date>.json)")
+    args = ap.parse_args()
+    run(["cargo", "build", "--quiet", "--release", "-p", "hookcc", "-p", "hookprof"], ROOT)
+    run([str(ROOT / "scripts" / "build-plugins.sh")], ROOT)
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    hookcc, hookprof = str(target / "release" / "hookcc"), str(target / "release" / "hookprof")
+    work = Path(tempfile.mkdtemp(prefix="hookcc-compensation-"))
+    try:
+        res = {"micro": micro(args, work, hookcc, hookprof), "lua": lua(args, work, hookcc, hookprof)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    m = res["micro"]
+    print(f"micro, {m['calls']:,} calls; hook overhead: {m['overhead']}")
+    print(f"  run() per iteration: plain {m['plain_ns_per_iteration']:.2f} ns; traced raw "
+          f"{m['raw_ns_per_iteration']:.2f} ns, compensated {m['compensated_ns_per_iteration']:.2f} ns "
+          f"(residual {m['compensated_ns_per_iteration'] - m['plain_ns_per_iteration']:+.2f} ns)")
+    print(f"  leaf's share of run(): callgrind {100 * m['leaf_share_callgrind']:.1f} %, raw "
+          f"{100 * m['leaf_share_raw']:.1f} %, compensated {100 * m['leaf_share_compensated']:.1f} %")
+    lu = res["lua"]
+    if "error" in lu:
+        print(f"lua: {lu['error']}")
+    else:
+        print(f"lua, workload.lua {lu['rounds']} rounds, -O2 -fno-inline: share of exclusive time vs callgrind's share of instructions")
+        print(f"  {'function':<28} {'callgrind':>9} {'raw':>7} {'compensated':>11}")
+        for row in lu["top"]:
+            print(f"  {row['function']:<28} {100 * row['callgrind']:8.1f}% {100 * row['raw']:6.1f}% "
+                  f"{100 * row['compensated']:10.1f}%")
+        print(f"  sum of |share - callgrind's| over these: raw {100 * lu['sum_abs_share_error_raw']:.1f} points, "
+              f"compensated {100 * lu['sum_abs_share_error_compensated']:.1f} points")
+    out = Path(args.output) if args.output else BENCH / "results" / f"compensation-{__import__('time').strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
