@@ -52,6 +52,8 @@ pub mod chunk_type {
     pub const CHECK: u32 = 8;
     /// What the hooks cost, measured by the runtime at start; also without a new version.
     pub const OVERHEAD: u32 = 9;
+    /// A thread's time inside the runtime writing its buffer; also without a new version.
+    pub const PAUSE: u32 = 10;
 }
 
 /// The format's checksum of a chunk (header and payload) or of the file header: the sum,
@@ -397,6 +399,7 @@ impl fmt::Display for ChunkName {
             chunk_type::END => f.write_str("END"),
             chunk_type::CHECK => f.write_str("CHECK"),
             chunk_type::OVERHEAD => f.write_str("OVERHEAD"),
+            chunk_type::PAUSE => f.write_str("PAUSE"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -421,8 +424,9 @@ impl FormatError {
     }
 }
 
-/// What the hooks cost (OVERHEAD chunk), in ticks: the median time from an entry record to
-/// the exit record of an empty function, and from an exit record to the next entry record.
+/// What the hooks cost (OVERHEAD chunk), in ticks: the mean time (of the fastest 90 %) from an
+/// entry record to the exit record of an empty function, and from an exit record to the next
+/// entry record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overhead {
     pub self_ticks: u64,
@@ -616,6 +620,12 @@ pub enum Chunk<'a> {
     Check(Check<'a>),
     /// What the hooks cost, for compensation.
     Overhead(Overhead),
+    /// The thread was inside the runtime, writing its buffer, from `from` to `to`: just before
+    /// the first record of its next EVENTS chunk.
+    Pause {
+        from: u64,
+        to: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -979,6 +989,13 @@ fn decode_payload<'a>(
                 child_ticks: u64_at(8),
                 pairs: u64_at(16),
             })
+        }
+        chunk_type::PAUSE => {
+            need(16)?;
+            Chunk::Pause {
+                from: u64_at(0),
+                to: u64_at(8),
+            }
         }
         chunk_type::CHECK => {
             if length != 8 {
@@ -1350,6 +1367,14 @@ impl<W: Write> Writer<W> {
             payload.extend_from_slice(&e.u64_bytes(v));
         }
         self.raw_chunk(chunk_type::OVERHEAD, 0, &payload)
+    }
+
+    /// PAUSE chunk of `thread`.
+    pub fn pause(&mut self, thread: u64, from: u64, to: u64) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = e.u64_bytes(from).to_vec();
+        payload.extend_from_slice(&e.u64_bytes(to));
+        self.raw_chunk(chunk_type::PAUSE, thread, &payload)
     }
 
     /// Zero bytes, as left by a reservation that was never written.

@@ -149,7 +149,7 @@ fn overhead(s: &TraceSummary) -> String {
         None => format!("{ticks} ticks"),
     };
     format!(
-        "{} per call and {} per call made inside it (medians of {} hook pairs timed at start); {}",
+        "{} per call and {} per call made inside it (means of {} hook pairs timed at start); {}",
         time(o.self_ticks),
         time(o.child_ticks),
         o.pairs,

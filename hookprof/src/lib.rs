@@ -60,6 +60,8 @@ pub enum Error {
     Write { error: io::Error },
     #[error("{}: {message}", path.display())]
     Unsupported { path: PathBuf, message: String },
+    #[error(transparent)]
+    Ti(#[from] ti::Error),
     #[error("{} has times in {} and {} in {}: they cannot be compared", a.display(), unit_a, b.display(), unit_b)]
     DiffUnits {
         a: PathBuf,
@@ -81,8 +83,9 @@ pub enum Error {
 pub struct TraceFile {
     path: PathBuf,
     contents: Contents,
-    /// Holds the shared lock of a mapped file until the map is gone.
-    _file: File,
+    /// Holds the shared lock of a mapped file until the map is gone (`None`: a trace made in
+    /// memory, [`TraceFile::from_bytes`]).
+    _file: Option<File>,
 }
 
 enum Contents {
@@ -152,8 +155,18 @@ impl TraceFile {
         Ok(TraceFile {
             path: path.to_path_buf(),
             contents,
-            _file: file,
+            _file: Some(file),
         })
+    }
+
+    /// A trace made in memory from the file at `path` (a TI dump converted for a view): errors
+    /// name `path`.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> TraceFile {
+        TraceFile {
+            path: path.to_path_buf(),
+            contents: Contents::Copied(bytes),
+            _file: None,
+        }
     }
 
     pub fn path(&self) -> &Path {

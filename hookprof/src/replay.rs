@@ -64,7 +64,9 @@ pub fn compensation() -> bool {
 /// exit→exit, whose parts are not measured apart but come in equal numbers within any call.
 /// Within every call this subtracts exactly `self_ticks` for the call itself and a whole pair
 /// (`self_ticks + child_ticks`) for each call made inside it; a gap is never shortened below
-/// zero, so times stay in order. Resync records (longjmp) move nothing.
+/// zero, so times stay in order. Resync records (longjmp) move nothing. A PAUSE (the runtime
+/// writing the thread's buffer from inside a hook) is taken out of the gap it falls in, the
+/// one before the thread's next record.
 #[derive(Clone, Copy, Debug)]
 struct Compensator {
     overhead: Overhead,
@@ -74,6 +76,8 @@ struct Compensator {
     prev: Option<(u64, RecordKind)>,
     /// The last record was a resync escape: the next one is its target.
     in_resync: bool,
+    /// Ticks of PAUSE chunks to take out of the gap before the next record.
+    pause: u64,
 }
 
 impl Compensator {
@@ -83,6 +87,7 @@ impl Compensator {
             shift: 0,
             prev: None,
             in_resync: false,
+            pause: 0,
         }
     }
 
@@ -98,7 +103,8 @@ impl Compensator {
                         (RecordKind::Entry, RecordKind::Exit) => o.self_ticks,
                         (RecordKind::Exit, RecordKind::Entry) => o.child_ticks,
                         _ => half_pair,
-                    };
+                    }
+                    .saturating_add(std::mem::take(&mut self.pause));
                     // Each step is at most the gap; saturating for corrupt times.
                     self.shift = self
                         .shift
@@ -698,6 +704,12 @@ fn replay_with<V: ReplayVisitor>(
                     .summary
                     .end_time = Some(tick);
             }
+            Chunk::Pause { from, to } => {
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                if let Some(c) = &mut state.compensator {
+                    c.pause = c.pause.saturating_add(to.saturating_sub(from));
+                }
+            }
             Chunk::Check(_) | Chunk::Overhead(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
@@ -860,6 +872,35 @@ mod tests {
         let summary = replay(&Trace::new(&raw).unwrap(), &mut log).unwrap();
         assert!(!summary.compensated);
         assert_eq!(log.0[5], "5 exit a at 130 Exit depth 1");
+    }
+
+    /// A PAUSE chunk (the runtime writing the buffer inside a hook) comes out of the gap before
+    /// the thread's next record, the first of its next EVENTS chunk.
+    #[test]
+    fn compensation_takes_the_runtime_s_pauses_out() {
+        use crate::format::Overhead;
+        use Record as R;
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.overhead(&Overhead {
+            self_ticks: 2,
+            child_ticks: 2,
+            pairs: 255,
+        })
+        .unwrap();
+        w.events(5, &[R::entry(0, 0xa), R::entry(10, 0xb)]).unwrap();
+        w.pause(5, 20, 1020).unwrap();
+        w.events(5, &[R::exit(1030, 0xb), R::exit(1040, 0xa)])
+            .unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        // b: 1020 - 1000 - 2 = 18 (entered at 8); a: 1040 - 1000 - 2 - 4 = 34.
+        assert_eq!(
+            log.0[2..],
+            ["5 exit b at 26 Exit depth 2", "5 exit a at 34 Exit depth 1"]
+        );
     }
 
     /// A gap shorter than the hooks' time is not made negative: times stay in order.

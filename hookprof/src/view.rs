@@ -259,6 +259,7 @@ impl TraceInfo {
                 | Chunk::End { .. }
                 | Chunk::Check(_)
                 | Chunk::Overhead(_)
+                | Chunk::Pause { .. }
                 | Chunk::Unknown
                 | Chunk::Hole => {}
             }
@@ -529,30 +530,93 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     }
 }
 
+/// Where a view's function names come from.
+pub enum Symbols {
+    /// The ELF files of the trace's modules.
+    Elf(Symbolizer),
+    /// A table by address (a TI dump's functions, named by the TI post tool's rules).
+    Table(std::collections::HashMap<u64, String>),
+}
+
+impl Resolve for Symbols {
+    fn resolve(&mut self, address: u64) -> Option<String> {
+        match self {
+            Symbols::Elf(s) => s.resolve(address),
+            Symbols::Table(t) => t.resolve(address),
+        }
+    }
+}
+
+impl Symbols {
+    fn take_warnings(&mut self) -> Vec<String> {
+        match self {
+            Symbols::Elf(s) => s.take_warnings(),
+            Symbols::Table(_) => Vec::new(),
+        }
+    }
+}
+
 /// A trace opened for a view: its [`TraceInfo`] and the names of its functions.
 pub struct Prepared {
     pub trace: TraceFile,
     pub info: TraceInfo,
-    pub symbols: Symbolizer,
+    pub symbols: Symbols,
     /// Told of the replay's progress.
     pub progress: Option<Progress>,
+    /// Warnings from reading the input (a TI dump's), shown with the replay's.
+    warnings: Vec<String>,
+    /// The input is a TI dump: its times are cycles by nature, not for want of a clock rate.
+    ti_dump: bool,
 }
 
 impl Prepared {
     /// Opens `trace_path`, scans its chunks and prepares its symbols (`exe` overrides the
-    /// executable recorded in the trace).
+    /// executable recorded in the trace). A file that is not a `.hktrace` is read as a TI
+    /// dump of the program `exe` (required then): its calls, one thread per task, in cycles
+    /// of task time, as `hookprof ti` reads them.
     pub fn open(trace_path: &Path, exe: Option<&Path>) -> Result<Prepared, Error> {
-        let trace = TraceFile::open(trace_path)?;
+        let (trace, symbols, warnings) = if crate::ti::is_hktrace(trace_path)? {
+            (TraceFile::open(trace_path)?, None, Vec::new())
+        } else {
+            let Some(exe) = exe else {
+                return Err(Error::Unsupported {
+                    path: trace_path.to_path_buf(),
+                    message: "not a .hktrace file (it does not start with \"HKTRACE\"); to \
+                              read it as a TI dump (hookcc --hook-runtime=ti), give the program \
+                              with --exe"
+                        .to_string(),
+                });
+            };
+            let options = crate::ti::Options {
+                exe: exe.to_path_buf(),
+                all_symbols: false,
+                profile_data: None,
+                record_words: None,
+            };
+            let processed = crate::ti::process_file(trace_path, &options)?;
+            let names = processed.analysis.function_names();
+            let bytes = processed.analysis.to_hktrace();
+            (
+                TraceFile::from_bytes(trace_path, bytes),
+                Some(Symbols::Table(names)),
+                processed.warnings,
+            )
+        };
         let info = TraceInfo::scan(&trace.trace()?).map_err(|error| Error::Format {
             path: PathBuf::from(trace_path),
             error,
         })?;
-        let symbols = Symbolizer::new(&info.summary, exe)?;
+        let symbols = match symbols {
+            Some(table) => table,
+            None => Symbols::Elf(Symbolizer::new(&info.summary, exe)?),
+        };
         Ok(Prepared {
             trace,
             info,
+            ti_dump: matches!(symbols, Symbols::Table(_)),
             symbols,
             progress: None,
+            warnings,
         })
     }
 
@@ -571,7 +635,12 @@ impl Prepared {
                 error,
             })?;
         let (view, names) = viewer.into_parts();
-        let mut warnings = profile_warnings(&summary);
+        let mut warnings = std::mem::take(&mut self.warnings);
+        warnings.extend(
+            profile_warnings(&summary)
+                .into_iter()
+                .filter(|w| !(self.ti_dump && w.starts_with("the trace has no clock rate"))),
+        );
         warnings.extend(self.symbols.take_warnings());
         Ok((view, names, warnings))
     }

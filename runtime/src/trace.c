@@ -1212,7 +1212,10 @@ static HKRT_FN __attribute__((noinline)) void hkrt_overhead_loop(unsigned pairs)
     }
 }
 
-static HKRT_FN uint64_t hkrt_median(uint64_t *v, unsigned n)
+/* The mean of the fastest 90 % of v (sorted in place), rounded: the slowest are interrupts and
+ * cache misses; a mean rather than a median, because a coarse counter (some VMs' TSC moves in
+ * steps of 20) gives a median of one step or two where the mean gets between them. */
+static HKRT_FN uint64_t hkrt_trimmed_mean(uint64_t *v, unsigned n)
 {
     for (unsigned i = 1; i < n; i++) /* insertion sort: n is small */
         for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -1220,7 +1223,11 @@ static HKRT_FN uint64_t hkrt_median(uint64_t *v, unsigned n)
             v[j] = v[j - 1];
             v[j - 1] = x;
         }
-    return v[n / 2];
+    unsigned kept = n - n / 10;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < kept; i++)
+        sum += v[i];
+    return (sum + kept / 2) / kept;
 }
 
 /* Measures what the hooks cost (hook-overhead compensation: docs/trace-format.md, "OVERHEAD"),
@@ -1228,7 +1235,7 @@ static HKRT_FN uint64_t hkrt_median(uint64_t *v, unsigned n)
  * thread in the runtime's constructor, unless tracing starts disabled), the guard held: the real hooks run HKRT_OVERHEAD_PAIRS times into the buffer, after the slot the
  * first record will take, with signals blocked so that no handler's record lands among them;
  * the records are then dropped (pos goes back to the guard's NULL). From their times: the
- * median from an entry to its exit (the part of the two hooks inside the function's window)
+ * mean time from an entry to its exit (the part of the two hooks inside the function's window)
  * and from an exit to the next entry (the part outside), written as an OVERHEAD chunk. Not
  * measured if the buffer is too small to hold the pairs (HOOKCC_BUFFER_RECORDS). */
 static HKRT_FN void hkrt_measure_overhead(struct hkrt_thread *t)
@@ -1254,8 +1261,8 @@ static HKRT_FN void hkrt_measure_overhead(struct hkrt_thread *t)
         if (i + 1 < pairs)
             outside[i] = start[2 * i + 2].time - start[2 * i + 1].time;
     }
-    g.overhead.self_ticks = hkrt_median(inside, pairs);
-    g.overhead.child_ticks = hkrt_median(outside, pairs - 1);
+    g.overhead.self_ticks = hkrt_trimmed_mean(inside, pairs);
+    g.overhead.child_ticks = hkrt_trimmed_mean(outside, pairs - 1);
     g.overhead.pairs = pairs;
     hkrt_write_chunk(HKT_CHUNK_OVERHEAD, 0, &g.overhead, sizeof g.overhead, NULL);
 }
@@ -1291,9 +1298,17 @@ static HKRT_COLD void hkrt_record_slow(void *word)
         goto out; /* disabled or finished: not recorded, not counted */
     if (t->life == HKRT_THREAD_LIVE) {
         /* At the buffer's end (full) or at its start (nothing to write: after a flush, a fork,
-         * or a hook that found it full raced with a signal handler that flushed it). */
+         * or a hook that found it full raced with a signal handler that flushed it). The time
+         * the write takes is the runtime's, not the program's: a PAUSE chunk says how long it
+         * was, so that the reader can take it out (its own small write is not in it). */
+        uint64_t from = hkrt_ticks();
+        int wrote = t->held_pos != t->buf;
         hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
+        if (wrote && hkrt_file_ok()) {
+            struct hkt_pause pause = {from, hkrt_ticks()};
+            hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+        }
     } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
         hkrt_count_lost(t, 1);
         goto out;

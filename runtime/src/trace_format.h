@@ -14,7 +14,8 @@
  *   3  resync records (longjmp). Checksums were added later without a new version: header
  *      flag CHECKED, chunk type CHECK (8) after every chunk, and the CLOCK chunk's
  *      header_check; a reader that does not know them skips the chunks and reads the first
- *      24 bytes of CLOCK, as before. Chunk type OVERHEAD (9) was added the same way.
+ *      24 bytes of CLOCK, as before. Chunk types OVERHEAD (9) and PAUSE
+ *      (10) were added the same way.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -57,6 +58,7 @@
 #define HKT_CHUNK_END 7 /* the thread ended on its own; optional, readers may skip it */
 #define HKT_CHUNK_CHECK 8 /* the checksum of the chunk just before it (flag CHECKED) */
 #define HKT_CHUNK_OVERHEAD 9 /* what the hooks cost, measured at start (compensation) */
+#define HKT_CHUNK_PAUSE 10   /* a thread's time inside the runtime writing its buffer */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -140,11 +142,20 @@ static inline __attribute__((no_instrument_function)) uint64_t hkt_checksum(cons
 }
 
 /* OVERHEAD payload: the hooks' own time, measured by the runtime at start on pairs of real
- * hook calls around an empty body (docs/trace-format.md, "OVERHEAD"). Medians, in ticks. */
+ * hook calls around an empty body (docs/trace-format.md, "OVERHEAD"). Means of the fastest
+ * 90 %, in ticks. */
 struct hkt_overhead {
     uint64_t self_ticks;  /*  0: from an entry record's time to its exit record's */
     uint64_t child_ticks; /*  8: from an exit record's time to the next entry record's */
     uint64_t pairs;       /* 16: pairs measured */
+};
+
+/* PAUSE payload: the thread was inside the runtime (writing its full buffer, from a hook)
+ * from `from` to `to`, which is just before the time of its next record, the first of its
+ * next EVENTS chunk. */
+struct hkt_pause {
+    uint64_t from; /* 0 */
+    uint64_t to;   /* 8 */
 };
 
 /* Fixed part of a THREAD payload; the NUL-terminated name follows, padded to 8 bytes. */
@@ -185,6 +196,7 @@ _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
 _Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
+_Static_assert(sizeof(struct hkt_pause) == 16, "hkt_pause is 16 bytes");
 _Static_assert(sizeof(struct hkt_clock_checked) == 32, "hkt_clock_checked is 32 bytes");
 
 #endif /* HOOKCC_RUNTIME_TRACE_FORMAT_H */

@@ -20,7 +20,7 @@ import sys
 MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
-CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD = 7, 8, 9
+CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE = 7, 8, 9, 10
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSION = 3  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -88,6 +88,7 @@ class Trace:
         self.header_checksum = checksum(0, HEADER_SIZE)
         self.checks = 0  # CHECK chunks that matched
         self.overheads = []  # (self_ticks, child_ticks, pairs, before any EVENTS chunk)
+        self.pauses = 0  # PAUSE chunks (a hook wrote its full buffer)
 
         self.exe = None
         self.modules = []  # (bias, start, end, path)
@@ -205,6 +206,13 @@ class Trace:
                     raise FormatError(f"{where}: OVERHEAD payload of {length} bytes")
                 self.overheads.append(struct.unpack_from(e + "3Q", payload, 0) +
                                       (self.events_end == 0,))
+            elif ctype == CHUNK_PAUSE:
+                if length != 16 or tid == 0:
+                    raise FormatError(f"{where}: PAUSE payload of {length} bytes, thread {tid}")
+                start, stop = struct.unpack_from(e + "2Q", payload, 0)
+                if start > stop:
+                    raise FormatError(f"{where}: PAUSE from {start} after to {stop}")
+                self.pauses += 1
             elif ctype == CHUNK_CLOCK:
                 if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")

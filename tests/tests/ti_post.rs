@@ -533,3 +533,70 @@ fn all_symbols_include_section_symbols() {
         ["fast - fastcode", "fast - fastcode", "fast - fastcode"]
     );
 }
+
+/// Issue 12: the views read a TI dump too (`--exe` names the program), through the same
+/// conversion as `hookprof callgraph`: the flame graph's folded stacks add up, per function,
+/// to the exclusive cycles of `hookprof ti`'s profile, and the timeline has an event pair
+/// for every call of it.
+#[test]
+fn views_read_a_ti_dump_and_agree_with_its_profile() {
+    let target = Target::host();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d, &target, &["-O1"], false);
+    let (_, prefix) = run(d, &target, &program);
+    let dump = prefix.with_extension("bin");
+    let (_, _, profile_text) = ti(&dump, &program, &d.join("out"), &[]);
+    let profile = profile(&profile_text);
+    let folded = run_ok(
+        hookprof()
+            .arg("flame")
+            .arg(&dump)
+            .arg("--exe")
+            .arg(&program),
+    );
+    let mut exclusive: BTreeMap<String, u64> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&folded.stdout).lines() {
+        let (stack, cycles) = line.rsplit_once(' ').unwrap();
+        let leaf = stack.rsplit(';').next().unwrap().to_string();
+        *exclusive.entry(leaf).or_default() += cycles.parse::<u64>().unwrap();
+    }
+    let mut calls = 0;
+    for (function, row) in &profile.functions {
+        assert_eq!(
+            exclusive.get(function),
+            Some(&number(row, 2)),
+            "{function}: {exclusive:?}"
+        );
+        calls += number(row, 1);
+    }
+    assert_eq!(exclusive.len(), profile.functions.len(), "{exclusive:?}");
+    let timeline = d.join("t.json");
+    let out = run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&dump)
+            .arg("--exe")
+            .arg(&program)
+            .arg("-o")
+            .arg(&timeline),
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&timeline).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count() as u64;
+    assert_eq!((count("B"), count("E")), (calls, calls));
+    // Without the program there is no way to read a TI dump: one clear line, status 1.
+    let bare = hookprof().arg("flame").arg(&dump).output().unwrap();
+    assert_eq!(bare.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bare.stderr).contains("give the program with --exe"),
+        "{}",
+        String::from_utf8_lossy(&bare.stderr)
+    );
+}

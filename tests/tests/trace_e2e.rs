@@ -532,7 +532,7 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
     let info = run_ok(hookprof().arg("info").arg(&trace));
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(
-        info.contains("(medians of 255 hook pairs timed at start); reports subtract it"),
+        info.contains("(means of 255 hook pairs timed at start); reports subtract it"),
         "{info}"
     );
     let report = |extra: &[&str]| {
