@@ -62,6 +62,8 @@ pub enum Error {
     Unsupported { path: PathBuf, message: String },
     #[error(transparent)]
     Ti(#[from] ti::Error),
+    #[error(transparent)]
+    Nitro(#[from] nitro::Error),
     #[error("{} has times in {} and {} in {}: they cannot be compared", a.display(), unit_a, b.display(), unit_b)]
     DiffUnits {
         a: PathBuf,

@@ -255,13 +255,14 @@ See docs/views.md.";
 /// The trace, symbols, output and filters every view takes.
 #[derive(clap::Args, Debug)]
 struct ViewArgs {
-    /// The .hktrace file, or a TI dump (PREFIX.bin or PREFIX.dat, with --exe).
+    /// The .hktrace file, or a TI dump (PREFIX.bin or PREFIX.dat) or a NITRO function cost
+    /// buffer (both with --exe).
     trace: PathBuf,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
     #[arg(long)]
     no_compensation: bool,
     /// Take symbols from this executable instead of the path recorded in the trace (required
-    /// for a TI dump: the program that wrote it).
+    /// for a TI dump or a NITRO buffer: the program that wrote it).
     #[arg(long, value_name = "ELF")]
     exe: Option<PathBuf>,
     /// Write to FILE instead of standard output (never the input trace).

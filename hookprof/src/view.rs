@@ -565,15 +565,17 @@ pub struct Prepared {
     pub progress: Option<Progress>,
     /// Warnings from reading the input (a TI dump's), shown with the replay's.
     warnings: Vec<String>,
-    /// The input is a TI dump: its times are cycles by nature, not for want of a clock rate.
+    /// The input is a TI or NITRO dump: its times are ticks by nature, not for want of a clock
+    /// rate.
     ti_dump: bool,
 }
 
 impl Prepared {
     /// Opens `trace_path`, scans its chunks and prepares its symbols (`exe` overrides the
-    /// executable recorded in the trace). A file that is not a `.hktrace` is read as a TI
-    /// dump of the program `exe` (required then): its calls, one thread per task, in cycles
-    /// of task time, as `hookprof ti` reads them.
+    /// executable recorded in the trace). A file that is not a `.hktrace` is read as a NITRO
+    /// function cost measurement buffer or a TI dump of the program `exe` (required then):
+    /// for TI its calls, one thread per task, in cycles of task time, as `hookprof ti` reads
+    /// them.
     pub fn open(trace_path: &Path, exe: Option<&Path>) -> Result<Prepared, Error> {
         let (trace, symbols, warnings) = if crate::ti::is_hktrace(trace_path)? {
             (TraceFile::open(trace_path)?, None, Vec::new())
@@ -582,11 +584,22 @@ impl Prepared {
                 return Err(Error::Unsupported {
                     path: trace_path.to_path_buf(),
                     message: "not a .hktrace file (it does not start with \"HKTRACE\"); to \
-                              read it as a TI dump (hookcc --hook-runtime=ti), give the program \
-                              with --exe"
+                              read it as a TI dump (hookcc --hook-runtime=ti) or a NITRO \
+                              function cost buffer, give the program with --exe"
                         .to_string(),
                 });
             };
+            if crate::nitro::is_nitro_dump(trace_path)? {
+                let converted = crate::nitro::hktrace_file(trace_path, exe)?;
+                let trace = TraceFile::from_bytes(trace_path, converted.trace);
+                return Prepared::finish(
+                    trace_path,
+                    trace,
+                    Some(Symbols::Table(converted.names)),
+                    Some(exe),
+                    converted.warnings,
+                );
+            }
             let options = crate::ti::Options {
                 exe: exe.to_path_buf(),
                 all_symbols: false,
@@ -602,6 +615,17 @@ impl Prepared {
                 processed.warnings,
             )
         };
+        Prepared::finish(trace_path, trace, symbols, exe, warnings)
+    }
+
+    /// Scans `trace` and takes its names from `symbols`, else from its modules' ELF files.
+    fn finish(
+        trace_path: &Path,
+        trace: TraceFile,
+        symbols: Option<Symbols>,
+        exe: Option<&Path>,
+        warnings: Vec<String>,
+    ) -> Result<Prepared, Error> {
         let info = TraceInfo::scan(&trace.trace()?).map_err(|error| Error::Format {
             path: PathBuf::from(trace_path),
             error,

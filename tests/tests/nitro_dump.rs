@@ -296,3 +296,69 @@ fn other_layouts_under_qemu() {
         }
     }
 }
+
+/// Issue 12: the views read a NITRO function cost measurement buffer (`--exe` names the
+/// program). Its flame graph's stacks add up, per function, to the costs `OS_DumpStatistics`
+/// printed (own time, intervals switched out taken away: the `switch` mode has them), and the
+/// call tree has each function's calls; a statistics buffer is refused with a clear message.
+#[test]
+fn views_read_a_function_cost_buffer_and_agree_with_the_runtime() {
+    let target = Target::host();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(
+        d,
+        &target,
+        "functioncost",
+        "nitro_dump_functioncost.c",
+        &["-O2"],
+    );
+    for mode in ["stats", "switch"] {
+        run_ok(target.command(&program).arg(mode).arg(d.join(mode)));
+        let cost = d.join(format!("{mode}.cost.bin"));
+        // "test2: count 3, cost 128700" lines, as the program printed them.
+        let dump = show(&read(d.join(format!("{mode}.dump.txt"))));
+        let expected: Vec<(String, u64, u64)> = dump
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.split_once(": count ")?;
+                let (count, cost) = rest.split_once(", cost ")?;
+                Some((name.to_string(), count.parse().ok()?, cost.parse().ok()?))
+            })
+            .collect();
+        assert_eq!(expected.len(), 3, "{mode}: {dump}");
+        let view = |name: &str| {
+            let out = run_ok(hookprof().arg(name).arg(&cost).arg("--exe").arg(&program));
+            show(&out.stdout)
+        };
+        let folded = view("flame");
+        let tree = view("replay");
+        for (function, count, cost) in &expected {
+            let own: u64 = folded
+                .lines()
+                .filter_map(|l| l.rsplit_once(' '))
+                .filter(|(stack, _)| stack.rsplit(';').next() == Some(function.as_str()))
+                .map(|(_, ticks)| ticks.parse::<u64>().unwrap())
+                .sum();
+            assert_eq!(own, *cost, "{mode}: {function}\n{folded}");
+            let calls = tree
+                .lines()
+                .filter(|l| l.contains(&format!("| {function}()")))
+                .count() as u64;
+            assert_eq!(calls, *count, "{mode}: {function}\n{tree}");
+        }
+    }
+    let refused = hookprof()
+        .arg("flame")
+        .arg(d.join("stats.stats.bin"))
+        .arg("--exe")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        show(&refused.stderr).contains("a NITRO statistics buffer: the views read function cost"),
+        "{}",
+        show(&refused.stderr)
+    );
+}
