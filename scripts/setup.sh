@@ -14,7 +14,11 @@
 #   cmake, meson, ninja-build, ccache, sccache: the build-system tests (tests/tests/buildsystems.rs);
 #   file (libtool runs it in libffi's configure) and dpkg-dev (Debian's meson asks
 #   dpkg-architecture for the multiarch libdir)
-# and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh)
+#   chromium, fonts-liberation, nodejs (npm where nodejs does not bring it): the browser test
+#   (tests/tests/browser.rs) opens hookprof's speedscope files in speedscope's web app
+# and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
+# from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
+# playwright-core, into tests/browser/node_modules
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
 #        scripts/setup.sh --list   print the package list, one a line
@@ -24,12 +28,14 @@ packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind binutils make strace
           gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
           picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-          python3-pip lsb-release cmake meson ninja-build ccache sccache file dpkg-dev)
+          python3-pip lsb-release cmake meson ninja-build ccache sccache file dpkg-dev
+          chromium fonts-liberation nodejs)
 for arch in armhf i386 riscv64 s390x; do
     packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
 if [ "${1:-}" = "--list" ]; then
-    printf '%s\n' "${packages[@]}"
+    # npm: Debian's package, installed below only where the nodejs package has no npm.
+    printf '%s\n' "${packages[@]}" npm
     exit 0
 fi
 missing=()
@@ -42,6 +48,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if ! command -v npm >/dev/null; then
+    # Debian's nodejs leaves npm to its own package; NodeSource's includes it.
+    echo "setup: installing npm" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends npm
 fi
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found: install a Rust toolchain (https://rustup.rs), then run this again" >&2
@@ -92,4 +105,14 @@ shutil.rmtree(dest, ignore_errors=True)
 os.rename(tmp, dest)
 PY
     rm -f "$download/$llvm22_wheel"
+fi
+
+# speedscope's web app and playwright-core for the browser test, as pinned in the lockfile;
+# again only when the lockfile changed since the last install.
+browser="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+lock_sum=$(sha256sum "$browser/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$browser/node_modules/.hookcc-lock-sha256" 2>/dev/null)" != "$lock_sum" ]; then
+    echo "setup: installing speedscope and playwright-core (npm ci in tests/browser)" >&2
+    (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" >"$browser/node_modules/.hookcc-lock-sha256"
 fi
