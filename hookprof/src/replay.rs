@@ -72,8 +72,8 @@ struct Compensator {
     overhead: Overhead,
     /// Ticks subtracted so far.
     shift: u64,
-    /// The raw time and kind of the thread's last record.
-    prev: Option<(u64, RecordKind)>,
+    /// The raw time of the thread's last record, and whether it is an exit.
+    prev: Option<(u64, bool)>,
     /// The last record was a resync escape: the next one is its target.
     in_resync: bool,
     /// Ticks of PAUSE chunks to take out of the gap before the next record.
@@ -92,29 +92,36 @@ impl Compensator {
     }
 
     fn apply(&mut self, records: &mut [Record]) {
+        let Some(first) = records.first() else {
+            return;
+        };
         let o = self.overhead;
         let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
+        // The hooks' time in a gap, by (previous record is an exit, this one is an exit).
+        let hooks_in_gap = [half_pair, o.self_ticks, o.child_ticks, half_pair];
+        // Kept in locals for the loop, which runs on every record of a report. The thread's
+        // first record has no gap before it: it is its own "previous" record (a gap of 0).
+        let (mut prev_time, mut prev_exit) = self.prev.unwrap_or((first.time, false));
+        let (mut shift, mut in_resync, mut pause) = (self.shift, self.in_resync, self.pause);
         for r in records {
             let raw = r.time;
-            let escape = r.kind == RecordKind::Exit && r.address == 0;
-            if !escape && !self.in_resync {
-                if let Some((prev, kind)) = self.prev {
-                    let hooks = match (kind, r.kind) {
-                        (RecordKind::Entry, RecordKind::Exit) => o.self_ticks,
-                        (RecordKind::Exit, RecordKind::Entry) => o.child_ticks,
-                        _ => half_pair,
-                    }
-                    .saturating_add(std::mem::take(&mut self.pause));
-                    // Each step is at most the gap; saturating for corrupt times.
-                    self.shift = self
-                        .shift
-                        .saturating_add(hooks.min(raw.saturating_sub(prev)));
-                }
-                self.prev = Some((raw, r.kind));
+            let exit = r.kind == RecordKind::Exit;
+            let escape = exit & (r.address == 0);
+            if !(escape | in_resync) {
+                let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
+                    .wrapping_add(pause);
+                pause = 0;
+                // Each step is at most the gap, so that times stay in order; the sum of the
+                // steps is at most the thread's time span (wrapping only on a corrupt trace,
+                // whose times are wrong anyway, never a panic).
+                shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
+                (prev_time, prev_exit) = (raw, exit);
             }
-            self.in_resync = escape;
-            r.time = raw.saturating_sub(self.shift);
+            in_resync = escape;
+            r.time = raw.saturating_sub(shift);
         }
+        self.prev = Some((prev_time, prev_exit));
+        (self.shift, self.in_resync, self.pause) = (shift, in_resync, pause);
     }
 
     /// A raw time after the thread's last record (its end), compensated like it.
