@@ -570,16 +570,16 @@ static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void 
 /* Writes t's records [buf, upto) as one EVENTS chunk and its CHECK chunk, and counts them
  * (written or lost). The chunk header goes in the 16 bytes the mapping keeps in front of buf;
  * the CHECK chunk is written from here, not from the buffer past upto, where a late hook of
- * another thread (at exit) may still store a record. */
-static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
+ * another thread (at exit) may still store a record. Returns the records written. */
+static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
     const uint64_t record = sizeof(struct hkt_record), check = sizeof(struct hkrt_check_chunk);
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
-        return;
+        return 0;
     if (!hkrt_file_ready()) {
         hkrt_count_lost(t, n);
-        return;
+        return 0;
     }
     uint64_t keep = n, off;
     if (g.max_bytes == UINT64_MAX) {
@@ -595,7 +595,7 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
             keep = n < fit ? n : fit;
             if (keep == 0) {
                 hkrt_count_lost(t, n);
-                return;
+                return 0;
             }
         } while (!__atomic_compare_exchange_n(&g.file_end, &off, off + (keep + 1) * record + check,
                                               1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
@@ -611,9 +611,10 @@ static HKRT_FN void hkrt_write_events(struct hkrt_thread *t, struct hkt_record *
     if (hkrt_pwritev_all(iov, 2, off)) {
         __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
         hkrt_count_lost(t, n - keep);
-    } else {
-        hkrt_count_lost(t, n);
+        return keep;
     }
+    hkrt_count_lost(t, n);
+    return 0;
 }
 
 /* The name of a registered thread: prctl for the caller, /proc for another thread (what
@@ -1302,10 +1303,11 @@ static HKRT_COLD void hkrt_record_slow(void *word)
          * the write takes is the runtime's, not the program's: a PAUSE chunk says how long it
          * was, so that the reader can take it out (its own small write is not in it). */
         uint64_t from = hkrt_ticks();
-        int wrote = t->held_pos != t->buf;
-        hkrt_write_events(t, t->held_pos);
+        /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the file
+         * must not keep growing by a PAUSE chunk per buffer. */
+        uint64_t wrote = hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
-        if (wrote && hkrt_file_ok()) {
+        if (wrote != 0 && hkrt_file_ok()) {
             struct hkt_pause pause = {from, hkrt_ticks()};
             hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
         }
