@@ -1233,9 +1233,10 @@ static HKRT_FN uint64_t hkrt_trimmed_mean(uint64_t *v, unsigned n)
 
 /* Measures what the hooks cost (hook-overhead compensation: docs/trace-format.md, "OVERHEAD"),
  * once per process, on the first thread with an empty buffer while recording is on (the main
- * thread in the runtime's constructor, unless tracing starts disabled), the guard held: the real hooks run HKRT_OVERHEAD_PAIRS times into the buffer, after the slot the
- * first record will take, with signals blocked so that no handler's record lands among them;
- * the records are then dropped (pos goes back to the guard's NULL). From their times: the
+ * thread in the runtime's constructor, unless tracing starts disabled), the guard held: the
+ * real hooks run HKRT_OVERHEAD_PAIRS times into the buffer, after the slot the first record
+ * will take, with signals blocked so that no handler's record lands among them; the records
+ * are then dropped (pos goes back to the guard's NULL). From their times: the
  * mean time from an entry to its exit (the part of the two hooks inside the function's window)
  * and from an exit to the next entry (the part outside), written as an OVERHEAD chunk. Not
  * measured if the buffer is too small to hold the pairs (HOOKCC_BUFFER_RECORDS). */
