@@ -391,12 +391,19 @@ impl<'r, V: View> Viewer<'r, V> {
         (self.view, self.names)
     }
 
+    /// The index of `tid` in `threads`: the last one asked for (nearly always: a thread's
+    /// records come in chunks) without a look-up.
+    #[inline(always)]
     fn thread_index(&mut self, tid: u64) -> usize {
-        if let Some((last_tid, index)) = self.last {
-            if last_tid == tid {
-                return index;
-            }
+        match self.last {
+            Some((last_tid, index)) if last_tid == tid => index,
+            _ => self.thread_index_slow(tid),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn thread_index_slow(&mut self, tid: u64) -> usize {
         let next = self.threads.len();
         let index = *self.by_tid.entry(tid).or_insert(next);
         if index == next {

@@ -26,8 +26,9 @@ pub struct Timeline<W: Write> {
     /// `,"pid":P,"tid":` as bytes, the same in every event.
     pid_tid: Vec<u8>,
     clock: TimeBase,
-    /// Each function's name as a JSON string (with its quotes), made at its first event.
-    names: Vec<Option<String>>,
+    /// Each function's name as a JSON string (with its quotes), and the end of its events
+    /// (`,"address":"0x…"}}`), made at its first event.
+    names: Vec<Option<(String, String)>>,
     /// The first write error; later events are dropped.
     error: Option<io::Error>,
     pub events: u64,
@@ -158,19 +159,26 @@ impl<W: Write> View for Timeline<W> {
             self.names.resize(f + 1, None);
         }
         if self.names[f].is_none() {
-            self.names[f] = Some(json(names.name(frame.function)));
+            // The event's parts that depend on the function only, formatted once: its name,
+            // and its address closing the event (hex formatting per event cost more than
+            // all the rest of it).
+            self.names[f] = Some((
+                json(names.name(frame.function)),
+                format!(",\"address\":\"0x{:x}\"}}}}", frame.address),
+            ));
         }
         self.push_head(b'B', tid);
         self.push_ts(frame.entry_time);
         self.buf.extend_from_slice(b",\"name\":");
-        let name = self.names[f].as_deref().unwrap_or("\"\"");
+        let (name, tail) = self.names[f]
+            .as_ref()
+            .map_or(("\"\"", ""), |(n, t)| (n.as_str(), t.as_str()));
         self.buf.extend_from_slice(name.as_bytes());
         self.buf
             .extend_from_slice(b",\"cat\":\"function\",\"args\":{\"depth\":");
         self.buf
             .extend_from_slice(itoa::Buffer::new().format(stack.len()).as_bytes());
-        // Infallible: writing to a Vec.
-        let _ = write!(self.buf, ",\"address\":\"0x{:x}\"}}}}", frame.address);
+        self.buf.extend_from_slice(tail.as_bytes());
         self.end_event();
     }
 
