@@ -122,6 +122,24 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
     }
     line("checksums", checksums(&s.integrity));
     line("hook overhead", overhead(s));
+    if s.pauses > 0 {
+        let time = match s.ticks_per_second() {
+            Some(tps) => format!("{:.3} ms", s.pause_ticks as f64 * 1e3 / tps as f64),
+            None => format!("{} ticks", s.pause_ticks),
+        };
+        line(
+            "buffer writes",
+            format!(
+                "{} from inside hooks, {time} in all ({})",
+                s.pauses,
+                if s.compensated {
+                    "taken out of the times"
+                } else {
+                    "in the times"
+                }
+            ),
+        );
+    }
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }

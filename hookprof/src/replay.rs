@@ -251,6 +251,9 @@ pub struct TraceSummary {
     pub overhead: Option<Overhead>,
     /// Times are compensated for it (it is there, and compensation is on).
     pub compensated: bool,
+    /// PAUSE chunks (a hook writing its thread's full buffer) and their total ticks.
+    pub pauses: u64,
+    pub pause_ticks: u64,
 }
 
 impl TraceSummary {
@@ -650,6 +653,8 @@ fn replay_with<V: ReplayVisitor>(
         integrity: Integrity::new(trace),
         overhead: overhead(trace),
         compensated: false,
+        pauses: 0,
+        pause_ticks: 0,
     };
     summary.compensated = summary.overhead.is_some() && compensation();
     let compensate = summary.overhead.filter(|_| summary.compensated);
@@ -712,6 +717,8 @@ fn replay_with<V: ReplayVisitor>(
                     .end_time = Some(tick);
             }
             Chunk::Pause { from, to } => {
+                summary.pauses += 1;
+                summary.pause_ticks = summary.pause_ticks.saturating_add(to.saturating_sub(from));
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 if let Some(c) = &mut state.compensator {
                     c.pause = c.pause.saturating_add(to.saturating_sub(from));

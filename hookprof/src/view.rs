@@ -203,6 +203,8 @@ impl TraceInfo {
             integrity: Default::default(),
             overhead: None,
             compensated: false,
+            pauses: 0,
+            pause_ticks: 0,
         };
         let complete = trace.header().is_complete();
         let mut threads: Vec<ThreadInfo> = Vec::new();
