@@ -572,4 +572,21 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
     };
     assert!(summary(&[]).is_array(), "{}", summary(&[]));
     assert!(summary(&["--no-compensation"]).is_null());
+
+    // Buffers of 512 records: the 4348 records fill 8 of them, each written from inside the
+    // hook that found it full, each with a PAUSE chunk that info counts.
+    let small = dir.path().join("small.hktrace");
+    run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &small)
+            .env("HOOKCC_BUFFER_RECORDS", "512"),
+    );
+    let info = run_ok(hookprof().arg("info").arg(&small));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("buffer writes:     8 from inside hooks, ")
+            && info.contains(" in all (taken out of the times)"),
+        "{info}"
+    );
 }
