@@ -543,7 +543,8 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
 pub enum Symbols {
     /// The ELF files of the trace's modules.
     Elf(Symbolizer),
-    /// A table by address (a TI dump's functions, named by the TI post tool's rules).
+    /// A table by address: a TI dump's functions (named by the TI post tool's rules), or a NITRO
+    /// buffer's (from their name strings).
     Table(std::collections::HashMap<u64, String>),
 }
 
@@ -572,11 +573,11 @@ pub struct Prepared {
     pub symbols: Symbols,
     /// Told of the replay's progress.
     pub progress: Option<Progress>,
-    /// Warnings from reading the input (a TI dump's), shown with the replay's.
+    /// Warnings from reading the input (a dump's conversion), shown with the replay's.
     warnings: Vec<String>,
     /// The input is a TI or NITRO dump: its times are ticks by nature, not for want of a clock
     /// rate.
-    ti_dump: bool,
+    from_dump: bool,
 }
 
 impl Prepared {
@@ -646,7 +647,7 @@ impl Prepared {
         Ok(Prepared {
             trace,
             info,
-            ti_dump: matches!(symbols, Symbols::Table(_)),
+            from_dump: matches!(symbols, Symbols::Table(_)),
             symbols,
             progress: None,
             warnings,
@@ -672,7 +673,7 @@ impl Prepared {
         warnings.extend(
             profile_warnings(&summary)
                 .into_iter()
-                .filter(|w| !(self.ti_dump && w.starts_with("the trace has no clock rate"))),
+                .filter(|w| !(self.from_dump && w.starts_with("the trace has no clock rate"))),
         );
         warnings.extend(self.symbols.take_warnings());
         Ok((view, names, warnings))
