@@ -329,8 +329,9 @@ pub enum FormatErrorKind {
     #[error("file is {len} bytes long, too short for the 64-byte header (is the program still starting, or is this not a trace?)")]
     ShortHeader { len: u64 },
     #[error(
-        "magic is {}, expected \"HKTRACE\\0\" (not a hookcc trace)",
-        escape(found)
+        "magic is {}, expected \"HKTRACE\\0\" ({})",
+        escape(found),
+        other_format(found)
     )]
     BadMagic { found: [u8; 8] },
     #[error("endian byte is {found}, expected 1 (little-endian) or 2 (big-endian)")]
@@ -372,6 +373,17 @@ pub enum FormatErrorKind {
     CheckLength { length: u32 },
     #[error("record has reserved kind {kind}, expected 0 (entry) or 1 (exit)")]
     ReservedKind { kind: u8 },
+}
+
+/// What a file with another magic is, and the command that reads it.
+fn other_format(magic: &[u8; 8]) -> &'static str {
+    if magic == b"HKNITRO\0" {
+        "a NITRO buffer: `hookprof nitro DUMP --exe PROGRAM` decodes it, and the views read a \
+         function cost buffer given --exe"
+    } else {
+        "not a hookcc trace; a TI dump is read by `hookprof ti DUMP --exe PROGRAM`, and by the \
+         views given --exe"
+    }
 }
 
 fn escape(bytes: &[u8]) -> String {
