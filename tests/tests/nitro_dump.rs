@@ -361,4 +361,16 @@ fn views_read_a_function_cost_buffer_and_agree_with_the_runtime() {
         "{}",
         show(&refused.stderr)
     );
+    // `report` reads traces only: it says what reads a NITRO buffer.
+    let report = hookprof()
+        .arg("report")
+        .arg(d.join("stats.cost.bin"))
+        .output()
+        .unwrap();
+    assert_eq!(report.status.code(), Some(1));
+    assert!(
+        show(&report.stderr).contains("(a NITRO buffer: `hookprof nitro DUMP --exe PROGRAM`"),
+        "{}",
+        show(&report.stderr)
+    );
 }
