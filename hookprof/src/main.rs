@@ -804,6 +804,12 @@ fn stream_view(
     Ok(())
 }
 
+/// An existing output that is not a regular file (a device, a pipe, a socket): it is written
+/// in place, never replaced.
+fn is_special_file(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// The output part of [`stream_view`]: returns the warnings.
 fn stream_to_output(
     args: &ViewArgs,
@@ -816,6 +822,20 @@ fn stream_to_output(
             let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let warnings = write(&options, &mut stdout)?;
             stdout.flush().context("cannot write to standard output")?;
+            warnings
+        }
+        Some(path) if is_special_file(path) => {
+            // /dev/null, a pipe, a terminal: written as it is. The partial-and-rename below
+            // would replace the device node with a regular file (it did, as root, with
+            // `-o /dev/null`).
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("{}: cannot open", path.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            let warnings = write(&options, &mut out)?;
+            out.flush()
+                .with_context(|| format!("{}: cannot write", path.display()))?;
             warnings
         }
         Some(path) => {

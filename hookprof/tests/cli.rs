@@ -337,3 +337,57 @@ fn man_pages_for_the_program_and_every_subcommand() {
     let report = std::fs::read_to_string(dir.join("man1/hookprof-report.1")).unwrap();
     assert!(report.contains("percentiles"), "{report}");
 }
+
+/// `-o` naming a FIFO (or /dev/null, a terminal): the view is written into it, and it stays
+/// what it was. The write-beside-then-rename that protects regular files once replaced
+/// /dev/null with a regular file when run as root (`hookprof timeline T -o /dev/null`).
+#[cfg(unix)]
+#[test]
+fn output_to_a_fifo_or_device_writes_into_it_and_leaves_it_in_place() {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let dir = scratch_dir("cli-fifo");
+    let trace = write_trace(&dir, "t.hktrace", &golden_trace(Endian::Little));
+    let exe = std::env::current_exe().unwrap();
+    let fifo = dir.join("out.fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; mkfifo only creates the file.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    // Opened for reading first, without waiting for a writer; the golden trace's timeline
+    // fits in the pipe's buffer, so hookprof never waits for us either.
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let out = hookprof(&[
+        "timeline",
+        trace.to_str().unwrap(),
+        "--exe",
+        exe.to_str().unwrap(),
+        "-o",
+        fifo.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(!dir.join("out.fifo.hookprof-partial").exists());
+    let mut json = String::new();
+    reader.read_to_string(&mut json).unwrap();
+    assert!(json.starts_with("{\"traceEvents\":["), "{json}");
+    // A character device too (writing to /dev/null is harmless).
+    let out = hookprof(&[
+        "flame",
+        trace.to_str().unwrap(),
+        "--exe",
+        exe.to_str().unwrap(),
+        "-o",
+        "/dev/null",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+}
