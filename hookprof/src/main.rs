@@ -824,44 +824,43 @@ fn stream_to_output(
             stdout.flush().context("cannot write to standard output")?;
             warnings
         }
-        Some(path) if is_special_file(path) => {
-            // /dev/null, a pipe, a terminal: written as it is. The partial-and-rename below
-            // would replace the device node with a regular file (it did, as root, with
-            // `-o /dev/null`).
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(|| format!("{}: cannot open", path.display()))?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            let warnings = write(&options, &mut out)?;
-            out.flush()
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            warnings
-        }
         Some(path) => {
-            let mut name = path.as_os_str().to_owned();
-            name.push(".hookprof-partial");
-            let partial = PathBuf::from(name);
-            let file = std::fs::File::create(&partial)
-                .with_context(|| format!("{}: cannot create", partial.display()))?;
+            // A regular file is written beside it and renamed over it when complete, so an
+            // error never leaves a truncated one. /dev/null, a pipe, a terminal are written as
+            // they are: the rename would replace the device node with a regular file (it did,
+            // as root, with `-o /dev/null`).
+            let partial = (!is_special_file(path)).then(|| {
+                let mut name = path.as_os_str().to_owned();
+                name.push(".hookprof-partial");
+                PathBuf::from(name)
+            });
+            let target = partial.as_deref().unwrap_or(path);
+            let file = match &partial {
+                Some(partial) => std::fs::File::create(partial),
+                None => std::fs::OpenOptions::new().write(true).open(path),
+            }
+            .with_context(|| format!("{}: cannot create", target.display()))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             let result = write(&options, &mut out)
                 .map_err(anyhow::Error::from)
                 .and_then(|w| {
                     out.flush()
-                        .with_context(|| format!("{}: cannot write", partial.display()))?;
+                        .with_context(|| format!("{}: cannot write", target.display()))?;
                     Ok(w)
                 });
             drop(out);
-            match result {
-                Ok(w) => {
-                    std::fs::rename(&partial, path).with_context(|| {
+            match (result, &partial) {
+                (Ok(w), None) => w,
+                (Ok(w), Some(partial)) => {
+                    std::fs::rename(partial, path).with_context(|| {
                         format!("{}: cannot rename to {}", partial.display(), path.display())
                     })?;
                     w
                 }
-                Err(err) => {
-                    let _ = std::fs::remove_file(&partial);
+                (Err(err), partial) => {
+                    if let Some(partial) = partial {
+                        let _ = std::fs::remove_file(partial);
+                    }
                     return Err(err);
                 }
             }

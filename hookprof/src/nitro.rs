@@ -364,21 +364,18 @@ impl Dump {
         if data.is_empty() {
             return Err(error(0, DumpErrorKind::Empty));
         }
-        let base = HEADER_OFFSETS
-            .into_iter()
-            .find(|&at| data.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..]))
-            .ok_or_else(|| {
-                error(
-                    0,
-                    DumpErrorKind::NoMagic {
-                        start: data[..data.len().min(8)].to_vec(),
-                        elsewhere: data
-                            .windows(MAGIC.len())
-                            .position(|w| w == MAGIC)
-                            .map(|p| p as u64),
-                    },
-                )
-            })?;
+        let base = header_offset(data).ok_or_else(|| {
+            error(
+                0,
+                DumpErrorKind::NoMagic {
+                    start: data[..data.len().min(8)].to_vec(),
+                    elsewhere: data
+                        .windows(MAGIC.len())
+                        .position(|w| w == MAGIC)
+                        .map(|p| p as u64),
+                },
+            )
+        })?;
         let header = parse_header(data, base)?;
         let r = Reader {
             data,
@@ -1217,6 +1214,13 @@ pub enum Error {
     NotForViews { path: PathBuf, kind: Kind },
 }
 
+/// The first of [`HEADER_OFFSETS`] at which `data` has the magic.
+fn header_offset(data: &[u8]) -> Option<u64> {
+    HEADER_OFFSETS
+        .into_iter()
+        .find(|&at| data.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..]))
+}
+
 /// Whether the file at `path` starts like a NITRO buffer dump (its magic at one of
 /// [`HEADER_OFFSETS`]).
 pub fn is_nitro_dump(path: &Path) -> Result<bool, Error> {
@@ -1224,9 +1228,7 @@ pub fn is_nitro_dump(path: &Path) -> Result<bool, Error> {
         path: path.to_path_buf(),
         error,
     })?;
-    Ok(HEADER_OFFSETS
-        .into_iter()
-        .any(|at| start.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..])))
+    Ok(header_offset(&start).is_some())
 }
 
 /// A buffer converted for the views ([`hktrace_file`]).
@@ -1293,10 +1295,7 @@ pub fn decode_file(dump_path: &Path, exe: &Path, options: &Options) -> Result<De
     // /dev/zero) is refused without reading it all; its first MiB still gives the hint of
     // where a magic is, if anywhere.
     let start = crate::read_bounded_prefix(dump_path, 1 << 20).map_err(io_error)?;
-    if !HEADER_OFFSETS
-        .into_iter()
-        .any(|at| start.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..]))
-    {
+    if header_offset(&start).is_none() {
         return Err(dump_error(Dump::parse(&start).unwrap_err()));
     }
     let data = crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(io_error)?;

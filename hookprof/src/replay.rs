@@ -257,6 +257,28 @@ pub struct TraceSummary {
 }
 
 impl TraceSummary {
+    /// Nothing read yet but the header of `trace`: what the replay and a view's scan start
+    /// from.
+    pub fn new(trace: &Trace<'_>) -> Self {
+        TraceSummary {
+            header: trace.header().clone(),
+            exe: None,
+            modules: Vec::new(),
+            clock: None,
+            threads: Vec::new(),
+            records: 0,
+            lost_in_chunks: 0,
+            unknown_chunks: 0,
+            hole_bytes: 0,
+            truncated_tail: None,
+            integrity: Integrity::default(),
+            overhead: None,
+            compensated: false,
+            pauses: 0,
+            pause_ticks: 0,
+        }
+    }
+
     /// Ticks per second from the header, else from the CLOCK chunk; `None` if neither
     /// knows (reports then show ticks).
     pub fn ticks_per_second(&self) -> Option<u64> {
@@ -639,23 +661,9 @@ fn replay_with<V: ReplayVisitor>(
     data: &[u8],
     visitor: &mut V,
 ) -> Result<TraceSummary, FormatError> {
-    let mut summary = TraceSummary {
-        header: trace.header().clone(),
-        exe: None,
-        modules: Vec::new(),
-        clock: None,
-        threads: Vec::new(),
-        records: 0,
-        lost_in_chunks: 0,
-        unknown_chunks: 0,
-        hole_bytes: 0,
-        truncated_tail: None,
-        integrity: Integrity::new(trace),
-        overhead: overhead(trace),
-        compensated: false,
-        pauses: 0,
-        pause_ticks: 0,
-    };
+    let mut summary = TraceSummary::new(trace);
+    summary.integrity = Integrity::new(trace);
+    summary.overhead = overhead(trace);
     summary.compensated = summary.overhead.is_some() && compensation();
     let compensate = summary.overhead.filter(|_| summary.compensated);
     let complete = trace.header().is_complete();

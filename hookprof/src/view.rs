@@ -187,25 +187,9 @@ impl TraceInfo {
     /// Walks the chunks of `trace`. A cut-short last chunk of an incomplete trace is left to
     /// the replay, which reports it.
     pub fn scan(trace: &Trace<'_>) -> Result<TraceInfo, FormatError> {
-        let mut summary = TraceSummary {
-            header: trace.header().clone(),
-            exe: None,
-            modules: Vec::new(),
-            clock: None,
-            threads: Vec::new(),
-            records: 0,
-            lost_in_chunks: 0,
-            unknown_chunks: 0,
-            hole_bytes: 0,
-            truncated_tail: None,
-            // The replay checks the checksums (it reads every chunk anyway), and knows the
-            // overhead.
-            integrity: Default::default(),
-            overhead: None,
-            compensated: false,
-            pauses: 0,
-            pause_ticks: 0,
-        };
+        // The replay checks the checksums (it reads every chunk anyway), and knows the
+        // overhead and the pauses.
+        let mut summary = TraceSummary::new(trace);
         let complete = trace.header().is_complete();
         let mut threads: Vec<ThreadInfo> = Vec::new();
         let mut base: Option<u64> = None;
