@@ -18,7 +18,8 @@
 #   (tests/tests/browser.rs) opens hookprof's speedscope files in speedscope's web app
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
 # from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
-# playwright-core, into tests/browser/node_modules
+# playwright-core, into tests/browser/node_modules; from PyPI (pinned by checksum): Perfetto's
+# trace classes and protobuf, into tests/perfetto/python
 # Safe to run again: it installs only what is missing.
 # Usage: scripts/setup.sh          install what is missing
 #        scripts/setup.sh --list   print the package list, one a line
@@ -105,6 +106,42 @@ shutil.rmtree(dest, ignore_errors=True)
 os.rename(tmp, dest)
 PY
     rm -f "$download/$llvm22_wheel"
+fi
+
+# Perfetto's Python classes for its trace format (perfetto_trace_pb2, generated from the published
+# perfetto_trace.proto) and Google's protobuf runtime, which tests/perfetto/check_perfetto.py
+# reads `hookprof timeline --format=perfetto` files with: two pinned, checksum-checked
+# pure-Python wheels from PyPI, unpacked (not pip-installed) into tests/perfetto/python.
+perfetto_py="$(cd "$(dirname "$0")/.." && pwd)/tests/perfetto/python"
+perfetto_wheels="perfetto-0.59.1-py3-none-any.whl fde529ecdf28042112d452ed431d51b797b4eea1378c10d7d25af5d36db719a3
+protobuf-6.33.6-py3-none-any.whl 77179e006c476e69bf8e8ce866640091ec42e1beb80b213c3900006ecfba6901"
+if [ "$(cat "$perfetto_py/.hookcc-wheels" 2>/dev/null)" != "$perfetto_wheels" ]; then
+    echo "setup: fetching Perfetto's Python trace classes and protobuf (PyPI, 0.5 MB)" >&2
+    download=$(mktemp -d)
+    while read -r wheel sum; do
+        name=${wheel%%-*}
+        version=${wheel#*-}
+        version=${version%%-*}
+        python3 -m pip download --quiet --no-deps --only-binary=:all: --implementation py \
+            --abi none --platform any --python-version 3.11 --dest "$download" "$name==$version"
+        echo "$sum  $download/$wheel" | sha256sum -c --quiet - || {
+            echo "setup: $wheel: checksum mismatch (expected $sum)" >&2
+            exit 1
+        }
+    done <<<"$perfetto_wheels"
+    rm -rf "$perfetto_py.partial"
+    mkdir -p "$perfetto_py.partial"
+    python3 - "$perfetto_py.partial" "$download"/*.whl <<'PY'
+import sys, zipfile
+dest = sys.argv[1]
+for wheel in sys.argv[2:]:
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(dest, [n for n in z.namelist()
+                            if n.startswith("google/") or n.startswith("perfetto/protos/")])
+PY
+    echo "$perfetto_wheels" >"$perfetto_py.partial/.hookcc-wheels"
+    rm -rf "$perfetto_py" "$download"
+    mv "$perfetto_py.partial" "$perfetto_py"
 fi
 
 # speedscope's web app and playwright-core for the browser test, as pinned in the lockfile;

@@ -439,18 +439,42 @@ fn write_error(error: io::Error) -> Error {
     Error::Write { error }
 }
 
-/// Writes the Chrome trace-event JSON of `trace_path` to `out` as it is replayed
-/// ([`report::timeline`]). Returns the warnings to show.
+/// The output of `hookprof timeline`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineFormat {
+    /// Chrome trace-event JSON ([`report::timeline`]).
+    Json,
+    /// A Perfetto protobuf trace ([`report::perfetto`]).
+    Perfetto,
+}
+
+/// Writes the timeline of `trace_path` to `out` as it is replayed: Chrome trace-event JSON
+/// ([`report::timeline`]) or a Perfetto trace ([`report::perfetto`]). Returns the warnings
+/// to show.
 pub fn timeline_file(
     trace_path: &Path,
     options: &ViewOptions,
+    format: TimelineFormat,
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
-    let timeline = report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
-    let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
-    timeline.finish().map_err(write_error)?;
+    let warnings = match format {
+        TimelineFormat::Json => {
+            let timeline =
+                report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
+            let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
+            timeline.finish().map_err(write_error)?;
+            warnings
+        }
+        TimelineFormat::Perfetto => {
+            let trace =
+                report::perfetto::Perfetto::start(out, &prepared.info).map_err(write_error)?;
+            let (trace, _, warnings) = prepared.run(trace, &options.filter)?;
+            trace.finish().map_err(write_error)?;
+            warnings
+        }
+    };
     Ok(warnings)
 }
 

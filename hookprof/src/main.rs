@@ -13,8 +13,8 @@ mod install_docs;
 use hookprof::report::Format;
 use hookprof::view::Filter;
 use hookprof::{
-    callgraph_file, report_file, same_file, FlameFormat, FlameOptions, ReportOptions, TraceFile,
-    ViewOptions,
+    callgraph_file, report_file, same_file, FlameFormat, FlameOptions, ReportOptions,
+    TimelineFormat, TraceFile, ViewOptions,
 };
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
@@ -107,12 +107,14 @@ PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Vali
 Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
 calls it had in progress. See docs/ti-post.md.")]
     Ti(TiArgs),
-    /// Timeline: every call as Chrome trace-event JSON, for Perfetto UI or chrome://tracing.
+    /// Timeline: every call as Chrome trace-event JSON (or a Perfetto trace), for Perfetto UI.
     ///
     /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
     /// call's entry (name, depth, address) and an E event at its exit; ts in microseconds
-    /// since the first record. Written as the trace is replayed: memory stays flat whatever
-    /// the trace's length. Open the file at https://ui.perfetto.dev ("Open trace file").
+    /// since the first record. --format=perfetto writes the same slices as a Perfetto
+    /// protobuf trace, a quarter of the size, for traces too big for a JSON viewer. Written
+    /// as the trace is replayed: memory stays flat whatever the trace's length. Open the file
+    /// at https://ui.perfetto.dev ("Open trace file").
     #[command(after_help = VIEW_HELP)]
     Timeline(TimelineArgs),
     /// Flame graph: folded stacks (--format=folded) or an SVG flame graph (--format=svg).
@@ -394,6 +396,17 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
+    /// Chrome trace-event JSON, or a Perfetto protobuf trace (a quarter of the size).
+    #[arg(long, value_enum, default_value_t = TimelineFormatArg::Json)]
+    format: TimelineFormatArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TimelineFormatArg {
+    /// Chrome trace-event JSON: Perfetto UI, chrome://tracing, speedscope.
+    Json,
+    /// Perfetto's protobuf trace format: Perfetto UI, trace_processor.
+    Perfetto,
 }
 
 #[derive(clap::Args, Debug)]
@@ -894,7 +907,11 @@ fn main() -> ExitCode {
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
         Command::Timeline(args) => stream_view(&args.view, |o, out| {
-            hookprof::timeline_file(&args.view.trace, o, out)
+            let format = match args.format {
+                TimelineFormatArg::Json => TimelineFormat::Json,
+                TimelineFormatArg::Perfetto => TimelineFormat::Perfetto,
+            };
+            hookprof::timeline_file(&args.view.trace, o, format, out)
         }),
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)

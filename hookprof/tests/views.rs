@@ -13,6 +13,7 @@ use hookprof::replay::replay_bytes;
 use hookprof::report::callgrind::CallgrindProfile;
 use hookprof::report::calltree::CallTree;
 use hookprof::report::flame::FoldedStacks;
+use hookprof::report::perfetto::Perfetto;
 use hookprof::report::timeline::Timeline;
 use hookprof::view::{Filter, Names, TraceInfo, View, Viewer};
 
@@ -33,6 +34,30 @@ fn timeline(bytes: &[u8], filter: &Filter) -> String {
     let view = Timeline::start(Vec::new(), &info).unwrap();
     let (view, _) = run(bytes, view, filter);
     String::from_utf8(view.finish().unwrap()).unwrap()
+}
+
+/// The Perfetto trace, one `Trace.packet` a line as hex: the golden file's normalized form.
+fn perfetto(bytes: &[u8], filter: &Filter) -> String {
+    let info = info(bytes);
+    let view = Perfetto::start(Vec::new(), &info).unwrap();
+    let (view, _) = run(bytes, view, filter);
+    let trace = view.finish().unwrap();
+    let mut text = String::new();
+    let mut rest = &trace[..];
+    while !rest.is_empty() {
+        assert_eq!(rest[0], 0x0a, "a Trace.packet field: {rest:x?}");
+        let (mut len, mut at) = (0usize, 1);
+        while rest[at] & 0x80 != 0 {
+            len |= usize::from(rest[at] & 0x7f) << (7 * (at - 1));
+            at += 1;
+        }
+        len |= usize::from(rest[at]) << (7 * (at - 1));
+        let (packet, next) = rest[at + 1..].split_at(len);
+        text.extend(packet.iter().map(|b| format!("{b:02x}")));
+        text.push('\n');
+        rest = next;
+    }
+    text
 }
 
 fn folded(bytes: &[u8], filter: &Filter, per_thread: bool) -> String {
@@ -114,6 +139,7 @@ fn golden_views() {
     let trace = golden_trace(Endian::Little);
     let all = Filter::default();
     check_golden("views-timeline.json", &timeline(&trace, &all));
+    check_golden("views-perfetto.hex", &perfetto(&trace, &all));
     check_golden("views-flame.folded", &folded(&trace, &all, false));
     check_golden("views-flame-per-thread.folded", &folded(&trace, &all, true));
     check_golden("views-callgrind.out", &callgrind(&trace, &all));

@@ -547,3 +547,117 @@ fn report_shows_who_calls_each_function() {
     assert_eq!(callers["leaf"], "main×100");
     assert_eq!(callers["main"], "<spontaneous>×1");
 }
+
+/// Runs tests/perfetto/check_perfetto.py (Perfetto's own protobuf classes and
+/// trace_processor's import rules) on a Perfetto trace, comparing it with a JSON timeline if
+/// given. `None` when the classes are not installed outside CI.
+fn check_perfetto(pftrace: &Path, json: Option<&Path>) -> Option<std::process::Output> {
+    let script = workspace_root().join("tests/perfetto/check_perfetto.py");
+    let classes = workspace_root().join("tests/perfetto/python/perfetto");
+    if !classes.is_dir() {
+        assert!(
+            !in_ci(),
+            "{}: missing: scripts/setup.sh unpacks Perfetto's Python classes there",
+            classes.display()
+        );
+        eprintln!("skipping: run scripts/setup.sh (Perfetto's Python classes)");
+        return None;
+    }
+    let python = system_tool("python3", "python3")?;
+    let mut command = Command::new(python);
+    command.arg(script).arg(pftrace);
+    if let Some(json) = json {
+        command.arg(json);
+    }
+    Some(command.output().expect("python3 runs"))
+}
+
+#[test]
+fn perfetto_trace_has_the_json_timelines_slices() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "threads",
+        &["threads.c"],
+        &["-O2", "-pthread"],
+        false,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let pftrace = dir.path().join("threads.pftrace");
+    let json = dir.path().join("threads.json");
+    for filters in [&[][..], &["--depth=1", "--exclude=main"][..]] {
+        run_ok(
+            hookprof()
+                .args(["timeline", "--format=perfetto"])
+                .arg(&trace)
+                .args(filters)
+                .arg("-o")
+                .arg(&pftrace),
+        );
+        run_ok(
+            hookprof()
+                .arg("timeline")
+                .arg(&trace)
+                .args(filters)
+                .arg("-o")
+                .arg(&json),
+        );
+        let Some(out) = check_perfetto(&pftrace, Some(&json)) else {
+            return;
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{filters:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // main's thread and the four workers (with --exclude=main, the four workers).
+        let tracks = stdout.lines().filter(|l| l.starts_with("tid ")).count();
+        assert_eq!(tracks, 5 - filters.len() / 2, "{filters:?}: {stdout}");
+        let names = check_trace_events(&std::fs::read_to_string(&json).unwrap());
+        let slices: usize = names.values().map(Vec::len).sum();
+        let counted: usize = stdout
+            .lines()
+            .filter_map(|l| {
+                l.split(": ")
+                    .nth(1)?
+                    .strip_suffix(" slices")?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .sum();
+        assert_eq!(counted, slices, "{filters:?}: {stdout}");
+    }
+    // Unfiltered it is a quarter of the JSON's size or less.
+    run_ok(
+        hookprof()
+            .args(["timeline", "--format=perfetto"])
+            .arg(&trace)
+            .arg("-o")
+            .arg(&pftrace),
+    );
+    run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(&json));
+    let (pf_size, json_size) = (
+        std::fs::metadata(&pftrace).unwrap().len(),
+        std::fs::metadata(&json).unwrap().len(),
+    );
+    assert!(pf_size * 4 <= json_size, "{pf_size} vs {json_size} bytes");
+
+    // The checker fails where it should: on a cut-short file, and on a JSON timeline with
+    // other slices (the depth-limited one).
+    let cut = dir.path().join("cut.pftrace");
+    let bytes = std::fs::read(&pftrace).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
+    let out = check_perfetto(&cut, None).unwrap();
+    assert!(!out.status.success(), "a cut-short trace passed");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("--depth=1")
+            .arg("-o")
+            .arg(&json),
+    );
+    let out = check_perfetto(&pftrace, Some(&json)).unwrap();
+    assert!(!out.status.success(), "different slices passed");
+}

@@ -9,6 +9,7 @@ pub mod flame;
 pub mod gmon;
 mod json;
 pub mod percentiles;
+pub mod perfetto;
 pub mod speedscope;
 mod text;
 pub mod timeline;
