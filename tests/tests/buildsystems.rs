@@ -36,8 +36,12 @@ fn with_hookcc<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
         target_dir().display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    // Run in the test's directory: what a build system runs there (Meson's compiler sanity
+    // checks, built traced, write their traces to the current directory) stays out of the
+    // source tree.
     cmd.env("PATH", path)
-        .env("HOOKCC_CACHE_DIR", dir.join("hookcc-cache"));
+        .env("HOOKCC_CACHE_DIR", dir.join("hookcc-cache"))
+        .current_dir(dir);
     for var in [
         "HOOKCC_TRACE",
         "NITRO_PROFILE",
