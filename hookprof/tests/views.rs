@@ -117,10 +117,10 @@ pub fn check_trace_events(json: &str) -> HashMap<u64, Vec<String>> {
                 names.entry(tid).or_default().push(name);
             }
             "E" => {
-                assert!(
-                    open.entry(tid).or_default().pop().is_some(),
-                    "tid {tid}: E without B at {e}"
-                );
+                let name = open.entry(tid).or_default().pop();
+                assert!(name.is_some(), "tid {tid}: E without B at {e}");
+                // speedscope ignores an E whose name is not its B's.
+                assert_eq!(e["name"].as_str(), name.as_deref(), "tid {tid}: {e}");
             }
             other => panic!("unexpected phase {other} in {e}"),
         }

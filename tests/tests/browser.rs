@@ -1,5 +1,5 @@
 //! The views in the viewers they are for, driven like a user would (issue 12): `hookprof
-//! speedscope` output opened in speedscope's web app (its npm package, tests/browser) by
+//! speedscope` output and `hookprof timeline`'s Chrome JSON opened in speedscope's web app (its npm package, tests/browser) by
 //! headless Chromium (Debian's). scripts/setup.sh installs both; tests/browser/speedscope.js
 //! serves the app, loads the file, switches to the Sandwich view and reads the page.
 //! The screenshot is kept in `target/test-artifacts/`.
@@ -27,13 +27,22 @@ fn nanoseconds(text: &str) -> f64 {
     panic!("not a time: {text:?}")
 }
 
-#[test]
-fn speedscope_in_chromium_shows_every_function_with_the_reports_times() {
+/// A program built traced and run: its trace and the report's rows (the reference times).
+fn calls_traced(dir: &Path) -> (std::path::PathBuf, Vec<Row>) {
+    let program = build_traced(dir, "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir, &program, &[]);
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    (trace, rows)
+}
+
+/// Whether speedscope's app and Chromium are here (in CI they must be).
+fn have_speedscope() -> bool {
     let browser = workspace_root().join("tests/browser");
     if !have_tool("node", &["--version"], "nodejs")
         || !have_tool("chromium", &["--version"], "chromium")
     {
-        return;
+        return false;
     }
     let app = browser.join("node_modules/speedscope/dist/release/index.html");
     if !app.exists() {
@@ -43,45 +52,41 @@ fn speedscope_in_chromium_shows_every_function_with_the_reports_times() {
             app.display()
         );
         eprintln!("skipping: run scripts/setup.sh (npm ci in tests/browser)");
-        return;
+        return false;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
-    let (trace, _) = run_traced(dir.path(), &program, &[]);
-    let profile = dir.path().join("calls.speedscope.json");
-    run_ok(
-        hookprof()
-            .arg("speedscope")
-            .arg(&trace)
-            .arg("-o")
-            .arg(&profile),
-    );
-    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
-    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    true
+}
 
+/// Opens `profile` in speedscope (tests/browser/speedscope.js), keeps the screenshot as
+/// `target/test-artifacts/NAME.png`, and returns the page's title and text; the page had no
+/// error.
+fn open_in_speedscope(profile: &Path, name: &str) -> (String, String) {
     let artifacts = target_dir().join("test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    let screenshot = artifacts.join("speedscope-calls.png");
+    let screenshot = artifacts.join(format!("{name}.png"));
     let _ = std::fs::remove_file(&screenshot);
     let out = run_ok(
         Command::new("node")
-            .arg(browser.join("speedscope.js"))
-            .arg(&profile)
+            .arg(workspace_root().join("tests/browser/speedscope.js"))
+            .arg(profile)
             .arg(&screenshot)
             .arg(which("chromium")),
     );
     let page: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("speedscope.js prints one JSON line");
     assert_eq!(page["errors"], serde_json::json!([]), "{page}");
-    assert!(
-        page["title"]
-            .as_str()
-            .is_some_and(|t| t.contains("calls (hookprof)")),
-        "{page}"
-    );
-    let text = page["text"].as_str().unwrap();
+    let png = std::fs::read(&screenshot).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1000);
+    (
+        page["title"].as_str().unwrap_or_default().to_string(),
+        page["text"].as_str().unwrap().to_string(),
+    )
+}
 
-    // The Sandwich table: after its header, three lines per function: total, self, name.
+/// The Sandwich table on the page has each of calls.c's functions, with the report's total
+/// and self times.
+fn check_sandwich(text: &str, rows: &[Row]) {
+    // After its header, three lines per function: total, self, name.
     let table = text
         .split_once("Total\tSelf\tSymbol Name\n")
         .unwrap_or_else(|| panic!("no Sandwich table:\n{text}"))
@@ -89,9 +94,10 @@ fn speedscope_in_chromium_shows_every_function_with_the_reports_times() {
     let lines: Vec<&str> = table.lines().map(str::trim).collect();
     assert_eq!(lines.len(), 3 * CALLS_C.len(), "{table}");
     for (function, _) in CALLS_C {
+        // speedscope shows a trace event's args after its name: `fib {"address":"0x…"}`.
         let at = lines
             .iter()
-            .position(|l| *l == function)
+            .position(|l| *l == function || l.starts_with(&format!("{function} {{\"address\":")))
             .unwrap_or_else(|| panic!("{function} is not on the page:\n{table}"));
         let (total, own) = (nanoseconds(lines[at - 2]), nanoseconds(lines[at - 1]));
         let row = rows.iter().find(|r| r.function == function).unwrap();
@@ -109,8 +115,47 @@ fn speedscope_in_chromium_shows_every_function_with_the_reports_times() {
             "{function}: self {own} vs {row:?}"
         );
     }
-    let png = std::fs::read(&screenshot).unwrap();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 1000);
+}
+
+#[test]
+fn speedscope_in_chromium_shows_every_function_with_the_reports_times() {
+    if !have_speedscope() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, rows) = calls_traced(dir.path());
+    let profile = dir.path().join("calls.speedscope.json");
+    run_ok(
+        hookprof()
+            .arg("speedscope")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&profile),
+    );
+    let (title, text) = open_in_speedscope(&profile, "speedscope-calls");
+    assert!(title.contains("calls (hookprof)"), "{title}");
+    check_sandwich(&text, &rows);
+}
+
+/// The timeline's Chrome trace-event JSON, which speedscope imports too (its Chrome
+/// importer: B/E events per thread, `M` events naming them).
+#[test]
+fn timeline_json_in_chromium_shows_every_function_with_the_reports_times() {
+    if !have_speedscope() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, rows) = calls_traced(dir.path());
+    let profile = dir.path().join("calls.json");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&profile),
+    );
+    let (_, text) = open_in_speedscope(&profile, "timeline-calls");
+    check_sandwich(&text, &rows);
 }
 
 /// The absolute path of `program` on PATH (Chromium is started by the script, not by us).

@@ -1,20 +1,27 @@
 //! `hookprof timeline`: every call as Chrome trace-event JSON, which Perfetto UI
-//! (ui.perfetto.dev) and chrome://tracing load.
+//! (ui.perfetto.dev), chrome://tracing and speedscope load.
 //!
 //! The file is one object `{"traceEvents":[…],"displayTimeUnit":"ns","otherData":{…}}`.
 //! Each thread is one track: `M` (metadata) events name the process and the threads, then
-//! every shown call is a `B` event at its entry (name, `cat` "function", `args.depth`, 1 for
-//! the outermost shown frame, and `args.address`) and an `E` event at its exit. Events are
+//! every shown call is a `B` event at its entry (name, `cat` "function", `args.address`, the
+//! function's entry point) and an `E` event with the same name and args at its exit. Events are
 //! written as the replay produces them, so memory stays flat; per thread they are balanced
 //! (frames still open at the end of a thread are closed at its end, as in every report) and
 //! in time order. `ts` is in microseconds since the trace's earliest record, with
 //! nanosecond decimals; a trace without a clock rate gives ticks instead (and says so in
 //! `otherData.unit`).
 //!
-//! The trace records no call sites, so events carry none.
+//! The args are the same in every call of a function, and an `E` event repeats its `B`:
+//! speedscope's importer takes an event's name and args as the frame's identity (an arg that
+//! changes per call, such as the depth, would make each call a function of its own), ignores
+//! an `E` event whose name is not the open frame's, and where a `B` and an `E` have the same
+//! time (a call compensated to 0 ns) takes the `B` first only if their identities are equal.
+//! Perfetto shows each slice's depth itself. The trace records no call sites, so events
+//! carry none.
 
 use std::io::{self, Write};
 
+use crate::model::HashMap;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
 /// Writes Chrome trace events to `out` as the frames come.
@@ -27,8 +34,12 @@ pub struct Timeline<W: Write> {
     pid_tid: Vec<u8>,
     clock: TimeBase,
     /// Each function's name as a JSON string (with its quotes), and the end of its events
-    /// (`,"address":"0x…"}}`), made at its first event.
+    /// (`,"args":{"address":"0x…"}}`), made at its first event.
     names: Vec<Option<(String, String)>>,
+    /// The thread of the last event, its time in ns (ticks) and how many events before it
+    /// had that time ([`Self::push_ts`]); the same of the other threads.
+    last_ts: Option<(u64, (u64, u32))>,
+    threads_ts: HashMap<u64, (u64, u32)>,
     /// The first write error; later events are dropped.
     error: Option<io::Error>,
     pub events: u64,
@@ -73,6 +84,8 @@ impl<W: Write> Timeline<W> {
             pid_tid: format!(",\"pid\":{pid},\"tid\":").into_bytes(),
             clock: info.clock,
             names: Vec::new(),
+            last_ts: None,
+            threads_ts: HashMap::default(),
             error: None,
             events: 0,
         })
@@ -109,23 +122,51 @@ impl<W: Write> Timeline<W> {
 }
 
 impl<W: Write> Timeline<W> {
-    /// `ts` as JSON: microseconds with three decimals, or ticks.
-    fn push_ts(&mut self, time: u64) {
+    /// `ts` as JSON: microseconds with three decimals, or ticks. An event at the same
+    /// nanosecond (tick) as the thread's previous one gets three more decimals, the number
+    /// of such events so far in picoseconds (1/1000 tick), so that its place after the
+    /// previous one is in its time: viewers sort events by time, and speedscope's importer
+    /// pairs a `B` and an `E` of the same time by a guess that breaks calls compensated to
+    /// 0 ns.
+    fn push_ts(&mut self, tid: u64, time: u64) {
         let value = self.clock.time(time);
+        let last = match self.last_ts {
+            Some((last_tid, ref mut last)) if last_tid == tid => last,
+            _ => self.thread_last_ts(tid),
+        };
+        let ties = if last.0 == value {
+            last.1 = (last.1 + 1).min(999);
+            last.1
+        } else {
+            *last = (value, 0);
+            0
+        };
         let mut digits = itoa::Buffer::new();
         if self.clock.ticks_per_second.is_some() {
             self.buf
                 .extend_from_slice(digits.format(value / 1000).as_bytes());
-            let frac = value % 1000;
-            self.buf.extend_from_slice(&[
-                b'.',
-                b'0' + (frac / 100) as u8,
-                b'0' + (frac / 10 % 10) as u8,
-                b'0' + (frac % 10) as u8,
-            ]);
+            self.buf.push(b'.');
+            push_3_digits(&mut self.buf, value % 1000);
         } else {
             self.buf.extend_from_slice(digits.format(value).as_bytes());
+            if ties > 0 {
+                self.buf.push(b'.');
+            }
         }
+        if ties > 0 {
+            push_3_digits(&mut self.buf, u64::from(ties));
+        }
+    }
+
+    /// Changes the thread whose last event time [`Self::push_ts`] keeps to `tid`.
+    #[cold]
+    fn thread_last_ts(&mut self, tid: u64) -> &mut (u64, u32) {
+        if let Some((old_tid, old)) = self.last_ts.take() {
+            self.threads_ts.insert(old_tid, old);
+        }
+        let state = self.threads_ts.remove(&tid).unwrap_or((u64::MAX, 0));
+        self.last_ts = Some((tid, state));
+        &mut self.last_ts.as_mut().expect("just set").1
     }
 
     fn push_head(&mut self, phase: u8, tid: u64) {
@@ -136,6 +177,14 @@ impl<W: Write> Timeline<W> {
         self.buf
             .extend_from_slice(itoa::Buffer::new().format(tid).as_bytes());
         self.buf.extend_from_slice(b",\"ts\":");
+    }
+
+    /// `,"name":` and function `f`'s name, made at its first `B` event.
+    fn push_name(&mut self, f: usize) {
+        self.buf.extend_from_slice(b",\"name\":");
+        let name = self.names.get(f).and_then(Option::as_ref);
+        self.buf
+            .extend_from_slice(name.map_or("\"\"", |(n, _)| n.as_str()).as_bytes());
     }
 
     fn end_event(&mut self) {
@@ -164,33 +213,49 @@ impl<W: Write> View for Timeline<W> {
             // all the rest of it).
             self.names[f] = Some((
                 json(names.name(frame.function)),
-                format!(",\"address\":\"0x{:x}\"}}}}", frame.address),
+                format!(",\"args\":{{\"address\":\"0x{:x}\"}}}}", frame.address),
             ));
         }
         self.push_head(b'B', tid);
-        self.push_ts(frame.entry_time);
-        self.buf.extend_from_slice(b",\"name\":");
-        let (name, tail) = self.names[f]
-            .as_ref()
-            .map_or(("\"\"", ""), |(n, t)| (n.as_str(), t.as_str()));
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf
-            .extend_from_slice(b",\"cat\":\"function\",\"args\":{\"depth\":");
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(stack.len()).as_bytes());
-        self.buf.extend_from_slice(tail.as_bytes());
+        self.push_ts(tid, frame.entry_time);
+        self.push_name(f);
+        self.buf.extend_from_slice(b",\"cat\":\"function\"");
+        if let Some((_, tail)) = &self.names[f] {
+            self.buf.extend_from_slice(tail.as_bytes());
+        }
         self.end_event();
     }
 
-    fn exit(&mut self, tid: u64, time: u64, _stack: &[ViewFrame], _names: &Names) {
+    fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
         if self.error.is_some() {
             return;
         }
         self.push_head(b'E', tid);
-        self.push_ts(time);
-        self.buf.push(b'}');
+        self.push_ts(tid, time);
+        match stack.last().and_then(|frame| {
+            let f = frame.function as usize;
+            self.names.get(f).and_then(Option::as_ref).map(|_| f)
+        }) {
+            // The same name and args as the frame's B event, made there.
+            Some(f) => {
+                self.push_name(f);
+                if let Some((_, tail)) = &self.names[f] {
+                    self.buf.extend_from_slice(tail.as_bytes());
+                }
+            }
+            None => self.buf.push(b'}'),
+        }
         self.end_event();
     }
+}
+
+/// `n` (below 1000) as three decimal digits.
+fn push_3_digits(buf: &mut Vec<u8>, n: u64) {
+    buf.extend_from_slice(&[
+        b'0' + (n / 100) as u8,
+        b'0' + (n / 10 % 10) as u8,
+        b'0' + (n % 10) as u8,
+    ]);
 }
 
 /// `text` as a JSON string.
