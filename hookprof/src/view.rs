@@ -309,6 +309,9 @@ pub struct Viewer<'r, V> {
     depth: usize,
     /// `--time-range` as timestamps: `[start, end)`.
     time_range: (u64, u64),
+    /// No filter at all: every frame is shown, and [`Viewer::enter`] and [`Viewer::exit`]
+    /// take a shorter way (a fifth of a view's time on a trace of small calls).
+    plain: bool,
     threads: Vec<ThreadView>,
     by_tid: HashMap<u64, usize>,
     last: Option<(u64, usize)>,
@@ -341,6 +344,12 @@ impl<'r, V: View> Viewer<'r, V> {
                 (at(start), if end == u64::MAX { u64::MAX } else { at(end) })
             }),
             depth: filter.depth.unwrap_or(usize::MAX),
+            plain: filter.functions.is_empty()
+                && filter.exclude.is_empty()
+                && filter.threads.is_empty()
+                && filter.depth.is_none()
+                && filter.min_duration_ns == 0
+                && filter.time_range_ns.is_none(),
             filter: filter.clone(),
             shown_tids,
             threads: Vec::new(),
@@ -429,28 +438,76 @@ impl<'r, V: View> Viewer<'r, V> {
     }
 }
 
-impl<V: View> ReplayVisitor for Viewer<'_, V> {
-    fn enter(&mut self, tid: u64, stack: &[Frame]) {
-        self.count_record();
-        let Some(frame) = stack.last() else { return };
-        let t = self.thread_index(tid);
-        if !self.threads[t].shown {
-            return;
-        }
+impl<V: View> Viewer<'_, V> {
+    /// The view's number of the replay's `frame` on thread `t`.
+    #[inline(always)]
+    fn function(&mut self, t: usize, frame: &Frame) -> u32 {
         let local = frame.function as usize;
-        let mut function = self.threads[t]
+        let function = self.threads[t]
             .functions
             .get(local)
             .copied()
             .unwrap_or(UNNAMED);
-        if function == UNNAMED {
-            function = self.name_function(frame.address);
-            let functions = &mut self.threads[t].functions;
-            if functions.len() <= local {
-                functions.resize(local + 1, UNNAMED);
-            }
-            functions[local] = function;
+        if function != UNNAMED {
+            return function;
         }
+        let function = self.name_function(frame.address);
+        let functions = &mut self.threads[t].functions;
+        if functions.len() <= local {
+            functions.resize(local + 1, UNNAMED);
+        }
+        functions[local] = function;
+        function
+    }
+
+    /// [`ReplayVisitor::enter`] without filters: every frame is shown at once.
+    #[inline(always)]
+    fn enter_plain(&mut self, tid: u64, frame: &Frame) {
+        let t = self.thread_index(tid);
+        let function = self.function(t, frame);
+        let thread = &mut self.threads[t];
+        thread.stack.push(ViewFrame {
+            address: frame.address,
+            function,
+            entry_time: frame.entry_time,
+            child_ticks: 0,
+            outermost: frame.outermost,
+            user: 0,
+        });
+        thread.told = thread.stack.len();
+        self.view.enter(tid, &mut thread.stack, &self.names);
+    }
+
+    /// [`ReplayVisitor::exit`] without filters.
+    #[inline(always)]
+    fn exit_plain(&mut self, tid: u64, time: u64) {
+        let t = self.thread_index(tid);
+        let thread = &mut self.threads[t];
+        let Some(frame) = thread.stack.last() else {
+            return;
+        };
+        let duration = time.saturating_sub(frame.entry_time);
+        self.view.exit(tid, time, &thread.stack, &self.names);
+        thread.stack.pop();
+        if let Some(parent) = thread.stack.last_mut() {
+            parent.child_ticks = parent.child_ticks.saturating_add(duration);
+        }
+        thread.told = thread.stack.len();
+    }
+}
+
+impl<V: View> ReplayVisitor for Viewer<'_, V> {
+    fn enter(&mut self, tid: u64, stack: &[Frame]) {
+        self.count_record();
+        let Some(frame) = stack.last() else { return };
+        if self.plain {
+            return self.enter_plain(tid, frame);
+        }
+        let t = self.thread_index(tid);
+        if !self.threads[t].shown {
+            return;
+        }
+        let function = self.function(t, frame);
         let flags = self.flags[function as usize];
         let only_functions = !self.filter.functions.is_empty();
         let thread = &mut self.threads[t];
@@ -486,6 +543,9 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
 
     fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
         self.count_record();
+        if self.plain {
+            return self.exit_plain(tid, time);
+        }
         let t = self.thread_index(tid);
         let thread = &mut self.threads[t];
         if !thread.shown {

@@ -24,22 +24,34 @@ use std::io::{self, Write};
 use crate::model::HashMap;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
+/// A thread's events' beginnings and the time of its last event.
+struct ThreadOut {
+    /// `,\n{"ph":"B","pid":P,"tid":T,"ts":` and the same with `E`.
+    begin: Box<[u8]>,
+    end: Box<[u8]>,
+    /// The time of its last event in ns (ticks), and how many events before it had that
+    /// time ([`Timeline::push_ts`]).
+    last_time: u64,
+    ties: u32,
+}
+
 /// Writes Chrome trace events to `out` as the frames come.
 pub struct Timeline<W: Write> {
     out: W,
     /// Events are formatted here and written to `out` in blocks: formatting into a `Vec`
     /// is much cheaper than through a `dyn Write` per piece.
     buf: Vec<u8>,
-    /// `,"pid":P,"tid":` as bytes, the same in every event.
-    pid_tid: Vec<u8>,
+    pid: u64,
     clock: TimeBase,
-    /// Each function's name as a JSON string (with its quotes), and the end of its events
-    /// (`,"args":{"address":"0x…"}}`), made at its first event.
-    names: Vec<Option<(String, String)>>,
-    /// The thread of the last event, its time in ns (ticks) and how many events before it
-    /// had that time ([`Self::push_ts`]); the same of the other threads.
-    last_ts: Option<(u64, (u64, u32))>,
-    threads_ts: HashMap<u64, (u64, u32)>,
+    /// Per function, made at its first event: the rest of its `B` events after `ts`
+    /// (`,"name":…,"cat":"function","args":{"address":"0x…"}}`) and of its `E` events
+    /// (the same without `cat`). Hex and JSON formatting per event cost more than all the
+    /// rest of an event.
+    tails: Vec<Option<(Box<[u8]>, Box<[u8]>)>>,
+    threads: Vec<ThreadOut>,
+    by_tid: HashMap<u64, usize>,
+    /// The thread of the last event and its index in `threads`.
+    last: Option<(u64, usize)>,
     /// The first write error; later events are dropped.
     error: Option<io::Error>,
     pub events: u64,
@@ -81,11 +93,12 @@ impl<W: Write> Timeline<W> {
         Ok(Timeline {
             out,
             buf: Vec::with_capacity(Self::BLOCK + 4096),
-            pid_tid: format!(",\"pid\":{pid},\"tid\":").into_bytes(),
+            pid,
             clock: info.clock,
-            names: Vec::new(),
-            last_ts: None,
-            threads_ts: HashMap::default(),
+            tails: Vec::new(),
+            threads: Vec::new(),
+            by_tid: HashMap::default(),
+            last: None,
             error: None,
             events: 0,
         })
@@ -122,23 +135,55 @@ impl<W: Write> Timeline<W> {
 }
 
 impl<W: Write> Timeline<W> {
+    /// The index of `tid` in `threads`: the last one asked for without a look-up.
+    #[inline]
+    fn thread(&mut self, tid: u64) -> usize {
+        match self.last {
+            Some((last, index)) if last == tid => index,
+            _ => self.thread_slow(tid),
+        }
+    }
+
+    #[cold]
+    fn thread_slow(&mut self, tid: u64) -> usize {
+        let next = self.threads.len();
+        let index = *self.by_tid.entry(tid).or_insert(next);
+        if index == next {
+            let head = |phase: char| {
+                format!(
+                    ",\n{{\"ph\":\"{phase}\",\"pid\":{},\"tid\":{tid},\"ts\":",
+                    self.pid
+                )
+                .into_bytes()
+                .into_boxed_slice()
+            };
+            self.threads.push(ThreadOut {
+                begin: head('B'),
+                end: head('E'),
+                last_time: u64::MAX,
+                ties: 0,
+            });
+        }
+        self.last = Some((tid, index));
+        index
+    }
+
     /// `ts` as JSON: microseconds with three decimals, or ticks. An event at the same
-    /// nanosecond (tick) as the thread's previous one gets three more decimals, the number
+    /// nanosecond (tick) as thread `t`'s previous one gets three more decimals, the number
     /// of such events so far in picoseconds (1/1000 tick), so that its place after the
     /// previous one is in its time: viewers sort events by time, and speedscope's importer
     /// pairs a `B` and an `E` of the same time by a guess that breaks calls compensated to
     /// 0 ns.
-    fn push_ts(&mut self, tid: u64, time: u64) {
+    #[inline]
+    fn push_ts(&mut self, t: usize, time: u64) {
         let value = self.clock.time(time);
-        let last = match self.last_ts {
-            Some((last_tid, ref mut last)) if last_tid == tid => last,
-            _ => self.thread_last_ts(tid),
-        };
-        let ties = if last.0 == value {
-            last.1 = (last.1 + 1).min(999);
-            last.1
+        let thread = &mut self.threads[t];
+        let ties = if thread.last_time == value {
+            thread.ties = (thread.ties + 1).min(999);
+            thread.ties
         } else {
-            *last = (value, 0);
+            thread.last_time = value;
+            thread.ties = 0;
             0
         };
         let mut digits = itoa::Buffer::new();
@@ -158,35 +203,6 @@ impl<W: Write> Timeline<W> {
         }
     }
 
-    /// Changes the thread whose last event time [`Self::push_ts`] keeps to `tid`.
-    #[cold]
-    fn thread_last_ts(&mut self, tid: u64) -> &mut (u64, u32) {
-        if let Some((old_tid, old)) = self.last_ts.take() {
-            self.threads_ts.insert(old_tid, old);
-        }
-        let state = self.threads_ts.remove(&tid).unwrap_or((u64::MAX, 0));
-        self.last_ts = Some((tid, state));
-        &mut self.last_ts.as_mut().expect("just set").1
-    }
-
-    fn push_head(&mut self, phase: u8, tid: u64) {
-        self.buf.extend_from_slice(b",\n{\"ph\":\"");
-        self.buf.push(phase);
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(&self.pid_tid);
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(tid).as_bytes());
-        self.buf.extend_from_slice(b",\"ts\":");
-    }
-
-    /// `,"name":` and function `f`'s name, made at its first `B` event.
-    fn push_name(&mut self, f: usize) {
-        self.buf.extend_from_slice(b",\"name\":");
-        let name = self.names.get(f).and_then(Option::as_ref);
-        self.buf
-            .extend_from_slice(name.map_or("\"\"", |(n, _)| n.as_str()).as_bytes());
-    }
-
     fn end_event(&mut self) {
         self.events += 1;
         if self.buf.len() >= Self::BLOCK {
@@ -204,24 +220,26 @@ impl<W: Write> View for Timeline<W> {
         }
         let Some(frame) = stack.last() else { return };
         let f = frame.function as usize;
-        if self.names.len() <= f {
-            self.names.resize(f + 1, None);
+        if self.tails.len() <= f {
+            self.tails.resize(f + 1, None);
         }
-        if self.names[f].is_none() {
-            // The event's parts that depend on the function only, formatted once: its name,
-            // and its address closing the event (hex formatting per event cost more than
-            // all the rest of it).
-            self.names[f] = Some((
-                json(names.name(frame.function)),
-                format!(",\"args\":{{\"address\":\"0x{:x}\"}}}}", frame.address),
+        if self.tails[f].is_none() {
+            let name = json(names.name(frame.function));
+            let args = format!("\"args\":{{\"address\":\"0x{:x}\"}}}}", frame.address);
+            self.tails[f] = Some((
+                format!(",\"name\":{name},\"cat\":\"function\",{args}")
+                    .into_bytes()
+                    .into_boxed_slice(),
+                format!(",\"name\":{name},{args}")
+                    .into_bytes()
+                    .into_boxed_slice(),
             ));
         }
-        self.push_head(b'B', tid);
-        self.push_ts(tid, frame.entry_time);
-        self.push_name(f);
-        self.buf.extend_from_slice(b",\"cat\":\"function\"");
-        if let Some((_, tail)) = &self.names[f] {
-            self.buf.extend_from_slice(tail.as_bytes());
+        let t = self.thread(tid);
+        self.buf.extend_from_slice(&self.threads[t].begin);
+        self.push_ts(t, frame.entry_time);
+        if let Some((begin, _)) = &self.tails[f] {
+            self.buf.extend_from_slice(begin);
         }
         self.end_event();
     }
@@ -230,19 +248,16 @@ impl<W: Write> View for Timeline<W> {
         if self.error.is_some() {
             return;
         }
-        self.push_head(b'E', tid);
-        self.push_ts(tid, time);
-        match stack.last().and_then(|frame| {
-            let f = frame.function as usize;
-            self.names.get(f).and_then(Option::as_ref).map(|_| f)
-        }) {
-            // The same name and args as the frame's B event, made there.
-            Some(f) => {
-                self.push_name(f);
-                if let Some((_, tail)) = &self.names[f] {
-                    self.buf.extend_from_slice(tail.as_bytes());
-                }
-            }
+        let t = self.thread(tid);
+        self.buf.extend_from_slice(&self.threads[t].end);
+        self.push_ts(t, time);
+        // The same name and args as the frame's B event, made there.
+        let tail = stack
+            .last()
+            .and_then(|frame| self.tails.get(frame.function as usize))
+            .and_then(Option::as_ref);
+        match tail {
+            Some((_, end)) => self.buf.extend_from_slice(end),
             None => self.buf.push(b'}'),
         }
         self.end_event();
