@@ -1156,6 +1156,7 @@ class Bench:
         hp = self.hookprof
         views = {
             "timeline": ["timeline"],
+            "timeline_perfetto": ["timeline", "--format=perfetto"],
             "flame_folded": ["flame", "--format=folded"],
             "speedscope": ["speedscope"],
             "callgrind": ["callgrind"],
@@ -1315,6 +1316,8 @@ def evaluate_goals(b: Bench) -> list:
         return None
 
     for ours, theirs, what in (("hookprof_timeline", "uftrace_chrome", "timeline vs uftrace dump --chrome"),
+                               ("hookprof_timeline_perfetto", "uftrace_chrome",
+                                "timeline --format=perfetto vs uftrace dump --chrome"),
                                ("hookprof_timeline", "xray_trace_event", "timeline vs llvm-xray convert trace_event"),
                                ("hookprof_flame_folded", "uftrace_flame", "flame vs uftrace dump --flame-graph"),
                                ("hookprof_flame_folded", "xray_stack", "flame vs llvm-xray stack")):
@@ -1407,6 +1410,7 @@ def print_table(b: Bench, goals: list) -> str:
         lines.append(f"{'views (one core, output discarded)':<44} {'records':>13} {'wall s':>8} {'Mrec/s':>8} "
                      f"{'peak RSS':>9} {'anon MB':>8}")
         rows = [("hookprof_timeline", "hookprof timeline (Chrome JSON)"),
+                ("hookprof_timeline_perfetto", "hookprof timeline --format=perfetto"),
                 ("uftrace_chrome", "uftrace dump --chrome"),
                 ("xray_trace_event", "llvm-xray convert trace_event (FDR)"),
                 ("hookprof_flame_folded", "hookprof flame --format=folded"),
