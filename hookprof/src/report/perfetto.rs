@@ -82,8 +82,9 @@ const LENGTH_DELIMITED: u32 = 2;
 
 /// A thread's track and packet sequence.
 struct Track {
-    /// Its `trusted_packet_sequence_id`, also its track's uuid.
-    sequence: u32,
+    /// The fields after `timestamp` in each of its event packets: the sequence id and
+    /// `SEQ_NEEDS_INCREMENTAL_STATE`.
+    fields: Box<[u8]>,
     /// Which function names the sequence has interned, by function number.
     interned: Vec<bool>,
 }
@@ -98,6 +99,10 @@ pub struct Perfetto<W: Write> {
     by_tid: HashMap<u64, usize>,
     /// The last thread looked up: (tid, index in `tracks`).
     last: Option<(u64, usize)>,
+    /// Per function, made at its first event: the `track_event` field of its begin packets.
+    begins: Vec<Option<Box<[u8]>>>,
+    /// An `interned_data` field, when an event's packet needs one.
+    scratch: Vec<u8>,
     /// The first write error; later events are dropped.
     error: Option<io::Error>,
     pub events: u64,
@@ -122,6 +127,8 @@ impl<W: Write> Perfetto<W> {
             tracks: Vec::new(),
             by_tid: HashMap::default(),
             last: None,
+            begins: Vec::new(),
+            scratch: Vec::new(),
             error: None,
             events: 0,
         };
@@ -185,8 +192,11 @@ impl<W: Write> Perfetto<W> {
         close(b, interned);
         close(b, packet);
 
+        let mut fields = Vec::new();
+        uint(&mut fields, SEQUENCE_ID, u64::from(sequence));
+        uint(&mut fields, SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
         self.tracks.push(Track {
-            sequence,
+            fields: fields.into_boxed_slice(),
             interned: Vec::new(),
         });
         self.by_tid.insert(tid, index);
@@ -208,15 +218,23 @@ impl<W: Write> Perfetto<W> {
         index
     }
 
-    /// Starts an event's packet on `track`'s sequence; returns the packet's position.
-    fn open_event(&mut self, track: usize, time: u64) -> usize {
-        let sequence = self.tracks[track].sequence;
+    /// Writes an event's packet on `track`'s sequence at `time`: `extra` (interned data or
+    /// nothing) and `event`, its `track_event` field, after the packet's fixed fields.
+    /// Every part but the time is made beforehand, so a packet is its length and a few copies.
+    #[inline]
+    fn write_event(&mut self, track: usize, time: u64, extra: &[u8], event: &[u8]) {
+        let mut stamp = [0u8; 11];
+        stamp[0] = (TIMESTAMP << 3 | VARINT) as u8;
+        let stamp_len = 1 + varint_into(&mut stamp[1..], self.clock.time(time));
+        let fields = &self.tracks[track].fields;
+        let len = stamp_len + fields.len() + extra.len() + event.len();
         let b = &mut self.buf;
-        let packet = open(b, TRACE_PACKET);
-        uint(b, TIMESTAMP, self.clock.time(time));
-        uint(b, SEQUENCE_ID, u64::from(sequence));
-        uint(b, SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-        packet
+        key(b, TRACE_PACKET, LENGTH_DELIMITED);
+        varint(b, len as u64);
+        b.extend_from_slice(&stamp[..stamp_len]);
+        b.extend_from_slice(fields);
+        b.extend_from_slice(extra);
+        b.extend_from_slice(event);
     }
 
     fn end_event(&mut self) {
@@ -248,32 +266,46 @@ impl<W: Write> View for Perfetto<W> {
         }
         let Some(frame) = stack.last() else { return };
         let track = self.track(tid);
-        let packet = self.open_event(track, frame.entry_time);
         let f = frame.function as usize;
         let iid = u64::from(frame.function) + 1;
+        if self.begins.len() <= f {
+            self.begins.resize(f + 1, None);
+        }
+        let event = self.begins[f].get_or_insert_with(|| {
+            let mut b = Vec::new();
+            let event = open(&mut b, TRACK_EVENT);
+            uint(&mut b, TE_TYPE, TYPE_SLICE_BEGIN);
+            uint(&mut b, TE_NAME_IID, iid);
+            let annotation = open(&mut b, TE_DEBUG_ANNOTATIONS);
+            uint(&mut b, DA_NAME_IID, ADDRESS_NAME_IID);
+            uint(&mut b, DA_POINTER_VALUE, frame.address);
+            close(&mut b, annotation);
+            close(&mut b, event);
+            b.into_boxed_slice()
+        });
+        let event = std::mem::take(event);
         let interned = &mut self.tracks[track].interned;
         if interned.len() <= f {
             interned.resize(f + 1, false);
         }
-        let b = &mut self.buf;
+        let mut extra = std::mem::take(&mut self.scratch);
+        extra.clear();
         if !interned[f] {
             interned[f] = true;
-            let data = open(b, INTERNED_DATA);
-            let entry = open(b, ID_EVENT_NAMES);
-            uint(b, INTERNED_IID, iid);
-            bytes(b, INTERNED_NAME, names.name(frame.function).as_bytes());
-            close(b, entry);
-            close(b, data);
+            let data = open(&mut extra, INTERNED_DATA);
+            let entry = open(&mut extra, ID_EVENT_NAMES);
+            uint(&mut extra, INTERNED_IID, iid);
+            bytes(
+                &mut extra,
+                INTERNED_NAME,
+                names.name(frame.function).as_bytes(),
+            );
+            close(&mut extra, entry);
+            close(&mut extra, data);
         }
-        let event = open(b, TRACK_EVENT);
-        uint(b, TE_TYPE, TYPE_SLICE_BEGIN);
-        uint(b, TE_NAME_IID, iid);
-        let annotation = open(b, TE_DEBUG_ANNOTATIONS);
-        uint(b, DA_NAME_IID, ADDRESS_NAME_IID);
-        uint(b, DA_POINTER_VALUE, frame.address);
-        close(b, annotation);
-        close(b, event);
-        close(b, packet);
+        self.write_event(track, frame.entry_time, &extra, &event);
+        self.scratch = extra;
+        self.begins[f] = Some(event);
         self.end_event();
     }
 
@@ -282,14 +314,29 @@ impl<W: Write> View for Perfetto<W> {
             return;
         }
         let track = self.track(tid);
-        let packet = self.open_event(track, time);
-        let b = &mut self.buf;
-        let event = open(b, TRACK_EVENT);
-        uint(b, TE_TYPE, TYPE_SLICE_END);
-        close(b, event);
-        close(b, packet);
+        self.write_event(track, time, &[], &SLICE_END_EVENT);
         self.end_event();
     }
+}
+
+/// The `track_event` field of every end packet: `{type: TYPE_SLICE_END}`.
+const SLICE_END_EVENT: [u8; 4] = [
+    (TRACK_EVENT << 3 | LENGTH_DELIMITED) as u8,
+    2,
+    (TE_TYPE << 3 | VARINT) as u8,
+    TYPE_SLICE_END as u8,
+];
+
+/// Writes `value` as a varint at the start of `out` (at least 10 bytes); returns its length.
+fn varint_into(out: &mut [u8], mut value: u64) -> usize {
+    let mut n = 0;
+    while value >= 0x80 {
+        out[n] = value as u8 | 0x80;
+        value >>= 7;
+        n += 1;
+    }
+    out[n] = value as u8;
+    n + 1
 }
 
 fn varint(b: &mut Vec<u8>, mut value: u64) {
