@@ -23,6 +23,9 @@ pub struct FoldedStacks {
     parents: Vec<u32>,
     functions: Vec<u32>,
     ticks: Vec<u64>,
+    /// Per node: the (function, node) of the child looked up last, which a loop calling
+    /// the same function asks for again; saves the hash look-up most of the time.
+    last_child: Vec<(u32, u32)>,
     /// With per-thread roots: thread labels by TID, and the root node of each.
     per_thread: Option<ThreadRoots>,
 }
@@ -41,6 +44,7 @@ impl FoldedStacks {
             parents: Vec::new(),
             functions: Vec::new(),
             ticks: Vec::new(),
+            last_child: Vec::new(),
             per_thread: per_thread.then(|| {
                 (
                     info.threads.iter().map(|t| (t.tid, t.label())).collect(),
@@ -50,13 +54,27 @@ impl FoldedStacks {
         }
     }
 
+    #[inline]
     fn node(&mut self, parent: u32, function: u32) -> u32 {
+        if let Some(&(f, node)) = self.last_child.get(parent as usize) {
+            if f == function {
+                return node;
+            }
+        }
+        self.node_slow(parent, function)
+    }
+
+    fn node_slow(&mut self, parent: u32, function: u32) -> u32 {
         let next = self.parents.len() as u32;
         let node = *self.nodes.entry((parent, function)).or_insert(next);
         if node == next {
             self.parents.push(parent);
             self.functions.push(function);
             self.ticks.push(0);
+            self.last_child.push((u32::MAX, 0));
+        }
+        if let Some(last) = self.last_child.get_mut(parent as usize) {
+            *last = (function, node);
         }
         node
     }
@@ -193,6 +211,7 @@ impl FoldedStacks {
 }
 
 impl View for FoldedStacks {
+    #[inline]
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
         let len = stack.len();
         let parent = if len >= 2 {
@@ -204,6 +223,7 @@ impl View for FoldedStacks {
         stack[len - 1].user = node;
     }
 
+    #[inline]
     fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
         let Some(frame) = stack.last() else { return };
         let exclusive = time
