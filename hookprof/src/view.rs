@@ -117,12 +117,27 @@ pub struct TimeBase {
 
 impl TimeBase {
     /// A duration in ticks as nanoseconds (rounded), or ticks without a clock rate.
+    #[inline]
     pub fn duration(&self, ticks: u64) -> u64 {
+        const NS: u64 = 1_000_000_000;
         match self.ticks_per_second {
             None => ticks,
             Some(tps) => {
-                let tps = u128::from(tps.max(1));
-                u64::try_from((u128::from(ticks) * 1_000_000_000 + tps / 2) / tps)
+                let tps = tps.max(1);
+                // round(ticks * 1e9 / tps), in 64 bits where that is exact (views convert
+                // every event's time: a 128-bit division is a library call).
+                if let Some(scaled) = ticks.checked_mul(NS).and_then(|t| t.checked_add(tps / 2)) {
+                    return scaled / tps;
+                }
+                if tps < 1 << 33 {
+                    // ticks = q·tps + r: the q whole seconds are exact, r·1e9 < 2^63.
+                    let (q, r) = (ticks / tps, ticks % tps);
+                    return q
+                        .saturating_mul(NS)
+                        .saturating_add((r * NS + tps / 2) / tps);
+                }
+                let tps = u128::from(tps);
+                u64::try_from((u128::from(ticks) * u128::from(NS) + tps / 2) / tps)
                     .unwrap_or(u64::MAX)
             }
         }
@@ -721,5 +736,62 @@ impl Prepared {
         );
         warnings.extend(self.symbols.take_warnings());
         Ok((view, names, warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TimeBase;
+
+    /// The 64-bit paths of `duration` give what the exact 128-bit formula gives.
+    #[test]
+    fn duration_is_the_rounded_exact_quotient() {
+        let exact = |ticks: u64, tps: u64| {
+            let tps = u128::from(tps);
+            u64::try_from((u128::from(ticks) * 1_000_000_000 + tps / 2) / tps).unwrap_or(u64::MAX)
+        };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            // xorshift64
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let rates = [
+            1,
+            3,
+            999_999_937,
+            1_000_000_000,
+            2_918_400_000,
+            (1 << 33) - 1,
+            1 << 33,
+            u64::MAX,
+        ];
+        for &tps in &rates {
+            let clock = TimeBase {
+                base: 0,
+                ticks_per_second: Some(tps),
+            };
+            let edges = [
+                0,
+                1,
+                tps / 2,
+                tps - 1,
+                tps,
+                u64::MAX / 1_000_000_000,
+                u64::MAX,
+            ];
+            for ticks in edges
+                .into_iter()
+                .chain((0..20_000).map(|i| next() >> (i % 64)))
+            {
+                assert_eq!(
+                    clock.duration(ticks),
+                    exact(ticks, tps),
+                    "{ticks} ticks at {tps}/s"
+                );
+            }
+        }
     }
 }

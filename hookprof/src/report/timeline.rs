@@ -24,6 +24,9 @@ use std::io::{self, Write};
 use crate::model::HashMap;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
+/// A function's `B` and `E` event ends (see [`Timeline::tails`]).
+type Tails = (Box<[u8]>, Box<[u8]>);
+
 /// A thread's events' beginnings and the time of its last event.
 struct ThreadOut {
     /// `,\n{"ph":"B","pid":P,"tid":T,"ts":` and the same with `E`.
@@ -33,6 +36,11 @@ struct ThreadOut {
     /// time ([`Timeline::push_ts`]).
     last_time: u64,
     ties: u32,
+    /// The whole part of its last event's `ts` (µs, or ticks) and its digits: events come
+    /// some tens of nanoseconds apart, so most have the same whole part as the one before.
+    whole: u64,
+    whole_digits: [u8; 20],
+    whole_len: u8,
 }
 
 /// Writes Chrome trace events to `out` as the frames come.
@@ -47,7 +55,7 @@ pub struct Timeline<W: Write> {
     /// (`,"name":…,"cat":"function","args":{"address":"0x…"}}`) and of its `E` events
     /// (the same without `cat`). Hex and JSON formatting per event cost more than all the
     /// rest of an event.
-    tails: Vec<Option<(Box<[u8]>, Box<[u8]>)>>,
+    tails: Vec<Option<Tails>>,
     threads: Vec<ThreadOut>,
     by_tid: HashMap<u64, usize>,
     /// The thread of the last event and its index in `threads`.
@@ -162,6 +170,9 @@ impl<W: Write> Timeline<W> {
                 end: head('E'),
                 last_time: u64::MAX,
                 ties: 0,
+                whole: u64::MAX,
+                whole_digits: [0; 20],
+                whole_len: 0,
             });
         }
         self.last = Some((tid, index));
@@ -186,17 +197,22 @@ impl<W: Write> Timeline<W> {
             thread.ties = 0;
             0
         };
-        let mut digits = itoa::Buffer::new();
-        if self.clock.ticks_per_second.is_some() {
-            self.buf
-                .extend_from_slice(digits.format(value / 1000).as_bytes());
+        let in_ns = self.clock.ticks_per_second.is_some();
+        let whole = if in_ns { value / 1000 } else { value };
+        if thread.whole != whole {
+            let mut digits = itoa::Buffer::new();
+            let text = digits.format(whole).as_bytes();
+            thread.whole = whole;
+            thread.whole_digits[..text.len()].copy_from_slice(text);
+            thread.whole_len = text.len() as u8;
+        }
+        self.buf
+            .extend_from_slice(&thread.whole_digits[..usize::from(thread.whole_len)]);
+        if in_ns {
             self.buf.push(b'.');
             push_3_digits(&mut self.buf, value % 1000);
-        } else {
-            self.buf.extend_from_slice(digits.format(value).as_bytes());
-            if ties > 0 {
-                self.buf.push(b'.');
-            }
+        } else if ties > 0 {
+            self.buf.push(b'.');
         }
         if ties > 0 {
             push_3_digits(&mut self.buf, u64::from(ties));
