@@ -494,6 +494,21 @@ pub struct Record {
 }
 
 impl Record {
+    /// A version 2 record from its two words: the exit bit is the address's top bit, and
+    /// `mask` keeps the target's pointer width.
+    #[inline]
+    fn from_v2(time: u64, address: u64, mask: u64) -> Self {
+        Record {
+            time,
+            kind: if address & EXIT_BIT != 0 {
+                RecordKind::Exit
+            } else {
+                RecordKind::Entry
+            },
+            address: address & !EXIT_BIT & mask,
+        }
+    }
+
     pub fn entry(time: u64, address: u64) -> Self {
         Record {
             time,
@@ -543,6 +558,36 @@ impl<'a> Events<'a> {
             index: 0,
         }
     }
+
+    /// Decodes the records from number `start` on into `out`, as many as fit; returns how
+    /// many. Only for version 2 and later, where every bit pattern is a valid record (what
+    /// [`Events::iter`] gives, without a `Result` per record: the replay's inner loop).
+    pub fn decode_into(&self, start: usize, out: &mut [Record]) -> usize {
+        debug_assert!(self.version >= 2);
+        let data = self
+            .bytes
+            .data
+            .get(start * RECORD_SIZE..)
+            .unwrap_or_default();
+        let n = out.len().min(data.len() / RECORD_SIZE);
+        let mask = self.mask;
+        let decode = |slot: &mut Record, raw: &[u8], read: fn([u8; 8]) -> u64| {
+            let time = read(raw[..8].try_into().expect("8 bytes"));
+            let address = read(raw[8..16].try_into().expect("8 bytes"));
+            *slot = Record::from_v2(time, address, mask);
+        };
+        let records = out[..n].iter_mut().zip(data.chunks_exact(RECORD_SIZE));
+        match self.bytes.endian {
+            Endian::Little => records.for_each(|(slot, raw)| decode(slot, raw, u64::from_le_bytes)),
+            Endian::Big => records.for_each(|(slot, raw)| decode(slot, raw, u64::from_be_bytes)),
+        }
+        n
+    }
+
+    /// The format version of the trace (records of version 2 and later are all valid).
+    pub fn version(&self) -> u16 {
+        self.version
+    }
 }
 
 impl fmt::Debug for Events<'_> {
@@ -571,16 +616,7 @@ impl Iterator for EventsIter<'_> {
         self.index += 1;
         if self.events.version >= 2 {
             // Every bit pattern is a valid record: nothing to reject.
-            let kind = if address & EXIT_BIT != 0 {
-                RecordKind::Exit
-            } else {
-                RecordKind::Entry
-            };
-            return Some(Ok(Record {
-                time: time_kind,
-                kind,
-                address: address & !EXIT_BIT & self.events.mask,
-            }));
+            return Some(Ok(Record::from_v2(time_kind, address, self.events.mask)));
         }
         let kind = match time_kind >> V1_KIND_SHIFT {
             0 => RecordKind::Entry,
