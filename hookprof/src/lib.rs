@@ -589,11 +589,9 @@ pub fn speedscope_file(
     }
     let mut warnings: Vec<String> = Vec::new();
     for thread in threads {
-        let name = match (&thread.name, thread.sequence) {
-            (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", thread.tid),
-            _ => format!("tid {}", thread.tid),
-        };
-        speedscope.begin_thread(&name).map_err(write_error)?;
+        speedscope
+            .begin_thread(&thread.title())
+            .map_err(write_error)?;
         let filter = view::Filter {
             threads: vec![thread.tid],
             ..options.filter.clone()

@@ -84,6 +84,21 @@ pub struct ViewFrame {
     pub user: u32,
 }
 
+impl ViewFrame {
+    /// The view's frame for the replay's `frame`, the view's function number `function`.
+    #[inline(always)]
+    fn new(frame: &Frame, function: u32) -> Self {
+        ViewFrame {
+            address: frame.address,
+            function,
+            entry_time: frame.entry_time,
+            child_ticks: 0,
+            outermost: frame.outermost,
+            user: 0,
+        }
+    }
+}
+
 /// The names of the functions seen so far, numbered as in [`ViewFrame::function`].
 #[derive(Clone, Debug, Default)]
 pub struct Names {
@@ -181,6 +196,15 @@ impl ThreadInfo {
     pub fn label(&self) -> u64 {
         self.sequence.unwrap_or(self.tid)
     }
+
+    /// The thread's name as a viewer's track shows it: `name (thread N, tid T)` from its
+    /// THREAD chunk, else `tid T`.
+    pub fn title(&self) -> String {
+        match (&self.name, self.sequence) {
+            (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", self.tid),
+            _ => format!("tid {}", self.tid),
+        }
+    }
 }
 
 /// What a view needs to know before the replay: read from the chunk headers alone (no
@@ -199,6 +223,14 @@ pub struct TraceInfo {
 }
 
 impl TraceInfo {
+    /// The traced executable's path as the trace gives it, for a view's process name.
+    pub fn program(&self) -> String {
+        self.summary
+            .exe
+            .as_ref()
+            .map_or_else(|| "traced program".to_string(), |p| p.display().to_string())
+    }
+
     /// Walks the chunks of `trace`. A cut-short last chunk of an incomplete trace is left to
     /// the replay, which reports it.
     pub fn scan(trace: &Trace<'_>) -> Result<TraceInfo, FormatError> {
@@ -481,14 +513,7 @@ impl<V: View> Viewer<'_, V> {
         let t = self.thread_index(tid);
         let function = self.function(t, frame);
         let thread = &mut self.threads[t];
-        thread.stack.push(ViewFrame {
-            address: frame.address,
-            function,
-            entry_time: frame.entry_time,
-            child_ticks: 0,
-            outermost: frame.outermost,
-            user: 0,
-        });
+        thread.stack.push(ViewFrame::new(frame, function));
         thread.told = thread.stack.len();
         self.view.enter(tid, &mut thread.stack, &self.names);
     }
@@ -540,14 +565,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
             && frame.entry_time < self.time_range.1;
         if shown {
             bits |= SHOWN;
-            thread.stack.push(ViewFrame {
-                address: frame.address,
-                function,
-                entry_time: frame.entry_time,
-                child_ticks: 0,
-                outermost: frame.outermost,
-                user: 0,
-            });
+            thread.stack.push(ViewFrame::new(frame, function));
             if self.min_ticks == 0 {
                 thread.told = thread.stack.len();
                 self.view.enter(tid, &mut thread.stack, &self.names);

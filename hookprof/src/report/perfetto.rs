@@ -114,11 +114,7 @@ impl<W: Write> Perfetto<W> {
     /// Starts the trace: the process's track and a track for each thread the trace names.
     pub fn start(out: W, info: &TraceInfo) -> io::Result<Self> {
         let pid = info.summary.header.pid;
-        let exe = info
-            .summary
-            .exe
-            .as_ref()
-            .map_or_else(|| "traced program".to_string(), |p| p.display().to_string());
+        let exe = info.program();
         let mut perfetto = Perfetto {
             out,
             buf: Vec::with_capacity(Self::BLOCK + 4096),
@@ -145,10 +141,7 @@ impl<W: Write> Perfetto<W> {
         close(b, packet);
         for t in &info.threads {
             if !perfetto.by_tid.contains_key(&t.tid) {
-                let name = match (&t.name, t.sequence) {
-                    (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", t.tid),
-                    _ => format!("tid {}", t.tid),
-                };
+                let name = t.title();
                 perfetto.add_track(t.tid, &name);
             }
         }

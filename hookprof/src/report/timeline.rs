@@ -69,21 +69,14 @@ impl<W: Write> Timeline<W> {
     /// Starts the file: the opening and the metadata events of the process and its threads.
     pub fn start(mut out: W, info: &TraceInfo) -> io::Result<Self> {
         let pid = info.summary.header.pid;
-        let exe = info
-            .summary
-            .exe
-            .as_ref()
-            .map_or_else(|| "traced program".to_string(), |p| p.display().to_string());
+        let exe = info.program();
         write!(
             out,
             "{{\"traceEvents\":[\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
             json(&exe)
         )?;
         for t in &info.threads {
-            let name = match (&t.name, t.sequence) {
-                (Some(name), Some(seq)) => format!("{name} (thread {seq}, tid {})", t.tid),
-                _ => format!("tid {}", t.tid),
-            };
+            let name = t.title();
             write!(
                 out,
                 ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
