@@ -459,17 +459,20 @@ pub fn timeline_file(
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
+    let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
     let warnings = match format {
         TimelineFormat::Json => {
-            let timeline =
-                report::timeline::Timeline::start(out, &prepared.info).map_err(write_error)?;
+            let timeline = report::timeline::Timeline::start(out, &prepared.info)
+                .map_err(write_error)?
+                .with_lines(lines);
             let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
             timeline.finish().map_err(write_error)?;
             warnings
         }
         TimelineFormat::Perfetto => {
-            let trace =
-                report::perfetto::Perfetto::start(out, &prepared.info).map_err(write_error)?;
+            let trace = report::perfetto::Perfetto::start(out, &prepared.info)
+                .map_err(write_error)?
+                .with_lines(lines);
             let (trace, _, warnings) = prepared.run(trace, &options.filter)?;
             trace.finish().map_err(write_error)?;
             warnings

@@ -15,8 +15,8 @@ them:
 - every packet is on a sequence (trusted_packet_sequence_id); a packet that needs the
   sequence's incremental state (SEQ_NEEDS_INCREMENTAL_STATE) comes after one that cleared it
   (SEQ_INCREMENTAL_STATE_CLEARED) on the same sequence;
-- every interned id a track event uses (event name, debug annotation name) was interned on
-  its sequence before or in the same packet, and each iid means one name;
+- every interned id a track event uses (event name, debug annotation name, source location)
+  was interned on its sequence before or in the same packet, and each iid means one thing;
 - every track event is on a track (its own track_uuid or the sequence's
   trace_packet_defaults) that a TrackDescriptor declares; a thread track gives pid and tid,
   and the pid is the process track's;
@@ -70,7 +70,8 @@ def unknown_fields(message, path):
 
 
 def perfetto_slices(path, pb2):
-    """The slices of the Perfetto trace: {tid: [(ts, depth, name, address)]} in begin order."""
+    """The slices of the Perfetto trace: {tid: [(ts, depth, name, address, "file:line" or None)]}
+    in begin order."""
     trace = pb2.Trace()
     try:
         trace.ParseFromString(Path(path).read_bytes())
@@ -91,7 +92,7 @@ def perfetto_slices(path, pb2):
             fail(f"{where}: no trusted_packet_sequence_id")
         seq = p.trusted_packet_sequence_id
         if p.sequence_flags & P.SEQ_INCREMENTAL_STATE_CLEARED:
-            state[seq] = {"events": {}, "annotations": {}, "track": None}
+            state[seq] = {"events": {}, "annotations": {}, "locations": {}, "track": None}
         if p.sequence_flags & P.SEQ_NEEDS_INCREMENTAL_STATE and seq not in state:
             fail(f"{where}: needs sequence {seq}'s incremental state, which no packet cleared")
         if p.HasField("trace_packet_defaults"):
@@ -102,13 +103,17 @@ def perfetto_slices(path, pb2):
         if p.HasField("interned_data"):
             if seq not in state:
                 fail(f"{where}: interned data outside an incremental state")
-            for kind, entries in (("events", p.interned_data.event_names),
-                                  ("annotations", p.interned_data.debug_annotation_names)):
-                for e in entries:
-                    old = state[seq][kind].get(e.iid)
-                    if old is not None and old != e.name:
-                        fail(f"{where}: iid {e.iid} interned as {old!r} and {e.name!r}")
-                    state[seq][kind][e.iid] = e.name
+            locations = [(e.iid, f"{e.file_name}:{e.line_number}", e)
+                         for e in p.interned_data.source_locations]
+            for kind, entries in (("events", [(e.iid, e.name, e) for e in p.interned_data.event_names]),
+                                  ("annotations", [(e.iid, e.name, e)
+                                                   for e in p.interned_data.debug_annotation_names]),
+                                  ("locations", locations)):
+                for iid, value, _ in entries:
+                    old = state[seq][kind].get(iid)
+                    if old is not None and old != value:
+                        fail(f"{where}: iid {iid} interned as {old!r} and {value!r}")
+                    state[seq][kind][iid] = value
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
             if d.uuid in tracks:
@@ -129,26 +134,32 @@ def perfetto_slices(path, pb2):
             uuid = e.track_uuid if e.HasField("track_uuid") else state[seq]["track"]
             if uuid is None:
                 fail(f"{where}: track event on no track")
-            names = dict(state[seq]["events"])
-            annotations = dict(state[seq]["annotations"])
+            names = state[seq]["events"]
+            annotations = state[seq]["annotations"]
+            locations = state[seq]["locations"]
             if e.type == TE.TYPE_SLICE_BEGIN:
                 if e.name_iid not in names:
                     fail(f"{where}: event name iid {e.name_iid} not interned on sequence {seq}")
                 address = None
+                source = None
+                if e.HasField("source_location_iid"):
+                    source = locations.get(e.source_location_iid)
+                    if source is None:
+                        fail(f"{where}: source location iid {e.source_location_iid} not interned")
                 for a in e.debug_annotations:
                     if annotations.get(a.name_iid) is None:
                         fail(f"{where}: annotation name iid {a.name_iid} not interned")
                     if annotations[a.name_iid] == "address":
                         address = a.pointer_value
-                events.append((i, uuid, p.timestamp, "B", names[e.name_iid], address))
+                events.append((i, uuid, p.timestamp, "B", names[e.name_iid], address, source))
             elif e.type == TE.TYPE_SLICE_END:
-                events.append((i, uuid, p.timestamp, "E", None, None))
+                events.append((i, uuid, p.timestamp, "E", None, None, None))
             else:
                 fail(f"{where}: event type {e.type}, not a slice begin or end")
     slices = {}
     open_slices = {}
     last_ts = {}
-    for i, uuid, ts, phase, name, address in events:
+    for i, uuid, ts, phase, name, address, source in events:
         track = tracks.get(uuid)
         if track is None or track[0] != "thread":
             fail(f"packet {i}: track {uuid} is not a declared thread track")
@@ -160,7 +171,7 @@ def perfetto_slices(path, pb2):
         last_ts[uuid] = ts
         stack = open_slices.setdefault(uuid, [])
         if phase == "B":
-            slices.setdefault(tid, []).append((ts, len(stack), name, address))
+            slices.setdefault(tid, []).append((ts, len(stack), name, address, source))
             stack.append(name)
         elif not stack:
             fail(f"packet {i}: SLICE_END on track {uuid} with no slice open")
@@ -183,7 +194,7 @@ def json_slices(path):
             ts = round(float(e["ts"]) * 1000)
             address = int(e["args"]["address"], 16)
             d = depth.get(tid, 0)
-            slices.setdefault(tid, []).append((ts, d, e["name"], address))
+            slices.setdefault(tid, []).append((ts, d, e["name"], address, e["args"].get("source")))
             depth[tid] = d + 1
         elif e["ph"] == "E":
             depth[tid] -= 1

@@ -663,3 +663,50 @@ fn perfetto_trace_has_the_json_timelines_slices() {
     let out = check_perfetto(&pftrace, Some(&json)).unwrap();
     assert!(!out.status.success(), "different slices passed");
 }
+
+/// With DWARF (-g), every event names its function's file and line: `args.source` in the
+/// JSON, an interned `SourceLocation` in the Perfetto trace, and the two agree.
+#[test]
+fn timelines_have_source_lines_from_dwarf() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O0", "-g"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let json = dir.path().join("calls.json");
+    run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(&json));
+    let source = std::fs::read_to_string(workspace_root().join("tests/programs/calls.c")).unwrap();
+    let fib_line = 1 + source
+        .lines()
+        .position(|l| l.starts_with("int fib(int n)"))
+        .expect("calls.c defines fib");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let events = value["traceEvents"].as_array().unwrap();
+    let fib = events
+        .iter()
+        .find(|e| e["name"] == "fib" && e["ph"] == "B")
+        .expect("a fib event");
+    let at = fib["args"]["source"].as_str().unwrap_or_default();
+    assert!(
+        at.ends_with(&format!("programs/calls.c:{fib_line}")),
+        "fib's source: {fib}"
+    );
+    for e in events.iter().filter(|e| e["ph"] == "B") {
+        assert!(e["args"]["source"].is_string(), "no source: {e}");
+    }
+    let pftrace = dir.path().join("calls.pftrace");
+    run_ok(
+        hookprof()
+            .args(["timeline", "--format=perfetto"])
+            .arg(&trace)
+            .arg("-o")
+            .arg(&pftrace),
+    );
+    if let Some(out) = check_perfetto(&pftrace, Some(&json)) {
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

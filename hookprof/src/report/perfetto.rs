@@ -17,8 +17,9 @@
 //! - per shown call, a `TrackEvent` `TYPE_SLICE_BEGIN` packet at its entry (`name_iid` = the
 //!   function's number + 1, the name interned on the thread's sequence in the packet of its
 //!   first call there; a debug annotation `address` with the entry point as
-//!   `pointer_value`) and a `TYPE_SLICE_END` packet at its exit. Both have
-//!   `SEQ_NEEDS_INCREMENTAL_STATE`.
+//!   `pointer_value`; where the executable's DWARF tells, `source_location_iid`, the same
+//!   number, interned beside the name as a `SourceLocation` with file, function and line)
+//!   and a `TYPE_SLICE_END` packet at its exit. Both have `SEQ_NEEDS_INCREMENTAL_STATE`.
 //!
 //! `timestamp` is nanoseconds since the trace's earliest record in the default clock domain
 //! (ticks when the trace has no clock rate). As the JSON, the file is written as the trace
@@ -27,6 +28,7 @@
 
 use std::io::{self, Write};
 
+use crate::lines::SourceLines;
 use crate::model::HashMap;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
@@ -61,11 +63,17 @@ const THD_NAME: u32 = 5;
 const TE_DEBUG_ANNOTATIONS: u32 = 4;
 const TE_TYPE: u32 = 9;
 const TE_NAME_IID: u32 = 10;
+const TE_SOURCE_LOCATION_IID: u32 = 34;
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
 // `InternedData` fields; `EventName` and `DebugAnnotationName` are both `{iid = 1, name = 2}`.
 const ID_EVENT_NAMES: u32 = 2;
 const ID_DEBUG_ANNOTATION_NAMES: u32 = 3;
+const ID_SOURCE_LOCATIONS: u32 = 4;
+// `SourceLocation` fields (its iid is field 1, as the others').
+const SL_FILE_NAME: u32 = 2;
+const SL_FUNCTION_NAME: u32 = 3;
+const SL_LINE_NUMBER: u32 = 4;
 const INTERNED_IID: u32 = 1;
 const INTERNED_NAME: u32 = 2;
 // `DebugAnnotation` fields.
@@ -99,8 +107,12 @@ pub struct Perfetto<W: Write> {
     by_tid: HashMap<u64, usize>,
     /// The last thread looked up: (tid, index in `tracks`).
     last: Option<(u64, usize)>,
-    /// Per function, made at its first event: the `track_event` field of its begin packets.
+    /// Per function, made at its first event: the `track_event` field of its begin packets,
+    /// and its source location (file, line) if the DWARF tells.
     begins: Vec<Option<Box<[u8]>>>,
+    locations: Vec<Option<(String, u32)>>,
+    /// The executable's DWARF lines.
+    lines: Option<SourceLines>,
     /// An `interned_data` field, when an event's packet needs one.
     scratch: Vec<u8>,
     /// The first write error; later events are dropped.
@@ -110,6 +122,13 @@ pub struct Perfetto<W: Write> {
 
 impl<W: Write> Perfetto<W> {
     const BLOCK: usize = 1 << 16;
+
+    /// Gives each function's begin events a `SourceLocation` (file, function, line of its
+    /// entry point) where `lines` knows it.
+    pub fn with_lines(mut self, lines: Option<SourceLines>) -> Self {
+        self.lines = lines;
+        self
+    }
 
     /// Starts the trace: the process's track and a track for each thread the trace names.
     pub fn start(out: W, info: &TraceInfo) -> io::Result<Self> {
@@ -124,6 +143,8 @@ impl<W: Write> Perfetto<W> {
             by_tid: HashMap::default(),
             last: None,
             begins: Vec::new(),
+            locations: Vec::new(),
+            lines: None,
             scratch: Vec::new(),
             error: None,
             events: 0,
@@ -263,12 +284,20 @@ impl<W: Write> View for Perfetto<W> {
         let iid = u64::from(frame.function) + 1;
         if self.begins.len() <= f {
             self.begins.resize(f + 1, None);
+            self.locations.resize(f + 1, None);
         }
+        if self.begins[f].is_none() {
+            self.locations[f] = self.lines.as_ref().and_then(|l| l.location(frame.address));
+        }
+        let located = self.locations[f].is_some();
         let event = self.begins[f].get_or_insert_with(|| {
             let mut b = Vec::new();
             let event = open(&mut b, TRACK_EVENT);
             uint(&mut b, TE_TYPE, TYPE_SLICE_BEGIN);
             uint(&mut b, TE_NAME_IID, iid);
+            if located {
+                uint(&mut b, TE_SOURCE_LOCATION_IID, iid);
+            }
             let annotation = open(&mut b, TE_DEBUG_ANNOTATIONS);
             uint(&mut b, DA_NAME_IID, ADDRESS_NAME_IID);
             uint(&mut b, DA_POINTER_VALUE, frame.address);
@@ -286,14 +315,19 @@ impl<W: Write> View for Perfetto<W> {
         if !interned[f] {
             interned[f] = true;
             let data = open(&mut extra, INTERNED_DATA);
+            let name = names.name(frame.function).as_bytes();
             let entry = open(&mut extra, ID_EVENT_NAMES);
             uint(&mut extra, INTERNED_IID, iid);
-            bytes(
-                &mut extra,
-                INTERNED_NAME,
-                names.name(frame.function).as_bytes(),
-            );
+            bytes(&mut extra, INTERNED_NAME, name);
             close(&mut extra, entry);
+            if let Some((file, line)) = &self.locations[f] {
+                let entry = open(&mut extra, ID_SOURCE_LOCATIONS);
+                uint(&mut extra, INTERNED_IID, iid);
+                bytes(&mut extra, SL_FILE_NAME, file.as_bytes());
+                bytes(&mut extra, SL_FUNCTION_NAME, name);
+                uint(&mut extra, SL_LINE_NUMBER, u64::from(*line));
+                close(&mut extra, entry);
+            }
             close(&mut extra, data);
         }
         self.write_event(track, frame.entry_time, &extra, &event);

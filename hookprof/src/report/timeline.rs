@@ -4,7 +4,8 @@
 //! The file is one object `{"traceEvents":[…],"displayTimeUnit":"ns","otherData":{…}}`.
 //! Each thread is one track: `M` (metadata) events name the process and the threads, then
 //! every shown call is a `B` event at its entry (name, `cat` "function", `args.address`, the
-//! function's entry point) and an `E` event with the same name and args at its exit. Events are
+//! function's entry point, and `args.source`, its `file:line`, where the executable's DWARF
+//! tells) and an `E` event with the same name and args at its exit. Events are
 //! written as the replay produces them, so memory stays flat; per thread they are balanced
 //! (frames still open at the end of a thread are closed at its end, as in every report) and
 //! in time order. `ts` is in microseconds since the trace's earliest record, with
@@ -21,6 +22,7 @@
 
 use std::io::{self, Write};
 
+use crate::lines::SourceLines;
 use crate::model::HashMap;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
@@ -58,6 +60,8 @@ pub struct Timeline<W: Write> {
     tails: Vec<Option<Tails>>,
     threads: Vec<ThreadOut>,
     by_tid: HashMap<u64, usize>,
+    /// The executable's DWARF lines, for each function's `args.source`.
+    lines: Option<SourceLines>,
     /// The thread of the last event and its index in `threads`.
     last: Option<(u64, usize)>,
     /// The first write error; later events are dropped.
@@ -97,6 +101,7 @@ impl<W: Write> Timeline<W> {
             pid,
             clock: info.clock,
             tails: Vec::new(),
+            lines: None,
             threads: Vec::new(),
             by_tid: HashMap::default(),
             last: None,
@@ -106,6 +111,13 @@ impl<W: Write> Timeline<W> {
     }
 
     const BLOCK: usize = 1 << 16;
+
+    /// Gives each function's events `args.source`, `file:line` of its entry point, where
+    /// `lines` knows it.
+    pub fn with_lines(mut self, lines: Option<SourceLines>) -> Self {
+        self.lines = lines;
+        self
+    }
 
     /// Ends the file and returns the writer, or the first write error.
     pub fn finish(mut self) -> io::Result<W> {
@@ -234,7 +246,17 @@ impl<W: Write> View for Timeline<W> {
         }
         if self.tails[f].is_none() {
             let name = json(names.name(frame.function));
-            let args = format!("\"args\":{{\"address\":\"0x{:x}\"}}}}", frame.address);
+            let source = self
+                .lines
+                .as_ref()
+                .and_then(|l| l.location(frame.address))
+                .map_or_else(String::new, |(file, line)| {
+                    format!(",\"source\":{}", json(&format!("{file}:{line}")))
+                });
+            let args = format!(
+                "\"args\":{{\"address\":\"0x{:x}\"{source}}}}}",
+                frame.address
+            );
             self.tails[f] = Some((
                 format!(",\"name\":{name},\"cat\":\"function\",{args}")
                     .into_bytes()
