@@ -357,7 +357,7 @@ pub struct Viewer<'r, V> {
     /// `--time-range` as timestamps: `[start, end)`.
     time_range: (u64, u64),
     /// No filter at all: every frame is shown, and [`Viewer::enter`] and [`Viewer::exit`]
-    /// take a shorter way (a fifth of a view's time on a trace of small calls).
+    /// take a shorter way (a tenth of the flame graph's instructions on a trace of small calls).
     plain: bool,
     threads: Vec<ThreadView>,
     by_tid: HashMap<u64, usize>,
