@@ -121,6 +121,36 @@ pub trait View {
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names);
 }
 
+/// Numbers the TIDs a view meets 0, 1, 2, … in the order it meets them, for its per-thread
+/// `Vec`s. The last TID asked for is answered without a look-up: a thread's records come in
+/// chunks, so nearly every question is about the same thread as the one before.
+#[derive(Debug, Default)]
+pub struct TidIndex {
+    by_tid: HashMap<u64, usize>,
+    last: Option<(u64, usize)>,
+}
+
+impl TidIndex {
+    /// The number of `tid`, and whether it is new (then it is the number of TIDs met
+    /// before it: the caller adds its per-thread state at that index now).
+    #[inline(always)]
+    pub fn index(&mut self, tid: u64) -> (usize, bool) {
+        match self.last {
+            Some((last, index)) if last == tid => (index, false),
+            _ => self.index_slow(tid),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn index_slow(&mut self, tid: u64) -> (usize, bool) {
+        let next = self.by_tid.len();
+        let index = *self.by_tid.entry(tid).or_insert(next);
+        self.last = Some((tid, index));
+        (index, index == next)
+    }
+}
+
 /// Converts ticks to nanoseconds since the trace's earliest record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeBase {
@@ -360,8 +390,8 @@ pub struct Viewer<'r, V> {
     /// take a shorter way (a tenth of the flame graph's instructions on a trace of small calls).
     plain: bool,
     threads: Vec<ThreadView>,
-    by_tid: HashMap<u64, usize>,
-    last: Option<(u64, usize)>,
+    /// TID → index in `threads`.
+    tids: TidIndex,
     /// Replayed entries and exits, and whom to tell about them.
     replayed: u64,
     records: u64,
@@ -400,8 +430,7 @@ impl<'r, V: View> Viewer<'r, V> {
             filter: filter.clone(),
             shown_tids,
             threads: Vec::new(),
-            by_tid: HashMap::default(),
-            last: None,
+            tids: TidIndex::default(),
             replayed: 0,
             records: info.records,
             progress: None,
@@ -433,30 +462,24 @@ impl<'r, V: View> Viewer<'r, V> {
         (self.view, self.names)
     }
 
-    /// The index of `tid` in `threads`: the last one asked for (nearly always: a thread's
-    /// records come in chunks) without a look-up.
+    /// The index of `tid` in `threads`.
     #[inline(always)]
     fn thread_index(&mut self, tid: u64) -> usize {
-        match self.last {
-            Some((last_tid, index)) if last_tid == tid => index,
-            _ => self.thread_index_slow(tid),
+        let (index, new) = self.tids.index(tid);
+        if new {
+            self.add_thread(tid);
         }
+        index
     }
 
     #[cold]
     #[inline(never)]
-    fn thread_index_slow(&mut self, tid: u64) -> usize {
-        let next = self.threads.len();
-        let index = *self.by_tid.entry(tid).or_insert(next);
-        if index == next {
-            let shown = self.filter.threads.is_empty() || self.shown_tids.contains(&tid);
-            self.threads.push(ThreadView {
-                shown,
-                ..ThreadView::default()
-            });
-        }
-        self.last = Some((tid, index));
-        index
+    fn add_thread(&mut self, tid: u64) {
+        let shown = self.filter.threads.is_empty() || self.shown_tids.contains(&tid);
+        self.threads.push(ThreadView {
+            shown,
+            ..ThreadView::default()
+        });
     }
 
     /// The view's number of the function at `address`, named now if new.

@@ -29,8 +29,7 @@
 use std::io::{self, Write};
 
 use crate::lines::SourceLines;
-use crate::model::HashMap;
-use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 
 /// `Trace.packet`.
 const TRACE_PACKET: u32 = 1;
@@ -104,9 +103,8 @@ pub struct Perfetto<W: Write> {
     clock: TimeBase,
     pid: u64,
     tracks: Vec<Track>,
-    by_tid: HashMap<u64, usize>,
-    /// The last thread looked up: (tid, index in `tracks`).
-    last: Option<(u64, usize)>,
+    /// TID → index in `tracks`.
+    tids: TidIndex,
     /// Per function, made at its first event: the `track_event` field of its begin packets,
     /// and its source location (file, line) if the DWARF tells.
     begins: Vec<Option<Box<[u8]>>>,
@@ -140,8 +138,7 @@ impl<W: Write> Perfetto<W> {
             clock: info.clock,
             pid,
             tracks: Vec::new(),
-            by_tid: HashMap::default(),
-            last: None,
+            tids: TidIndex::default(),
             begins: Vec::new(),
             locations: Vec::new(),
             lines: None,
@@ -161,9 +158,8 @@ impl<W: Write> Perfetto<W> {
         uint(b, SEQUENCE_ID, 1);
         close(b, packet);
         for t in &info.threads {
-            if !perfetto.by_tid.contains_key(&t.tid) {
-                let name = t.title();
-                perfetto.add_track(t.tid, &name);
+            if perfetto.tids.index(t.tid).1 {
+                perfetto.add_track(t.tid, &t.title());
             }
         }
         perfetto.out.write_all(&perfetto.buf)?;
@@ -171,8 +167,9 @@ impl<W: Write> Perfetto<W> {
         Ok(perfetto)
     }
 
-    /// Declares the track of thread `tid` and starts its sequence; returns its index.
-    fn add_track(&mut self, tid: u64, name: &str) -> usize {
+    /// Declares the track of thread `tid`, the next in `tracks`, and starts its sequence.
+    #[cold]
+    fn add_track(&mut self, tid: u64, name: &str) {
         let index = self.tracks.len();
         // Sequence 1 is the process descriptor's.
         let sequence = u32::try_from(index + 2).unwrap_or(u32::MAX);
@@ -213,22 +210,14 @@ impl<W: Write> Perfetto<W> {
             fields: fields.into_boxed_slice(),
             interned: Vec::new(),
         });
-        self.by_tid.insert(tid, index);
-        index
     }
 
     /// The index of thread `tid`'s track, declared now if the trace did not name the thread.
     fn track(&mut self, tid: u64) -> usize {
-        if let Some((last, index)) = self.last {
-            if last == tid {
-                return index;
-            }
+        let (index, new) = self.tids.index(tid);
+        if new {
+            self.add_track(tid, &format!("tid {tid}"));
         }
-        let index = match self.by_tid.get(&tid) {
-            Some(&index) => index,
-            None => self.add_track(tid, &format!("tid {tid}")),
-        };
-        self.last = Some((tid, index));
         index
     }
 

@@ -23,8 +23,7 @@
 use std::io::{self, Write};
 
 use crate::lines::SourceLines;
-use crate::model::HashMap;
-use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 
 /// A function's `B` and `E` event ends (see [`Timeline::tails`]).
 type Tails = (Box<[u8]>, Box<[u8]>);
@@ -59,11 +58,10 @@ pub struct Timeline<W: Write> {
     /// rest of an event.
     tails: Vec<Option<Tails>>,
     threads: Vec<ThreadOut>,
-    by_tid: HashMap<u64, usize>,
+    /// TID → index in `threads`.
+    tids: TidIndex,
     /// The executable's DWARF lines, for each function's `args.source`.
     lines: Option<SourceLines>,
-    /// The thread of the last event and its index in `threads`.
-    last: Option<(u64, usize)>,
     /// The first write error; later events are dropped.
     error: Option<io::Error>,
     pub events: u64,
@@ -103,8 +101,7 @@ impl<W: Write> Timeline<W> {
             tails: Vec::new(),
             lines: None,
             threads: Vec::new(),
-            by_tid: HashMap::default(),
-            last: None,
+            tids: TidIndex::default(),
             error: None,
             events: 0,
         })
@@ -148,40 +145,35 @@ impl<W: Write> Timeline<W> {
 }
 
 impl<W: Write> Timeline<W> {
-    /// The index of `tid` in `threads`: the last one asked for without a look-up.
+    /// The index of `tid` in `threads`.
     #[inline]
     fn thread(&mut self, tid: u64) -> usize {
-        match self.last {
-            Some((last, index)) if last == tid => index,
-            _ => self.thread_slow(tid),
+        let (index, new) = self.tids.index(tid);
+        if new {
+            self.add_thread(tid);
         }
+        index
     }
 
     #[cold]
-    fn thread_slow(&mut self, tid: u64) -> usize {
-        let next = self.threads.len();
-        let index = *self.by_tid.entry(tid).or_insert(next);
-        if index == next {
-            let head = |phase: char| {
-                format!(
-                    ",\n{{\"ph\":\"{phase}\",\"pid\":{},\"tid\":{tid},\"ts\":",
-                    self.pid
-                )
-                .into_bytes()
-                .into_boxed_slice()
-            };
-            self.threads.push(ThreadOut {
-                begin: head('B'),
-                end: head('E'),
-                last_time: u64::MAX,
-                ties: 0,
-                whole: u64::MAX,
-                whole_digits: [0; 20],
-                whole_len: 0,
-            });
-        }
-        self.last = Some((tid, index));
-        index
+    fn add_thread(&mut self, tid: u64) {
+        let head = |phase: char| {
+            format!(
+                ",\n{{\"ph\":\"{phase}\",\"pid\":{},\"tid\":{tid},\"ts\":",
+                self.pid
+            )
+            .into_bytes()
+            .into_boxed_slice()
+        };
+        self.threads.push(ThreadOut {
+            begin: head('B'),
+            end: head('E'),
+            last_time: u64::MAX,
+            ties: 0,
+            whole: u64::MAX,
+            whole_digits: [0; 20],
+            whole_len: 0,
+        });
     }
 
     /// `ts` as JSON: microseconds with three decimals, or ticks. An event at the same
