@@ -17,48 +17,37 @@
 
 use std::io::{self, Write};
 
-use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::view::{BlockWriter, Names, TimeBase, TraceInfo, View, ViewFrame};
 
 /// Writes the call tree as the frames come.
 pub struct CallTree<W: Write> {
-    out: W,
-    /// Lines are formatted here and written to `out` in blocks (cheaper than formatting
-    /// through a `dyn Write` piece by piece).
-    buf: Vec<u8>,
+    w: BlockWriter<W>,
     clock: TimeBase,
     /// TID → label, from the trace's THREAD chunks.
     labels: Vec<(u64, u64)>,
     /// A frame told to us whose line is not written yet: it becomes `name();` if its exit
     /// comes next, `name() {` otherwise. (tid, depth, function)
     pending: Option<(u64, usize, u32)>,
-    error: Option<io::Error>,
 }
 
 impl<W: Write> CallTree<W> {
     pub fn start(mut out: W, info: &TraceInfo) -> io::Result<Self> {
         writeln!(out, "#     DURATION  THREAD  FUNCTION")?;
         Ok(CallTree {
-            out,
-            buf: Vec::with_capacity(Self::BLOCK + 4096),
+            w: BlockWriter::new(out),
             clock: info.clock,
             labels: info.threads.iter().map(|t| (t.tid, t.label())).collect(),
             pending: None,
-            error: None,
         })
     }
 
     pub fn finish(mut self, names: &Names) -> io::Result<W> {
         let result = self.flush_pending(names);
-        self.check(result);
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.out.write_all(&self.buf)?;
-        self.out.flush()?;
-        Ok(self.out)
+        self.w.keep(result);
+        self.w.flush_buffer()?;
+        self.w.out.flush()?;
+        Ok(self.w.out)
     }
-
-    const BLOCK: usize = 1 << 16;
 
     fn label(&self, tid: u64) -> u64 {
         self.labels
@@ -75,19 +64,16 @@ impl<W: Write> CallTree<W> {
         text: &str,
     ) -> io::Result<()> {
         match duration {
-            Some(ticks) => write!(self.buf, "{}", Duration(self.clock, ticks))?,
-            None => self.buf.extend_from_slice(&[b' '; 14]),
+            Some(ticks) => write!(self.w.buf, "{}", Duration(self.clock, ticks))?,
+            None => self.w.buf.extend_from_slice(&[b' '; 14]),
         }
         let indent = 2 * depth.saturating_sub(1);
         let label = self.label(tid);
-        write!(self.buf, " [{label:>5}] | ")?;
-        self.buf.resize(self.buf.len() + indent, b' ');
-        self.buf.extend_from_slice(text.as_bytes());
-        self.buf.push(b'\n');
-        if self.buf.len() >= Self::BLOCK {
-            self.out.write_all(&self.buf)?;
-            self.buf.clear();
-        }
+        write!(self.w.buf, " [{label:>5}] | ")?;
+        self.w.buf.resize(self.w.buf.len() + indent, b' ');
+        self.w.buf.extend_from_slice(text.as_bytes());
+        self.w.buf.push(b'\n');
+        self.w.end_event();
         Ok(())
     }
 
@@ -98,28 +84,22 @@ impl<W: Write> CallTree<W> {
         }
         Ok(())
     }
-
-    fn check(&mut self, result: io::Result<()>) {
-        if let Err(err) = result {
-            self.error.get_or_insert(err);
-        }
-    }
 }
 
 impl<W: Write> View for CallTree<W> {
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let result = self.flush_pending(names);
-        self.check(result);
+        self.w.keep(result);
         if let Some(frame) = stack.last() {
             self.pending = Some((tid, stack.len(), frame.function));
         }
     }
 
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let Some(frame) = stack.last() else { return };
@@ -133,7 +113,7 @@ impl<W: Write> View for CallTree<W> {
             self.flush_pending(names)
                 .and_then(|()| self.line(duration, tid, depth, &format!("}} /* {name} */")))
         };
-        self.check(result);
+        self.w.keep(result);
     }
 }
 

@@ -29,7 +29,7 @@
 use std::io::{self, Write};
 
 use crate::lines::SourceLines;
-use crate::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::view::{BlockWriter, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 
 /// `Trace.packet`.
 const TRACE_PACKET: u32 = 1;
@@ -98,8 +98,7 @@ struct Track {
 
 /// Writes a Perfetto trace to `out` as the frames come.
 pub struct Perfetto<W: Write> {
-    out: W,
-    buf: Vec<u8>,
+    w: BlockWriter<W>,
     clock: TimeBase,
     pid: u64,
     tracks: Vec<Track>,
@@ -113,14 +112,10 @@ pub struct Perfetto<W: Write> {
     lines: Option<SourceLines>,
     /// An `interned_data` field, when an event's packet needs one.
     scratch: Vec<u8>,
-    /// The first write error; later events are dropped.
-    error: Option<io::Error>,
     pub events: u64,
 }
 
 impl<W: Write> Perfetto<W> {
-    const BLOCK: usize = 1 << 16;
-
     /// Gives each function's begin events a `SourceLocation` (file, function, line of its
     /// entry point) where `lines` knows it.
     pub fn with_lines(mut self, lines: Option<SourceLines>) -> Self {
@@ -133,8 +128,7 @@ impl<W: Write> Perfetto<W> {
         let pid = info.summary.header.pid;
         let exe = info.program();
         let mut perfetto = Perfetto {
-            out,
-            buf: Vec::with_capacity(Self::BLOCK + 4096),
+            w: BlockWriter::new(out),
             clock: info.clock,
             pid,
             tracks: Vec::new(),
@@ -143,10 +137,9 @@ impl<W: Write> Perfetto<W> {
             locations: Vec::new(),
             lines: None,
             scratch: Vec::new(),
-            error: None,
             events: 0,
         };
-        let b = &mut perfetto.buf;
+        let b = &mut perfetto.w.buf;
         let packet = open(b, TRACE_PACKET);
         let descriptor = open(b, TRACK_DESCRIPTOR);
         uint(b, TD_UUID, PROCESS_UUID);
@@ -162,8 +155,7 @@ impl<W: Write> Perfetto<W> {
                 perfetto.add_track(t.tid, &t.title());
             }
         }
-        perfetto.out.write_all(&perfetto.buf)?;
-        perfetto.buf.clear();
+        perfetto.w.flush_buffer()?;
         Ok(perfetto)
     }
 
@@ -173,7 +165,7 @@ impl<W: Write> Perfetto<W> {
         let index = self.tracks.len();
         // Sequence 1 is the process descriptor's.
         let sequence = u32::try_from(index + 2).unwrap_or(u32::MAX);
-        let b = &mut self.buf;
+        let b = &mut self.w.buf;
         let packet = open(b, TRACE_PACKET);
         let descriptor = open(b, TRACK_DESCRIPTOR);
         uint(b, TD_UUID, u64::from(sequence));
@@ -221,50 +213,22 @@ impl<W: Write> Perfetto<W> {
         index
     }
 
-    /// Writes an event's packet on `track`'s sequence at `time`: `extra` (interned data or
-    /// nothing) and `event`, its `track_event` field, after the packet's fixed fields.
-    /// Every part but the time is made beforehand, so a packet is its length and a few copies.
-    #[inline]
-    fn write_event(&mut self, track: usize, time: u64, extra: &[u8], event: &[u8]) {
-        let mut stamp = [0u8; 11];
-        stamp[0] = (TIMESTAMP << 3 | VARINT) as u8;
-        let stamp_len = 1 + varint_into(&mut stamp[1..], self.clock.time(time));
-        let fields = &self.tracks[track].fields;
-        let len = stamp_len + fields.len() + extra.len() + event.len();
-        let b = &mut self.buf;
-        key(b, TRACE_PACKET, LENGTH_DELIMITED);
-        varint(b, len as u64);
-        b.extend_from_slice(&stamp[..stamp_len]);
-        b.extend_from_slice(fields);
-        b.extend_from_slice(extra);
-        b.extend_from_slice(event);
-    }
-
     fn end_event(&mut self) {
         self.events += 1;
-        if self.buf.len() >= Self::BLOCK {
-            let result = self.out.write_all(&self.buf);
-            self.buf.clear();
-            if let Err(err) = result {
-                self.error.get_or_insert(err);
-            }
-        }
+        self.w.end_event();
     }
 
     /// Ends the trace and returns the writer, or the first write error.
     pub fn finish(mut self) -> io::Result<W> {
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.out.write_all(&self.buf)?;
-        self.out.flush()?;
-        Ok(self.out)
+        self.w.flush_buffer()?;
+        self.w.out.flush()?;
+        Ok(self.w.out)
     }
 }
 
 impl<W: Write> View for Perfetto<W> {
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let Some(frame) = stack.last() else { return };
@@ -275,16 +239,14 @@ impl<W: Write> View for Perfetto<W> {
             self.begins.resize(f + 1, None);
             self.locations.resize(f + 1, None);
         }
-        if self.begins[f].is_none() {
-            self.locations[f] = self.lines.as_ref().and_then(|l| l.location(frame.address));
-        }
-        let located = self.locations[f].is_some();
+        let (lines, locations) = (&self.lines, &mut self.locations);
         let event = self.begins[f].get_or_insert_with(|| {
+            locations[f] = lines.as_ref().and_then(|l| l.location(frame.address));
             let mut b = Vec::new();
             let event = open(&mut b, TRACK_EVENT);
             uint(&mut b, TE_TYPE, TYPE_SLICE_BEGIN);
             uint(&mut b, TE_NAME_IID, iid);
-            if located {
+            if locations[f].is_some() {
                 uint(&mut b, TE_SOURCE_LOCATION_IID, iid);
             }
             let annotation = open(&mut b, TE_DEBUG_ANNOTATIONS);
@@ -294,45 +256,67 @@ impl<W: Write> View for Perfetto<W> {
             close(&mut b, event);
             b.into_boxed_slice()
         });
-        let event = std::mem::take(event);
-        let interned = &mut self.tracks[track].interned;
-        if interned.len() <= f {
-            interned.resize(f + 1, false);
+        let track = &mut self.tracks[track];
+        if track.interned.len() <= f {
+            track.interned.resize(f + 1, false);
         }
-        let mut extra = std::mem::take(&mut self.scratch);
+        let extra = &mut self.scratch;
         extra.clear();
-        if !interned[f] {
-            interned[f] = true;
-            let data = open(&mut extra, INTERNED_DATA);
+        if !track.interned[f] {
+            track.interned[f] = true;
+            let data = open(extra, INTERNED_DATA);
             let name = names.name(frame.function).as_bytes();
-            let entry = open(&mut extra, ID_EVENT_NAMES);
-            uint(&mut extra, INTERNED_IID, iid);
-            bytes(&mut extra, INTERNED_NAME, name);
-            close(&mut extra, entry);
+            let entry = open(extra, ID_EVENT_NAMES);
+            uint(extra, INTERNED_IID, iid);
+            bytes(extra, INTERNED_NAME, name);
+            close(extra, entry);
             if let Some((file, line)) = &self.locations[f] {
-                let entry = open(&mut extra, ID_SOURCE_LOCATIONS);
-                uint(&mut extra, INTERNED_IID, iid);
-                bytes(&mut extra, SL_FILE_NAME, file.as_bytes());
-                bytes(&mut extra, SL_FUNCTION_NAME, name);
-                uint(&mut extra, SL_LINE_NUMBER, u64::from(*line));
-                close(&mut extra, entry);
+                let entry = open(extra, ID_SOURCE_LOCATIONS);
+                uint(extra, INTERNED_IID, iid);
+                bytes(extra, SL_FILE_NAME, file.as_bytes());
+                bytes(extra, SL_FUNCTION_NAME, name);
+                uint(extra, SL_LINE_NUMBER, u64::from(*line));
+                close(extra, entry);
             }
-            close(&mut extra, data);
+            close(extra, data);
         }
-        self.write_event(track, frame.entry_time, &extra, &event);
-        self.scratch = extra;
-        self.begins[f] = Some(event);
+        let time = self.clock.time(frame.entry_time);
+        write_event(&mut self.w.buf, &track.fields, time, extra, event);
         self.end_event();
     }
 
     fn exit(&mut self, tid: u64, time: u64, _stack: &[ViewFrame], _names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let track = self.track(tid);
-        self.write_event(track, time, &[], &SLICE_END_EVENT);
+        let time = self.clock.time(time);
+        write_event(
+            &mut self.w.buf,
+            &self.tracks[track].fields,
+            time,
+            &[],
+            &SLICE_END_EVENT,
+        );
         self.end_event();
     }
+}
+
+/// Writes an event's packet: its timestamp (`time`, ns), `fields` (its sequence's fixed
+/// fields), `extra` (interned data or nothing) and `event`, its `track_event` field. Every
+/// part but the time is made beforehand, so a packet is its length and a few copies.
+#[inline]
+fn write_event(b: &mut Vec<u8>, fields: &[u8], time: u64, extra: &[u8], event: &[u8]) {
+    let mut stamp = [0u8; 11];
+    stamp[0] = (TIMESTAMP << 3 | VARINT) as u8;
+    let stamp_len = 1 + varint_into(&mut stamp[1..], time);
+    let len = stamp_len + fields.len() + extra.len() + event.len();
+    key(b, TRACE_PACKET, LENGTH_DELIMITED);
+    varint(b, len as u64);
+    b.extend_from_slice(&stamp[..stamp_len]);
+    b.extend_from_slice(fields);
+    b.extend_from_slice(extra);
+    b.extend_from_slice(event);
 }
 
 /// The `track_event` field of every end packet: `{type: TYPE_SLICE_END}`.

@@ -12,11 +12,11 @@
 use std::io::{self, Write};
 
 use crate::model::HashMap;
-use crate::view::{Names, TimeBase, View, ViewFrame};
+use crate::view::{BlockWriter, Names, TimeBase, View, ViewFrame};
 
 /// Writes the events of one thread at a time; keeps the frame numbers across threads.
 pub struct Speedscope<W: Write> {
-    out: W,
+    w: BlockWriter<W>,
     clock: TimeBase,
     /// Frame number by function address, and the frames' names.
     frames: HashMap<u64, u32>,
@@ -28,8 +28,6 @@ pub struct Speedscope<W: Write> {
     first: Option<u64>,
     last: u64,
     profiles: usize,
-    buf: Vec<u8>,
-    error: Option<io::Error>,
 }
 
 const UNSET: u32 = u32::MAX;
@@ -43,7 +41,7 @@ impl<W: Write> Speedscope<W> {
             env!("CARGO_PKG_VERSION")
         )?;
         Ok(Speedscope {
-            out,
+            w: BlockWriter::new(out),
             clock,
             frames: HashMap::default(),
             frame_names: Vec::new(),
@@ -52,15 +50,13 @@ impl<W: Write> Speedscope<W> {
             first: None,
             last: 0,
             profiles: 0,
-            buf: Vec::with_capacity(1 << 16),
-            error: None,
         })
     }
 
     /// Starts the profile of one thread (before its replay).
     pub fn begin_thread(&mut self, name: &str) -> io::Result<()> {
         if self.profiles > 0 {
-            self.out.write_all(b",")?;
+            self.w.out.write_all(b",")?;
         }
         self.profiles += 1;
         self.local.clear();
@@ -68,7 +64,7 @@ impl<W: Write> Speedscope<W> {
         self.first = None;
         self.last = 0;
         write!(
-            self.out,
+            self.w.out,
             "\n{{\"type\":\"evented\",\"name\":{},\"unit\":\"{}\",\"events\":[",
             json(name),
             if self.clock.ticks_per_second.is_some() {
@@ -81,14 +77,10 @@ impl<W: Write> Speedscope<W> {
 
     /// Ends the profile of the thread (after its replay).
     pub fn end_thread(&mut self) -> io::Result<()> {
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
+        self.w.flush_buffer()?;
         let start = self.first.unwrap_or(0);
         write!(
-            self.out,
+            self.w.out,
             "],\"startValue\":{start},\"endValue\":{}}}",
             self.last.max(start)
         )
@@ -97,19 +89,19 @@ impl<W: Write> Speedscope<W> {
     /// Ends the file with the frames' names and returns the writer.
     pub fn finish(mut self, title: &str) -> io::Result<W> {
         write!(
-            self.out,
+            self.w.out,
             "\n],\"name\":{},\"shared\":{{\"frames\":[",
             json(title)
         )?;
         for (i, name) in self.frame_names.iter().enumerate() {
             if i > 0 {
-                self.out.write_all(b",")?;
+                self.w.out.write_all(b",")?;
             }
-            write!(self.out, "\n{{\"name\":{}}}", json(name))?;
+            write!(self.w.out, "\n{{\"name\":{}}}", json(name))?;
         }
-        self.out.write_all(b"\n]}}\n")?;
-        self.out.flush()?;
-        Ok(self.out)
+        self.w.out.write_all(b"\n]}}\n")?;
+        self.w.out.flush()?;
+        Ok(self.w.out)
     }
 
     fn frame(&mut self, function: u32, names: &Names) -> u32 {
@@ -134,25 +126,21 @@ impl<W: Write> Speedscope<W> {
         self.first.get_or_insert(at);
         self.last = self.last.max(at);
         if self.events > 0 {
-            self.buf.push(b',');
+            self.w.buf.push(b',');
         }
         self.events += 1;
-        self.buf.extend_from_slice(b"\n{\"type\":\"");
-        self.buf.push(kind);
-        self.buf.extend_from_slice(b"\",\"frame\":");
-        self.buf
+        self.w.buf.extend_from_slice(b"\n{\"type\":\"");
+        self.w.buf.push(kind);
+        self.w.buf.extend_from_slice(b"\",\"frame\":");
+        self.w
+            .buf
             .extend_from_slice(itoa::Buffer::new().format(frame).as_bytes());
-        self.buf.extend_from_slice(b",\"at\":");
-        self.buf
+        self.w.buf.extend_from_slice(b",\"at\":");
+        self.w
+            .buf
             .extend_from_slice(itoa::Buffer::new().format(at).as_bytes());
-        self.buf.push(b'}');
-        if self.buf.len() >= 1 << 16 {
-            let result = self.out.write_all(&self.buf);
-            self.buf.clear();
-            if let Err(err) = result {
-                self.error.get_or_insert(err);
-            }
-        }
+        self.w.buf.push(b'}');
+        self.w.end_event();
     }
 }
 

@@ -23,7 +23,7 @@
 use std::io::{self, Write};
 
 use crate::lines::SourceLines;
-use crate::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::view::{BlockWriter, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 
 /// A function's `B` and `E` event ends (see [`Timeline::tails`]).
 type Tails = (Box<[u8]>, Box<[u8]>);
@@ -46,10 +46,7 @@ struct ThreadOut {
 
 /// Writes Chrome trace events to `out` as the frames come.
 pub struct Timeline<W: Write> {
-    out: W,
-    /// Events are formatted here and written to `out` in blocks: formatting into a `Vec`
-    /// is much cheaper than through a `dyn Write` per piece.
-    buf: Vec<u8>,
+    w: BlockWriter<W>,
     pid: u64,
     clock: TimeBase,
     /// Per function, made at its first event: the rest of its `B` events after `ts`
@@ -62,8 +59,6 @@ pub struct Timeline<W: Write> {
     tids: TidIndex,
     /// The executable's DWARF lines, for each function's `args.source`.
     lines: Option<SourceLines>,
-    /// The first write error; later events are dropped.
-    error: Option<io::Error>,
     pub events: u64,
 }
 
@@ -94,20 +89,16 @@ impl<W: Write> Timeline<W> {
             }
         }
         Ok(Timeline {
-            out,
-            buf: Vec::with_capacity(Self::BLOCK + 4096),
+            w: BlockWriter::new(out),
             pid,
             clock: info.clock,
             tails: Vec::new(),
             lines: None,
             threads: Vec::new(),
             tids: TidIndex::default(),
-            error: None,
             events: 0,
         })
     }
-
-    const BLOCK: usize = 1 << 16;
 
     /// Gives each function's events `args.source`, `file:line` of its entry point, where
     /// `lines` knows it.
@@ -118,29 +109,19 @@ impl<W: Write> Timeline<W> {
 
     /// Ends the file and returns the writer, or the first write error.
     pub fn finish(mut self) -> io::Result<W> {
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
+        self.w.flush_buffer()?;
         let unit = if self.clock.ticks_per_second.is_some() {
             "us"
         } else {
             "ticks"
         };
         write!(
-            self.out,
+            self.w.out,
             "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"creator\":\"hookprof {}\",\"unit\":\"{unit}\"}}}}\n",
             env!("CARGO_PKG_VERSION")
         )?;
-        self.out.flush()?;
-        Ok(self.out)
-    }
-
-    fn check(&mut self, result: io::Result<()>) {
-        if let Err(err) = result {
-            self.error.get_or_insert(err);
-        }
+        self.w.out.flush()?;
+        Ok(self.w.out)
     }
 }
 
@@ -203,32 +184,29 @@ impl<W: Write> Timeline<W> {
             thread.whole_digits[..text.len()].copy_from_slice(text);
             thread.whole_len = text.len() as u8;
         }
-        self.buf
+        self.w
+            .buf
             .extend_from_slice(&thread.whole_digits[..usize::from(thread.whole_len)]);
         if in_ns {
-            self.buf.push(b'.');
-            push_3_digits(&mut self.buf, value % 1000);
+            self.w.buf.push(b'.');
+            push_3_digits(&mut self.w.buf, value % 1000);
         } else if ties > 0 {
-            self.buf.push(b'.');
+            self.w.buf.push(b'.');
         }
         if ties > 0 {
-            push_3_digits(&mut self.buf, u64::from(ties));
+            push_3_digits(&mut self.w.buf, u64::from(ties));
         }
     }
 
     fn end_event(&mut self) {
         self.events += 1;
-        if self.buf.len() >= Self::BLOCK {
-            let result = self.out.write_all(&self.buf);
-            self.buf.clear();
-            self.check(result);
-        }
+        self.w.end_event();
     }
 }
 
 impl<W: Write> View for Timeline<W> {
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let Some(frame) = stack.last() else { return };
@@ -259,20 +237,20 @@ impl<W: Write> View for Timeline<W> {
             ));
         }
         let t = self.thread(tid);
-        self.buf.extend_from_slice(&self.threads[t].begin);
+        self.w.buf.extend_from_slice(&self.threads[t].begin);
         self.push_ts(t, frame.entry_time);
         if let Some((begin, _)) = &self.tails[f] {
-            self.buf.extend_from_slice(begin);
+            self.w.buf.extend_from_slice(begin);
         }
         self.end_event();
     }
 
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
-        if self.error.is_some() {
+        if self.w.failed() {
             return;
         }
         let t = self.thread(tid);
-        self.buf.extend_from_slice(&self.threads[t].end);
+        self.w.buf.extend_from_slice(&self.threads[t].end);
         self.push_ts(t, time);
         // The same name and args as the frame's B event, made there.
         let tail = stack
@@ -280,8 +258,8 @@ impl<W: Write> View for Timeline<W> {
             .and_then(|frame| self.tails.get(frame.function as usize))
             .and_then(Option::as_ref);
         match tail {
-            Some((_, end)) => self.buf.extend_from_slice(end),
-            None => self.buf.push(b'}'),
+            Some((_, end)) => self.w.buf.extend_from_slice(end),
+            None => self.w.buf.push(b'}'),
         }
         self.end_event();
     }
