@@ -1,4 +1,4 @@
-//! The `.hktrace` format, versions 1 to 3: a reader that never panics and a [`Writer`].
+//! The `.hktrace` format, versions 1 to 4: a reader that never panics and a [`Writer`].
 //!
 //! The layout is defined once here for the Rust side and once in
 //! `runtime/src/trace_format.h` for the C side; `docs/trace-format.md` is the contract
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// The bytes every trace starts with.
 pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
 /// The format version the runtime writes, and the [`Writer`]'s default.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// The oldest version this reader understands (it reads every one up to [`VERSION`]).
 pub const MIN_VERSION: u16 = 1;
 /// Size of the fixed header (every version).
@@ -54,6 +54,26 @@ pub mod chunk_type {
     pub const OVERHEAD: u32 = 9;
     /// A thread's time inside the runtime writing its buffer; also without a new version.
     pub const PAUSE: u32 = 10;
+    /// Version 4: a thread's records, packed (section "PACKED" of the format document).
+    pub const PACKED: u32 = 11;
+}
+
+/// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
+/// mirrors every step of the writer's predictor.
+pub mod pack {
+    /// Fixed part of a PACKED payload: records (u32), stream bytes (u32), first time (u64).
+    pub const FIXED_SIZE: usize = 16;
+    /// Addresses one chunk's table holds.
+    pub const TABLE_MAX: usize = 4096;
+    /// Frames of the predicted stack (a ring).
+    pub const STACK: usize = 256;
+    pub const EXIT_TOP: u64 = 0;
+    pub const ENTRY_INDEX: u64 = 1;
+    pub const ENTRY_NEW: u64 = 2;
+    pub const OTHER: u64 = 3;
+    pub const OTHER_EXIT_NEW: u64 = 0;
+    pub const OTHER_CLOCK: u64 = 1;
+    pub const OTHER_EXIT_INDEX: u64 = 2;
 }
 
 /// The format's checksum of a chunk (header and payload) or of the file header: the sum,
@@ -373,6 +393,10 @@ pub enum FormatErrorKind {
     CheckLength { length: u32 },
     #[error("record has reserved kind {kind}, expected 0 (entry) or 1 (exit)")]
     ReservedKind { kind: u8 },
+    #[error("PACKED chunk: its stream of {stream} bytes does not fit in its {length}-byte payload")]
+    PackedStreamLength { stream: u32, length: u32 },
+    #[error("PACKED record {index}: {what}")]
+    BadPacked { index: u32, what: &'static str },
 }
 
 /// What a file with another magic is, and the command that reads it.
@@ -412,6 +436,7 @@ impl fmt::Display for ChunkName {
             chunk_type::CHECK => f.write_str("CHECK"),
             chunk_type::OVERHEAD => f.write_str("OVERHEAD"),
             chunk_type::PAUSE => f.write_str("PAUSE"),
+            chunk_type::PACKED => f.write_str("PACKED"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -526,20 +551,51 @@ impl Record {
     }
 }
 
-/// The records of one EVENTS chunk, decoded lazily.
+/// The records of one EVENTS or PACKED chunk, decoded lazily.
 #[derive(Clone, Copy)]
 pub struct Events<'a> {
+    /// The 16-byte records (EVENTS), or the stream (PACKED).
     bytes: Bytes<'a>,
-    /// File offset of the first record.
+    /// File offset of the first record, or of the stream.
     offset: u64,
     mask: u64,
     version: u16,
+    packed: Option<PackedHead>,
+}
+
+/// The fixed part of a PACKED chunk.
+#[derive(Clone, Copy, Debug)]
+struct PackedHead {
+    records: u32,
+    first_time: u64,
 }
 
 impl<'a> Events<'a> {
     /// Number of records in the chunk.
     pub fn len(&self) -> usize {
-        self.bytes.data.len() / RECORD_SIZE
+        match self.packed {
+            Some(head) => head.records as usize,
+            None => self.bytes.data.len() / RECORD_SIZE,
+        }
+    }
+
+    /// Bytes the chunk's records take in the file (its payload).
+    pub fn encoded_bytes(&self) -> u64 {
+        self.bytes.data.len() as u64 + if self.packed.is_some() { pack::FIXED_SIZE as u64 } else { 0 }
+    }
+
+    /// Whether the records are packed (a PACKED chunk).
+    pub fn is_packed(&self) -> bool {
+        self.packed.is_some()
+    }
+
+    /// A reader of the records a batch at a time, in order.
+    pub fn cursor(&self) -> Cursor<'a> {
+        Cursor {
+            events: *self,
+            index: 0,
+            packed: self.packed.map(|head| PackDecoder::new(self, head)),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -551,11 +607,13 @@ impl<'a> Events<'a> {
         self.offset
     }
 
-    /// The records in order; a record of a reserved kind is an error at its offset.
+    /// The records in order; a record of a reserved kind, or a damaged PACKED stream, is an
+    /// error at its offset (and the last item).
     pub fn iter(&self) -> EventsIter<'a> {
         EventsIter {
             events: *self,
             index: 0,
+            packed: self.packed.map(|head| PackDecoder::new(self, head)),
         }
     }
 
@@ -563,7 +621,7 @@ impl<'a> Events<'a> {
     /// many. Only for version 2 and later, where every bit pattern is a valid record (what
     /// [`Events::iter`] gives, without a `Result` per record: the replay's inner loop).
     pub fn decode_into(&self, start: usize, out: &mut [Record]) -> usize {
-        debug_assert!(self.version >= 2);
+        debug_assert!(self.version >= 2 && self.packed.is_none());
         let data = self
             .bytes
             .data
@@ -599,10 +657,231 @@ impl fmt::Debug for Events<'_> {
     }
 }
 
+/// Reads an [`Events`] chunk's records a batch at a time (the replay's inner loop): no
+/// `Result` per record.
+pub struct Cursor<'a> {
+    events: Events<'a>,
+    index: usize,
+    packed: Option<PackDecoder<'a>>,
+}
+
+impl Cursor<'_> {
+    /// Decodes the next records into `out`, as many as fit; returns how many (fewer than
+    /// `out.len()` only at the end) and, for a damaged PACKED stream, the error that ended it
+    /// (the records before it are in `out[..n]`; nothing follows).
+    pub fn fill(&mut self, out: &mut [Record]) -> (usize, Option<FormatError>) {
+        match &mut self.packed {
+            Some(decoder) => decoder.fill(out),
+            None => {
+                let n = self.events.decode_into(self.index, out);
+                self.index += n;
+                (n, None)
+            }
+        }
+    }
+}
+
+/// The PACKED reader's state: the writer's table and predicted stack, rebuilt as it goes.
+struct PackDecoder<'a> {
+    stream: &'a [u8],
+    pos: usize,
+    /// File offset of the stream's first byte.
+    offset: u64,
+    mask: u64,
+    index: u32,
+    records: u32,
+    now: u64,
+    last_new: u64,
+    depth: u64,
+    after_escape: bool,
+    failed: bool,
+    table: Vec<u64>,
+    ring: Box<[u64; pack::STACK]>,
+}
+
+impl<'a> PackDecoder<'a> {
+    fn new(events: &Events<'a>, head: PackedHead) -> Self {
+        PackDecoder {
+            stream: events.bytes.data,
+            pos: 0,
+            offset: events.offset,
+            mask: events.mask,
+            index: 0,
+            records: head.records,
+            now: head.first_time,
+            last_new: 0,
+            depth: 0,
+            after_escape: false,
+            failed: false,
+            table: Vec::new(),
+            ring: Box::new([0; pack::STACK]),
+        }
+    }
+
+    fn error(&mut self, what: &'static str) -> FormatError {
+        self.failed = true;
+        FormatError {
+            offset: self.offset + self.pos as u64,
+            kind: FormatErrorKind::BadPacked {
+                index: self.index,
+                what,
+            },
+        }
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Result<u64, FormatError> {
+        let mut value = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let Some(&byte) = self.stream.get(self.pos) else {
+                return Err(self.error("the stream ends inside it"));
+            };
+            self.pos += 1;
+            if shift == 63 && byte > 1 {
+                return Err(self.error("a number longer than 64 bits"));
+            }
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(self.error("a number longer than 64 bits"));
+            }
+        }
+    }
+
+    fn new_address(&mut self) -> Result<u64, FormatError> {
+        let z = self.varint()?;
+        let delta = (z >> 1) ^ (z & 1).wrapping_neg();
+        let address = self.last_new.wrapping_add(delta);
+        self.last_new = address;
+        if self.table.len() < pack::TABLE_MAX {
+            self.table.push(address);
+        }
+        Ok(address)
+    }
+
+    fn table_entry(&mut self, index: u64) -> Result<u64, FormatError> {
+        match self.table.get(index as usize) {
+            Some(&address) => Ok(address),
+            None => Err(self.error("a table index past the addresses seen so far")),
+        }
+    }
+
+    /// The innermost frame of `address` in the ring's window, as a depth, or `depth`.
+    fn search(&self, address: u64) -> u64 {
+        let lowest = self.depth.saturating_sub(pack::STACK as u64);
+        let mut d = self.depth;
+        while d > lowest {
+            if self.ring[((d - 1) as usize) & (pack::STACK - 1)] == address {
+                return d - 1;
+            }
+            d -= 1;
+        }
+        self.depth
+    }
+
+    fn next_record(&mut self) -> Result<Record, FormatError> {
+        let mut v = self.varint()?;
+        if v & 3 == pack::OTHER && v >> 2 == 0 {
+            // A clock escape comes first when the delta did not fit.
+            let save = self.pos;
+            if self.varint()? == pack::OTHER_CLOCK {
+                self.now = self.varint()?;
+                v = self.varint()?;
+            } else {
+                self.pos = save;
+            }
+        }
+        let delta = v >> 2;
+        self.now = self.now.wrapping_add(delta);
+        let time = self.now;
+        let record = match v & 3 {
+            pack::EXIT_TOP => {
+                if self.depth == 0 {
+                    return Err(self.error("an exit of the top frame with no frame open"));
+                }
+                self.depth -= 1;
+                let address = self.ring[(self.depth as usize) & (pack::STACK - 1)];
+                self.after_escape = address == 0;
+                Record::exit(time, address & self.mask)
+            }
+            pack::ENTRY_INDEX | pack::ENTRY_NEW => {
+                let address = if v & 3 == pack::ENTRY_INDEX {
+                    let index = self.varint()?;
+                    self.table_entry(index)?
+                } else {
+                    self.new_address()?
+                };
+                let found = if self.after_escape {
+                    self.search(address)
+                } else {
+                    self.depth
+                };
+                if found < self.depth {
+                    self.depth = found + 1;
+                } else {
+                    self.ring[(self.depth as usize) & (pack::STACK - 1)] = address;
+                    self.depth += 1;
+                }
+                self.after_escape = false;
+                Record::entry(time, address & self.mask)
+            }
+            _ => {
+                let address = match self.varint()? {
+                    pack::OTHER_EXIT_NEW => self.new_address()?,
+                    pack::OTHER_CLOCK => {
+                        return Err(self.error("a clock escape with a delta, or two in a row"))
+                    }
+                    s => self.table_entry(s - pack::OTHER_EXIT_INDEX)?,
+                };
+                self.depth = self.search(address);
+                self.after_escape = address == 0;
+                Record::exit(time, address & self.mask)
+            }
+        };
+        self.index += 1;
+        Ok(record)
+    }
+
+    fn next(&mut self) -> Option<Result<Record, FormatError>> {
+        if self.failed {
+            return None;
+        }
+        if self.index >= self.records {
+            if self.pos != self.stream.len() {
+                // The stream ends with the last record (the padding is not in it).
+                let err = self.error("bytes after the chunk's last record");
+                return Some(Err(err));
+            }
+            return None;
+        }
+        Some(self.next_record())
+    }
+
+    fn fill(&mut self, out: &mut [Record]) -> (usize, Option<FormatError>) {
+        let mut n = 0;
+        while n < out.len() {
+            match self.next() {
+                Some(Ok(record)) => {
+                    out[n] = record;
+                    n += 1;
+                }
+                Some(Err(err)) => return (n, Some(err)),
+                None => break,
+            }
+        }
+        (n, None)
+    }
+}
+
 /// Iterator over the records of an [`Events`] chunk.
 pub struct EventsIter<'a> {
     events: Events<'a>,
     index: usize,
+    packed: Option<PackDecoder<'a>>,
 }
 
 impl Iterator for EventsIter<'_> {
@@ -610,6 +889,9 @@ impl Iterator for EventsIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(decoder) = &mut self.packed {
+            return decoder.next();
+        }
         let at = self.index.checked_mul(RECORD_SIZE)?;
         let time_kind = self.events.bytes.u64(at)?;
         let address = self.events.bytes.u64(at + 8)?;
@@ -1008,6 +1290,29 @@ fn decode_payload<'a>(
                 offset: payload_offset,
                 mask,
                 version,
+                packed: None,
+            })
+        }
+        chunk_type::PACKED => {
+            need(pack::FIXED_SIZE as u32)?;
+            let records = payload.u32(0).unwrap_or(0);
+            let stream = payload.u32(4).unwrap_or(0);
+            if u64::from(stream) > u64::from(length) - pack::FIXED_SIZE as u64 {
+                return Err(FormatErrorKind::PackedStreamLength { stream, length });
+            }
+            let start = pack::FIXED_SIZE;
+            Chunk::Events(Events {
+                bytes: Bytes {
+                    data: &payload.data[start..start + stream as usize],
+                    endian: payload.endian,
+                },
+                offset: payload_offset + start as u64,
+                mask,
+                version,
+                packed: Some(PackedHead {
+                    records,
+                    first_time: u64_at(8),
+                }),
             })
         }
         chunk_type::LOST => {
@@ -1668,16 +1973,112 @@ mod tests {
         bad[9] = 2;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 9);
         let mut bad = good.clone();
-        bad[10] = 4;
+        bad[10] = 5;
         let err = Trace::new(&bad).err().unwrap();
         assert_eq!(err.offset, 10);
-        assert!(err.to_string().contains("version is 4"), "{err}");
+        assert!(err.to_string().contains("version is 5"), "{err}");
         bad[10] = 0;
         assert!(Trace::new(&bad).is_err());
         let mut bad = good.clone();
         bad[12] = 72;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 12);
         assert!(Trace::new(&good[..63]).is_err());
+    }
+
+    /// A PACKED payload from hand-written stream items (each a list of varints).
+    fn packed_payload(records: u32, first_time: u64, items: &[u64]) -> Vec<u8> {
+        let mut stream = Vec::new();
+        for &item in items {
+            let mut v = item;
+            while v >= 0x80 {
+                stream.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            stream.push(v as u8);
+        }
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&records.to_le_bytes());
+        payload.extend_from_slice(&(stream.len() as u32).to_le_bytes());
+        payload.extend_from_slice(&first_time.to_le_bytes());
+        payload.extend_from_slice(&stream);
+        while payload.len() % 8 != 0 {
+            payload.push(0);
+        }
+        payload
+    }
+
+    fn packed_records(payload: &[u8]) -> Vec<Result<Record, FormatError>> {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.raw_chunk(chunk_type::PACKED, 7, payload).unwrap();
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let chunk = trace.chunks().next().unwrap().unwrap();
+        let Chunk::Events(events) = chunk.chunk else {
+            panic!("expected records")
+        };
+        events.iter().collect()
+    }
+
+    fn zigzag(d: i64) -> u64 {
+        ((d << 1) ^ (d >> 63)) as u64
+    }
+
+    #[test]
+    fn packed_stream_decodes_every_kind_of_item() {
+        let (f, g) = (0x1000u64, 0x1040u64);
+        let items = [
+            (5 << 2) | pack::ENTRY_NEW, zigzag(f as i64),          // enter f at 105
+            (3 << 2) | pack::ENTRY_NEW, zigzag((g - f) as i64),    // enter g at 108
+            (2 << 2) | pack::EXIT_TOP,                             // exit g at 110
+            (1 << 2) | pack::ENTRY_INDEX, 1,                       // enter g at 111
+            pack::OTHER, pack::OTHER_CLOCK, 5000,                  // the clock jumps to 5000
+            pack::OTHER, pack::OTHER_EXIT_INDEX,                   // exit f at 5000 (g unwound)
+            (4 << 2) | pack::OTHER, pack::OTHER_EXIT_NEW, zigzag(-(g as i64)), // escape (exit 0)
+            (0 << 2) | pack::ENTRY_INDEX, 0,                       // resync target f: pushed
+            (1 << 2) | pack::EXIT_TOP,                             // exit f at 5005
+        ];
+        let records: Vec<Record> = packed_records(&packed_payload(8, 100, &items))
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            records,
+            vec![
+                Record::entry(105, f),
+                Record::entry(108, g),
+                Record::exit(110, g),
+                Record::entry(111, g),
+                Record::exit(5000, f),
+                Record::exit(5004, 0),
+                Record::entry(5004, f),
+                Record::exit(5005, f),
+            ]
+        );
+    }
+
+    #[test]
+    fn damaged_packed_streams_are_errors_at_their_byte() {
+        // Stream starts at byte 64 + 16 (chunk header) + 16 (fixed part) = 96.
+        let index_past = packed_payload(1, 0, &[pack::ENTRY_INDEX, 3]);
+        let err = packed_records(&index_past).pop().unwrap().unwrap_err();
+        assert_eq!(err.offset, 98, "{err}");
+        assert!(err.to_string().contains("PACKED record 0: a table index"), "{err}");
+        let short = packed_payload(2, 0, &[pack::ENTRY_NEW, 8]);
+        let err = packed_records(&short).pop().unwrap().unwrap_err();
+        assert!(err.to_string().contains("record 1: the stream ends inside it"), "{err}");
+        let exit_none = packed_payload(1, 0, &[pack::EXIT_TOP]);
+        assert!(packed_records(&exit_none).pop().unwrap().is_err());
+        let trailing = packed_payload(1, 0, &[pack::ENTRY_NEW, 8, 0]);
+        let err = packed_records(&trailing).pop().unwrap().unwrap_err();
+        assert!(err.to_string().contains("bytes after the chunk's last record"), "{err}");
+        let mut long = packed_payload(0, 0, &[]);
+        long[4] = 200; // a stream longer than the payload
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.raw_chunk(chunk_type::PACKED, 7, &long).unwrap();
+        let bytes = w.into_inner();
+        let err = Trace::new(&bytes).unwrap().chunks().next().unwrap().unwrap_err();
+        assert_eq!(err.offset, 64);
+        assert!(err.to_string().contains("does not fit"), "{err}");
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         let _ = writeln!(out, "{:<18} {value}", format!("{label}:"));
     };
     line("records", records);
+    if let Some(size) = size_line(path, s) {
+        line("size", size);
+    }
     let lost = if h.lost != s.lost_in_chunks {
         format!(
             "{} (header {}, LOST chunks {})",
@@ -153,6 +156,21 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         );
     }
     out
+}
+
+/// The `size:` line: the file's bytes, and per call pair (two records) in all and in the
+/// chunks that hold the records (PACKED: about 3 to 5 bytes; 16-byte records: 32 and more).
+fn size_line(path: &Path, s: &TraceSummary) -> Option<String> {
+    let file = std::fs::metadata(path).ok()?.len();
+    if s.records < 2 {
+        return Some(format!("{file} bytes"));
+    }
+    let pairs = s.records as f64 / 2.0;
+    Some(format!(
+        "{file} bytes: {:.2} bytes per call pair ({:.2} in the chunks that hold the records)",
+        file as f64 / pairs,
+        s.record_bytes as f64 / pairs
+    ))
 }
 
 /// The `hook overhead:` line: what the runtime measured, and whether reports subtract it.

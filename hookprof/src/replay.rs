@@ -36,7 +36,7 @@ use std::path::PathBuf;
 
 use crate::format::{
     Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record, RecordKind,
-    Trace, RECORD_SIZE,
+    Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -233,8 +233,10 @@ pub struct TraceSummary {
     pub clock: Option<Clock>,
     /// Threads ordered by sequence number, then threads without one in order of appearance.
     pub threads: Vec<ThreadSummary>,
-    /// Records read from EVENTS chunks.
+    /// Records read from EVENTS and PACKED chunks.
     pub records: u64,
+    /// Bytes of the chunks that hold them (chunk headers included, CHECK chunks not).
+    pub record_bytes: u64,
     /// Sum of all LOST chunks.
     pub lost_in_chunks: u64,
     /// Chunks of types this reader does not know (skipped).
@@ -267,6 +269,7 @@ impl TraceSummary {
             clock: None,
             threads: Vec::new(),
             records: 0,
+            record_bytes: 0,
             lost_in_chunks: 0,
             unknown_chunks: 0,
             hole_bytes: 0,
@@ -374,15 +377,22 @@ impl ThreadState {
         let mut replayed = 0u64;
         let mut ahead = Prefetch::new(data, events.offset());
         if events.version() >= 2 {
-            // Every record is valid: decoded a batch at a time, with no error to carry.
+            // Every 16-byte record is valid, and a PACKED stream can only end early: decoded a
+            // batch at a time, with no error per record.
+            let mut cursor = events.cursor();
             loop {
-                ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
-                let len = events.decode_into(replayed as usize, &mut batch);
+                if !events.is_packed() {
+                    ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
+                }
+                let (len, error) = cursor.fill(&mut batch);
                 if let Some(compensator) = &mut self.compensator {
                     compensator.apply(&mut batch[..len]);
                 }
                 self.records(&batch[..len], ids, visitor);
                 replayed += len as u64;
+                if let Some(err) = error {
+                    return Err(err);
+                }
                 if len < Self::BATCH {
                     return Ok(replayed);
                 }
@@ -715,6 +725,7 @@ fn replay_with<V: ReplayVisitor>(
                 }
             }
             Chunk::Events(events) => {
+                summary.record_bytes += events.encoded_bytes() + CHUNK_HEADER_SIZE as u64;
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;

@@ -33,7 +33,7 @@ fn info_describes_the_trace() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     for expected in [
-        "format:            version 3, 64 header bytes, big-endian, 8-byte pointers",
+        "format:            version 4, 64 header bytes, big-endian, 8-byte pointers",
         "complete:          yes",
         "pid:               4321",
         "started:           2023-11-14 22:13:20 UTC",

@@ -21,7 +21,7 @@
  * - Everything else is in the slow path (hkrt_record_slow), reached when that test says so:
  *     first hook of a thread (pos == NULL): allocate its buffer with mmap, register it in the
  *       thread list, give it a pthread key whose destructor writes its last chunks;
- *     buffer full: write it as one EVENTS chunk, start over;
+ *     buffer full: write it as PACKED chunks (trace_pack.h), start over;
  *     re-entered from inside the runtime (a hook in a signal handler or in an interposed libc
  *       function the runtime calls): pos was set to NULL on the way in (the real one is kept
  *       in held_pos), so the hook lands here again, sees `busy`, and counts its record as lost;
@@ -29,9 +29,11 @@
  *   The slow path saves and restores errno.
  * - Chunks: each writer reserves its byte range with one atomic add on the file end (a
  *   compare-and-swap loop when HOOKCC_MAX_BYTES is set) and pwrite()s the chunk there, so
- *   chunks of several threads never interleave and no lock is taken for writing. A thread's
- *   buffer has room for the EVENTS chunk header in front of its records, so a full buffer
- *   goes out in one pwrite of contiguous memory.
+ *   chunks of several threads never interleave and no lock is taken for writing. A full
+ *   buffer is packed (about 3 bytes a call pair instead of 32) into the thread's packer area,
+ *   mapped after its records, and goes out as one pwritev of chunk header, payload and CHECK.
+ * - Space: without HOOKCC_MAX_BYTES, records stop before the file system holding the trace
+ *   has less than 10 % free (hkrt_space_allows).
  * - Finish (atexit handler registered first thing, fatal signals): write every registered
  *   thread's buffer and its LOST/THREAD chunks, MODULE chunks again, CLOCK, then the header's
  *   ticks_per_second, flags (complete), records and lost. After that hooks do nothing: they
@@ -89,6 +91,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -98,6 +101,7 @@
 
 #include "clock.h"
 #include "trace_format.h"
+#include "trace_pack.h"
 #include "message.h"
 
 #ifndef PATH_MAX
@@ -157,8 +161,11 @@ struct hkrt_thread {
     struct hkt_record *buf;      /* first record, aligned to the buffer's size in bytes; the
                                   * EVENTS chunk header sits just before */
     struct hkt_record *buf_end;  /* one past the last record */
-    void *map;                  /* the buffer mapping (chunk header + records) */
+    void *map;                  /* the buffer mapping (chunk header + records, then packer) */
     size_t map_size;
+    struct hkt_packer *packer;  /* in the mapping, after the records (trace_pack.h) */
+    uint8_t *packed;            /* a PACKED payload is made here: pack_cap bytes */
+    size_t pack_cap;
     void *altstack; /* our sigaltstack, or NULL if the thread had one already */
     struct hkrt_thread *prev, *next; /* thread list, under the lock */
     hkrt_u64a lost;                  /* atomic: records this thread could not keep */
@@ -227,9 +234,11 @@ static struct {
 
     /* Set at start (and in a fork child), then read-only. */
     int fd;
+    int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
+    int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
+    int space_stopped;  /* atomic: the free-space reserve was reached; no more records */
     uint32_t buffer_records;
-    int have_avx2; /* x86-64: the CPU and the OS support AVX2 (hkrt_records_checksum) */
     struct hkt_header header;
     struct hkrt_clock_point clock_start;
     char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
@@ -298,6 +307,39 @@ static HKRT_FN int hkrt_parse_u64(const char *s, uint64_t *out)
         v = v * 10 + d;
     }
     *out = v;
+    return 1;
+}
+
+/* Parses a size: a decimal number of bytes, optionally followed by K, M, G or T (powers of
+ * 1024, either case, then an optional "B" or "iB": 2G, 512MiB, 64kb); 0 on garbage or
+ * overflow. */
+static HKRT_FN int hkrt_parse_size(const char *s, uint64_t *out)
+{
+    char digits[32];
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9' && n < sizeof digits - 1) {
+        digits[n] = s[n];
+        n++;
+    }
+    digits[n] = '\0';
+    uint64_t v, unit = 1;
+    if (!hkrt_parse_u64(digits, &v))
+        return 0;
+    const char *suffix = s + n;
+    static const char units[] = "kmgt";
+    for (int i = 0; units[i] != '\0'; i++)
+        if (suffix[0] == units[i] || suffix[0] == units[i] - ('a' - 'A')) {
+            unit = UINT64_C(1) << (10 * (i + 1));
+            suffix++;
+            if (suffix[0] == 'i')
+                suffix++;
+            break;
+        }
+    if (suffix[0] == 'b' || suffix[0] == 'B')
+        suffix++;
+    if (suffix[0] != '\0' || v > UINT64_MAX / unit)
+        return 0;
+    *out = v * unit;
     return 1;
 }
 
@@ -459,79 +501,6 @@ static HKRT_FN void hkrt_check_chunk(struct hkrt_check_chunk *c, uint64_t thread
     c->check.sum = sum;
 }
 
-/* The sum of `count` vectors of 64-bit words, lane by lane, then of the lanes. Eight
- * accumulators, so that the adds do not wait for each other and the loop's own instructions
- * are spread over eight vectors. Defined once per vector width. */
-#define HKRT_DEFINE_VECTOR_SUM(name, vector, attributes)                                      \
-    static HKRT_FN attributes uint64_t name(const vector *v, size_t count)                   \
-    {                                                                                          \
-        const vector *end8 = v + (count & ~(size_t)7), *end = v + count;                       \
-        vector a0 = {0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;        \
-        for (; v != end8; v += 8) {                                                            \
-            a0 += v[0];                                                                        \
-            a1 += v[1];                                                                        \
-            a2 += v[2];                                                                        \
-            a3 += v[3];                                                                        \
-            a4 += v[4];                                                                        \
-            a5 += v[5];                                                                        \
-            a6 += v[6];                                                                        \
-            a7 += v[7];                                                                        \
-        }                                                                                      \
-        for (; v != end; v++)                                                                  \
-            a0 += *v;                                                                          \
-        vector all = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                        \
-        uint64_t sum = 0;                                                                      \
-        for (unsigned i = 0; i < sizeof all / sizeof(uint64_t); i++)                          \
-            sum += all[i];                                                                     \
-        return sum;                                                                            \
-    }
-
-/* One record, two words: one 16-byte add where the target has 64-bit vector adds (SSE2, NEON),
- * scalar code elsewhere. */
-typedef uint64_t hkrt_v2u64 __attribute__((vector_size(16), may_alias));
-HKRT_DEFINE_VECTOR_SUM(hkrt_sum_v2u64, hkrt_v2u64, )
-_Static_assert(sizeof(struct hkt_record) == sizeof(hkrt_v2u64), "a record is two words");
-
-#if defined(__x86_64__)
-/* Two records per AVX2 add, where the CPU has them: half the instructions. */
-typedef uint64_t hkrt_v4u64 __attribute__((vector_size(32), may_alias, aligned(16)));
-HKRT_DEFINE_VECTOR_SUM(hkrt_sum_v4u64, hkrt_v4u64, __attribute__((target("avx2"))))
-
-/* CPUID leaf 7 says AVX2, and the OS saves the YMM registers (OSXSAVE, then XCR0 bits 1-2). */
-static HKRT_FN int hkrt_detect_avx2(void)
-{
-    unsigned a, b, c, d;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-    if (a < 7)
-        return 0;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-    if (!(c & (1u << 27)))
-        return 0;
-    unsigned xcr0_lo, xcr0_hi;
-    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    if ((xcr0_lo & 6u) != 6u)
-        return 0;
-    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
-    return (b & (1u << 5)) != 0;
-}
-#endif
-
-/* hkt_checksum of n records of a thread's buffer (16-byte aligned, as the buffer is). The
- * checksums' cost is here, in the buffer flush (docs/performance.md). */
-static HKRT_FN uint64_t hkrt_buffer_checksum(const struct hkt_record *records, size_t n)
-{
-    const void *aligned = __builtin_assume_aligned(records, 16);
-#if defined(__x86_64__)
-    if (g.have_avx2) {
-        uint64_t sum = hkrt_sum_v4u64(aligned, n / 2);
-        if (n % 2 != 0)
-            sum += records[n - 1].time + records[n - 1].address_kind;
-        return sum;
-    }
-#endif
-    return hkrt_sum_v2u64(aligned, n);
-}
-
 /* Writes one small process or thread chunk: the fixed part of its payload, then an optional
  * NUL-terminated string padded to 8 bytes. Not limited by HOOKCC_MAX_BYTES. */
 static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void *fixed,
@@ -567,54 +536,153 @@ static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void 
     hkrt_pwrite_all(chunk.bytes, (size_t)total, off);
 }
 
-/* Writes t's records [buf, upto) as one EVENTS chunk and its CHECK chunk, and counts them
- * (written or lost). The chunk header goes in the 16 bytes the mapping keeps in front of buf;
- * the CHECK chunk is written from here, not from the buffer past upto, where a late hook of
- * another thread (at exit) may still store a record. Returns the records written. */
-static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
+/* The free-space reserve (docs/trace-format.md, "Environment"): without HOOKCC_MAX_BYTES, a
+ * chunk of `bytes` more is written to a regular file only while its file system keeps a tenth
+ * of its size (and HKRT_SPACE_SLACK for the chunks that finish the file) free after it. The
+ * first time it would not, records stop for good (a trace with a gap would mislead more than
+ * one that ends early), with one warning; the later ones are counted as lost. */
+#define HKRT_SPACE_SLACK (UINT64_C(1) << 20)
+static HKRT_FN int hkrt_space_allows(uint64_t bytes)
 {
-    const uint64_t record = sizeof(struct hkt_record), check = sizeof(struct hkrt_check_chunk);
-    uint64_t n = (uint64_t)(upto - t->buf);
-    if (n == 0)
+    if (g.max_bytes != UINT64_MAX || !g.fd_regular)
+        return 1;
+    if (__atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED))
         return 0;
-    if (!hkrt_file_ready()) {
+    struct statvfs fs;
+    if (fstatvfs(g.fd, &fs) != 0 || fs.f_blocks == 0)
+        return 1;
+    uint64_t unit = fs.f_frsize != 0 ? (uint64_t)fs.f_frsize : (uint64_t)fs.f_bsize;
+    uint64_t avail = (uint64_t)fs.f_bavail * unit;
+    uint64_t reserve = (uint64_t)fs.f_blocks * unit / 10 + HKRT_SPACE_SLACK;
+    if (avail >= reserve && avail - reserve >= bytes)
+        return 1;
+    if (__atomic_exchange_n(&g.space_stopped, 1, __ATOMIC_RELAXED) == 0)
+        hkrt_warn_hint("trace stopped: the file system would have less than 10% free:", g.path, 0,
+                       "; later records are counted as lost (HOOKCC_MAX_BYTES=SIZE, e.g. 2G, "
+                       "sets the limit instead)");
+    return 0;
+}
+
+/* Reserves `total` bytes of the file for one chunk; returns its offset, or UINT64_MAX if it
+ * does not fit under HOOKCC_MAX_BYTES (then nothing is reserved). With a limit, a plain
+ * fetch_add could move the end past it and leave a hole that later (unlimited) metadata chunks
+ * would sit behind, so the reservation is a CAS. */
+static HKRT_FN uint64_t hkrt_reserve(uint64_t total)
+{
+    if (g.max_bytes == UINT64_MAX)
+        return __atomic_fetch_add(&g.file_end, total, __ATOMIC_RELAXED);
+    uint64_t off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
+    do {
+        if (off > g.max_bytes || g.max_bytes - off < total)
+            return UINT64_MAX;
+    } while (!__atomic_compare_exchange_n(&g.file_end, &off, off + total, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return off;
+}
+
+/* The bytes of HOOKCC_MAX_BYTES still free (UINT64_MAX without a limit). */
+static HKRT_FN uint64_t hkrt_room(void)
+{
+    if (g.max_bytes == UINT64_MAX)
+        return UINT64_MAX;
+    uint64_t off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
+    return g.max_bytes > off ? g.max_bytes - off : 0;
+}
+
+/* Writes t's records [buf, upto) as one EVENTS chunk of 16-byte records (HOOKCC_PACK=0), as
+ * many as fit under HOOKCC_MAX_BYTES, with its CHECK chunk. The chunk header goes in the 16
+ * bytes the mapping keeps in front of buf. Returns the records written; counts the rest lost. */
+static HKRT_FN uint64_t hkrt_write_raw_events(struct hkrt_thread *t, uint64_t n)
+{
+    const uint64_t record = sizeof(struct hkt_record);
+    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
+    uint64_t room = hkrt_room(), keep = n, off = UINT64_MAX;
+    while (keep > 0) {
+        if (room < fixed + record)
+            break;
+        if ((room - fixed) / record < keep)
+            keep = (room - fixed) / record;
+        if (!hkrt_space_allows(fixed + keep * record))
+            break;
+        off = hkrt_reserve(fixed + keep * record);
+        if (off != UINT64_MAX)
+            break;
+        room = hkrt_room();
+    }
+    if (off == UINT64_MAX) {
         hkrt_count_lost(t, n);
         return 0;
-    }
-    uint64_t keep = n, off;
-    if (g.max_bytes == UINT64_MAX) {
-        off = __atomic_fetch_add(&g.file_end, (n + 1) * record + check, __ATOMIC_RELAXED);
-    } else {
-        /* With a limit, a plain fetch_add could move the end past it and leave a hole that
-         * later (unlimited) metadata chunks would sit behind, so reserve with a CAS: as many
-         * records as still fit, possibly none. */
-        off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
-        do {
-            uint64_t room = g.max_bytes > off ? g.max_bytes - off : 0;
-            uint64_t fit = room >= 2 * record + check ? (room - check) / record - 1 : 0;
-            keep = n < fit ? n : fit;
-            if (keep == 0) {
-                hkrt_count_lost(t, n);
-                return 0;
-            }
-        } while (!__atomic_compare_exchange_n(&g.file_end, &off, off + (keep + 1) * record + check,
-                                              1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     }
     struct hkt_chunk_header *header = (struct hkt_chunk_header *)(void *)t->buf - 1;
     header->type = HKT_CHUNK_EVENTS;
     header->length = (uint32_t)(keep * record);
     header->thread = t->tid;
     struct hkrt_check_chunk trailer;
-    hkrt_check_chunk(&trailer, t->tid,
-                     hkt_checksum(header, sizeof *header) + hkrt_buffer_checksum(t->buf, keep));
-    struct iovec iov[2] = {{header, (size_t)((keep + 1) * record)}, {&trailer, sizeof trailer}};
-    if (hkrt_pwritev_all(iov, 2, off)) {
+    hkrt_check_chunk(&trailer, t->tid, hkt_checksum(header, sizeof *header + keep * record));
+    struct iovec iov[2] = {{header, (size_t)(sizeof *header + keep * record)},
+                           {&trailer, sizeof trailer}};
+    if (!hkrt_pwritev_all(iov, 2, off)) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
+    hkrt_count_lost(t, n - keep);
+    return keep;
+}
+
+/* Writes t's records [buf, upto) as PACKED chunks, each with its CHECK chunk, and counts them
+ * (written or lost). One chunk holds what fits in the thread's pack_cap bytes (all of a full
+ * buffer, on the benchmark's workloads); under HOOKCC_MAX_BYTES a last chunk holds what fits
+ * below the limit. The CHECK chunk is written from here, not from the buffer past upto, where
+ * a late hook of another thread (at exit) may still store a record. Returns the records
+ * written. */
+static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
+    uint64_t n = (uint64_t)(upto - t->buf), written = 0;
+    if (n == 0)
+        return 0;
+    if (!hkrt_file_ready()) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    if (g.raw_records)
+        return hkrt_write_raw_events(t, n);
+    const struct hkt_record *r = t->buf;
+    while (n > 0) {
+        size_t cap = t->pack_cap, payload = 0, keep = 0;
+        uint64_t off = UINT64_MAX;
+        for (;;) {
+            uint64_t room = hkrt_room();
+            if (room <= fixed)
+                break;
+            if (room - fixed < cap)
+                cap = (size_t)(room - fixed);
+            keep = hkt_pack(t->packer, r, (size_t)n, t->packed, cap, &payload);
+            if (keep == 0 || !hkrt_space_allows(payload + fixed))
+                break;
+            off = hkrt_reserve(payload + fixed);
+            if (off != UINT64_MAX)
+                break;
+            /* Another thread took the room: pack again for what is left. */
+        }
+        if (off == UINT64_MAX)
+            break;
+        struct hkt_chunk_header header = {HKT_CHUNK_PACKED, (uint32_t)payload, t->tid};
+        struct hkrt_check_chunk trailer;
+        hkrt_check_chunk(&trailer, t->tid,
+                         hkt_checksum(&header, sizeof header) + hkt_checksum(t->packed, payload));
+        struct iovec iov[3] = {
+            {&header, sizeof header}, {t->packed, payload}, {&trailer, sizeof trailer}};
+        if (!hkrt_pwritev_all(iov, 3, off))
+            break;
         __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
-        hkrt_count_lost(t, n - keep);
-        return keep;
+        written += keep;
+        r += keep;
+        n -= keep;
     }
     hkrt_count_lost(t, n);
-    return 0;
+    return written;
 }
 
 /* The name of a registered thread: prctl for the caller, /proc for another thread (what
@@ -742,11 +810,15 @@ static HKRT_FN void hkrt_read_options(void)
     v = hkrt_getenv("HOOKCC_MAX_BYTES");
     if (v != NULL) {
         uint64_t n;
-        if (hkrt_parse_u64(v, &n))
+        if (hkrt_parse_size(v, &n))
             g.max_bytes = n;
         else
-            hkrt_warn("ignoring HOOKCC_MAX_BYTES, not a number of bytes:", v, 0);
+            hkrt_warn("ignoring HOOKCC_MAX_BYTES, not a size (bytes, or with K, M, G or T):", v,
+                      0);
     }
+
+    v = hkrt_getenv("HOOKCC_PACK");
+    g.raw_records = v != NULL && strcmp(v, "0") == 0;
 
     v = hkrt_getenv("HOOKCC_OUTPUT");
     g.output_env[0] = '\0';
@@ -889,9 +961,12 @@ static HKRT_FN void hkrt_open_file(void)
     __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.write_warned, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.failed_off, UINT64_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.space_stopped, 0, __ATOMIC_RELAXED);
     g.fd = fd;
     if (fd < 0)
         return;
+    struct stat st;
+    g.fd_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 
     struct hkt_header *h = &g.header;
     memset(h, 0, sizeof *h);
@@ -992,9 +1067,6 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
 static HKRT_FN void hkrt_start_locked(void)
 {
     hkrt_read_options();
-#if defined(__x86_64__)
-    g.have_avx2 = hkrt_detect_avx2();
-#endif
     g.clock_start = hkrt_clock_point_now();
     if (!g.once_done) {
         g.once_done = 1;
@@ -1108,22 +1180,33 @@ static HKRT_FN void hkrt_list_remove(struct hkrt_thread *t)
     t->prev = t->next = NULL;
 }
 
+/* Bytes a thread's PACKED payloads are made in: a quarter of its records' bytes (a chunk
+ * holds about 2.5 bytes a record, so one chunk per buffer), and never less than 4 KiB. */
+static HKRT_FN size_t hkrt_pack_cap(size_t bytes)
+{
+    return bytes / 4 + 4096;
+}
+
 /* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
- * the EVENTS chunk header just before it: maps enough to align, then unmaps the slack. */
+ * the EVENTS chunk header just before it, and the thread's packer (its state, then the room
+ * where PACKED payloads are made) after it: maps enough to align, then unmaps the slack. The
+ * packer's pages are touched only when the buffer is written. */
 static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
 {
     const size_t header = sizeof(struct hkt_chunk_header);
+    const size_t packer = (sizeof(struct hkt_packer) + 63) & ~(size_t)63;
+    const size_t after = packer + hkrt_pack_cap(bytes);
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     if (page == 0 || (page & (page - 1)) != 0)
         page = 4096;
-    size_t len = 2 * bytes + header + (size_t)page;
+    size_t len = 2 * bytes + header + after + (size_t)page;
     char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
         return 0;
     uintptr_t start = (uintptr_t)base, end = start + len;
     uintptr_t buf = (start + header + bytes - 1) & ~(uintptr_t)(bytes - 1);
     uintptr_t keep_lo = (buf - header) & ~(page - 1);
-    uintptr_t keep_hi = (buf + bytes + page - 1) & ~(page - 1);
+    uintptr_t keep_hi = (buf + bytes + after + page - 1) & ~(page - 1);
     if (keep_lo > start)
         munmap(base, keep_lo - start);
     if (end > keep_hi)
@@ -1132,6 +1215,9 @@ static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
     t->map_size = keep_hi - keep_lo;
     t->buf = (struct hkt_record *)buf;
     t->buf_end = (struct hkt_record *)(buf + bytes);
+    t->packer = (struct hkt_packer *)(buf + bytes); /* zeroed by mmap: an empty table */
+    t->packed = (uint8_t *)(buf + bytes + packer);
+    t->pack_cap = hkrt_pack_cap(bytes);
     return 1;
 }
 
@@ -1422,8 +1508,8 @@ static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
 
 /* What hkrt_scan_chunks finds before a cut. */
 struct hkrt_scan {
-    uint64_t kept;        /* records of the EVENTS chunks */
-    uint64_t last_events; /* start of the last EVENTS chunk, 0 if none */
+    uint64_t kept;        /* records of the EVENTS and PACKED chunks */
+    uint64_t last_events; /* start of the last EVENTS or PACKED chunk, 0 if none */
     unsigned unnamed;     /* threads with EVENTS and no THREAD chunk after them (at most
                            * HKRT_SALVAGE_THREADS are kept in tids) */
     uint64_t tids[HKRT_SALVAGE_THREADS];
@@ -1447,12 +1533,19 @@ static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
         uint64_t end = off + sizeof h + h.length;
         if (end > *cut || h.length % HKT_CHUNK_ALIGN != 0)
             break;
-        if (h.type == HKT_CHUNK_EVENTS || h.type == HKT_CHUNK_THREAD) {
+        int events = h.type == HKT_CHUNK_EVENTS || h.type == HKT_CHUNK_PACKED;
+        if (events || h.type == HKT_CHUNK_THREAD) {
             unsigned i = 0;
             while (i < scan->unnamed && scan->tids[i] != h.thread)
                 i++;
-            if (h.type == HKT_CHUNK_EVENTS) {
-                scan->kept += h.length / sizeof(struct hkt_record);
+            if (events) {
+                struct hkt_packed packed = {0, 0, 0};
+                if (h.type == HKT_CHUNK_EVENTS)
+                    scan->kept += h.length / sizeof(struct hkt_record);
+                else if (h.length >= sizeof packed &&
+                         pread(g.fd, &packed, sizeof packed, (off_t)(off + sizeof h)) ==
+                             (ssize_t)sizeof packed)
+                    scan->kept += packed.records;
                 scan->last_events = off;
                 if (i == scan->unnamed && i < HKRT_SALVAGE_THREADS)
                     scan->tids[scan->unnamed++] = h.thread;

@@ -16,6 +16,11 @@
  *      header_check; a reader that does not know them skips the chunks and reads the first
  *      24 bytes of CLOCK, as before. Chunk types OVERHEAD (9) and PAUSE
  *      (10) were added the same way.
+ *   4  PACKED chunks (11): a thread's records as deltas and table indices, about 3 to 5 bytes
+ *      per call pair instead of 32 (trace_pack.h). What this runtime writes; an EVENTS chunk
+ *      (16-byte records) may still appear (a thread whose packer could not be mapped).
+ *      A new version because a reader that skipped PACKED chunks as unknown would show a
+ *      trace without calls.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -30,7 +35,7 @@
 
 #define HKT_MAGIC "HKTRACE" /* 8 bytes with its NUL */
 #define HKT_MAGIC_SIZE 8
-#define HKT_VERSION 3
+#define HKT_VERSION 4
 #define HKT_HEADER_SIZE 64
 
 /* header.endian */
@@ -59,6 +64,7 @@
 #define HKT_CHUNK_CHECK 8 /* the checksum of the chunk just before it (flag CHECKED) */
 #define HKT_CHUNK_OVERHEAD 9 /* what the hooks cost, measured at start (compensation) */
 #define HKT_CHUNK_PAUSE 10   /* a thread's time inside the runtime writing its buffer */
+#define HKT_CHUNK_PACKED 11  /* version 4: records of one thread, packed (trace_pack.h) */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -168,6 +174,14 @@ struct hkt_end {
     uint64_t tick; /* 0: the counter when the thread's last chunks were written */
 };
 
+/* Fixed part of a PACKED payload (version 4); the stream of stream_bytes bytes follows,
+ * zero-padded to 8 (trace_pack.h). */
+struct hkt_packed {
+    uint32_t records;      /* 0: records the stream holds */
+    uint32_t stream_bytes; /* 4: bytes of the stream */
+    uint64_t first_time;   /* 8: the clock before the first record (its time, as written) */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -193,6 +207,8 @@ _Static_assert(sizeof(struct hkt_module) == 24, "hkt_module is 24 bytes");
 _Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
 _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
+_Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
+_Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
 _Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");

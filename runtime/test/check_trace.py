@@ -20,15 +20,105 @@ import sys
 MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
-CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE = 7, 8, 9, 10
+CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
-VERSION = 3  # what the runtime writes
+VERSION = 4  # what the runtime writes
 KIND_ENTRY, KIND_EXIT = 0, 1
 EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
 
 
 class FormatError(Exception):
     pass
+
+
+PACK_TABLE_MAX, PACK_STACK = 4096, 256
+
+
+def unpack_records(stream, count, first_time, where):
+    """The records of a PACKED stream (docs/trace-format.md, "PACKED"), as (time, kind,
+    address) tuples: the writer's table and predicted stack rebuilt step by step."""
+    pos = 0
+
+    def varint():
+        nonlocal pos
+        value, shift = 0, 0
+        while True:
+            if pos >= len(stream):
+                raise FormatError(f"{where}: PACKED stream ends inside a record")
+            b = stream[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                if value >> 64:
+                    raise FormatError(f"{where}: PACKED number wider than 64 bits")
+                return value
+            shift += 7
+
+    table, ring = [], [0] * PACK_STACK
+    now, last_new, depth, after_escape = first_time, 0, 0, False
+    mask64 = (1 << 64) - 1
+
+    def new_address():
+        nonlocal last_new
+        z = varint()
+        delta = (z >> 1) ^ -(z & 1)
+        last_new = (last_new + delta) & mask64
+        if len(table) < PACK_TABLE_MAX:
+            table.append(last_new)
+        return last_new
+
+    def entry_of(index):
+        if index >= len(table):
+            raise FormatError(f"{where}: PACKED table index {index} of {len(table)}")
+        return table[index]
+
+    def search(address):
+        for d in range(depth, max(0, depth - PACK_STACK), -1):
+            if ring[(d - 1) % PACK_STACK] == address:
+                return d - 1
+        return depth
+
+    records = []
+    while len(records) < count:
+        v = varint()
+        if v == 3:
+            save = pos
+            if varint() == 1:  # a clock escape
+                now = varint()
+                v = varint()
+            else:
+                pos = save
+        now = (now + (v >> 2)) & mask64
+        k = v & 3
+        if k == 0:
+            if depth == 0:
+                raise FormatError(f"{where}: PACKED exit of the top frame with none open")
+            depth -= 1
+            address = ring[depth % PACK_STACK]
+            after_escape = address == 0
+            records.append((now, KIND_EXIT, address))
+        elif k in (1, 2):
+            address = entry_of(varint()) if k == 1 else new_address()
+            found = search(address) if after_escape else depth
+            if found < depth:
+                depth = found + 1
+            else:
+                ring[depth % PACK_STACK] = address
+                depth += 1
+            after_escape = False
+            records.append((now, KIND_ENTRY, address))
+        else:
+            sub = varint()
+            if sub == 1:
+                raise FormatError(f"{where}: PACKED clock escape in the wrong place")
+            address = new_address() if sub == 0 else entry_of(sub - 2)
+            depth = search(address)
+            after_escape = address == 0
+            records.append((now, KIND_EXIT, address))
+    if pos != len(stream):
+        raise FormatError(f"{where}: PACKED stream has {len(stream) - pos} bytes after its "
+                          "last record")
+    return records
 
 
 def cstring(payload, offset, where):
@@ -102,6 +192,7 @@ class Trace:
                 self.threads.append(current[tid])
             return current[tid]
         self.chunk_types = []
+        self.packed_bytes = 0  # payload bytes of PACKED chunks
         self.events_end = 0  # end offset of the last EVENTS chunk
         self.truncated = None  # offset of an incomplete final chunk
         self.holes = []  # offsets of zero words where a chunk should start
@@ -178,6 +269,24 @@ class Trace:
                             f"offset {off + 16 + i * 16 + 8}: address {addr:#x} wider "
                             "than the 4-byte pointers the header announces")
                     t.records.append((tk, kind, addr))
+                self.events_end = off + 16 + length
+            elif ctype == CHUNK_PACKED:
+                if length < 16:
+                    raise FormatError(f"{where}: PACKED payload of {length} bytes")
+                if tid == 0:
+                    raise FormatError(f"{where}: PACKED without a thread id")
+                count, stream_bytes, first = struct.unpack_from(e + "IIQ", payload, 0)
+                if 16 + stream_bytes > length or any(payload[16 + stream_bytes:]):
+                    raise FormatError(f"{where}: PACKED stream of {stream_bytes} bytes in a "
+                                      f"{length}-byte payload (or padding not zero)")
+                t = thread(tid)
+                for tk, kind, addr in unpack_records(payload[16:16 + stream_bytes], count,
+                                                     first, where):
+                    if self.pointer_size == 4 and addr >> 32:
+                        raise FormatError(f"{where}: address {addr:#x} wider than the 4-byte "
+                                          "pointers the header announces")
+                    t.records.append((tk, kind, addr))
+                self.packed_bytes += length
                 self.events_end = off + 16 + length
             elif ctype == CHUNK_LOST:
                 if length != 8:

@@ -590,3 +590,104 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
         "{info}"
     );
 }
+
+/// The PACKED encoding is lossless: one run's records, written as 16-byte records
+/// (`HOOKCC_PACK=0`) and packed afterwards by the runtime's own encoder (runtime/test/
+/// pack_trace.c includes trace_pack.h), give every report and view byte for byte. The program
+/// has threads, recursion past the encoder's ring, 64 functions through pointers and a longjmp.
+/// A run written packed by the runtime itself is exact too, at under 8 bytes a call pair.
+#[test]
+fn packed_records_give_the_same_reports_as_16_byte_records_of_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "pack_mix", &["pack_mix.c"], &["-O1", "-pthread"], false);
+    let root = workspace_root();
+    run_ok(
+        std::process::Command::new("clang-19")
+            .args(["-O1", "-Wall", "-Werror", "-I"])
+            .arg(root.join("runtime/src"))
+            .arg(root.join("runtime/test/pack_trace.c"))
+            .arg("-o")
+            .arg(d.join("pack_trace")),
+    );
+    let raw = d.join("raw.hktrace");
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &raw)
+            .env("HOOKCC_PACK", "0"),
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let packed = d.join("packed.hktrace");
+    run_ok(std::process::Command::new(d.join("pack_trace")).arg(&raw).arg(&packed));
+    let (raw_len, packed_len) = (
+        std::fs::metadata(&raw).unwrap().len(),
+        std::fs::metadata(&packed).unwrap().len(),
+    );
+    assert!(packed_len * 5 < raw_len, "packed {packed_len} bytes, raw {raw_len}");
+
+    let view = |trace: &Path, args: &[&str], out_name: Option<&str>| -> Vec<u8> {
+        let mut cmd = hookprof();
+        cmd.args(&args[..1]).arg(trace).args(&args[1..]);
+        match out_name {
+            Some(name) => {
+                let path = d.join(name);
+                run_ok(cmd.arg("-o").arg(&path));
+                std::fs::read(&path).unwrap()
+            }
+            None => run_ok(&mut cmd).stdout,
+        }
+    };
+    let views: &[(&[&str], Option<&str>)] = &[
+        (&["report"], None),
+        (&["report", "--format=csv", "--per-thread"], None),
+        (&["report", "--percentiles", "--callers"], None),
+        (&["report", "--no-compensation", "--format=json"], None),
+        (&["flame"], None),
+        (&["replay"], None),
+        (&["callgraph"], None),
+        (&["timeline"], Some("t.json")),
+        (&["timeline", "--format=perfetto"], Some("t.pftrace")),
+        (&["speedscope"], Some("s.json")),
+        (&["callgrind"], Some("callgrind.out")),
+    ];
+    for (args, out_name) in views {
+        let a = view(&raw, args, *out_name);
+        let b = view(&packed, args, *out_name);
+        assert!(!a.is_empty(), "{args:?} printed nothing");
+        assert!(
+            a == b,
+            "{args:?} differs between the raw and the packed records of one run:\n{}\n---\n{}",
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b)
+        );
+    }
+
+    // The runtime's own packed trace of another run: exact counts, under 8 bytes a pair.
+    let (trace, stdout) = run_traced(d, &program, &[]);
+    assert_eq!(stdout, printed);
+    let counts = call_counts(&trace, &[]);
+    expect_counts(
+        &counts,
+        &[("main", 1), ("worker", 4), ("deep", 4 * 701), ("thrower", 5), ("catcher", 1)],
+        "pack_mix",
+    );
+    let leaves: u64 = counts
+        .iter()
+        .filter(|(name, _)| name.starts_with("leaf"))
+        .map(|(_, calls)| calls)
+        .sum();
+    assert_eq!(leaves, 2000 * (1 + 2 + 3 + 4));
+    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
+        .into_owned();
+    let per_pair: f64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("size:"))
+        .and_then(|l| l.split(": ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no bytes per call pair in:\n{info}"));
+    assert!(per_pair < 8.0, "{per_pair} bytes per call pair:\n{info}");
+    assert!(info.contains("chunks match; the header matches"), "{info}");
+    assert!(!info.contains("NOT"), "{info}");
+}

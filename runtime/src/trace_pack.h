@@ -1,0 +1,205 @@
+/* The PACKED encoding of a thread's records (docs/trace-format.md, "PACKED"): what the hosted
+ * trace runtime writes instead of 16-byte EVENTS records, about 3 to 5 bytes per call pair.
+ *
+ * The hooks still store plain 16-byte records (time, address | exit bit) in the thread's
+ * buffer: the hot path does not change. When a buffer is written, hkt_pack() turns its records
+ * into one or more PACKED chunks, each decodable on its own (its table and its predicted stack
+ * start empty), so a damaged or missing chunk never spoils another.
+ *
+ * The stream is a sequence of LEB128 varints (7 bits a byte, low bits first, high bit set on
+ * every byte but the last). Each record starts with v = delta << 2 | k, delta being the ticks
+ * since the chunk's previous record (the first record's delta is from the chunk's first_time):
+ *   k = 0  exit of the predicted top frame (nothing follows)
+ *   k = 1  entry of table[i]; varint i follows
+ *   k = 2  entry of a new address; varint zigzag(address - last new address) follows, and the
+ *          address is appended to the table (while it holds fewer than HKT_PACK_TABLE_MAX)
+ *   k = 3  anything else; varint s follows:
+ *            s = 0      exit of a new address (zigzag delta follows, appended as for k = 2)
+ *            s = 1      not a record: the chunk's clock is set to the varint that follows
+ *                       (v's delta is 0); used when a delta is >= 2^58 (a clock that went
+ *                       backwards, or jumped)
+ *            s = 2 + i  exit of table[i]
+ * The predicted stack: an entry pushes its address (a ring of HKT_PACK_STACK frames: deeper
+ * frames overwrite shallower ones, which then mispredict, costing bytes, never correctness);
+ * an exit of the top pops it; any other exit pops down to the innermost frame of its address
+ * in the ring, if any. An exit of address 0 (a resync escape) makes the next entry, if its
+ * address is in the ring, pop down to its innermost frame instead of pushing. The reader
+ * (hookprof/src/format.rs, runtime/test/check_trace.py) mirrors every step.
+ *
+ * Freestanding: needs only <stdint.h> and <stddef.h> (plus trace_format.h).
+ */
+#ifndef HOOKCC_RUNTIME_TRACE_PACK_H
+#define HOOKCC_RUNTIME_TRACE_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_format.h"
+
+#define HKT_PACK_TABLE_MAX 4096u  /* addresses one chunk's table holds */
+#define HKT_PACK_HASH_SLOTS 8192u /* the encoder's hash of the table: load <= 1/2 */
+#define HKT_PACK_STACK 256u       /* frames of the predicted stack (a ring) */
+/* The most bytes one record takes: a clock escape (v, s, a 64-bit varint: 12), then the
+ * record (v of a delta < 2^58: 9; s < 2^14: 2; a zigzag address: 10). */
+#define HKT_PACK_RECORD_MAX 40u
+#define HKT_PACK_DELTA_LIMIT (UINT64_C(1) << 58)
+
+#define HKT_PACK_EXIT_TOP 0u
+#define HKT_PACK_ENTRY_INDEX 1u
+#define HKT_PACK_ENTRY_NEW 2u
+#define HKT_PACK_OTHER 3u
+#define HKT_PACK_OTHER_EXIT_NEW 0u
+#define HKT_PACK_OTHER_CLOCK 1u
+#define HKT_PACK_OTHER_EXIT_INDEX 2u /* + i */
+
+/* The encoder's state: the table of one chunk, its hash, the predicted stack. About 58 KiB;
+ * only what a chunk uses is touched (the hash is cleared entry by entry). */
+struct hkt_packer {
+    uint64_t ring[HKT_PACK_STACK];
+    uint64_t table[HKT_PACK_TABLE_MAX];
+    uint16_t slot_of[HKT_PACK_TABLE_MAX];  /* hash slot of table[i] */
+    uint16_t slot_index[HKT_PACK_HASH_SLOTS]; /* 1 + index into table; 0 = empty */
+    uint32_t table_len;
+};
+
+#define HKT_PACK_FN static inline __attribute__((no_instrument_function))
+
+HKT_PACK_FN uint8_t *hkt_pack_varint(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+HKT_PACK_FN uint64_t hkt_pack_zigzag(uint64_t d)
+{
+    return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
+HKT_PACK_FN uint32_t hkt_pack_hash(uint64_t address)
+{
+    return (uint32_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 51) & (HKT_PACK_HASH_SLOTS - 1);
+}
+
+/* The table index of `address`, or -1; `*slot` is where to insert it if absent. */
+HKT_PACK_FN int32_t hkt_pack_find(const struct hkt_packer *p, uint64_t address, uint32_t *slot)
+{
+    uint32_t h = hkt_pack_hash(address);
+    for (;;) {
+        uint32_t s = p->slot_index[h];
+        if (s == 0) {
+            *slot = h;
+            return -1;
+        }
+        if (p->table[s - 1] == address)
+            return (int32_t)(s - 1);
+        h = (h + 1) & (HKT_PACK_HASH_SLOTS - 1);
+    }
+}
+
+/* A new address: written as a zigzag delta from the previous new one, and added to the table
+ * while there is room (the reader adds it under the same rule). */
+HKT_PACK_FN uint8_t *hkt_pack_new_address(struct hkt_packer *p, uint8_t *o, uint64_t address,
+                                          uint32_t slot, uint64_t *last_new)
+{
+    o = hkt_pack_varint(o, hkt_pack_zigzag(address - *last_new));
+    *last_new = address;
+    if (p->table_len < HKT_PACK_TABLE_MAX) {
+        p->table[p->table_len] = address;
+        p->slot_of[p->table_len] = (uint16_t)slot;
+        p->slot_index[slot] = (uint16_t)(p->table_len + 1);
+        p->table_len++;
+    }
+    return o;
+}
+
+/* The innermost frame of `address` in the ring's window, as a depth (its frame's index), or
+ * `depth` itself if none. */
+HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth, uint64_t address)
+{
+    uint64_t lowest = depth > HKT_PACK_STACK ? depth - HKT_PACK_STACK : 0;
+    for (uint64_t d = depth; d > lowest; d--)
+        if (p->ring[(d - 1) & (HKT_PACK_STACK - 1)] == address)
+            return d - 1;
+    return depth;
+}
+
+/* Encodes records r[0..n) into `out` (8-byte aligned) as one PACKED chunk's payload: the fixed
+ * part (struct hkt_packed), then the stream, zero-padded to 8 bytes. Stops before a record that
+ * might not fit in `cap` bytes. Returns the records encoded (at least one if n > 0 and cap >=
+ * sizeof(struct hkt_packed) + HKT_PACK_RECORD_MAX + 8); *payload_len is the payload's length, a
+ * multiple of 8. */
+HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, size_t n,
+                            uint8_t *out, size_t cap, size_t *payload_len)
+{
+    for (uint32_t i = 0; i < p->table_len; i++)
+        p->slot_index[p->slot_of[i]] = 0;
+    p->table_len = 0;
+
+    struct hkt_packed *head = (struct hkt_packed *)(void *)out;
+    uint8_t *o = out + sizeof *head, *stop = out;
+    if (cap >= sizeof *head + HKT_PACK_RECORD_MAX + HKT_CHUNK_ALIGN)
+        stop = out + cap - HKT_PACK_RECORD_MAX - HKT_CHUNK_ALIGN;
+    uint64_t first = n > 0 ? r[0].time : 0, now = first, last_new = 0, depth = 0;
+    int after_escape = 0;
+    size_t i = 0;
+    for (; i < n && o <= stop; i++) {
+        uint64_t time = r[i].time, word = r[i].address_kind;
+        uint64_t address = word & ~HKT_EXIT_BIT, delta = time - now;
+        now = time;
+        if (delta >= HKT_PACK_DELTA_LIMIT) {
+            o = hkt_pack_varint(o, HKT_PACK_OTHER);
+            o = hkt_pack_varint(o, HKT_PACK_OTHER_CLOCK);
+            o = hkt_pack_varint(o, time);
+            delta = 0;
+        }
+        uint32_t slot = 0;
+        if (word & HKT_EXIT_BIT) {
+            if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
+                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_EXIT_TOP);
+                depth--;
+            } else {
+                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_OTHER);
+                int32_t index = hkt_pack_find(p, address, &slot);
+                if (index >= 0) {
+                    o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_INDEX + (uint64_t)index);
+                } else {
+                    o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_NEW);
+                    o = hkt_pack_new_address(p, o, address, slot, &last_new);
+                }
+                depth = hkt_pack_search(p, depth, address);
+            }
+            after_escape = address == 0;
+        } else {
+            int32_t index = hkt_pack_find(p, address, &slot);
+            if (index >= 0) {
+                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_INDEX);
+                o = hkt_pack_varint(o, (uint64_t)index);
+            } else {
+                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_NEW);
+                o = hkt_pack_new_address(p, o, address, slot, &last_new);
+            }
+            uint64_t found = after_escape ? hkt_pack_search(p, depth, address) : depth;
+            if (found < depth) {
+                depth = found + 1; /* a longjmp came back to this frame */
+            } else {
+                p->ring[depth & (HKT_PACK_STACK - 1)] = address;
+                depth++;
+            }
+            after_escape = 0;
+        }
+    }
+    size_t stream = (size_t)(o - (out + sizeof *head));
+    while (((size_t)(o - out)) % HKT_CHUNK_ALIGN != 0)
+        *o++ = 0;
+    head->records = (uint32_t)i;
+    head->stream_bytes = (uint32_t)stream;
+    head->first_time = first;
+    *payload_len = (size_t)(o - out);
+    return i;
+}
+
+#endif /* HOOKCC_RUNTIME_TRACE_PACK_H */
