@@ -411,6 +411,11 @@ def make_variants(scale: Scale) -> list:
                 runtime="trace",
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace")},
                 trace_globs=["*.hktrace"]),
+        Variant("native-raw", "hookcc --trace, 16-byte records (HOOKCC_PACK=0)", "hookcc",
+                ["--trace", "-O2"], runtime="trace", binary_of="native",
+                env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace"),
+                                          "HOOKCC_PACK": "0"},
+                trace_globs=["*.hktrace"]),
         Variant("native-min20", "hookcc --trace --hook-min-size=20", "hookcc",
                 ["--trace", "--hook-min-size=20", "-O2"], runtime="trace",
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace")},
@@ -1153,6 +1158,73 @@ class Bench:
         else:
             out["uftrace_report"] = {"error": "uftrace variant unavailable"}
 
+    # -- phase: trace bytes per call pair on disk, beside the peers' output of the same runs
+    def recorded_pairs(self, v: Variant, prog: str, d: Path) -> Optional[float]:
+        """Call pairs a run of v recorded: the native trace's header; uftrace's records (16
+        bytes each in its *.dat files, an entry and an exit a call with --no-libcall); XRay's
+        calls counted by llvm-xray account."""
+        if v.key.startswith("native"):
+            hdr = next((read_hktrace_header(t) for t in d.glob("*.hktrace")), None)
+            return hdr["records"] / 2 if hdr else None
+        if v.key == "uftrace":
+            dat = sum(f.stat().st_size for f in (d / "uftrace.data").glob("*.dat"))
+            return dat / 32 if dat else None
+        xray = shutil.which("llvm-xray-19") or shutil.which("llvm-xray")
+        logs = sorted(d.glob("xray-log.*"))
+        if v.key == "xray-fdr" and xray and logs:
+            r = subprocess.run([xray, "account", f"-instr_map={self.exes[(v.key, prog)]}",
+                                str(logs[0])], cwd=d, capture_output=True, text=True)
+            counts = [int(m.group(1)) for m in re.finditer(r"^\s*\d+\s+(\d+)\s+\[", r.stdout, re.M)]
+            return float(sum(counts)) if counts else None
+        return None
+
+    def phase_size(self) -> None:
+        """Bytes per call pair on disk for micro and Lua: the native trace (PACKED), the same
+        with 16-byte records (HOOKCC_PACK=0), XRay FDR and uftrace, one run each; and the
+        native runtime's time writing its buffers (its PAUSE chunks: packing included)."""
+        out = {}
+        self.report["size"] = out
+        progs = [("micro", [str(self.scale.cmp_calls)])]
+        if self.lua_dir and ("native", "lua") in self.exes:
+            progs.append(("lua", [str(self.scale.lua_rounds)]))
+        for prog, args in progs:
+            if prog == "micro":
+                self.current_micro_calls = int(args[0])
+            res = out[prog] = {}
+            for key in ("native", "native-raw", "xray-fdr", "uftrace"):
+                v = self.by_key.get(key)
+                if not v or v.status != "ok" or (key, prog) not in self.exes:
+                    continue
+                log(f"size: {prog} under {key}")
+                r, nbytes, d = self.run_variant(v, prog, args, keep=True)
+                try:
+                    if r.rc != 0:
+                        res[key] = {"error": first_lines(r.stderr)}
+                        continue
+                    row = {"bytes": nbytes, "wall_s": r.wall}
+                    pairs = self.recorded_pairs(v, prog, d)
+                    if pairs:
+                        row["pairs"] = pairs
+                        row["bytes_per_pair"] = nbytes / pairs
+                    trace = next(d.glob("*.hktrace"), None)
+                    if trace is not None and self.hookprof:
+                        info = subprocess.run([self.hookprof, "info", str(trace)], capture_output=True,
+                                              text=True).stdout
+                        m = re.search(r"buffer writes:\s+(\d+) from inside hooks, ([\d.]+) ms", info)
+                        if m:
+                            row["buffer_writes"] = int(m.group(1))
+                            row["write_ms"] = float(m.group(2))
+                            if pairs:
+                                row["write_ns_per_pair"] = row["write_ms"] * 1e6 / pairs
+                    res[key] = row
+                finally:
+                    shutil.rmtree(d, ignore_errors=True)
+            native = res.get("native", {}).get("bytes_per_pair")
+            for key in ("native-raw", "xray-fdr", "uftrace"):
+                peer = res.get(key, {}).get("bytes_per_pair")
+                if native and peer:
+                    res.setdefault("native", {})[f"vs_{key}"] = native / peer
+
     # -- phase: hookprof's views against the peers' converters, on the same calls
     def phase_views(self) -> None:
         """hookprof timeline / flame / speedscope / callgrind beside `uftrace dump --chrome`,
@@ -1245,6 +1317,7 @@ class Bench:
             ("lua", lambda: self.lua_dir and (self.phase_wall("lua", [str(s.lua_rounds)], s.reps),
                                               self.estimate_lua_calls())),
             ("compile", self.phase_compile),
+            ("size", self.phase_size),
             ("post", self.phase_post),
             ("views", self.phase_views),
         ]
@@ -1286,6 +1359,9 @@ def evaluate_goals(b: Bench) -> list:
                       "shown": "—" if value is None else fmt.format(value), "detail": detail})
 
     goal("native trace: instructions per call pair", get("native", "ir_per_call"), 30, "{:.1f}")
+    for prog in ("micro", "lua"):
+        bpp = b.report.get("size", {}).get(prog, {}).get("native", {}).get("bytes_per_pair")
+        goal(f"native trace: bytes per call pair on disk, {prog}", bpp, 8, "{:.2f}")
     n, l = get("native", "ns_per_call"), get("logger", "ns_per_call")
     goal("native trace: time per call vs the rdtsc TLS logger", None if n is None or not l else n / l, 1.25,
          "{:.2f}x", detail=f"native {n:.1f} ns, logger {l:.1f} ns" if n is not None and l else "")
@@ -1398,6 +1474,29 @@ def print_table(b: Bench, goals: list) -> str:
                      f"{c['entry_call_sites']:,} instrumented bodies = {fmt(c.get('bytes_per_function'))} bytes each")
     if comp.get("note"):
         lines.append(f"sqlite3.c: {comp['note']}")
+    size = b.report.get("size", {})
+    if size:
+        lines.append("")
+        lines.append(f"{'trace size, one run each':<44} {'bytes':>14} {'call pairs':>13} {'B/pair':>7} "
+                     f"{'write ms':>9} {'ns/pair':>8}")
+        names = {"native": "hookcc --trace (PACKED)", "native-raw": "hookcc --trace, HOOKCC_PACK=0",
+                 "xray-fdr": "XRay FDR", "uftrace": "uftrace record"}
+        for prog, rows in size.items():
+            for key, name in names.items():
+                p = rows.get(key)
+                if p is None:
+                    continue
+                label = f"{prog}: {name}"
+                if p.get("error"):
+                    lines.append(f"{label:<44} {p['error']}")
+                    continue
+                lines.append(f"{label:<44} {p['bytes']:>14,} {fmt(p.get('pairs'), '{:,.0f}'):>13} "
+                             f"{fmt(p.get('bytes_per_pair'), '{:.2f}'):>7} {fmt(p.get('write_ms'), '{:.1f}'):>9} "
+                             f"{fmt(p.get('write_ns_per_pair'), '{:.2f}'):>8}")
+            n = rows.get("native", {})
+            ratios = [f"{k}: {n[f'vs_{k}']:.3f}x" for k in ("native-raw", "xray-fdr", "uftrace") if n.get(f"vs_{k}")]
+            if ratios:
+                lines.append(f"  {prog}: hookcc's bytes per pair / theirs: " + ", ".join(ratios))
     post = b.report.get("post", {})
     if post:
         lines.append("")
@@ -1479,8 +1578,8 @@ def main() -> int:
                     help="only these variants (comma-separated keys; the baselines always run): "
                          + ",".join(v.key for v in make_variants(QUICK)))
     ap.add_argument("--phases", type=lambda s: s.split(","),
-                    default=["callgrind", "micro", "lua", "compile", "post", "views"],
-                    help="only these phases: callgrind,micro,lua,compile,post,views")
+                    default=["callgrind", "micro", "lua", "compile", "size", "post", "views"],
+                    help="only these phases: callgrind,micro,lua,compile,size,post,views")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compiles")
     ap.add_argument("--no-build", action="store_true", help="use the hookcc already in target/")
     ap.add_argument("--no-install", action="store_true", help="never run apt-get")
@@ -1516,6 +1615,7 @@ def main() -> int:
                              **b.results[v.key]} for v in b.variants},
         "compile": b.report.get("compile"),
         "post": b.report.get("post"),
+        "size": b.report.get("size"),
         "views": b.report.get("views"),
         "phase_errors": b.report.get("phase_errors"),
         "goals": goals,

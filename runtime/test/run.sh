@@ -296,6 +296,41 @@ case_max_bytes() {
     local size
     size=$(stat -c %s "$trace")
     [ "$size" -le 12288 ] || { echo "$size bytes: the file grew past HOOKCC_MAX_BYTES" >>log; return 1; }
+    # The same limit with a unit; a value that is not a size is ignored with a warning.
+    rm -f -- *.hktrace
+    run 0 HOOKCC_MAX_BYTES=8KiB HOOKCC_BUFFER_RECORDS=64 -- basic 10000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --generated 40002 --lost-min 30000 --events-end-max 8192 || return 1
+    rm -f -- *.hktrace
+    run 0 HOOKCC_MAX_BYTES=8X -- basic 10000 || return 1
+    grep -q "ignoring HOOKCC_MAX_BYTES" err || { echo "no warning for HOOKCC_MAX_BYTES=8X" >>log; return 1; }
+    only_trace || return 1
+    check "$trace" out --complete --records 40002 --lost 0
+}
+
+# Without HOOKCC_MAX_BYTES, records stop before the file system holding the trace has less
+# than 10 % free: on a 64 MiB tmpfs, a program that would write 1 GB of 16-byte records
+# (HOOKCC_PACK=0); on an 8 MiB one (so that check_trace.py decodes it in seconds), one that
+# would write 24 MB packed. The file must decode, records + lost = made, and one warning names
+# the variable. Needs root (mount); native only.
+case_disk_reserve() { # PACK
+    mkdir -p "$dir/fs" || return 1
+    local calls=16000000 size=64m status=0
+    [ "$1" = 1 ] && calls=5000000 size=8m
+    mount -t tmpfs -o size=$size hookcc-test "$dir/fs" || { echo "cannot mount a tmpfs" >>log; return 1; }
+    run 0 HOOKCC_PACK="$1" HOOKCC_OUTPUT="$dir/fs/t.hktrace" -- basic "$calls" || status=1
+    if [ "$status" -eq 0 ]; then
+        local avail blocks
+        read -r avail blocks < <(stat -f -c '%a %b' "$dir/fs")
+        echo "free after the run: $avail of $blocks blocks" >>log
+        [ $((avail * 10)) -ge "$blocks" ] || { echo "less than 10 % free" >>log; status=1; }
+        [ "$(grep -c "trace stopped: the file system would have less than 10% free" err)" -eq 1 ] ||
+            { echo "expected one warning on stderr:" >>log; cat err >>log; status=1; }
+        grep -q "HOOKCC_MAX_BYTES" err || { echo "the warning does not name HOOKCC_MAX_BYTES" >>log; status=1; }
+        check "$dir/fs/t.hktrace" out --complete --generated $((4 * calls + 2)) --lost-min 1 || status=1
+    fi
+    umount "$dir/fs" || status=1
+    return "$status"
 }
 
 # A write that fails part way (RLIMIT_FSIZE here; a full disk fails the same way, with ENOSPC):
@@ -446,6 +481,11 @@ cross_cases=("${all_cases[@]}")
 all_cases+=(case_fork_exec "case_fork_exec out.hktrace")
 all_cases+=(case_output_existing)
 all_cases+=(case_file_mode_and_symlink)
+if [ "$(id -u)" -eq 0 ]; then
+    all_cases+=("case_disk_reserve 0" "case_disk_reserve 1")
+else
+    skip "native: disk_reserve" "mounting a tmpfs needs root"
+fi
 
 # The public header from C and C++.
 hdr_log="$work/header.log"
