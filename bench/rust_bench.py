@@ -140,8 +140,8 @@ def build(v: Variant, crate: Path, work: Path, triple: str) -> None:
     v.exe = target_dir / triple / "release" / "rbench"
 
 
-def run(v: Variant, args: list, d: Path, valgrind: list | None = None):
-    env = dict(os.environ, **v.env)
+def run(v: Variant, args: list, d: Path, valgrind: list | None = None, env_extra: dict | None = None):
+    env = dict(os.environ, **v.env, **(env_extra or {}))
     argv = (valgrind or []) + v.wrap + [str(v.exe)] + [str(a) for a in args]
     return run_measured(argv, d, env, 3600)
 
@@ -251,6 +251,23 @@ def main() -> int:
                            "json": (counts[("json", 4)] - counts[("json", 2)]) / 2}
         ok = [v for v in variants if v.status == "ok"]
 
+        # Bytes on disk per recorded call pair: one json run of each tracer, and the native
+        # trace once more with 16-byte records (HOOKCC_PACK=0): what PACKED saves.
+        sizes: dict = {}
+        for v in ok:
+            runs = [(v.key, {})] + ([("native-raw", {"HOOKCC_PACK": "0"})] if v.key == "native" else [])
+            for label, extra in runs:
+                if v.key in ("plain", "empty"):
+                    continue
+                d = Path(tempfile.mkdtemp(prefix=f"size-{label}-", dir=work))
+                r = run(v, ["json", scale["json"]], d, env_extra=extra)
+                pairs = recorded_pairs(v, d) if r.rc == 0 else None
+                if pairs:
+                    on_disk = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+                    sizes[label] = {"bytes": on_disk, "pairs": pairs, "bytes_per_pair": on_disk / pairs}
+                shutil.rmtree(d, ignore_errors=True)
+        results["json_size"] = sizes
+
         n1, n2 = scale["cg"]
         ir = {}
         if shutil.which("valgrind"):
@@ -319,6 +336,9 @@ def main() -> int:
                      f"{f(res.get('json_x'), '8.2f')} {f(res.get('json_over_floor'), '8.2f')} "
                      f"{f(res.get('pairs_per_json_round'), '12,.0f')} "
                      f"{f(res.get('json_ns_per_pair'), '8.1f')}  {res['what']}{status}{notes}")
+    if results.get("json_size"):
+        lines.append(f"json, {scale['json']} rounds: bytes on disk per recorded call pair: " + ", ".join(
+            f"{k} {f(r['bytes_per_pair'], '.2f')} ({r['bytes']:,} B)" for k, r in results["json_size"].items()))
     if missing:
         lines.append("missing packages: " + ", ".join(f"{p} ({w})" for p, w in missing.items()))
     print("\n".join(lines))
