@@ -64,7 +64,7 @@ struct hkt_packer {
 
 #define HKT_PACK_FN static inline __attribute__((no_instrument_function))
 
-HKT_PACK_FN uint8_t *hkt_pack_varint(uint8_t *o, uint64_t v)
+HKT_PACK_FN __attribute__((noinline)) uint8_t *hkt_pack_varint_long(uint8_t *o, uint64_t v)
 {
     while (v >= 0x80) {
         *o++ = (uint8_t)(v | 0x80);
@@ -72,6 +72,22 @@ HKT_PACK_FN uint8_t *hkt_pack_varint(uint8_t *o, uint64_t v)
     }
     *o++ = (uint8_t)v;
     return o;
+}
+
+/* One or two bytes inline (deltas under 4096 ticks, indices under 16384), the rest out of
+ * line. */
+HKT_PACK_FN __attribute__((always_inline)) uint8_t *hkt_pack_varint(uint8_t *o, uint64_t v)
+{
+    if (v < 0x80) {
+        o[0] = (uint8_t)v;
+        return o + 1;
+    }
+    if (v < 0x4000) {
+        o[0] = (uint8_t)(v | 0x80);
+        o[1] = (uint8_t)(v >> 7);
+        return o + 2;
+    }
+    return hkt_pack_varint_long(o, v);
 }
 
 HKT_PACK_FN uint64_t hkt_pack_zigzag(uint64_t d)
@@ -145,6 +161,8 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
         stop = out + cap - HKT_PACK_RECORD_MAX - HKT_CHUNK_ALIGN;
     uint64_t first = n > 0 ? r[0].time : 0, now = first, last_new = 0, depth = 0;
     int after_escape = 0;
+    uint64_t last_entry = 0;
+    int32_t last_index = -1; /* the table index of last_entry; -1: none (or not in the table) */
     size_t i = 0;
     for (; i < n && o <= stop; i++) {
         uint64_t time = r[i].time, word = r[i].address_kind;
@@ -158,6 +176,7 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
         }
         uint32_t slot = 0;
         if (word & HKT_EXIT_BIT) {
+            /* The common case first: an exit of the top frame. */
             if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_EXIT_TOP);
                 depth--;
@@ -174,14 +193,22 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
             }
             after_escape = address == 0;
         } else {
-            int32_t index = hkt_pack_find(p, address, &slot);
+            /* The last entry's function again (a loop calling it) skips the hash. */
+            int32_t index = last_index >= 0 && address == last_entry
+                                ? last_index
+                                : hkt_pack_find(p, address, &slot);
             if (index >= 0) {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_INDEX);
                 o = hkt_pack_varint(o, (uint64_t)index);
             } else {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_NEW);
                 o = hkt_pack_new_address(p, o, address, slot, &last_new);
+                index = p->table_len > 0 && p->table[p->table_len - 1] == address
+                            ? (int32_t)(p->table_len - 1)
+                            : -1;
             }
+            last_entry = address;
+            last_index = index;
             uint64_t found = after_escape ? hkt_pack_search(p, depth, address) : depth;
             if (found < depth) {
                 depth = found + 1; /* a longjmp came back to this frame */
