@@ -21,7 +21,8 @@
  * - Everything else is in the slow path (hkrt_record_slow), reached when that test says so:
  *     first hook of a thread (pos == NULL): allocate its buffer with mmap, register it in the
  *       thread list, give it a pthread key whose destructor writes its last chunks;
- *     buffer full: write it as PACKED chunks (trace_pack.h), start over;
+ *     buffer full: hand it to the writer thread and go on in the spare buffer ("The
+ *       writer"), or, without a writer, pack it (trace_pack.h) and write it;
  *     re-entered from inside the runtime (a hook in a signal handler or in an interposed libc
  *       function the runtime calls): pos was set to NULL on the way in (the real one is kept
  *       in held_pos), so the hook lands here again, sees `busy`, and counts its record as lost;
@@ -31,7 +32,8 @@
  *   compare-and-swap loop when HOOKCC_MAX_BYTES is set) and pwrite()s the chunk there, so
  *   chunks of several threads never interleave and no lock is taken for writing. A full
  *   buffer is packed (about 3 bytes a call pair instead of 32) into the thread's packer area,
- *   mapped after its records, and goes out as one pwritev of chunk header, payload and CHECK.
+ *   mapped after its records, and goes out as one pwritev of chunk header, payload and CHECK;
+ *   the writer thread does that for the buffers handed to it.
  * - Space: without HOOKCC_MAX_BYTES, records stop before the file system holding the trace
  *   has less than 10 % free (hkrt_space_allows).
  * - Finish (atexit handler registered first thing, fatal signals): write every registered
@@ -88,6 +90,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/file.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -163,9 +166,19 @@ struct hkrt_thread {
     struct hkt_record *buf_end;  /* one past the last record */
     void *map;                  /* the buffer mapping (chunk header + records, then packer) */
     size_t map_size;
-    struct hkt_packer *packer;  /* in the mapping, after the records (trace_pack.h) */
+    struct hkt_packer *packer;  /* in the first mapping, after its records (trace_pack.h) */
     uint8_t *packed;            /* a PACKED payload is made here: pack_cap bytes */
     size_t pack_cap;
+    /* The writer thread ("The writer" below): a full buffer is handed to it and the thread
+     * goes on in its spare. While `handed` is 1 the writer owns handed_buf and the packer. */
+    struct hkt_record *spare;        /* a second buffer, aligned as buf; NULL until needed */
+    void *spare_map;
+    size_t spare_map_size;
+    struct hkt_record *handed_buf;   /* the buffer the writer writes */
+    uint64_t handed_n;               /* its records */
+    struct hkt_pause handed_pause;   /* the thread's time handing it over (a PAUSE chunk) */
+    int handed;                      /* atomic (a futex word): the writer has work of ours */
+    struct hkrt_thread *queue_next;  /* in g.queue */
     void *altstack; /* our sigaltstack, or NULL if the thread had one already */
     struct hkrt_thread *prev, *next; /* thread list, under the lock */
     hkrt_u64a lost;                  /* atomic: records this thread could not keep */
@@ -237,6 +250,11 @@ static struct {
     int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
+    int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
+    int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
+    int writer_tid;     /* atomic */
+    int writer_wake;    /* atomic (a futex word): bumped for every buffer handed over */
+    struct hkrt_thread *queue; /* atomic: threads that handed a buffer over (a stack) */
     int space_stopped;  /* atomic: the free-space reserve was reached; no more records */
     uint32_t buffer_records;
     struct hkt_header header;
@@ -636,19 +654,38 @@ static HKRT_FN uint64_t hkrt_write_raw_events(struct hkrt_thread *t, uint64_t n)
  * below the limit. The CHECK chunk is written from here, not from the buffer past upto, where
  * a late hook of another thread (at exit) may still store a record. Returns the records
  * written. */
+static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hkt_record *r,
+                                         uint64_t n);
+
+static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t);
+
 static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
-    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
-    uint64_t n = (uint64_t)(upto - t->buf), written = 0;
+    uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return 0;
-    if (!hkrt_file_ready()) {
+    /* The buffer handed to the writer before this one goes first: a thread's chunks are in
+     * the file in the order of its records. */
+    if (!hkrt_wait_handed(t) || !hkrt_file_ready()) {
         hkrt_count_lost(t, n);
         return 0;
     }
     if (g.raw_records)
         return hkrt_write_raw_events(t, n);
-    const struct hkt_record *r = t->buf;
+    return hkrt_write_packed(t, t->buf, n);
+}
+
+/* The packing part of hkrt_write_events, for records anywhere (the writer thread writes a
+ * buffer the thread has handed over). The file must be ready (hkrt_file_ready). */
+static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hkt_record *r,
+                                         uint64_t n)
+{
+    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
+    uint64_t written = 0;
+    if (!hkrt_file_ok()) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
     while (n > 0) {
         size_t cap = t->pack_cap, payload = 0, keep = 0;
         uint64_t off = UINT64_MAX;
@@ -819,6 +856,8 @@ static HKRT_FN void hkrt_read_options(void)
 
     v = hkrt_getenv("HOOKCC_PACK");
     g.raw_records = v != NULL && strcmp(v, "0") == 0;
+    v = hkrt_getenv("HOOKCC_WRITER");
+    g.writer_wanted = !g.raw_records && (v == NULL || strcmp(v, "0") != 0);
 
     v = hkrt_getenv("HOOKCC_OUTPUT");
     g.output_env[0] = '\0';
@@ -1188,14 +1227,13 @@ static HKRT_FN size_t hkrt_pack_cap(size_t bytes)
 }
 
 /* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
- * the EVENTS chunk header just before it, and the thread's packer (its state, then the room
- * where PACKED payloads are made) after it: maps enough to align, then unmaps the slack. The
- * packer's pages are touched only when the buffer is written. */
-static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
+ * the EVENTS chunk header just before it and `after` bytes after it: maps enough to align,
+ * then unmaps the slack. Returns the buffer, 0 on failure. The thread's first buffer has its
+ * packer after it (its state, then the room where PACKED payloads are made), whose pages are
+ * touched only when a buffer is written. */
+static HKRT_FN uintptr_t hkrt_map_aligned(size_t bytes, size_t after, void **map, size_t *map_size)
 {
     const size_t header = sizeof(struct hkt_chunk_header);
-    const size_t packer = (sizeof(struct hkt_packer) + 63) & ~(size_t)63;
-    const size_t after = packer + hkrt_pack_cap(bytes);
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     if (page == 0 || (page & (page - 1)) != 0)
         page = 4096;
@@ -1211,13 +1249,25 @@ static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
         munmap(base, keep_lo - start);
     if (end > keep_hi)
         munmap((void *)keep_hi, end - keep_hi);
-    t->map = (void *)keep_lo;
-    t->map_size = keep_hi - keep_lo;
+    *map = (void *)keep_lo;
+    *map_size = keep_hi - keep_lo;
+    return buf;
+}
+
+static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
+{
+    const size_t packer = (sizeof(struct hkt_packer) + 63) & ~(size_t)63;
+    uintptr_t buf = hkrt_map_aligned(bytes, packer + hkrt_pack_cap(bytes), &t->map, &t->map_size);
+    if (buf == 0)
+        return 0;
     t->buf = (struct hkt_record *)buf;
     t->buf_end = (struct hkt_record *)(buf + bytes);
     t->packer = (struct hkt_packer *)(buf + bytes); /* zeroed by mmap: an empty table */
     t->packed = (uint8_t *)(buf + bytes + packer);
     t->pack_cap = hkrt_pack_cap(bytes);
+    t->spare = NULL;
+    t->spare_map = NULL;
+    __atomic_store_n(&t->handed, 0, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -1273,11 +1323,160 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
     t->life = HKRT_THREAD_DEAD;
     hkrt_unlock();
     hkrt_thread_altstack_off(t);
-    munmap(t->map, t->map_size);
-    t->map = NULL;
-    t->buf = t->buf_end = NULL;
+    /* The writer may still read a buffer of ours (when the final chunks were not ours to
+     * write): the mappings go only once it is done; if it is stuck, they stay. */
+    if (hkrt_wait_handed(t)) {
+        munmap(t->map, t->map_size);
+        if (t->spare_map != NULL)
+            munmap(t->spare_map, t->spare_map_size);
+    }
+    t->map = t->spare_map = NULL;
+    t->buf = t->buf_end = t->spare = NULL;
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The writer                                                                               */
+/*
+ * Packing a full buffer costs about 45 instructions a record (trace_pack.h); done by the
+ * thread whose hook found the buffer full, that would be three times what its hooks cost. So
+ * the process gets one writer thread (started by the runtime's constructor, all signals
+ * blocked, named "hookcc-writer"): a hook that finds its buffer full hands the buffer over and
+ * goes on in the thread's spare buffer, and the writer packs and writes it, then its PAUSE
+ * chunk (the thread's time handing over: usually well under a microsecond). A thread hands over
+ * one buffer at a time: if the writer still has its previous one, the thread waits (inside the
+ * PAUSE), so the writer never falls behind by more than a buffer per thread and the chunks of a
+ * thread stay in the order of its records. Every other write of a thread's records (its last
+ * chunks, hookcc_trace_flush, the finisher) first waits for the writer to be done with it.
+ *
+ * The writer never takes the lock (the thread handing over has opened the file), so a thread
+ * that holds the lock may wait for it. A fork child has no writer (creating a thread there is
+ * not safe before exec): it packs in its own hooks, as does every process under
+ * HOOKCC_WRITER=0 or HOOKCC_PACK=0, or when the thread could not be created.
+ */
+
+static HKRT_FN void hkrt_futex_wait(int *word, int value, const struct timespec *timeout)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, timeout, NULL, 0);
+}
+
+static HKRT_FN void hkrt_futex_wake(int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Waits until the writer is done with what t handed over: returns 1 then, or 0 if it was not
+ * within ~2 s (a write stuck on a slow file system) or if the caller is the writer itself (a
+ * fatal signal in it). */
+static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t)
+{
+    if (!__atomic_load_n(&t->handed, __ATOMIC_ACQUIRE))
+        return 1;
+    if (__atomic_load_n(&g.writer_tid, __ATOMIC_RELAXED) == (int)hkrt_gettid())
+        return 0;
+    for (int i = 0; i < 2000 && __atomic_load_n(&t->handed, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ms = {0, 1000000};
+        hkrt_futex_wait(&t->handed, 1, &ms);
+    }
+    return !__atomic_load_n(&t->handed, __ATOMIC_ACQUIRE);
+}
+
+/* Writes what t handed over, then tells t. */
+static HKRT_FN void hkrt_write_handed(struct hkrt_thread *t)
+{
+    uint64_t wrote = hkrt_write_packed(t, t->handed_buf, t->handed_n);
+    if (wrote != 0 && hkrt_file_ok())
+        hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &t->handed_pause, sizeof t->handed_pause, NULL);
+    __atomic_store_n(&t->handed, 0, __ATOMIC_RELEASE);
+    /* t may be gone from here on (its thread exited): a wake on its old address is harmless. */
+    hkrt_futex_wake(&t->handed);
+}
+
+static HKRT_FN void *hkrt_writer_main(void *arg)
+{
+    (void)arg;
+    /* Hooks this thread runs (an instrumented function the program interposed on pwritev, say)
+     * are the runtime's own: counted as lost, never recorded. */
+    t_self.life = HKRT_THREAD_DEAD;
+    prctl(PR_SET_NAME, "hookcc-writer", 0, 0, 0);
+    __atomic_store_n(&g.writer_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
+    for (;;) {
+        int seen = __atomic_load_n(&g.writer_wake, __ATOMIC_ACQUIRE);
+        struct hkrt_thread *t = __atomic_exchange_n(&g.queue, NULL, __ATOMIC_ACQUIRE);
+        if (t == NULL) {
+            hkrt_futex_wait(&g.writer_wake, seen, NULL);
+            continue;
+        }
+        while (t != NULL) {
+            struct hkrt_thread *next = t->queue_next;
+            hkrt_write_handed(t);
+            t = next;
+        }
+    }
+    return NULL;
+}
+
+/* Starts the writer, from the runtime's constructor (a normal context: never from a hook, which
+ * may run in a signal handler, nor in a fork child). */
+static HKRT_FN void hkrt_start_writer(void)
+{
+    if (!g.writer_wanted || g.is_fork_child || __atomic_load_n(&g.writer_running, __ATOMIC_RELAXED))
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    int ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        pthread_t thread;
+        ok = pthread_create(&thread, &attr, hkrt_writer_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    __atomic_store_n(&g.writer_running, ok, __ATOMIC_RELEASE);
+}
+
+/* From the slow path of a hook that found t's buffer full (t's guard held): hands the buffer
+ * [buf, held_pos) to the writer and gives the thread its spare. `from` is when the hook began
+ * this work. Returns 0 if the writer cannot take it (then the hook writes the buffer itself). */
+static HKRT_FN int hkrt_hand_over(struct hkrt_thread *t, uint64_t from)
+{
+    if (!__atomic_load_n(&g.writer_running, __ATOMIC_ACQUIRE) || t->held_pos == t->buf)
+        return 0;
+    if (t->spare == NULL) {
+        uintptr_t spare = hkrt_map_aligned(hkrt_buffer_bytes(), 0, &t->spare_map, &t->spare_map_size);
+        if (spare == 0)
+            return 0;
+        t->spare = (struct hkt_record *)spare;
+    }
+    if (!hkrt_wait_handed(t) || !hkrt_file_ready())
+        return 0;
+    struct hkt_record *full = t->buf;
+    void *full_map = t->map;
+    size_t full_map_size = t->map_size;
+    t->handed_buf = full;
+    t->handed_n = (uint64_t)(t->held_pos - full);
+    t->buf = t->spare;
+    t->buf_end = t->buf + g.buffer_records;
+    t->map = t->spare_map;
+    t->map_size = t->spare_map_size;
+    t->spare = full;
+    t->spare_map = full_map;
+    t->spare_map_size = full_map_size;
+    t->held_pos = t->buf;
+    t->handed_pause.from = from;
+    t->handed_pause.to = hkrt_ticks();
+    __atomic_store_n(&t->handed, 1, __ATOMIC_RELEASE);
+    struct hkrt_thread *head = __atomic_load_n(&g.queue, __ATOMIC_RELAXED);
+    do
+        t->queue_next = head;
+    while (!__atomic_compare_exchange_n(&g.queue, &head, t, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    __atomic_fetch_add(&g.writer_wake, 1, __ATOMIC_RELEASE);
+    hkrt_futex_wake(&g.writer_wake);
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1390,13 +1589,15 @@ static HKRT_COLD void hkrt_record_slow(void *word)
          * the write takes is the runtime's, not the program's: a PAUSE chunk says how long it
          * was, so that the reader can take it out (its own small write is not in it). */
         uint64_t from = hkrt_ticks();
-        /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the file
-         * must not keep growing by a PAUSE chunk per buffer. */
-        uint64_t wrote = hkrt_write_events(t, t->held_pos);
-        t->held_pos = t->buf;
-        if (wrote != 0 && hkrt_file_ok()) {
-            struct hkt_pause pause = {from, hkrt_ticks()};
-            hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+        if (!hkrt_hand_over(t, from)) {
+            /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the file
+             * must not keep growing by a PAUSE chunk per buffer. */
+            uint64_t wrote = hkrt_write_events(t, t->held_pos);
+            t->held_pos = t->buf;
+            if (wrote != 0 && hkrt_file_ok()) {
+                struct hkt_pause pause = {from, hkrt_ticks()};
+                hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+            }
         }
     } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
         hkrt_count_lost(t, 1);
@@ -1886,11 +2087,19 @@ static HKRT_FN void hkrt_atfork_child(void)
         /* Copies of other threads' memory, which no thread here will use. */
         if (t->map != NULL)
             munmap(t->map, t->map_size);
+        if (t->spare_map != NULL)
+            munmap(t->spare_map, t->spare_map_size);
         if (t->altstack != NULL)
             munmap(t->altstack, HKRT_ALTSTACK_SIZE);
     }
     g.threads = NULL;
     g.thread_seq = 0;
+    /* No writer here: the parent's writes what the parent handed over (a buffer of ours that
+     * it has is the parent's records: dropped, as the rest of them). */
+    __atomic_store_n(&g.writer_running, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.writer_tid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.queue, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->handed, 0, __ATOMIC_RELAXED);
     if (me->life == HKRT_THREAD_LIVE) {
         me->prev = me->next = NULL;
         g.threads = me;
@@ -1934,6 +2143,8 @@ static HKRT_FN void hkrt_start_and_attach_current_thread(void)
     if (t->life == HKRT_THREAD_NEW && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING &&
         hkrt_thread_attach(t) && hkrt_recording())
         hkrt_measure_overhead(t);
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
+        hkrt_start_writer();
     hkrt_guard_leave(t);
 }
 

@@ -438,6 +438,9 @@ def check(trace, args, variables):
     if args.records is not None:
         expect(total_records == args.records,
                f"{total_records} records in EVENTS chunks, expected {args.records}")
+    if args.records_min is not None:
+        expect(total_records >= args.records_min,
+               f"{total_records} records in EVENTS chunks, expected at least {args.records_min}")
     if args.lost is not None:
         expect(trace.lost == args.lost, f"header lost {trace.lost}, expected {args.lost}")
     if args.lost_min is not None:
@@ -527,7 +530,8 @@ def main():
     p.add_argument("--vars", help="key=value lines printed by the test program")
     p.add_argument("--complete", action="store_true")
     p.add_argument("--incomplete", action="store_true")
-    p.add_argument("--records", type=int, help="records in EVENTS chunks")
+    p.add_argument("--records", type=int, help="records in EVENTS and PACKED chunks")
+    p.add_argument("--records-min", type=int)
     p.add_argument("--lost", type=int, help="header lost")
     p.add_argument("--lost-min", type=int)
     p.add_argument("--generated", type=int, help="header records + lost")
