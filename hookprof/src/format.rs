@@ -393,7 +393,9 @@ pub enum FormatErrorKind {
     CheckLength { length: u32 },
     #[error("record has reserved kind {kind}, expected 0 (entry) or 1 (exit)")]
     ReservedKind { kind: u8 },
-    #[error("PACKED chunk: its stream of {stream} bytes does not fit in its {length}-byte payload")]
+    #[error(
+        "PACKED chunk: its stream of {stream} bytes does not fit in its {length}-byte payload"
+    )]
     PackedStreamLength { stream: u32, length: u32 },
     #[error("PACKED record {index}: {what}")]
     BadPacked { index: u32, what: &'static str },
@@ -581,7 +583,12 @@ impl<'a> Events<'a> {
 
     /// Bytes the chunk's records take in the file (its payload).
     pub fn encoded_bytes(&self) -> u64 {
-        self.bytes.data.len() as u64 + if self.packed.is_some() { pack::FIXED_SIZE as u64 } else { 0 }
+        self.bytes.data.len() as u64
+            + if self.packed.is_some() {
+                pack::FIXED_SIZE as u64
+            } else {
+                0
+            }
     }
 
     /// Whether the records are packed (a PACKED chunk).
@@ -2027,15 +2034,24 @@ mod tests {
     fn packed_stream_decodes_every_kind_of_item() {
         let (f, g) = (0x1000u64, 0x1040u64);
         let items = [
-            (5 << 2) | pack::ENTRY_NEW, zigzag(f as i64),          // enter f at 105
-            (3 << 2) | pack::ENTRY_NEW, zigzag((g - f) as i64),    // enter g at 108
-            (2 << 2) | pack::EXIT_TOP,                             // exit g at 110
-            (1 << 2) | pack::ENTRY_INDEX, 1,                       // enter g at 111
-            pack::OTHER, pack::OTHER_CLOCK, 5000,                  // the clock jumps to 5000
-            pack::OTHER, pack::OTHER_EXIT_INDEX,                   // exit f at 5000 (g unwound)
-            (4 << 2) | pack::OTHER, pack::OTHER_EXIT_NEW, zigzag(-(g as i64)), // escape (exit 0)
-            (0 << 2) | pack::ENTRY_INDEX, 0,                       // resync target f: pushed
-            (1 << 2) | pack::EXIT_TOP,                             // exit f at 5005
+            (5 << 2) | pack::ENTRY_NEW,
+            zigzag(f as i64), // enter f at 105
+            (3 << 2) | pack::ENTRY_NEW,
+            zigzag((g - f) as i64),    // enter g at 108
+            (2 << 2) | pack::EXIT_TOP, // exit g at 110
+            (1 << 2) | pack::ENTRY_INDEX,
+            1, // enter g at 111
+            pack::OTHER,
+            pack::OTHER_CLOCK,
+            5000, // the clock jumps to 5000
+            pack::OTHER,
+            pack::OTHER_EXIT_INDEX, // exit f at 5000 (g unwound)
+            (4 << 2) | pack::OTHER,
+            pack::OTHER_EXIT_NEW,
+            zigzag(-(g as i64)), // escape (exit 0)
+            (0 << 2) | pack::ENTRY_INDEX,
+            0,                         // resync target f: pushed
+            (1 << 2) | pack::EXIT_TOP, // exit f at 5005
         ];
         let records: Vec<Record> = packed_records(&packed_payload(8, 100, &items))
             .into_iter()
@@ -2062,21 +2078,37 @@ mod tests {
         let index_past = packed_payload(1, 0, &[pack::ENTRY_INDEX, 3]);
         let err = packed_records(&index_past).pop().unwrap().unwrap_err();
         assert_eq!(err.offset, 98, "{err}");
-        assert!(err.to_string().contains("PACKED record 0: a table index"), "{err}");
+        assert!(
+            err.to_string().contains("PACKED record 0: a table index"),
+            "{err}"
+        );
         let short = packed_payload(2, 0, &[pack::ENTRY_NEW, 8]);
         let err = packed_records(&short).pop().unwrap().unwrap_err();
-        assert!(err.to_string().contains("record 1: the stream ends inside it"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("record 1: the stream ends inside it"),
+            "{err}"
+        );
         let exit_none = packed_payload(1, 0, &[pack::EXIT_TOP]);
         assert!(packed_records(&exit_none).pop().unwrap().is_err());
         let trailing = packed_payload(1, 0, &[pack::ENTRY_NEW, 8, 0]);
         let err = packed_records(&trailing).pop().unwrap().unwrap_err();
-        assert!(err.to_string().contains("bytes after the chunk's last record"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("bytes after the chunk's last record"),
+            "{err}"
+        );
         let mut long = packed_payload(0, 0, &[]);
         long[4] = 200; // a stream longer than the payload
         let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
         w.raw_chunk(chunk_type::PACKED, 7, &long).unwrap();
         let bytes = w.into_inner();
-        let err = Trace::new(&bytes).unwrap().chunks().next().unwrap().unwrap_err();
+        let err = Trace::new(&bytes)
+            .unwrap()
+            .chunks()
+            .next()
+            .unwrap()
+            .unwrap_err();
         assert_eq!(err.offset, 64);
         assert!(err.to_string().contains("does not fit"), "{err}");
     }

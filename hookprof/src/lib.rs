@@ -433,6 +433,9 @@ pub struct ViewOptions {
     pub filter: view::Filter,
     /// Told of the replay's progress (the `hookprof` binary draws a bar with it).
     pub progress: Option<view::Progress>,
+    /// `timeline` and `speedscope`: leave out short calls when an unfiltered output would pass
+    /// this many bytes ([`view::Filter::sized`]); `None`: never.
+    pub size_limit: Option<u64>,
 }
 
 fn write_error(error: io::Error) -> Error {
@@ -460,12 +463,20 @@ pub fn timeline_file(
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
     let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
-    let warnings = match format {
+    // Bytes a record makes at least, measured on bench/micro.c's short names (docs/views.md).
+    let (per_record, what) = match format {
+        TimelineFormat::Json => (110, "timeline (Chrome JSON)"),
+        TimelineFormat::Perfetto => (21, "timeline (Perfetto trace)"),
+    };
+    let (filter, note) = options
+        .filter
+        .sized(&prepared.info, per_record, options.size_limit, what);
+    let mut warnings = match format {
         TimelineFormat::Json => {
             let timeline = report::timeline::Timeline::start(out, &prepared.info)
                 .map_err(write_error)?
                 .with_lines(lines);
-            let (timeline, _, warnings) = prepared.run(timeline, &options.filter)?;
+            let (timeline, _, warnings) = prepared.run(timeline, &filter)?;
             timeline.finish().map_err(write_error)?;
             warnings
         }
@@ -473,11 +484,12 @@ pub fn timeline_file(
             let trace = report::perfetto::Perfetto::start(out, &prepared.info)
                 .map_err(write_error)?
                 .with_lines(lines);
-            let (trace, _, warnings) = prepared.run(trace, &options.filter)?;
+            let (trace, _, warnings) = prepared.run(trace, &filter)?;
             trace.finish().map_err(write_error)?;
             warnings
         }
     };
+    warnings.extend(note);
     Ok(warnings)
 }
 
@@ -578,9 +590,14 @@ pub fn speedscope_file(
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
+    // Bytes a record makes at least (docs/views.md).
+    let (sized, note) =
+        options
+            .filter
+            .sized(&prepared.info, 40, options.size_limit, "speedscope profile");
     let mut speedscope =
         report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
-    let wanted = &options.filter.threads;
+    let wanted = &sized.threads;
     let mut threads: Vec<view::ThreadInfo> = Vec::new();
     for t in &prepared.info.threads {
         let shown = wanted.is_empty()
@@ -597,7 +614,7 @@ pub fn speedscope_file(
             .map_err(write_error)?;
         let filter = view::Filter {
             threads: vec![thread.tid],
-            ..options.filter.clone()
+            ..sized.clone()
         };
         let (view, _, more) = prepared.run(speedscope, &filter)?;
         speedscope = view;
@@ -613,6 +630,7 @@ pub fn speedscope_file(
         None => "hookprof".to_string(),
     };
     speedscope.finish(&title).map_err(write_error)?;
+    warnings.extend(note);
     Ok(warnings)
 }
 

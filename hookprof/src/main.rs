@@ -364,7 +364,55 @@ impl From<&ViewArgs> for ViewOptions {
                 min_duration_ns: a.min_duration.unwrap_or(0),
                 time_range_ns: a.time_range,
             },
+            size_limit: None,
         }
+    }
+}
+
+/// A size in bytes, with an optional unit: K, M, G, T (powers of 1024; `B` or `iB` may follow).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let unit = unit
+        .strip_suffix("iB")
+        .or_else(|| unit.strip_suffix('B'))
+        .or_else(|| unit.strip_suffix('b'))
+        .unwrap_or(unit);
+    let shift = match unit {
+        "" => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?} (use K, M, G or T)"
+            ))
+        }
+    };
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size such as 512M, 2G or 1000000"))?;
+    value
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// `--size-limit` of the timeline and speedscope views.
+#[derive(clap::Args, Debug)]
+struct SizeLimitArgs {
+    /// Above this output size (estimated from the records), an unfiltered view leaves out
+    /// calls shorter than 1us and says so; 0: never (K, M, G; a bare number is bytes).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "512M")]
+    size_limit: u64,
+}
+
+impl SizeLimitArgs {
+    /// What the library takes: none when the user chose a minimum duration, or 0.
+    fn limit(&self, view: &ViewArgs) -> Option<u64> {
+        (view.min_duration.is_none() && self.size_limit != 0).then_some(self.size_limit)
     }
 }
 
@@ -396,9 +444,55 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
-    /// Chrome trace-event JSON, or a Perfetto protobuf trace (a quarter of the size).
-    #[arg(long, value_enum, default_value_t = TimelineFormatArg::Json)]
-    format: TimelineFormatArg,
+    /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
+    /// perfetto for an output name ending in .pftrace or .perfetto-trace (before any .gz),
+    /// else json. An output name ending in .gz is gzip-compressed (both formats).
+    #[arg(long, value_enum)]
+    format: Option<TimelineFormatArg>,
+    #[command(flatten)]
+    size: SizeLimitArgs,
+}
+
+impl TimelineArgs {
+    fn format(&self) -> TimelineFormat {
+        let by_name = self.view.output.as_deref().and_then(|path| {
+            let name = path.file_name()?.to_str()?;
+            let name = name.strip_suffix(".gz").unwrap_or(name);
+            (name.ends_with(".pftrace") || name.ends_with(".perfetto-trace"))
+                .then_some(TimelineFormat::Perfetto)
+        });
+        match self.format {
+            Some(TimelineFormatArg::Json) => TimelineFormat::Json,
+            Some(TimelineFormatArg::Perfetto) => TimelineFormat::Perfetto,
+            None => by_name.unwrap_or(TimelineFormat::Json),
+        }
+    }
+}
+
+/// The output goes through gzip: its name ends in `.gz`.
+fn gzipped(view: &ViewArgs) -> bool {
+    view.output
+        .as_deref()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n.to_string_lossy().ends_with(".gz"))
+}
+
+/// Runs `write` on `out`, through a gzip encoder when `gzip`.
+fn maybe_gzip(
+    gzip: bool,
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+) -> Result<Vec<String>, hookprof::Error> {
+    if !gzip {
+        return write(out);
+    }
+    // Level 3: on the timeline's JSON, 95 % of level 6's ratio at three times its speed.
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(3));
+    let warnings = write(&mut encoder)?;
+    encoder
+        .finish()
+        .map_err(|error| hookprof::Error::Write { error })?;
+    Ok(warnings)
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -419,6 +513,8 @@ struct CallgrindViewArgs {
 struct SpeedscopeArgs {
     #[command(flatten)]
     view: ViewArgs,
+    #[command(flatten)]
+    size: SizeLimitArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -907,11 +1003,13 @@ fn main() -> ExitCode {
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
         Command::Timeline(args) => stream_view(&args.view, |o, out| {
-            let format = match args.format {
-                TimelineFormatArg::Json => TimelineFormat::Json,
-                TimelineFormatArg::Perfetto => TimelineFormat::Perfetto,
+            let options = ViewOptions {
+                size_limit: args.size.limit(&args.view),
+                ..o.clone()
             };
-            hookprof::timeline_file(&args.view.trace, o, format, out)
+            maybe_gzip(gzipped(&args.view), out, |out| {
+                hookprof::timeline_file(&args.view.trace, &options, args.format(), out)
+            })
         }),
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)
@@ -921,7 +1019,13 @@ fn main() -> ExitCode {
         Command::Completions(args) => install_docs::completions(args, Cli::command()),
         Command::Man(args) => install_docs::man(args, Cli::command()),
         Command::Speedscope(args) => stream_view(&args.view, |o, out| {
-            hookprof::speedscope_file(&args.view.trace, o, out)
+            let options = ViewOptions {
+                size_limit: args.size.limit(&args.view),
+                ..o.clone()
+            };
+            maybe_gzip(gzipped(&args.view), out, |out| {
+                hookprof::speedscope_file(&args.view.trace, &options, out)
+            })
         }),
         Command::Callgrind(args) => stream_view(&args.view, |o, out| {
             hookprof::callgrind_file(&args.view.trace, o, out)

@@ -50,10 +50,78 @@ pub struct Filter {
     pub time_range_ns: Option<(u64, u64)>,
 }
 
+/// The output size above which `timeline` and `speedscope` leave out short calls unless told
+/// otherwise (docs/views.md, "Large traces"): what Perfetto UI, chrome://tracing and
+/// speedscope still open in a browser tab.
+pub const DEFAULT_SIZE_LIMIT: u64 = 512 << 20;
+/// The calls the large-output default leaves out: shorter than this.
+pub const LARGE_OUTPUT_MIN_DURATION_NS: u64 = 1000;
+
 impl Filter {
+    /// No filter at all: every call of every thread.
+    pub fn is_everything(&self) -> bool {
+        self.functions.is_empty()
+            && self.exclude.is_empty()
+            && self.threads.is_empty()
+            && self.depth.is_none()
+            && self.min_duration_ns == 0
+            && self.time_range_ns.is_none()
+    }
+
+    /// The filter a view of about `bytes_per_record` output bytes per record uses on `info`:
+    /// this one, or, when it is no filter at all and the output would pass `size_limit`
+    /// (`None`: never), this one hiding calls under [`LARGE_OUTPUT_MIN_DURATION_NS`]; then
+    /// also the note that says so, how large the whole output would be and how to choose.
+    pub fn sized(
+        &self,
+        info: &TraceInfo,
+        bytes_per_record: u64,
+        size_limit: Option<u64>,
+        what: &str,
+    ) -> (Filter, Option<String>) {
+        let estimate = info.records.saturating_mul(bytes_per_record);
+        match size_limit {
+            Some(limit) if self.is_everything() && estimate > limit => {
+                let filter = Filter {
+                    min_duration_ns: LARGE_OUTPUT_MIN_DURATION_NS,
+                    ..self.clone()
+                };
+                let note = format!(
+                    "the {what} of all {} records would take {} or more, over --size-limit={} \
+                     (what a browser's trace viewer opens): calls shorter than 1us are left \
+                     out (their callers are kept, their time stays in them). \
+                     --min-duration=0 keeps every call; --function=GLOB, --thread=N, \
+                     --time-range=START..END or --depth=N choose what to keep; an output name \
+                     ending in .gz is compressed",
+                    info.records,
+                    human_bytes(estimate),
+                    human_bytes(limit)
+                );
+                (filter, Some(note))
+            }
+            _ => (self.clone(), None),
+        }
+    }
+
     /// Parses a glob pattern (`*`, `?`, `[...]`) as the command line gives it.
     pub fn pattern(text: &str) -> Result<glob::Pattern, String> {
         glob::Pattern::new(text).map_err(|e| format!("{text:?} is not a valid pattern: {e}"))
+    }
+}
+
+/// A byte count for people: 1.4 GB, 512 MB, 20 KB (powers of 1024, as --size-limit takes them).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value >= 100.0 || value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
     }
 }
 

@@ -497,14 +497,14 @@ fn flipped_bits_in_a_real_trace_are_reported_with_their_offsets() {
         "thread",
         thread_field,
         format!(
-            "do not match their checksums, the first is the EVENTS chunk at byte {} (thread {})",
+            "do not match their checksums, the first is the PACKED chunk at byte {} (thread {})",
             events.0,
             events.1 ^ 0x04
         ),
     );
     assert!(
         text.contains(&format!(
-            "1 do NOT (first: the EVENTS chunk at byte {}",
+            "1 do NOT (first: the PACKED chunk at byte {}",
             events.0
         )),
         "{text}"
@@ -619,12 +619,19 @@ fn packed_records_give_the_same_reports_as_16_byte_records_of_the_same_run() {
     );
     let printed = String::from_utf8_lossy(&out.stdout).into_owned();
     let packed = d.join("packed.hktrace");
-    run_ok(std::process::Command::new(d.join("pack_trace")).arg(&raw).arg(&packed));
+    run_ok(
+        std::process::Command::new(d.join("pack_trace"))
+            .arg(&raw)
+            .arg(&packed),
+    );
     let (raw_len, packed_len) = (
         std::fs::metadata(&raw).unwrap().len(),
         std::fs::metadata(&packed).unwrap().len(),
     );
-    assert!(packed_len * 5 < raw_len, "packed {packed_len} bytes, raw {raw_len}");
+    assert!(
+        packed_len * 5 < raw_len,
+        "packed {packed_len} bytes, raw {raw_len}"
+    );
 
     let view = |trace: &Path, args: &[&str], out_name: Option<&str>| -> Vec<u8> {
         let mut cmd = hookprof();
@@ -669,7 +676,13 @@ fn packed_records_give_the_same_reports_as_16_byte_records_of_the_same_run() {
     let counts = call_counts(&trace, &[]);
     expect_counts(
         &counts,
-        &[("main", 1), ("worker", 4), ("deep", 4 * 701), ("thrower", 5), ("catcher", 1)],
+        &[
+            ("main", 1),
+            ("worker", 4),
+            ("deep", 4 * 701),
+            ("thrower", 5),
+            ("catcher", 1),
+        ],
         "pack_mix",
     );
     let leaves: u64 = counts
@@ -678,8 +691,8 @@ fn packed_records_give_the_same_reports_as_16_byte_records_of_the_same_run() {
         .map(|(_, calls)| calls)
         .sum();
     assert_eq!(leaves, 2000 * (1 + 2 + 3 + 4));
-    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
-        .into_owned();
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
     let per_pair: f64 = info
         .lines()
         .find_map(|l| l.strip_prefix("size:"))

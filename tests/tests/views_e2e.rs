@@ -710,3 +710,109 @@ fn timelines_have_source_lines_from_dwarf() {
         );
     }
 }
+
+/// The slices of a timeline JSON: (tid, name, start ns, duration ns), B/E paired per thread.
+/// Times to the nanosecond: events that share one are spread by picoseconds in the JSON.
+fn timeline_slices(path: &Path) -> Vec<(u64, String, u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("the timeline is JSON");
+    let mut open: HashMap<u64, Vec<(String, f64)>> = HashMap::new();
+    let mut slices = Vec::new();
+    for e in value["traceEvents"].as_array().expect("traceEvents array") {
+        let tid = e["tid"].as_u64().unwrap_or(0);
+        let ts = e["ts"].as_f64().unwrap_or(0.0);
+        match e["ph"].as_str() {
+            Some("B") => open
+                .entry(tid)
+                .or_default()
+                .push((e["name"].as_str().unwrap().to_string(), ts)),
+            Some("E") => {
+                let (name, start) = open.get_mut(&tid).and_then(Vec::pop).expect("E after B");
+                let ns = |us: f64| (us * 1000.0).round() as u64;
+                slices.push((tid, name, ns(start), ns(ts) - ns(start)));
+            }
+            _ => {}
+        }
+    }
+    slices.sort();
+    slices
+}
+
+/// Issue 22, views that open at any size: over --size-limit, an unfiltered timeline leaves out
+/// the calls shorter than 1 µs, keeps every other call exactly as the whole timeline shows it,
+/// and says so; under it, nothing changes. An output name ending in .gz is gzip of the same
+/// bytes; one ending in .pftrace is the Perfetto trace.
+#[test]
+fn a_timeline_over_its_size_limit_keeps_every_call_of_1us_or_more_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let trace = calls_trace(d);
+    let timeline = |args: &[&str]| run_ok(hookprof().arg("timeline").arg(&trace).args(args));
+    let all_path = d.join("all.json");
+    let out = timeline(&["--size-limit=0", "-o", all_path.to_str().unwrap()]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let limited_path = d.join("limited.json");
+    let out = timeline(&["--size-limit=1K", "-o", limited_path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("records would take")
+            && stderr.contains("--min-duration=0 keeps every call"),
+        "{stderr}"
+    );
+    let all = timeline_slices(&all_path);
+    let limited = timeline_slices(&limited_path);
+    let long: Vec<_> = all.iter().filter(|s| s.3 >= 1000).cloned().collect();
+    assert!(
+        !long.is_empty() && long.len() < all.len(),
+        "calls.c should have calls on both sides of 1 us: {} of {}",
+        long.len(),
+        all.len()
+    );
+    assert_eq!(
+        limited, long,
+        "the limited timeline is not the whole one's calls of >= 1 us"
+    );
+    assert!(
+        std::fs::metadata(&limited_path).unwrap().len()
+            < std::fs::metadata(&all_path).unwrap().len()
+    );
+
+    // Under the default limit: the whole timeline, without a word.
+    let default_path = d.join("default.json");
+    let out = timeline(&["-o", default_path.to_str().unwrap()]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&default_path).unwrap(),
+        std::fs::read(&all_path).unwrap()
+    );
+
+    // .gz: the same bytes, compressed (gzip -dc reads them back).
+    let gz_path = d.join("all.json.gz");
+    timeline(&["--size-limit=0", "-o", gz_path.to_str().unwrap()]);
+    let unzipped = run_ok(Command::new("gzip").arg("-dc").arg(&gz_path)).stdout;
+    assert_eq!(unzipped, std::fs::read(&all_path).unwrap());
+    assert!(std::fs::metadata(&gz_path).unwrap().len() * 4 < unzipped.len() as u64);
+
+    // .pftrace (and .pftrace.gz): the Perfetto trace, as --format=perfetto writes it.
+    let by_name = d.join("t.pftrace");
+    let by_flag = d.join("t.out");
+    timeline(&["-o", by_name.to_str().unwrap()]);
+    timeline(&["--format=perfetto", "-o", by_flag.to_str().unwrap()]);
+    let perfetto = std::fs::read(&by_flag).unwrap();
+    assert_eq!(std::fs::read(&by_name).unwrap(), perfetto);
+    assert_ne!(perfetto.first(), Some(&b'{'));
+    let gz_name = d.join("t.perfetto-trace.gz");
+    timeline(&["-o", gz_name.to_str().unwrap()]);
+    assert_eq!(
+        run_ok(Command::new("gzip").arg("-dc").arg(&gz_name)).stdout,
+        perfetto
+    );
+}
