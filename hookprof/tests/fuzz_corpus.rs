@@ -1,5 +1,5 @@
 //! The fuzz targets (hookprof::fuzz, fuzz/) on the committed corpus — real outputs of the test
-//! programs: a traced two-thread program with a longjmp, TI dumps (binary and CCS hex), NITRO
+//! programs: a traced two-thread program with a longjmp (format versions 3 and 4), TI dumps (binary and CCS hex), NITRO
 //! call-trace and function-cost buffers, a pfpInst dump, a bare-metal gprof dump — and on a
 //! fixed sequence of mutations of each (bit flips, truncations, insertions, words set to edge
 //! values), so that every `cargo test` (CI) is a bounded fuzzing run. A panic fails the test;
@@ -101,6 +101,15 @@ fn the_corpus_is_what_the_formats_accept() {
         (14, Some(true))
     );
     assert!(profile.summary.compensated);
+    assert_eq!(profile.summary.closed_by_longjmp(), 3);
+    // And by a version 4 runtime: its records in PACKED chunks, for the mutations to meet the
+    // packed stream's decoder.
+    let packed = read("trace/threads-longjmp-packed.hktrace");
+    let packed = hookprof::format::Trace::new(&packed).unwrap();
+    assert_eq!(packed.header().version, 4);
+    let profile = hookprof::model::Profile::from_trace(&packed).unwrap();
+    assert!(profile.summary.integrity.is_clean());
+    assert_eq!(profile.summary.records, 17);
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
     use hookprof::format::Endian;
     let le = hookprof::ti::Layout {
