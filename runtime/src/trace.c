@@ -130,7 +130,9 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
  * architectural. */
 #define HKRT_CALIBRATION_MIN_NS (HKRT_CLOCK_NEEDS_CALIBRATION ? 1000000u : 0u)
 #define HKRT_THREAD_NAME_MAX 16            /* Linux comm, with the NUL */
-#define HKRT_MAX_NAME_TRIES 16             /* names tried when the output path is taken */
+/* Names tried when the output path is taken: an exec chain takes one per image (each image
+ * finds its earlier images' files, of the same pid), so this is never the limit in practice. */
+#define HKRT_MAX_NAME_TRIES 100000
 #define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
@@ -261,6 +263,9 @@ static struct {
     struct hkrt_clock_point clock_start;
     char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
     char path[PATH_MAX];
+    /* The working directory when this image started: a relative trace path is opened there,
+     * also by a fork child that has changed directory since (a daemon in /). "" if unknown. */
+    char start_dir[PATH_MAX];
 } g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
 
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
@@ -859,6 +864,9 @@ static HKRT_FN void hkrt_read_options(void)
     v = hkrt_getenv("HOOKCC_WRITER");
     g.writer_wanted = !g.raw_records && (v == NULL || strcmp(v, "0") != 0);
 
+    if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
+        g.start_dir[0] = '\0';
+
     v = hkrt_getenv("HOOKCC_OUTPUT");
     g.output_env[0] = '\0';
     if (v != NULL)
@@ -910,7 +918,7 @@ static HKRT_FN void hkrt_make_path(uint64_t pid, int attempt)
         hkrt_append(g.path, sizeof g.path, ext);
 }
 
-enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED };
+enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED, HKRT_NOT_OURS };
 
 /* Decides whether the file just opened as fd may become this process's trace, and empties it
  * if so. Nothing is truncated at open: an exec'd image inherits HOOKCC_OUTPUT and would
@@ -919,13 +927,17 @@ enum hkrt_claim { HKRT_CLAIMED, HKRT_TAKEN, HKRT_REFUSED };
  *   as it runs), or it is a trace this process's earlier image (same pid, before an exec)
  *   left: the caller tries the next name;
  * - refused: a non-empty regular file that is not a hookcc trace: left alone;
- * - claimed: new, empty, a stale trace (a previous run's), or not a regular file
- *   (/dev/null, a pipe): locked and, if a regular file, emptied. */
+ * - not ours: an empty file or a stale trace that another user owns, or that others may read
+ *   (a file planted where a setuid program's trace would go): never written into; the caller
+ *   replaces it with a new file, or takes the next name;
+ * - claimed: empty, or a stale trace (a previous run's), of ours and 0600, or not a regular
+ *   file (/dev/null, a pipe): locked and, if a regular file, emptied. */
 static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
 {
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return HKRT_CLAIMED; /* /dev/null, a pipe: shared by any number of writers */
+    int ours = st.st_uid == geteuid() && (st.st_mode & 077) == 0;
     int r;
     do
         r = flock(fd, LOCK_EX | LOCK_NB);
@@ -934,13 +946,15 @@ static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
         return HKRT_TAKEN;
     /* Other flock errors (a file system without locks): go on with the header check. */
     if (st.st_size == 0)
-        return HKRT_CLAIMED;
+        return ours ? HKRT_CLAIMED : HKRT_NOT_OURS;
     struct hkt_header old;
     ssize_t n = pread(fd, &old, sizeof old, 0);
     if (n < (ssize_t)HKT_MAGIC_SIZE || memcmp(old.magic, HKT_MAGIC, HKT_MAGIC_SIZE) != 0)
         return HKRT_REFUSED;
     if (n == (ssize_t)sizeof old && old.pid == pid)
         return HKRT_TAKEN;
+    if (!ours)
+        return HKRT_NOT_OURS;
     if (ftruncate(fd, 0) != 0)
         return HKRT_REFUSED;
     return HKRT_CLAIMED;
@@ -956,12 +970,25 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
      * 0600: a trace is the program's call history. O_RDWR: the header of an existing file is
      * read before it is reused. */
     int flags = O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW;
+    int replaced = 0; /* the name's file was not ours and was removed: create it anew */
     for (int attempt = 0; attempt < HKRT_MAX_NAME_TRIES; attempt++) {
         hkrt_make_path(pid, attempt);
+        /* A relative name is the start directory's (a fork child may have moved). */
+        char where[PATH_MAX];
+        where[0] = '\0';
+        if (g.path[0] != '/' && g.start_dir[0] != '\0') {
+            hkrt_append(where, sizeof where, g.start_dir);
+            hkrt_append(where, sizeof where, "/");
+        }
+        hkrt_append(where, sizeof where, g.path);
         int fd;
         do
-            fd = open(g.path, flags, 0600);
+            fd = open(where, flags | (replaced ? O_EXCL : 0), 0600);
         while (fd < 0 && errno == EINTR);
+        if (fd < 0 && replaced && errno == EEXIST) { /* someone else made it meanwhile */
+            replaced = 0;
+            continue;
+        }
         if (fd < 0 && errno == ELOOP) {
             hkrt_warn_hint("not writing the trace through the symbolic link", g.path, 0,
                            " (hookcc never follows one; give the path it points to); records "
@@ -976,6 +1003,17 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         switch (hkrt_claim_file(fd, pid)) {
         case HKRT_CLAIMED:
             return fd;
+        case HKRT_NOT_OURS:
+            /* Not written into: replaced by a file of our own, 0600, if the directory lets us
+             * remove it (same name, O_EXCL); else the next name. */
+            close(fd);
+            if (!replaced && unlink(where) == 0) {
+                replaced = 1;
+                attempt--;
+            } else {
+                replaced = 0;
+            }
+            break;
         case HKRT_REFUSED:
             close(fd);
             hkrt_warn_hint("not overwriting", g.path, 0,
@@ -983,6 +1021,7 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
             return -1;
         case HKRT_TAKEN:
             close(fd);
+            replaced = 0;
             break;
         }
     }

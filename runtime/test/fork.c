@@ -1,8 +1,11 @@
 /* fork(): the child writes its own file; the parent's stays whole.
- * parent: main, A pairs, fork, (wait), C pairs, exit main; child: B pairs, exit(0). */
+ * parent: main, A pairs, fork, (wait), C pairs, exit main; child: B pairs, exit(0).
+ * `fork chdir`: the child first moves to the directory "away" (as a daemon moves to /): its
+ * file must still be where the parent started. */
 #include "hk_test.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +21,7 @@ static void pairs(void (*f)(void), int n)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     ENTER(main);
     HK_VAR("pid", "%ld", (long)getpid());
@@ -32,6 +35,8 @@ int main(void)
     if (child < 0)
         return 2;
     if (child == 0) {
+        if (argc > 1 && strcmp(argv[1], "chdir") == 0 && chdir("away") != 0)
+            _exit(4);
         pairs(in_child, 500);
         path = hookcc_trace_path();
         HK_VAR("child_pid", "%ld", (long)getpid());

@@ -203,6 +203,59 @@ case_fork() {
             --overhead # the parent's, measured before the fork
 }
 
+# A fork child that changes directory still writes its trace where the program started.
+case_fork_chdir() {
+    mkdir -p "$dir/away" || return 1
+    run 0 -- fork chdir || return 1
+    local child
+    child=$(sed -n 's/^child_path=//p' out)
+    [ -f "$dir/$child" ] || { echo "no $child in the start directory: $(ls "$dir" "$dir/away")" >>log; return 1; }
+    [ -z "$(ls "$dir/away")" ] || { echo "a trace in the child's new directory: $(ls "$dir/away")" >>log; return 1; }
+    sed -n 's/^child_//p' out >child.vars
+    check "$dir/$child" child.vars --complete --records 1000 --lost 0 --threads 1 --balanced
+}
+
+# 24 images of one pid, each exec'ing the next: every image gets a file of its own (names never
+# run out), and the last, which returns from main, finishes its file.
+case_exec_chain() {
+    cd "$dir" || return 1
+    run 0 HOOKCC_OUTPUT=chain.hktrace -- exec_chain 23 || return 1
+    local files complete=0 f last=
+    files=$(ls chain*.hktrace | wc -l)
+    [ "$files" -eq 24 ] || { echo "$files trace files for 24 images: $(ls)" >>log; return 1; }
+    last=$(sed -n 's/^path=//p' out)
+    check "$last" out --complete --records 22 --lost 0 --balanced --entries work=10 || return 1
+    for f in chain*.hktrace; do
+        "${checker[@]}" "$f" --complete >/dev/null 2>&1 && complete=$((complete + 1))
+    done
+    [ "$complete" -eq 1 ] || { echo "$complete complete files, expected only the last image's" >>log; return 1; }
+}
+
+# A file at the trace's name that is not ours (another user's, or readable by others) is never
+# written into: it is replaced by a new file of ours, mode 0600.
+case_output_not_ours() {
+    cd "$dir" || return 1
+    # A hard link to the planted file shows whether anything was written into it.
+    : >planted.hktrace
+    chmod 666 planted.hktrace
+    ln planted.hktrace witness
+    run 0 HOOKCC_OUTPUT=planted.hktrace -- basic 10 || return 1
+    [ "$(stat -c '%a %u' planted.hktrace)" = "600 $(id -u)" ] ||
+        { echo "planted.hktrace: $(stat -c '%a %u' planted.hktrace)" >>log; return 1; }
+    [ ! -s witness ] || { echo "the planted file was written into" >>log; return 1; }
+    check planted.hktrace out --complete --records 42 --lost 0 || return 1
+    if [ "$(id -u)" -eq 0 ]; then
+        # A previous trace that another user owns (as root: chown): replaced, not emptied.
+        cp planted.hktrace theirs.hktrace
+        chown 65534 theirs.hktrace
+        ln theirs.hktrace witness2
+        run 0 HOOKCC_OUTPUT=theirs.hktrace -- basic 10 || return 1
+        cmp -s witness2 planted.hktrace || { echo "another user's file was written into" >>log; return 1; }
+        [ "$(stat -c '%a %u' theirs.hktrace)" = "600 0" ] || { echo "theirs.hktrace: $(stat -c '%a %u' theirs.hktrace)" >>log; return 1; }
+        check theirs.hktrace out --complete --records 42 --lost 0 || return 1
+    fi
+}
+
 case_fork_output() { # HOOKCC_OUTPUT: the child must not truncate the parent's file
     run 0 HOOKCC_OUTPUT=out.hktrace -- fork || return 1
     local cpid
@@ -448,7 +501,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork fork_exec fsize sigcount exit_nested crash api reentry; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec exec_chain fsize sigcount exit_nested crash api reentry; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -485,7 +538,7 @@ all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_chu
 cross_cases=("${all_cases[@]}")
 # Native only: under qemu-user, exec of the target's binary needs binfmt_misc.
 all_cases+=(case_fork_exec "case_fork_exec out.hktrace")
-all_cases+=(case_output_existing)
+all_cases+=(case_output_existing case_output_not_ours case_fork_chdir case_exec_chain)
 all_cases+=(case_file_mode_and_symlink)
 if [ "$(id -u)" -eq 0 ]; then
     all_cases+=("case_disk_reserve 0" "case_disk_reserve 1")
