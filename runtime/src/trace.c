@@ -243,6 +243,8 @@ static struct {
     int open_deferred; /* atomic: a fork child's file, opened when it first has something */
     int key_ok;
     int is_fork_child;
+    int image_pid; /* atomic: getpid() of this image's process (start, fork child): a vfork
+                    * child, which shares our memory, has another (see _exit) */
     pthread_key_t key;
     struct hkrt_thread *threads;
     uint64_t thread_seq;
@@ -1144,6 +1146,7 @@ static HKRT_FN void hkrt_install_fatal_handlers(void)
 /* Starts the runtime, under the lock. */
 static HKRT_FN void hkrt_start_locked(void)
 {
+    __atomic_store_n(&g.image_pid, (int)getpid(), __ATOMIC_RELAXED);
     hkrt_read_options();
     g.clock_start = hkrt_clock_point_now();
     if (!g.once_done) {
@@ -1151,6 +1154,7 @@ static HKRT_FN void hkrt_start_locked(void)
         /* Registered as early as possible: atexit handlers run in reverse order, so the file
          * is finished after the program's own handlers and its C++ static destructors. */
         atexit(hkrt_at_exit);
+        at_quick_exit(hkrt_at_exit); /* quick_exit skips atexit handlers, not these */
         pthread_atfork(hkrt_atfork_prepare, hkrt_atfork_parent, hkrt_atfork_child);
         g.key_ok = pthread_key_create(&g.key, hkrt_thread_key_destructor) == 0;
         if (!g.key_ok)
@@ -1945,6 +1949,27 @@ static HKRT_FN void hkrt_at_exit(void)
     errno = saved_errno;
 }
 
+/* _exit and _Exit end the process without atexit handlers: a forked child that ends with
+ * _exit (as most do) lost every record it had buffered, uncounted. The program's calls to them
+ * come here (the executable's definition interposes libc's; libc's own calls do not), the file
+ * is finished as for a fatal signal (bounded waits: _exit is also called from signal
+ * handlers), and the process exits. Not in a vfork or posix_spawn child, which shares the
+ * parent's memory, and so its runtime: its pid is not this image's, and it exits at once.
+ * Weak: a program that defines its own _exit keeps it. */
+HKRT_EXPORT __attribute__((noreturn, weak)) void _exit(int status)
+{
+    if (__atomic_load_n(&g.image_pid, __ATOMIC_RELAXED) == (int)syscall(SYS_getpid) &&
+        __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
+        hkrt_finish(1);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+HKRT_EXPORT __attribute__((noreturn, weak)) void _Exit(int status)
+{
+    _exit(status);
+}
+
 /* Finishes the file, then gives the signal to whoever had it before: the previous action is
  * restored, and a signal that was sent (kill, raise, abort: si_code <= 0) is raised again, to
  * be delivered when this handler returns. A fault (si_code > 0) needs nothing: returning
@@ -2156,6 +2181,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.finishing, 0, __ATOMIC_RELAXED);
     g.is_fork_child = 1;
+    __atomic_store_n(&g.image_pid, (int)getpid(), __ATOMIC_RELAXED);
     if (g.state == HKRT_RUNNING) {
         int guarded = hkrt_guard_enter(me);
         g.clock_start = hkrt_clock_point_now();

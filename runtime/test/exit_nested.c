@@ -1,5 +1,6 @@
 /* exit(3) from three frames deep. The program's own atexit handler, registered after the
- * runtime's, runs first, so its hooks are in the file. */
+ * runtime's, runs first, so its hooks are in the file. `exit_nested quick`: quick_exit(3),
+ * which runs no atexit handler; the runtime's at_quick_exit handler still finishes the file. */
 #include "hk_test.h"
 
 #include <stdlib.h>
@@ -16,7 +17,7 @@ static void at_exit_handler(void)
     EXIT(handler_body);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     atexit(at_exit_handler);
     ENTER(main);
@@ -25,5 +26,7 @@ int main(void)
     ENTER(a);
     ENTER(b);
     ENTER(c);
+    if (argc > 1 && argv[1][0] == 'q')
+        quick_exit(3); /* records: main, a, b, c entries; 4 frames open */
     exit(3); /* records: main, a, b, c entries + the handler's pair; 4 frames open */
 }

@@ -1,7 +1,9 @@
 /* fork(): the child writes its own file; the parent's stays whole.
  * parent: main, A pairs, fork, (wait), C pairs, exit main; child: B pairs, exit(0).
  * `fork chdir`: the child first moves to the directory "away" (as a daemon moves to /): its
- * file must still be where the parent started. */
+ * file must still be where the parent started. `fork _exit`: the child ends with _exit(0), and
+ * its file must still be finished. `fork vfork`: first a vfork child that only calls _exit,
+ * which must not touch the parent's trace (it shares the parent's memory). */
 #include "hk_test.h"
 
 #include <stdlib.h>
@@ -30,17 +32,27 @@ int main(int argc, char **argv)
     HK_VAR("addr.after", "%p", (void *)after);
     const char *path = hookcc_trace_path();
     HK_VAR("path", "%s", path != NULL ? path : "(null)");
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "vfork") == 0) {
+        pid_t v = vfork();
+        if (v == 0)
+            _exit(0);
+        int vstatus;
+        waitpid(v, &vstatus, 0);
+    }
     pairs(before, 1000);
     pid_t child = fork();
     if (child < 0)
         return 2;
     if (child == 0) {
-        if (argc > 1 && strcmp(argv[1], "chdir") == 0 && chdir("away") != 0)
+        if (strcmp(mode, "chdir") == 0 && chdir("away") != 0)
             _exit(4);
         pairs(in_child, 500);
         path = hookcc_trace_path();
         HK_VAR("child_pid", "%ld", (long)getpid());
         HK_VAR("child_path", "%s", path != NULL ? path : "(null)");
+        if (strcmp(mode, "_exit") == 0)
+            _exit(0);
         exit(0);
     }
     int status;

@@ -336,7 +336,31 @@ case_exit_nested() {
     run 3 -- exit_nested || return 1
     only_trace || return 1
     # main, a, b, c entries; the program's atexit handler's pair is in (runs before ours).
-    check "$trace" out --complete --records 6 --lost 0 --open-frames 4 --entries handler_body=1
+    check "$trace" out --complete --records 6 --lost 0 --open-frames 4 --entries handler_body=1 ||
+        return 1
+    # quick_exit: no atexit handler runs, at_quick_exit's do.
+    rm -f -- *.hktrace
+    run 3 -- exit_nested quick || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 4 --lost 0 --open-frames 4 --entries handler_body=0
+}
+
+# A fork child that ends with _exit (no atexit handlers) still finishes its file; a vfork child
+# that calls _exit leaves the parent's trace alone.
+case_fork_exit() {
+    run 0 -- fork _exit || return 1
+    local child
+    child=$(sed -n 's/^child_path=//p' out)
+    [ -f "$child" ] || { echo "the _exit child left no trace: $(ls)" >>log; return 1; }
+    sed -n 's/^child_//p' out >child.vars
+    check "$child" child.vars --complete --records 1000 --lost 0 --threads 1 --balanced || return 1
+    rm -f -- *.hktrace
+    run 0 -- fork vfork || return 1
+    [ "$(ls -- *.hktrace | wc -l)" -eq 2 ] || { echo "files: $(ls)" >>log; return 1; }
+    local parent
+    parent=$(sed -n 's/^path=//p' out)
+    grep -v '^child_' out >parent.vars
+    check "$parent" parent.vars --complete --records 2402 --lost 0 --threads 1 --balanced
 }
 
 case_max_bytes() {
@@ -532,7 +556,7 @@ run_cases() {
 
 all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
-    case_fork_output case_exit_nested case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
+    case_fork_output case_exit_nested case_fork_exit case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
     "case_crash_chained abort" case_killed case_api case_reentry)
 cross_cases=("${all_cases[@]}")
