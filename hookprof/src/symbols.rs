@@ -58,6 +58,65 @@ pub enum SymbolError {
     },
 }
 
+/// Opens a file named by a trace (its EXE and MODULE chunks) for reading, if and only if it
+/// is a regular file. A trace is untrusted input: opening a FIFO it names would block
+/// hookprof for ever (it did: `hookprof report` hung on a trace whose EXE chunk named one),
+/// and opening a device can have effects of its own (a tape rewinds, a watchdog arms). So
+/// the path is checked with `stat` first and nothing else is opened; the open itself is
+/// non-blocking and without a controlling terminal, and `fstat` checks again what was
+/// opened, in case the path changed in between.
+pub fn open_regular_file(path: &Path) -> io::Result<File> {
+    let not_regular = |meta: &std::fs::Metadata| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is {}, not a regular file: not opened", file_kind(meta)),
+        )
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok(file)
+}
+
+/// What a file that is not a regular file is, for [`open_regular_file`]'s error.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// Renders an unknown address.
 /// The name of a function address no symbol names, in the TI dialect's reports (the call
 /// list and profile CSVs, the Dynamic Call Graph), as the seeds' tools print it.
@@ -162,7 +221,7 @@ pub struct SymbolHit<'a> {
 impl ElfSymbols {
     /// Reads the function symbols of the ELF file at `path`.
     pub fn load(path: &Path) -> Result<ElfSymbols, SymbolError> {
-        let file = File::open(path).map_err(|error| SymbolError::ReadFile {
+        let file = open_regular_file(path).map_err(|error| SymbolError::ReadFile {
             path: path.to_path_buf(),
             error,
         })?;
