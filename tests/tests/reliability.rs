@@ -90,3 +90,190 @@ fn a_shared_library_replaced_by_a_fifo_is_a_warning() {
     assert!(rows.iter().any(|r| r.function == "main" && r.calls == 1));
     assert!(rows.iter().all(|r| r.function != "lib_square"));
 }
+
+/// `hookprof ARGS…` with the size of any file it writes limited to `kib` KiB (bash's
+/// `ulimit -f`) and SIGXFSZ ignored: a write past the limit fails with EFBIG, as on a full
+/// disk, instead of filling the disk.
+fn hookprof_with_file_limit(kib: u64, args: &[&std::ffi::OsStr]) -> Output {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("ulimit -f {kib}; trap '' XFSZ; exec \"$0\" \"$@\""))
+        .arg(tool("hookprof"))
+        .args(args);
+    output_within(&mut cmd, Duration::from_secs(120))
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    std::ffi::OsStr::new(s)
+}
+
+fn sum_of_counts(folded: &str) -> u64 {
+    folded
+        .lines()
+        .map(|l| {
+            l.rsplit_once(' ')
+                .and_then(|(_, n)| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("not a folded line: {l}"))
+        })
+        .sum()
+}
+
+#[test]
+fn stack_views_of_a_30000_deep_recursion_stay_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "deep", &["deep_recursion.c"], &["-O0"], false);
+    let (trace, stdout) = run_traced(d, &program, &[]);
+    assert_eq!(stdout.trim(), "30000");
+    let report = run_ok(hookprof().args(["report", "--format=csv"]).arg(&trace));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let down = rows.iter().find(|r| r.function == "down").expect("down");
+    assert_eq!(down.calls, 30_001);
+    let exclusive_ns: f64 = rows.iter().map(|r| r.exclusive_ns).sum();
+
+    // Every view that writes stacks, each limited to 32 MiB: without the cut, the folded
+    // stacks alone were 30 000 lines of 15 000 frames on average, over 2 GB.
+    let views: [&[&str]; 6] = [
+        &["flame"],
+        &["flame", "--format=svg"],
+        &["speedscope"],
+        &["callgrind"],
+        &["gmon"],
+        &["timeline"],
+    ];
+    for view in views {
+        let out = d.join("out");
+        let mut args: Vec<&std::ffi::OsStr> = view.iter().map(|a| os(a)).collect();
+        args.extend([trace.as_os_str(), os("-o"), out.as_os_str()]);
+        let result = hookprof_with_file_limit(32 * 1024, &args);
+        assert!(
+            result.status.success(),
+            "{view:?}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        let size = std::fs::metadata(&out).unwrap().len();
+        eprintln!("{view:?}: {size} bytes");
+        if view == ["flame"] {
+            let folded = std::fs::read_to_string(&out).unwrap();
+            let marker = "[deeper than 512 frames]";
+            let deepest = folded
+                .lines()
+                .find(|l| l.contains(marker))
+                .expect("the marker frame");
+            assert_eq!(deepest.split(';').count(), 513, "main, 511 × down, marker");
+            // A line a level at most (levels of under half a nanosecond have none).
+            assert!(folded.lines().count() <= 513);
+            // The counts still add up to the exclusive times of the report (each line
+            // rounded to the nanosecond).
+            let total = sum_of_counts(&folded) as f64;
+            assert!(
+                (total - exclusive_ns).abs() <= 1000.0 + exclusive_ns * 1e-3,
+                "folded {total} ns, report {exclusive_ns} ns"
+            );
+        }
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+/// The `*.hookprof-partial` files in `dir`.
+fn partials(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("hookprof-partial"))
+        .collect()
+}
+
+/// Every subcommand that writes a file from a .hktrace, as arguments before `-o FILE`.
+const WRITERS: [&[&str]; 6] = [
+    &["report"],
+    &["callgraph"],
+    &["gmon"],
+    &["timeline"],
+    &["flame"],
+    &["callgrind"],
+];
+
+#[test]
+fn a_link_planted_at_the_output_or_its_temporary_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
+    let (trace, _) = run_traced(d, &program, &[]);
+    let victim = d.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    for view in WRITERS {
+        let out = d.join("out");
+        // The old temporary's name, predictable, as a link to the victim; and the output
+        // itself as another.
+        let planted = d.join("out.hookprof-partial");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        run_ok(hookprof().args(view).arg(&trace).arg("-o").arg(&out));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{view:?}");
+        let meta = std::fs::symlink_metadata(&out).unwrap();
+        assert!(meta.is_file() && meta.len() > 0, "{view:?}: the link was replaced");
+        assert_eq!(partials(d), ["out.hookprof-partial"], "{view:?}");
+        std::fs::remove_file(&out).unwrap();
+        std::fs::remove_file(&planted).unwrap();
+    }
+}
+
+#[test]
+fn outputs_take_the_mode_of_the_trace() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
+    let (trace, _) = run_traced(d, &program, &[]);
+    for (trace_mode, output_mode) in [(0o600, 0o600), (0o640, 0o640)] {
+        std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(trace_mode)).unwrap();
+        for view in WRITERS {
+            let out = d.join("out");
+            // An existing output of another mode is replaced, and takes the trace's mode.
+            std::fs::write(&out, "old").unwrap();
+            std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o644)).unwrap();
+            // umask 027 keeps the group's read bit of 0640 and takes every other's bit.
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c")
+                .arg("umask 027; exec \"$0\" \"$@\"")
+                .arg(tool("hookprof"))
+                .args(view)
+                .arg(&trace)
+                .arg("-o")
+                .arg(&out);
+            run_ok(&mut cmd);
+            let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, output_mode, "{view:?} of a {trace_mode:o} trace");
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_output_and_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
+    let (trace, _) = run_traced(d, &program, &[]);
+    for view in WRITERS {
+        let out = d.join("out");
+        std::fs::write(&out, "the previous output").unwrap();
+        let mut args: Vec<&std::ffi::OsStr> = view.iter().map(|a| os(a)).collect();
+        args.extend([trace.as_os_str(), os("-o"), out.as_os_str()]);
+        // No byte may be written: as a full disk.
+        let result = hookprof_with_file_limit(0, &args);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(1), "{view:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{}: cannot write", out.display())),
+            "{view:?}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "the previous output",
+            "{view:?}"
+        );
+        assert!(partials(d).is_empty(), "{view:?}: {:?}", partials(d));
+    }
+}
