@@ -1,6 +1,7 @@
 //! hookprof against hostile inputs and hostile output directories, on real programs built
 //! with `hookcc --trace`, run and decoded (issue 26): a trace naming FIFOs, deep recursion in
-//! the stack views, the output writer's temporary files, modes and failures.
+//! the stack views, the output writer's temporary files, modes and failures; and hookcc
+//! with -save-temps and with its own options in a response file.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -42,10 +43,7 @@ fn an_executable_replaced_by_a_fifo_is_refused_not_opened() {
     std::fs::remove_file(&program).unwrap();
     mkfifo(&program);
     for view in [&["report"][..], &["callgrind"], &["flame"]] {
-        let out = output_within(
-            hookprof().args(view).arg(&trace),
-            Duration::from_secs(20),
-        );
+        let out = output_within(hookprof().args(view).arg(&trace), Duration::from_secs(20));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{view:?}: {stderr}");
         assert!(
@@ -210,9 +208,16 @@ fn a_link_planted_at_the_output_or_its_temporary_is_not_written_through() {
         std::os::unix::fs::symlink(&victim, &planted).unwrap();
         std::os::unix::fs::symlink(&victim, &out).unwrap();
         run_ok(hookprof().args(view).arg(&trace).arg("-o").arg(&out));
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{view:?}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious",
+            "{view:?}"
+        );
         let meta = std::fs::symlink_metadata(&out).unwrap();
-        assert!(meta.is_file() && meta.len() > 0, "{view:?}: the link was replaced");
+        assert!(
+            meta.is_file() && meta.len() > 0,
+            "{view:?}: the link was replaced"
+        );
         assert_eq!(partials(d), ["out.hookprof-partial"], "{view:?}");
         std::fs::remove_file(&out).unwrap();
         std::fs::remove_file(&planted).unwrap();
@@ -276,4 +281,55 @@ fn a_failed_write_leaves_the_previous_output_and_no_temporary() {
         );
         assert!(partials(d).is_empty(), "{view:?}: {:?}", partials(d));
     }
+}
+
+/// The functions a traced run of `program` saw, with their calls.
+fn traced_calls(dir: &Path, program: &Path) -> std::collections::BTreeMap<String, u64> {
+    let (trace, stdout) = run_traced(dir, program, &[]);
+    assert_eq!(stdout.trim(), "16135");
+    call_counts(&trace, &[])
+}
+
+#[test]
+fn save_temps_compiles_and_links_a_traced_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Compile only, then link, both with -save-temps; then compile and link in one.
+    let compile = run_ok(
+        hookcc(d, false)
+            .args(["--trace", "-save-temps", "-O0", "-c"])
+            .arg(program_source("calls.c"))
+            .args(["-o", "calls.o"]),
+    );
+    assert!(
+        compile.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&compile.stdout)
+    );
+    assert!(d.join("calls.o").is_file() && d.join("calls.i").is_file());
+    run_ok(hookcc(d, false).args(["--trace", "-save-temps", "calls.o", "-o", "calls"]));
+    assert_eq!(
+        traced_calls(d, &d.join("calls")),
+        CALLS_C.iter().map(|&(f, n)| (f.to_string(), n)).collect()
+    );
+    run_ok(
+        hookcc(d, false)
+            .args(["--trace", "-save-temps", "-O0"])
+            .arg(program_source("calls.c"))
+            .args(["-o", "calls2"]),
+    );
+    assert_eq!(traced_calls(d, &d.join("calls2")).len(), CALLS_C.len());
+}
+
+#[test]
+fn hookcc_reads_its_own_options_from_a_response_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("flags"),
+        format!("--trace -O0\n'{}'\n", program_source("calls.c").display()),
+    )
+    .unwrap();
+    run_ok(hookcc(d, false).args(["@flags", "-o", "calls"]));
+    assert_eq!(traced_calls(d, &d.join("calls")).len(), CALLS_C.len());
 }

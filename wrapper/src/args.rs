@@ -283,6 +283,25 @@ pub fn expand_response_files(args: &[String]) -> Vec<String> {
     out
 }
 
+/// The text of a response file that clang reads back as `args` (GNU quoting: every
+/// character that [`split_gnu`] would take as a separator, a quote or an escape is escaped).
+pub fn quote_gnu(args: &[String]) -> String {
+    let mut text = String::new();
+    for arg in args {
+        if arg.is_empty() {
+            text.push_str("''");
+        }
+        for c in arg.chars() {
+            if c.is_whitespace() || matches!(c, '\\' | '\'' | '"') {
+                text.push('\\');
+            }
+            text.push(c);
+        }
+        text.push('\n');
+    }
+    text
+}
+
 fn split_gnu(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
@@ -427,6 +446,21 @@ mod tests {
             ["-isystem", "/usr/lib/picolibc/arm-none-eabi/include"]
         );
         assert_eq!(cl.sources, ["a.c"]);
+    }
+
+    #[test]
+    fn quoted_arguments_split_back_as_they_were() {
+        let args: Vec<String> = [
+            "-DX=\"a b\"",
+            "",
+            "it's",
+            "back\\slash",
+            "tab\there",
+            "plain",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(split_gnu(&quote_gnu(&args)), args);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::args::{expand_response_files, CommandLine};
+use crate::args::{expand_response_files, quote_gnu, CommandLine};
 use crate::options::{
-    read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
+    is_own_option, read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
 };
 use crate::toolchain::Layout;
 
@@ -169,8 +169,12 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
             args.push(format!("-fplugin-arg-hookcc-{kind}={item}"));
         }
     }
+    // `-Xclang -mllvm -Xclang OPTION`, not `-mllvm OPTION`: the driver gives `-mllvm` to every
+    // job, `-cc1as` included, which has no plugin and rejects the options (with
+    // `-save-temps` clang assembles in a job of its own: it printed LLVM's usage and wrote no
+    // object); `-Xclang` arguments reach only the `-cc1` jobs, where the plugin is loaded.
     let mut mllvm = |option: String| {
-        args.push("-mllvm".to_string());
+        args.extend(["-Xclang", "-mllvm", "-Xclang"].map(String::from));
         args.push(option);
     };
     for (which, hook) in [("entry", &config.entry), ("exit", &config.exit)] {
@@ -221,11 +225,38 @@ fn hook_declarations(config: &PassConfig) -> String {
     text
 }
 
+/// hookcc's own options inside `@file` response files, read as clang reads the files (and
+/// the files they name): such a file is replaced by its own options and a response file of
+/// the rest, in the cache (clang rejected `--trace` from a file as an unknown argument). A
+/// file without any of hookcc's options stays as it is, so a long command line stays short.
+fn own_options_out_of_response_files(
+    args: &[String],
+    host: &dyn Host,
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        if arg.starts_with('@') {
+            let expanded = expand_response_files(std::slice::from_ref(arg));
+            if expanded.iter().any(|a| is_own_option(a)) {
+                let (own, rest): (Vec<String>, Vec<String>) =
+                    expanded.into_iter().partition(|a| is_own_option(a));
+                out.extend(own);
+                let file = host.cached_file("rsp", &quote_gnu(&rest))?;
+                out.push(format!("@{}", file.display()));
+                continue;
+            }
+        }
+        out.push(arg.clone());
+    }
+    Ok(out)
+}
+
 /// Works out the clang command for hookcc's arguments (`argv[1..]`). `cxx` is true when hookcc
 /// runs as a C++ compiler (`hookcc++`).
 pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, String> {
+    let raw_args = own_options_out_of_response_files(raw_args, host)?;
     let (mut options, clang_args) =
-        take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
+        take_own_options(&raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
     read_glob_files(&mut options)?;
     if options.help {
         return Ok(Action::Help);
@@ -360,6 +391,8 @@ mod tests {
     struct FakeHost {
         env: Vec<(&'static str, &'static str)>,
         runtime_builds: RefCell<Vec<Vec<String>>>,
+        /// The response files written, in order.
+        response_files: RefCell<Vec<String>>,
     }
 
     impl FakeHost {
@@ -367,6 +400,7 @@ mod tests {
             FakeHost {
                 env: env.to_vec(),
                 runtime_builds: RefCell::new(vec![]),
+                response_files: RefCell::new(vec![]),
             }
         }
     }
@@ -404,6 +438,18 @@ mod tests {
                 .map(|n| PathBuf::from(format!("/cache/{n}.o"))))
         }
         fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
+            if extension == "rsp" {
+                // Written for real: the plan reads it back to see what clang will do.
+                let mut files = self.response_files.borrow_mut();
+                files.push(contents.to_string());
+                let path = std::env::temp_dir().join(format!(
+                    "hookcc-fake-{}-{}.rsp",
+                    std::process::id(),
+                    files.len()
+                ));
+                std::fs::write(&path, contents).unwrap();
+                return Ok(path);
+            }
             assert!(contents.contains("extern \"C\""));
             Ok(PathBuf::from(format!("/cache/decl.{extension}")))
         }
@@ -462,6 +508,53 @@ mod tests {
         assert_eq!(run(false, &args, &host), args);
         assert_eq!(run(true, &["x.cpp"], &host), ["--driver-mode=g++", "x.cpp"]);
         assert!(host.runtime_builds.borrow().is_empty());
+    }
+
+    #[test]
+    fn own_options_in_a_response_file_are_read_and_the_rest_passed_on() {
+        let dir = std::env::temp_dir().join(format!("hookcc-rsp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rsp = dir.join("args");
+        std::fs::write(&rsp, "--trace -O2 '-DNAME=a b'\n-c a.c").unwrap();
+        let host = FakeHost::new(&[]);
+        let at = format!("@{}", rsp.display());
+        let args = run(false, &[at.as_str(), "-o", "a.o"], &host);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let written =
+            std::env::temp_dir().join(format!("hookcc-fake-{}-1.rsp", std::process::id()));
+        std::fs::remove_file(&written).unwrap();
+        assert!(
+            args.contains(&"-fpass-plugin=/p/libhookcc_pass.so".to_string()),
+            "{args:?}"
+        );
+        assert!(!args.contains(&"--trace".to_string()), "{args:?}");
+        assert!(args.ends_with(&[format!("@{}", written.display()), "-o".into(), "a.o".into()]));
+        assert_eq!(
+            *host.response_files.borrow(),
+            ["-O2\n-DNAME=a\\ b\n-c\na.c\n"]
+        );
+        // A response file without hookcc's options is passed as it is.
+        let args = run(false, &["--trace", "@missing-or-plain", "-c", "a.c"], &host);
+        assert!(args.contains(&"@missing-or-plain".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn hook_options_reach_only_the_cc1_jobs_not_the_assembler() {
+        // `-mllvm` would also reach `-cc1as` (with -save-temps), which rejects them.
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["--trace", "-save-temps", "-c", "a.c"], &host);
+        assert!(
+            args.windows(2)
+                .all(|w| w[1] != "-mllvm" || w[0] == "-Xclang"),
+            "{args:?}"
+        );
+        let exclude = ["-Xclang", "-mllvm", "-Xclang", "-hookcc-exclude=main"].map(String::from);
+        let args = run(
+            false,
+            &["--trace", "--hook-exclude=main", "-c", "a.c"],
+            &host,
+        );
+        assert!(args.windows(4).any(|w| w == exclude), "{args:?}");
     }
 
     #[test]

@@ -554,6 +554,18 @@ fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionEr
 
 /// Splits hookcc's options from clang's. Returns the options and the arguments for clang, in
 /// their original order.
+/// True if `arg` is one of hookcc's own options (or claims their reserved prefixes, to be
+/// rejected by [`take_own_options`]).
+pub fn is_own_option(arg: &str) -> bool {
+    OWN_OPTIONS.iter().any(|(spelling, _)| {
+        if spelling.ends_with('=') {
+            arg.starts_with(spelling)
+        } else {
+            arg == *spelling
+        }
+    }) || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+}
+
 pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
