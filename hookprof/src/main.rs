@@ -783,7 +783,12 @@ fn nitro(args: &NitroArgs) -> Result<()> {
         inclusive: args.inclusive,
     };
     let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
-    emit(&decoded.warnings, &decoded.text, &args.dump, args.output.as_ref())
+    emit(
+        &decoded.warnings,
+        &decoded.text,
+        &args.dump,
+        args.output.as_ref(),
+    )
 }
 
 fn info(args: &InfoArgs) -> Result<()> {

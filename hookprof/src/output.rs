@@ -96,9 +96,9 @@ impl OutputFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(mode_like(input)));
         }
-        let temp = builder.tempfile_in(dir).map_err(|e| {
-            error(path, "create a temporary file in its directory", e)
-        })?;
+        let temp = builder
+            .tempfile_in(dir)
+            .map_err(|e| error(path, "create a temporary file in its directory", e))?;
         Ok(OutputFile {
             path: path.to_path_buf(),
             target: Target::Replace(temp),
@@ -199,7 +199,10 @@ mod tests {
     fn writes_a_device_in_place() {
         use std::os::unix::fs::FileTypeExt;
         write_file(Path::new("/dev/null"), None, b"gone").unwrap();
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 
     #[test]

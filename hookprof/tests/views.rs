@@ -645,12 +645,23 @@ fn folded_stacks_of_a_deep_recursion_are_cut_with_a_marker_and_keep_every_nanose
     let bytes = w.into_inner();
     let text = folded(&bytes, &Filter::default(), false);
     // Without the cut: 20 000 lines averaging 10 000 frames, 200 MB.
-    assert!(text.len() < 2_000_000, "{} bytes of folded stacks", text.len());
+    assert!(
+        text.len() < 2_000_000,
+        "{} bytes of folded stacks",
+        text.len()
+    );
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), MAX_STACK_FRAMES + 1, "one line a level, and the marker");
+    assert_eq!(
+        lines.len(),
+        MAX_STACK_FRAMES + 1,
+        "one line a level, and the marker"
+    );
     let (deepest, count) = lines
         .iter()
-        .find_map(|l| l.rsplit_once(' ').filter(|(s, _)| s.ends_with(&deeper_label())))
+        .find_map(|l| {
+            l.rsplit_once(' ')
+                .filter(|(s, _)| s.ends_with(&deeper_label()))
+        })
         .expect("a marker line");
     assert_eq!(deepest.split(';').count(), MAX_STACK_FRAMES + 1);
     // Frames deeper than the cut: each 2 ns of its own (entry to its child's entry, and
