@@ -122,6 +122,50 @@ bool endOfPragma(Preprocessor &PP, Token &tok) {
   return tok.is(tok::eod);
 }
 
+// In a job that writes preprocessed output (-E, and the first job of -save-temps) a pragma is
+// not ours to take: clang's printer must write it into the output, or the compilation made from
+// that file (the next job of -save-temps) never sees it, and the functions it names get hooks
+// (they did). So the handler steps aside for the rest of this job (clang's catch-all handler
+// prints what no handler takes) and gives this pragma back as `_Pragma("…")`, which the catch-all
+// prints as `#pragma …`. True if it did.
+bool handBackWhenPreprocessing(Preprocessor &PP, PragmaHandler *self, const Token &name) {
+  if (!PP.isPreprocessedOutput())
+    return false;
+  std::string text = self->getName().str();
+  Token tok;
+  PP.Lex(tok);
+  while (tok.isNot(tok::eod) && tok.isNot(tok::eof)) {
+    if (tok.hasLeadingSpace())
+      text += ' ';
+    text += PP.getSpelling(tok);
+    PP.Lex(tok);
+  }
+  // Ownership comes back to us: the handler lives on, unused, until the process ends.
+  PP.RemovePragmaHandler(self);
+  std::string literal = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      literal += '\\';
+    literal += c;
+  }
+  literal += '"';
+  SourceLocation at = name.getLocation();
+  auto tokens = std::make_unique<Token[]>(4);
+  for (unsigned i = 0; i < 4; ++i) {
+    tokens[i].startToken();
+    tokens[i].setLocation(at);
+  }
+  tokens[0].setKind(tok::identifier);
+  tokens[0].setIdentifierInfo(PP.getIdentifierInfo("_Pragma"));
+  tokens[1].setKind(tok::l_paren);
+  tokens[2].setKind(tok::string_literal);
+  PP.CreateString(literal, tokens[2], at, at);
+  tokens[3].setKind(tok::r_paren);
+  PP.EnterTokenStream(std::move(tokens), 4, /*DisableMacroExpansion=*/false,
+                      /*IsReinject=*/false);
+  return true;
+}
+
 // #pragma NO_HOOKS(func)   — also through _Pragma and from headers; a trailing ';' is allowed.
 // #pragma NO_HOOKS         — TI's C++ form (also `NO_HOOKS;`): the next function declared.
 class NoHooksHandler : public PragmaHandler {
@@ -129,6 +173,8 @@ public:
   NoHooksHandler() : PragmaHandler("NO_HOOKS") {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     Token tok;
     auto malformed = [&](const char *what) {
@@ -172,6 +218,8 @@ public:
       : PragmaHandler(code ? "CODE_SECTION" : "DATA_SECTION"), code(code) {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     const char *kind = code ? "CODE_SECTION" : "DATA_SECTION";
     const char *what = code ? "function" : "variable";
@@ -231,6 +279,8 @@ public:
   ProfileHandler() : PragmaHandler("profile") {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     Token tok;
     PP.Lex(tok);

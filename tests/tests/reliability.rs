@@ -333,3 +333,41 @@ fn hookcc_reads_its_own_options_from_a_response_file() {
     run_ok(hookcc(d, false).args(["@flags", "-o", "calls"]));
     assert_eq!(traced_calls(d, &d.join("calls")).len(), CALLS_C.len());
 }
+
+#[test]
+fn save_temps_keeps_the_pragmas_in_the_preprocessed_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("p.c"),
+        "#include <stdio.h>\n\
+         #pragma NO_HOOKS(quiet)\n\
+         int quiet(int x) { return x + 1; }\n\
+         #pragma profile off\n\
+         int off(int x) { return x * 2; }\n\
+         #pragma profile reset\n\
+         int loud(int x) { return x - 1; }\n\
+         int main(void) { printf(\"%d\\n\", quiet(1) + off(2) + loud(3)); return 0; }\n",
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for save_temps in [false, true] {
+        let mut cmd = hookcc(d, false);
+        cmd.args(["--trace", "-O0", "p.c", "-o", "p"]);
+        if save_temps {
+            cmd.arg("-save-temps");
+        }
+        run_ok(&mut cmd);
+        let (trace, stdout) = run_traced(d, &d.join("p"), &[]);
+        assert_eq!(stdout.trim(), "8");
+        seen.push(call_counts(&trace, &[]));
+    }
+    let expected: std::collections::BTreeMap<String, u64> =
+        [("main".to_string(), 1), ("loud".to_string(), 1)].into();
+    assert_eq!(seen[0], expected, "without -save-temps");
+    assert_eq!(seen[1], expected, "with -save-temps");
+    let preprocessed = std::fs::read_to_string(d.join("p.i")).unwrap();
+    for pragma in ["#pragma NO_HOOKS(quiet)", "#pragma profile off", "#pragma profile reset"] {
+        assert!(preprocessed.contains(pragma), "{pragma} not in p.i");
+    }
+}
