@@ -29,6 +29,12 @@ fn output_within(cmd: &mut Command, limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// tests/programs/calls.c built with `--trace -O0` into `dir/calls`, run; its trace.
+fn calls_trace(dir: &Path) -> std::path::PathBuf {
+    let program = build_traced(dir, "calls", &["calls.c"], &["-O0"], false);
+    run_traced(dir, &program, &[]).0
+}
+
 fn mkfifo(path: &Path) {
     run_ok(Command::new("mkfifo").arg(path));
 }
@@ -37,8 +43,8 @@ fn mkfifo(path: &Path) {
 fn an_executable_replaced_by_a_fifo_is_refused_not_opened() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
-    let (trace, _) = run_traced(d, &program, &[]);
+    let trace = calls_trace(d);
+    let program = d.join("calls");
     // The trace's EXE chunk names `program`: make that a FIFO no one will ever write.
     std::fs::remove_file(&program).unwrap();
     mkfifo(&program);
@@ -57,19 +63,7 @@ fn an_executable_replaced_by_a_fifo_is_refused_not_opened() {
 fn a_shared_library_replaced_by_a_fifo_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run_ok(
-        hookcc(d, false)
-            .args(["--trace", "-O1", "-shared", "-fPIC"])
-            .arg(program_source("shlib.c"))
-            .args(["-o", "libshlib.so"]),
-    );
-    run_ok(
-        hookcc(d, false)
-            .args(["--trace", "-O1"])
-            .arg(program_source("shlib_main.c"))
-            .args(["-L.", "-lshlib", "-Wl,-rpath,$ORIGIN", "-o", "shlib_main"]),
-    );
-    let (trace, _) = run_traced(d, &d.join("shlib_main"), &[]);
+    let (trace, _) = run_traced(d, &build_shlib_program(d), &[]);
     let library = d.join("libshlib.so");
     std::fs::remove_file(&library).unwrap();
     mkfifo(&library);
@@ -89,20 +83,19 @@ fn a_shared_library_replaced_by_a_fifo_is_a_warning() {
     assert!(rows.iter().all(|r| r.function != "lib_square"));
 }
 
-/// `hookprof ARGS…` with the size of any file it writes limited to `kib` KiB (bash's
-/// `ulimit -f`) and SIGXFSZ ignored: a write past the limit fails with EFBIG, as on a full
-/// disk, instead of filling the disk.
-fn hookprof_with_file_limit(kib: u64, args: &[&std::ffi::OsStr]) -> Output {
+/// `hookprof VIEW… TRACE -o OUT` with the size of any file it writes limited to `kib` KiB
+/// (bash's `ulimit -f`) and SIGXFSZ ignored: a write past the limit fails with EFBIG, as on a
+/// full disk, instead of filling the disk.
+fn hookprof_with_file_limit(kib: u64, view: &[&str], trace: &Path, out: &Path) -> Output {
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(format!("ulimit -f {kib}; trap '' XFSZ; exec \"$0\" \"$@\""))
         .arg(tool("hookprof"))
-        .args(args);
+        .args(view)
+        .arg(trace)
+        .arg("-o")
+        .arg(out);
     output_within(&mut cmd, Duration::from_secs(120))
-}
-
-fn os(s: &str) -> &std::ffi::OsStr {
-    std::ffi::OsStr::new(s)
 }
 
 fn sum_of_counts(folded: &str) -> u64 {
@@ -141,9 +134,7 @@ fn stack_views_of_a_30000_deep_recursion_stay_small() {
     ];
     for view in views {
         let out = d.join("out");
-        let mut args: Vec<&std::ffi::OsStr> = view.iter().map(|a| os(a)).collect();
-        args.extend([trace.as_os_str(), os("-o"), out.as_os_str()]);
-        let result = hookprof_with_file_limit(32 * 1024, &args);
+        let result = hookprof_with_file_limit(32 * 1024, view, &trace, &out);
         assert!(
             result.status.success(),
             "{view:?}: {}",
@@ -196,8 +187,7 @@ const WRITERS: [&[&str]; 6] = [
 fn a_link_planted_at_the_output_or_its_temporary_is_not_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
-    let (trace, _) = run_traced(d, &program, &[]);
+    let trace = calls_trace(d);
     let victim = d.join("victim");
     std::fs::write(&victim, "precious").unwrap();
     for view in WRITERS {
@@ -229,8 +219,7 @@ fn outputs_take_the_mode_of_the_trace() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
-    let (trace, _) = run_traced(d, &program, &[]);
+    let trace = calls_trace(d);
     for (trace_mode, output_mode) in [(0o600, 0o600), (0o640, 0o640)] {
         std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(trace_mode)).unwrap();
         for view in WRITERS {
@@ -259,15 +248,12 @@ fn outputs_take_the_mode_of_the_trace() {
 fn a_failed_write_leaves_the_previous_output_and_no_temporary() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
-    let (trace, _) = run_traced(d, &program, &[]);
+    let trace = calls_trace(d);
     for view in WRITERS {
         let out = d.join("out");
         std::fs::write(&out, "the previous output").unwrap();
-        let mut args: Vec<&std::ffi::OsStr> = view.iter().map(|a| os(a)).collect();
-        args.extend([trace.as_os_str(), os("-o"), out.as_os_str()]);
         // No byte may be written: as a full disk.
-        let result = hookprof_with_file_limit(0, &args);
+        let result = hookprof_with_file_limit(0, view, &trace, &out);
         let stderr = String::from_utf8_lossy(&result.stderr);
         assert_eq!(result.status.code(), Some(1), "{view:?}: {stderr}");
         assert!(
@@ -367,7 +353,11 @@ fn save_temps_keeps_the_pragmas_in_the_preprocessed_file() {
     assert_eq!(seen[0], expected, "without -save-temps");
     assert_eq!(seen[1], expected, "with -save-temps");
     let preprocessed = std::fs::read_to_string(d.join("p.i")).unwrap();
-    for pragma in ["#pragma NO_HOOKS(quiet)", "#pragma profile off", "#pragma profile reset"] {
+    for pragma in [
+        "#pragma NO_HOOKS(quiet)",
+        "#pragma profile off",
+        "#pragma profile reset",
+    ] {
         assert!(preprocessed.contains(pragma), "{pragma} not in p.i");
     }
 }
