@@ -122,7 +122,8 @@ calls it had in progress. See docs/ti-post.md.")]
     /// Each distinct call stack with the time spent in its last function itself (exclusive
     /// time, nanoseconds), all threads together unless --per-thread. Folded lines
     /// (`main;a;b 1234`) are what flamegraph.pl, inferno-flamegraph and speedscope read;
-    /// the SVG is drawn by the inferno crate.
+    /// the SVG is drawn by the inferno crate. Stacks deeper than 512 frames are cut: the
+    /// deeper frames' time goes to one `[deeper than 512 frames]` frame (docs/views.md).
     #[command(after_help = VIEW_HELP)]
     Flame(FlameArgs),
     /// Callgrind profile for callgrind_annotate and KCachegrind.
