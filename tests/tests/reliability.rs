@@ -361,3 +361,61 @@ fn save_temps_keeps_the_pragmas_in_the_preprocessed_file() {
         assert!(preprocessed.contains(pragma), "{pragma} not in p.i");
     }
 }
+
+#[test]
+fn names_only_llvm_cxxfilt_knows_are_asked_of_one_llvm_cxxfilt() {
+    if !have_tool("llvm-cxxfilt-19", &["_Z1fv"], "llvm-19") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "names", &["libstdcxx_names.cpp"], &["-O0"], true);
+    let (trace, stdout) = run_traced(d, &program, &[]);
+    assert_eq!(stdout.trim(), "4 a 1");
+    // An llvm-cxxfilt-19 first on PATH that counts how often it is started.
+    let real = String::from_utf8(
+        run_ok(Command::new("sh").args(["-c", "command -v llvm-cxxfilt-19"])).stdout,
+    )
+    .unwrap();
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let starts = d.join("starts");
+    let fake = bin.join("llvm-cxxfilt-19");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho started >> '{}'\nexec '{}' \"$@\"\n",
+            starts.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    run_ok(Command::new("chmod").arg("+x").arg(&fake));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = run_ok(
+        hookprof()
+            .args(["report", "--format=csv"])
+            .arg(&trace)
+            .env("PATH", path),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    let rows = parse_report_csv(&report);
+    // Every name demangled, libstdc++'s `Tn` ones included (std::pair's converting
+    // constructor), by one llvm-cxxfilt.
+    assert!(
+        rows.iter().all(|r| !r.function.starts_with("_Z")),
+        "{report}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.function.starts_with("std::pair<char, long>::pair<")),
+        "{report}"
+    );
+    let started = std::fs::read_to_string(&starts).unwrap_or_default();
+    assert_eq!(
+        started.lines().count(),
+        1,
+        "llvm-cxxfilt started {} times",
+        started.lines().count()
+    );
+}
