@@ -419,3 +419,37 @@ fn names_only_llvm_cxxfilt_knows_are_asked_of_one_llvm_cxxfilt() {
         started.lines().count()
     );
 }
+
+#[test]
+fn intrinsics_and_always_inline_functions_get_hooks_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut seen = Vec::new();
+    for flags in [&["-O0"][..], &["-O0", "--hook-intrinsics"]] {
+        let program = build_traced(d, "intrinsics", &["intrinsics.c"], flags, false);
+        let (trace, stdout) = run_traced(d, &program, &[]);
+        assert_eq!(stdout.trim(), "2016");
+        seen.push(call_counts(&trace, &[]));
+    }
+    let avx2 = seen[0].contains_key("sum");
+    let mut expected: std::collections::BTreeMap<String, u64> = [("main".to_string(), 1)].into();
+    if avx2 {
+        expected.insert("sum".into(), 1);
+    }
+    assert_eq!(seen[0], expected, "by default");
+    if avx2 {
+        for (name, calls) in [
+            ("twice", 1),
+            ("_mm256_add_epi32", 8),
+            ("_mm256_loadu_si256", 8),
+            ("_mm256_setzero_si256", 1),
+        ] {
+            assert_eq!(
+                seen[1].get(name),
+                Some(&calls),
+                "{name} with --hook-intrinsics: {:?}",
+                seen[1]
+            );
+        }
+    }
+}

@@ -169,6 +169,9 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
             args.push(format!("-fplugin-arg-hookcc-{kind}={item}"));
         }
     }
+    if config.hook_intrinsics {
+        args.push("-fplugin-arg-hookcc-hook-intrinsics".to_string());
+    }
     // `-Xclang -mllvm -Xclang OPTION`, not `-mllvm OPTION`: the driver gives `-mllvm` to every
     // job, `-cc1as` included, which has no plugin and rejects the options (with
     // `-save-temps` clang assembles in a job of its own: it printed LLVM's usage and wrote no
@@ -536,6 +539,16 @@ mod tests {
         // A response file without hookcc's options is passed as it is.
         let args = run(false, &["--trace", "@missing-or-plain", "-c", "a.c"], &host);
         assert!(args.contains(&"@missing-or-plain".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn hook_intrinsics_reaches_the_frontend_plugin() {
+        let host = FakeHost::new(&[]);
+        let arg = "-fplugin-arg-hookcc-hook-intrinsics".to_string();
+        assert!(!run(false, &["--trace", "-c", "a.c"], &host).contains(&arg));
+        let args = run(false, &["--trace", "--hook-intrinsics", "-c", "a.c"], &host);
+        assert!(args.contains(&arg), "{args:?}");
+        assert!(!args.contains(&"--hook-intrinsics".to_string()), "{args:?}");
     }
 
     #[test]
