@@ -453,3 +453,62 @@ fn intrinsics_and_always_inline_functions_get_hooks_only_when_asked() {
         }
     }
 }
+
+#[test]
+fn a_link_without_hook_options_gets_the_runtime_its_inputs_call() {
+    // As Meson relinks a test program without HOOKCC_TRACE while its libraries keep hooks.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_ok(
+        hookcc(d, false)
+            .args(["--trace", "-O1", "-shared", "-fPIC"])
+            .arg(program_source("shlib.c"))
+            .args(["-o", "libshlib.so"]),
+    );
+    run_ok(
+        hookcc(d, false)
+            .args(["-O1", "-c"])
+            .arg(program_source("shlib_main.c"))
+            .args(["-o", "main.o"]),
+    );
+    // A plain program linked with the hooked library given by its path (`-lshlib` is not
+    // looked for: hookcc reads only the inputs named on the command line).
+    run_ok(hookcc(d, false).args([
+        "main.o",
+        "libshlib.so",
+        "-Wl,-rpath,$ORIGIN",
+        "-o",
+        "by_path",
+    ]));
+    let (trace, _) = run_traced(d, &d.join("by_path"), &[]);
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("lib_square"), Some(&7), "{counts:?}");
+    // A static archive of objects compiled with --trace (and -flto: bitcode), linked plain.
+    for lto in [false, true] {
+        let mut compile = hookcc(d, false);
+        compile
+            .args(["--trace", "-O1", "-c"])
+            .arg(program_source("shlib.c"))
+            .args(["-o", "lib.o"]);
+        if lto {
+            compile.arg("-flto");
+        }
+        run_ok(&mut compile);
+        let _ = std::fs::remove_file(d.join("libstatic.a"));
+        let ar = if lto { tool("hookcc-ar") } else { "ar".into() };
+        run_ok(
+            Command::new(ar)
+                .current_dir(d)
+                .args(["rcs", "libstatic.a", "lib.o"]),
+        );
+        let mut link = hookcc(d, false);
+        link.args(["main.o", "libstatic.a", "-o", "static"]);
+        if lto {
+            link.arg("-flto");
+        }
+        run_ok(&mut link);
+        let (trace, _) = run_traced(d, &d.join("static"), &[]);
+        let counts = call_counts(&trace, &[]);
+        assert_eq!(counts.get("lib_helper"), Some(&21), "lto {lto}: {counts:?}");
+    }
+}

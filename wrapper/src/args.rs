@@ -154,6 +154,8 @@ pub struct CommandLine {
     pub relocatable: bool,
     /// Inputs clang compiles (and hookcc instruments).
     pub sources: Vec<String>,
+    /// Inputs clang hands to the linker as they are (objects, archives, shared libraries).
+    pub link_inputs: Vec<String>,
     /// Everything that selects the target, in order, to compile the runtime the same way.
     pub target_flags: Vec<String>,
     /// Whether any input at all was given (`--version` alone has none).
@@ -177,8 +179,10 @@ impl CommandLine {
             i += 1;
             if !arg.starts_with('-') || arg == "-" {
                 cl.has_inputs = true;
-                if input_kind(arg, language.as_deref()) == InputKind::Source {
-                    cl.sources.push(arg.clone());
+                match input_kind(arg, language.as_deref()) {
+                    InputKind::Source => cl.sources.push(arg.clone()),
+                    InputKind::Linker => cl.link_inputs.push(arg.clone()),
+                    InputKind::Assembly => {}
                 }
                 continue;
             }

@@ -32,6 +32,11 @@ pub trait Host {
     fn check_plugins(&self, _layout: &Layout) -> Result<(), String> {
         Ok(())
     }
+    /// Whether the link input at `path` (an object, an archive, a shared library) calls the
+    /// trace runtime's hooks (see `inputs::calls_trace_hooks`).
+    fn calls_trace_hooks(&self, _path: &Path) -> bool {
+        false
+    }
 }
 
 /// The environment variables that change what hookcc does without showing on its command line:
@@ -310,7 +315,24 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args.push("--driver-mode=g++".to_string());
     }
     check_cache_launcher(host)?;
-    let component = options.runtime_component();
+    let mut component = options.runtime_component();
+    if !options.instruments() && component == RuntimeComponent::None {
+        // A link whose inputs were compiled with --trace needs the trace runtime whatever the
+        // environment says now: Meson relinked test programs without HOOKCC_TRACE while their
+        // libraries kept hooks, and every later traced run failed with `undefined symbol:
+        // __hookcc_enter` (ninja does not track the environment).
+        let command_line = CommandLine::parse(&expand_response_files(&clang_args));
+        if command_line.links()
+            && !command_line.shared
+            && !command_line.relocatable
+            && command_line
+                .link_inputs
+                .iter()
+                .any(|input| host.calls_trace_hooks(Path::new(input)))
+        {
+            component = RuntimeComponent::Trace;
+        }
+    }
     if !options.instruments() && component == RuntimeComponent::None {
         // Transparent: clang sees exactly the user's arguments.
         args.extend(clang_args);
@@ -459,6 +481,9 @@ mod tests {
         fn parent_program(&self) -> Option<String> {
             self.var("TEST_PARENT")
         }
+        fn calls_trace_hooks(&self, path: &Path) -> bool {
+            path.to_string_lossy().contains("hooked")
+        }
         fn file_stamp(&self, path: &Path) -> String {
             path.display().to_string()
         }
@@ -539,6 +564,27 @@ mod tests {
         // A response file without hookcc's options is passed as it is.
         let args = run(false, &["--trace", "@missing-or-plain", "-c", "a.c"], &host);
         assert!(args.contains(&"@missing-or-plain".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn a_link_of_hooked_inputs_gets_the_trace_runtime_without_hook_options() {
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["main.o", "libhooked.so", "-o", "app"], &host);
+        assert!(args.contains(&"/cache/trace.o".to_string()), "{args:?}");
+        assert!(
+            args.iter()
+                .any(|a| a.starts_with("-Wl,--export-dynamic-symbol=")),
+            "{args:?}"
+        );
+        // No hooked input, or a shared library or relocatable link: nothing added.
+        for plain in [
+            &["main.o", "libplain.a", "-o", "app"][..],
+            &["-shared", "hooked.o", "-o", "libx.so"],
+            &["-r", "hooked.o", "-o", "all.o"],
+            &["-c", "hooked.c"],
+        ] {
+            assert_eq!(run(false, plain, &host), plain, "{plain:?}");
+        }
     }
 
     #[test]

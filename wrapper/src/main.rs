@@ -52,6 +52,9 @@ impl Host for RealHost {
     fn check_plugins(&self, layout: &Layout) -> Result<(), String> {
         toolchain::check_plugins(layout, self.var("HOOKCC_PLUGIN").is_some())
     }
+    fn calls_trace_hooks(&self, path: &Path) -> bool {
+        hookcc_driver::inputs::calls_trace_hooks(path)
+    }
 }
 
 fn main() -> ExitCode {
