@@ -100,6 +100,30 @@ fn cmake_builds_a_shared_library_and_a_cpp_program_traced_through_one_runtime() 
             && text.contains("The CXX compiler identification is Clang 19"),
         "CMake should see clang-19 through hookcc:\n{text}"
     );
+    // CMake's ABI probe (built with --trace in the flags) must not record what hookcc adds as
+    // the compiler's own directories and libraries.
+    for (file, lang) in [
+        ("CMakeCCompiler.cmake", "C"),
+        ("CMakeCXXCompiler.cmake", "CXX"),
+    ] {
+        let found = std::fs::read_dir(build.join("CMakeFiles"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join(file))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no {file}"));
+        let text = std::fs::read_to_string(&found).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.contains(&format!("CMAKE_{lang}_IMPLICIT_")))
+        {
+            assert!(
+                !line.contains("runtime/include"),
+                "{}: {line}",
+                found.display()
+            );
+            assert!(!line.contains("pthread"), "{}: {line}", found.display());
+        }
+    }
     run_ok(
         with_hookcc(&mut Command::new("cmake"), dir.path())
             .args(["--build"])

@@ -233,6 +233,32 @@ fn hook_declarations(config: &PassConfig) -> String {
     text
 }
 
+/// Whether this command links an executable from inputs compiled with --trace. Such a link
+/// needs the trace runtime whatever the environment says now: Meson relinked test programs
+/// without HOOKCC_TRACE while their libraries kept hooks, and every later traced run failed
+/// with `undefined symbol: __hookcc_enter` (ninja does not track the environment). Only the
+/// inputs named on the command line are read, not libraries found through `-l`.
+fn links_hooked_inputs(command_line: &CommandLine, host: &dyn Host) -> bool {
+    command_line.links()
+        && !command_line.shared
+        && !command_line.relocatable
+        && command_line
+            .link_inputs
+            .iter()
+            .any(|input| host.calls_trace_hooks(Path::new(input)))
+}
+
+/// CMake's compiler ABI probe: `CMake<LANG>CompilerABI.<ext>`, compiled and linked with `-v`
+/// (CMakeDetermineCompilerABI.cmake) to read the compiler's implicit directories and libraries.
+fn is_cmake_abi_probe(command_line: &CommandLine) -> bool {
+    command_line
+        .sources
+        .iter()
+        .chain(&command_line.link_inputs)
+        .filter_map(|input| Path::new(input).file_name()?.to_str())
+        .any(|name| name.starts_with("CMake") && name.contains("CompilerABI."))
+}
+
 /// hookcc's own options inside `@file` response files, read as clang reads the files (and
 /// the files they name): such a file is replaced by its own options and a response file of
 /// the rest, in the cache (clang rejected `--trace` from a file as an unknown argument). A
@@ -315,25 +341,21 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args.push("--driver-mode=g++".to_string());
     }
     check_cache_launcher(host)?;
+    let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let mut component = options.runtime_component();
-    if !options.instruments() && component == RuntimeComponent::None {
-        // A link whose inputs were compiled with --trace needs the trace runtime whatever the
-        // environment says now: Meson relinked test programs without HOOKCC_TRACE while their
-        // libraries kept hooks, and every later traced run failed with `undefined symbol:
-        // __hookcc_enter` (ninja does not track the environment).
-        let command_line = CommandLine::parse(&expand_response_files(&clang_args));
-        if command_line.links()
-            && !command_line.shared
-            && !command_line.relocatable
-            && command_line
-                .link_inputs
-                .iter()
-                .any(|input| host.calls_trace_hooks(Path::new(input)))
-        {
-            component = RuntimeComponent::Trace;
-        }
+    // CMake learns the compiler's own include directories and libraries from the verbose
+    // output of its ABI probe: what hookcc adds (its runtime's include directory, -pthread)
+    // was recorded as the compiler's, and then dropped from, or added to, every target's flags.
+    let cmake_probe = is_cmake_abi_probe(&command_line);
+    if cmake_probe {
+        component = RuntimeComponent::None;
+    } else if !options.instruments()
+        && component == RuntimeComponent::None
+        && links_hooked_inputs(&command_line, host)
+    {
+        component = RuntimeComponent::Trace;
     }
-    if !options.instruments() && component == RuntimeComponent::None {
+    if component == RuntimeComponent::None && (cmake_probe || !options.instruments()) {
         // Transparent: clang sees exactly the user's arguments.
         args.extend(clang_args);
         return Ok(Action::Run(Plan {
@@ -343,7 +365,6 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             launcher,
         }));
     }
-    let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let layout = host.layout()?;
     let config = options.pass_config();
     if let Some(config) = config.as_ref().filter(|_| command_line.compiles()) {
@@ -584,6 +605,28 @@ mod tests {
             &["-c", "hooked.c"],
         ] {
             assert_eq!(run(false, plain, &host), plain, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn cmakes_compiler_abi_probe_is_built_as_clang_would() {
+        let host = FakeHost::new(&[]);
+        for probe in [
+            &[
+                "--trace",
+                "-v",
+                "-c",
+                "/usr/share/cmake-3.25/Modules/CMakeCCompilerABI.c",
+            ][..],
+            &[
+                "--trace",
+                "-v",
+                "CMakeFiles/cmTC_1.dir/CMakeCXXCompilerABI.cpp.o",
+                "-o",
+                "cmTC_1",
+            ],
+        ] {
+            assert_eq!(run(false, probe, &host), &probe[1..], "{probe:?}");
         }
     }
 
