@@ -179,15 +179,20 @@ pub fn build_traced(
     dir.join(name)
 }
 
-/// Builds tests/programs/shlib.c into `dir/libshlib.so` and shlib_main.c, linked with it,
-/// into `dir/shlib_main` (both `--trace -O1`); returns the program.
-pub fn build_shlib_program(dir: &Path) -> PathBuf {
+/// Builds tests/programs/shlib.c into `dir/libshlib.so` (`--trace -O1`).
+pub fn build_traced_shlib(dir: &Path) {
     run_ok(
         hookcc(dir, false)
             .args(["--trace", "-O1", "-shared", "-fPIC"])
             .arg(program_source("shlib.c"))
             .args(["-o", "libshlib.so"]),
     );
+}
+
+/// Builds tests/programs/shlib.c into `dir/libshlib.so` and shlib_main.c, linked with it,
+/// into `dir/shlib_main` (both `--trace -O1`); returns the program.
+pub fn build_shlib_program(dir: &Path) -> PathBuf {
+    build_traced_shlib(dir);
     run_ok(
         hookcc(dir, false)
             .args(["--trace", "-O1"])

@@ -459,12 +459,7 @@ fn a_link_without_hook_options_gets_the_runtime_its_inputs_call() {
     // As Meson relinks a test program without HOOKCC_TRACE while its libraries keep hooks.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run_ok(
-        hookcc(d, false)
-            .args(["--trace", "-O1", "-shared", "-fPIC"])
-            .arg(program_source("shlib.c"))
-            .args(["-o", "libshlib.so"]),
-    );
+    build_traced_shlib(d);
     run_ok(
         hookcc(d, false)
             .args(["-O1", "-c"])
