@@ -7,6 +7,8 @@
 //!   exclusively (`O_CREAT|O_EXCL`, so a link planted at its name is never followed) under a
 //!   random name (`.NAME.XXXXXXXX.hookprof-partial`), and removed if anything fails: a
 //!   failed write (a full disk) leaves the previous output as it was and nothing beside it.
+//!   SIGINT, SIGTERM and SIGHUP (at their default action) remove it too before they end
+//!   hookprof: a Ctrl-C during a long timeline left gigabytes in a hidden file.
 //! - An existing output that is not a regular file (`/dev/null`, a FIFO, a terminal,
 //!   `/dev/stdout`) is written in place: renaming over it would replace the device node.
 //! - The new file gets the permission bits of the input it was made from (a 0600 trace
@@ -26,8 +28,8 @@ pub struct OutputFile {
 }
 
 enum Target {
-    /// A temporary beside the output, deleted when dropped.
-    Replace(tempfile::NamedTempFile),
+    /// A temporary beside the output, deleted when dropped (and by a signal meanwhile).
+    Replace(tempfile::NamedTempFile, Pending),
     /// A device, a FIFO, a socket: written as it is.
     InPlace(File),
 }
@@ -86,6 +88,7 @@ impl OutputFile {
         let mut prefix = std::ffi::OsString::from(".");
         prefix.push(path.file_name().unwrap_or_default());
         prefix.push(".");
+        let pending = Pending::prepare();
         let mut builder = tempfile::Builder::new();
         builder
             .prefix(&prefix)
@@ -99,9 +102,10 @@ impl OutputFile {
         let temp = builder
             .tempfile_in(dir)
             .map_err(|e| error(path, "create a temporary file in its directory", e))?;
+        pending.register(temp.path());
         Ok(OutputFile {
             path: path.to_path_buf(),
-            target: Target::Replace(temp),
+            target: Target::Replace(temp, pending),
         })
     }
 
@@ -114,9 +118,10 @@ impl OutputFile {
     pub fn commit(self) -> Result<(), Error> {
         match self.target {
             Target::InPlace(mut file) => file.flush().map_err(|e| error(&self.path, "write", e)),
-            Target::Replace(temp) => {
+            Target::Replace(temp, pending) => {
                 temp.persist(&self.path)
                     .map_err(|e| error(&self.path, "replace", e.error))?;
+                drop(pending);
                 Ok(())
             }
         }
@@ -124,7 +129,7 @@ impl OutputFile {
 
     fn file(&mut self) -> &mut File {
         match &mut self.target {
-            Target::Replace(temp) => temp.as_file_mut(),
+            Target::Replace(temp, _) => temp.as_file_mut(),
             Target::InPlace(file) => file,
         }
     }
@@ -141,6 +146,92 @@ impl Write for OutputFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
+    }
+}
+
+/// The temporary being written, for [`remove_pending_and_die`]: a NUL-terminated path, owned
+/// by the [`Pending`] that registered it (one output is written at a time).
+#[cfg(unix)]
+static PENDING: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// While alive, a signal that ends hookprof removes this temporary first.
+struct Pending;
+
+impl Pending {
+    /// Installs the signal handlers (once), before the temporary exists.
+    fn prepare() -> Pending {
+        #[cfg(unix)]
+        {
+            static HANDLERS: std::sync::Once = std::sync::Once::new();
+            HANDLERS.call_once(install_signal_handlers);
+        }
+        Pending
+    }
+
+    /// The temporary a signal is to remove.
+    fn register(&self, path: &Path) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            if let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) {
+                let old = PENDING.swap(c.into_raw(), std::sync::atomic::Ordering::SeqCst);
+                free_pending(old);
+            }
+        }
+        let _ = path;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        free_pending(PENDING.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst));
+    }
+}
+
+#[cfg(unix)]
+fn free_pending(path: *mut libc::c_char) {
+    if !path.is_null() {
+        // SAFETY: every non-null PENDING came from CString::into_raw, and was swapped out of
+        // PENDING before this, so no one else frees or reads it.
+        drop(unsafe { std::ffi::CString::from_raw(path) });
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, where they are at their default action (a `nohup`'s ignored
+/// SIGHUP stays ignored): remove the pending temporary, then die of the signal.
+#[cfg(unix)]
+fn install_signal_handlers() {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: sigaction with a zeroed, then filled, struct; the handler only calls
+        // async-signal-safe functions (unlink, signal, raise) and an atomic swap.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction != libc::SIG_DFL
+            {
+                continue;
+            }
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = remove_pending_and_die as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+#[cfg(unix)]
+extern "C" fn remove_pending_and_die(signal: libc::c_int) {
+    let path = PENDING.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: `path` is a live NUL-terminated string (leaked: the process is ending); unlink,
+    // signal and raise are async-signal-safe.
+    unsafe {
+        if !path.is_null() {
+            libc::unlink(path);
+        }
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
     }
 }
 

@@ -210,14 +210,16 @@ impl CxxFilt {
     /// it cannot demangle is not handed to whatever other LLVM the machine happens to have.
     fn start() -> Option<CxxFilt> {
         use std::process::{Command, Stdio};
-        let mut child = ["llvm-cxxfilt-19", "llvm-cxxfilt"].iter().find_map(|tool| {
-            Command::new(tool)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()
-        })?;
+        let mut child = ["llvm-cxxfilt-19", "llvm-cxxfilt"]
+            .iter()
+            .find_map(|tool| {
+                Command::new(tool)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .ok()
+            })?;
         let input = child.stdin.take()?;
         let output = io::BufReader::new(child.stdout.take()?);
         Some(CxxFilt {
