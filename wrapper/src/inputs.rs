@@ -13,43 +13,44 @@ const TRACE_HOOKS: [&str; 2] = ["__hookcc_enter", "__hookcc_exit"];
 
 /// True if the object, archive or shared library at `path` has an undefined reference to the
 /// trace hooks (in an archive: any member). A file that cannot be read or is none of those is
-/// left to the linker (false). LLVM bitcode (`-flto` objects) is not ELF: its string table
-/// holds the names as they are, so it is searched for them.
+/// left to the linker (false). Every plain link through hookcc asks this of its inputs, so
+/// only what answers it is read: headers and symbol tables (a shared library's dynamic ones),
+/// not code. LLVM bitcode (`-flto` objects) is not ELF: its string table holds the names as
+/// they are, so it is read whole and searched for them.
 pub fn calls_trace_hooks(path: &Path) -> bool {
     let Ok(file) = File::open(path) else {
         return false;
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if !meta.is_file() {
         return false;
     }
     let cache = ReadCache::new(file);
     if let Ok(archive) = ArchiveFile::parse(&cache) {
         return archive.members().flatten().any(|member| {
-            member
-                .data(&cache)
-                .is_ok_and(|data| object_calls_trace_hooks(data))
+            let (offset, size) = member.file_range();
+            !member.is_thin() && range_calls_trace_hooks(cache.range(offset, size))
         });
     }
-    match object::File::parse(&cache) {
-        Ok(object) => elf_calls_trace_hooks(&object),
-        Err(_) => std::fs::read(path).is_ok_and(|data| bitcode_names_trace_hooks(&data)),
-    }
+    range_calls_trace_hooks(cache.range(0, meta.len()))
 }
 
-fn object_calls_trace_hooks(data: &[u8]) -> bool {
+fn range_calls_trace_hooks<'a, R: object::ReadRef<'a>>(data: R) -> bool {
+    let is_hook = |s: &object::Symbol<'a, '_, R>| {
+        s.is_undefined() && s.name().is_ok_and(|n| TRACE_HOOKS.contains(&n))
+    };
     match object::File::parse(data) {
-        Ok(object) => elf_calls_trace_hooks(&object),
-        Err(_) => bitcode_names_trace_hooks(data),
+        Ok(object) if object.kind() == object::ObjectKind::Dynamic => {
+            object.dynamic_symbols().any(|s| is_hook(&s))
+        }
+        Ok(object) => object.symbols().any(|s| is_hook(&s)),
+        Err(_) => data
+            .len()
+            .and_then(|len| data.read_bytes_at(0, len))
+            .is_ok_and(bitcode_names_trace_hooks),
     }
-}
-
-fn elf_calls_trace_hooks<'data, R: object::ReadRef<'data>>(
-    object: &object::File<'data, R>,
-) -> bool {
-    object
-        .symbols()
-        .chain(object.dynamic_symbols())
-        .any(|s| s.is_undefined() && s.name().is_ok_and(|n| TRACE_HOOKS.contains(&n)))
 }
 
 /// LLVM bitcode (`BC\xC0\xDE`, or the wrapper header `0x0B17C0DE`) naming a trace hook.
