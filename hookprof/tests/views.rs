@@ -623,8 +623,9 @@ fn report_callers() {
 }
 
 #[test]
-fn folded_stacks_of_a_deep_recursion_are_cut_with_a_marker_and_keep_every_nanosecond() {
+fn deep_recursion_is_cut_in_folded_stacks_and_unindented_in_the_call_tree() {
     use hookprof::format::{Record, Writer};
+    use hookprof::report::calltree::MAX_INDENT_LEVELS;
     use hookprof::report::flame::{deeper_label, MAX_STACK_FRAMES};
 
     // main calls a, which calls itself 20 000 deep; every frame takes 1 ns of its own.
@@ -673,4 +674,15 @@ fn folded_stacks_of_a_deep_recursion_are_cut_with_a_marker_and_keep_every_nanose
         .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
         .sum();
     assert_eq!(total, t, "every tick of main's inclusive time, once");
+
+    // The call tree stops indenting at 64 levels and names the depth instead.
+    let tree = calltree(&bytes, &Filter::default());
+    assert!(tree.len() < 8_000_000, "{} bytes of call tree", tree.len());
+    let deepest_indented = format!("|{}a() {{\n", " ".repeat(1 + 2 * MAX_INDENT_LEVELS));
+    assert!(tree.contains(&deepest_indented), "64 levels indented");
+    assert!(
+        tree.lines()
+            .any(|l| l.ends_with(&format!("[depth {}] a();", DEPTH + 1))),
+        "the innermost call says its depth"
+    );
 }

@@ -122,10 +122,12 @@ fn stack_views_of_a_30000_deep_recursion_stay_small() {
     assert_eq!(down.calls, 30_001);
     let exclusive_ns: f64 = rows.iter().map(|r| r.exclusive_ns).sum();
 
-    // Every view that writes stacks, each limited to 32 MiB: without the cut, the folded
-    // stacks alone were 30 000 lines of 15 000 frames on average, over 2 GB.
-    let views: [&[&str]; 6] = [
+    // Every view that writes stacks, and the indented call tree, each limited to 32 MiB:
+    // without the cut, the folded stacks alone were 30 000 lines of 15 000 frames on average,
+    // over 2 GB.
+    let views: [&[&str]; 7] = [
         &["flame"],
+        &["replay"],
         &["flame", "--format=svg"],
         &["speedscope"],
         &["callgrind"],
