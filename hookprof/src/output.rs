@@ -1,5 +1,5 @@
 //! How hookprof writes a file, one policy for every subcommand (docs/reliability.md,
-//! "Output files"):
+//! "hookprof, writing"):
 //!
 //! - An output that does not exist yet, or exists as a regular file (or as a symbolic link,
 //!   which is replaced, never written through), is written to a new temporary file in the
@@ -8,7 +8,7 @@
 //!   random name (`.NAME.XXXXXXXX.hookprof-partial`), and removed if anything fails: a
 //!   failed write (a full disk) leaves the previous output as it was and nothing beside it.
 //!   SIGINT, SIGTERM and SIGHUP (at their default action) remove it too before they end
-//!   hookprof: a Ctrl-C during a long timeline left gigabytes in a hidden file.
+//!   hookprof, so that a Ctrl-C during a long timeline leaves no gigabytes behind.
 //! - An existing output that is not a regular file (`/dev/null`, a FIFO, a terminal,
 //!   `/dev/stdout`) is written in place: renaming over it would replace the device node.
 //! - The new file gets the permission bits of the input it was made from (a 0600 trace
