@@ -10,6 +10,8 @@
 // - `#pragma profile on|off|reset` (Metrowerks): the state in force at the function's closing
 //   brace decides; `reset` returns to the command line's setting (no mark).
 // - a function declared inline gets `hookcc:inline` (TI puts no hooks in inline functions).
+// - an `always_inline` function, or one of the compiler's own headers (intrinsics): off,
+//   unless hookcc passes -fplugin-arg-hookcc-hook-intrinsics (`--hook-intrinsics`).
 // - GCC's -finstrument-functions-exclude-function-list= / -exclude-file-list= (hookcc passes
 //   each item as -fplugin-arg-hookcc-exclude-function=S / exclude-file=S): off for a function
 //   whose user-visible name (`int ns::f(int)`) contains S, or that is defined in a file whose
@@ -76,6 +78,8 @@ PluginState &state() {
 struct Exclusions {
   std::vector<std::string> functions;
   std::vector<std::string> files;
+  // `hook-intrinsics`: always_inline functions and the compiler's own headers keep their hooks.
+  bool hook_intrinsics = false;
 };
 
 Exclusions &exclusions() {
@@ -122,6 +126,50 @@ bool endOfPragma(Preprocessor &PP, Token &tok) {
   return tok.is(tok::eod);
 }
 
+// In a job that writes preprocessed output (-E, and the first job of -save-temps) a pragma is
+// not ours to take: clang's printer must write it into the output, or the compilation made from
+// that file (the next job of -save-temps) never sees it, and the functions it names get hooks
+// (they did). So the handler steps aside for the rest of this job (clang's catch-all handler
+// prints what no handler takes) and gives this pragma back as `_Pragma("…")`, which the catch-all
+// prints as `#pragma …`. True if it did.
+bool handBackWhenPreprocessing(Preprocessor &PP, PragmaHandler *self, const Token &name) {
+  if (!PP.isPreprocessedOutput())
+    return false;
+  std::string text = self->getName().str();
+  Token tok;
+  PP.Lex(tok);
+  while (tok.isNot(tok::eod) && tok.isNot(tok::eof)) {
+    if (tok.hasLeadingSpace())
+      text += ' ';
+    text += PP.getSpelling(tok);
+    PP.Lex(tok);
+  }
+  // Ownership comes back to us: the handler lives on, unused, until the process ends.
+  PP.RemovePragmaHandler(self);
+  std::string literal = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      literal += '\\';
+    literal += c;
+  }
+  literal += '"';
+  SourceLocation at = name.getLocation();
+  auto tokens = std::make_unique<Token[]>(4);
+  for (unsigned i = 0; i < 4; ++i) {
+    tokens[i].startToken();
+    tokens[i].setLocation(at);
+  }
+  tokens[0].setKind(tok::identifier);
+  tokens[0].setIdentifierInfo(PP.getIdentifierInfo("_Pragma"));
+  tokens[1].setKind(tok::l_paren);
+  tokens[2].setKind(tok::string_literal);
+  PP.CreateString(literal, tokens[2], at, at);
+  tokens[3].setKind(tok::r_paren);
+  PP.EnterTokenStream(std::move(tokens), 4, /*DisableMacroExpansion=*/false,
+                      /*IsReinject=*/false);
+  return true;
+}
+
 // #pragma NO_HOOKS(func)   — also through _Pragma and from headers; a trailing ';' is allowed.
 // #pragma NO_HOOKS         — TI's C++ form (also `NO_HOOKS;`): the next function declared.
 class NoHooksHandler : public PragmaHandler {
@@ -129,6 +177,8 @@ public:
   NoHooksHandler() : PragmaHandler("NO_HOOKS") {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     Token tok;
     auto malformed = [&](const char *what) {
@@ -172,6 +222,8 @@ public:
       : PragmaHandler(code ? "CODE_SECTION" : "DATA_SECTION"), code(code) {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     const char *kind = code ? "CODE_SECTION" : "DATA_SECTION";
     const char *what = code ? "function" : "variable";
@@ -231,6 +283,8 @@ public:
   ProfileHandler() : PragmaHandler("profile") {}
 
   void HandlePragma(Preprocessor &PP, PragmaIntroducer, Token &first) override {
+    if (handBackWhenPreprocessing(PP, this, first))
+      return;
     SourceLocation at = first.getLocation();
     Token tok;
     PP.Lex(tok);
@@ -375,6 +429,21 @@ private:
                                                FD->getSourceRange()));
   }
 
+  // An `always_inline` function, or one defined in the compiler's own headers (clang's
+  // resource directory: the intrinsics of <immintrin.h>, <arm_neon.h>, …), gets no hooks unless
+  // `hook-intrinsics` is given: hooks in `_mm256_add_epi32` cost more than the instruction it
+  // stands for, and gave 35 % of zlib-ng's exclusive time to intrinsics (issue 26).
+  bool isIntrinsic(FunctionDecl *FD) {
+    if (FD->hasAttr<AlwaysInlineAttr>())
+      return true;
+    const std::string &resources = CI.getHeaderSearchOpts().ResourceDir;
+    if (resources.empty())
+      return false;
+    SourceManager &SM = CI.getSourceManager();
+    PresumedLoc where = SM.getPresumedLoc(SM.getExpansionLoc(FD->getLocation()));
+    return where.isValid() && StringRef(where.getFilename()).starts_with(resources + "/");
+  }
+
   void mark(FunctionDecl *FD) {
     SourceManager &SM = CI.getSourceManager();
     const bool definition = FD->doesThisDeclarationHaveABody();
@@ -386,6 +455,8 @@ private:
       return;
     const Exclusions &ex = exclusions();
     if (!ex.functions.empty() && containsAny(userVisibleName(FD), ex.functions))
+      off = true;
+    if (!ex.hook_intrinsics && isIntrinsic(FD))
       off = true;
     if (!ex.files.empty()) {
       PresumedLoc where = SM.getPresumedLoc(SM.getExpansionLoc(FD->getLocation()));
@@ -423,6 +494,8 @@ protected:
         ex.functions.push_back(a.str());
       else if (a.consume_front("exclude-file="))
         ex.files.push_back(a.str());
+      else if (a == "hook-intrinsics")
+        ex.hook_intrinsics = true;
       else {
         DiagnosticsEngine &D = CI.getDiagnostics();
         D.Report(D.getCustomDiagID(DiagnosticsEngine::Error,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs hookcc into a prefix:
-#   PREFIX/bin/{hookcc,hookcc++,hookprof,cargo-hookcc}
+#   PREFIX/bin/{hookcc,hookcc++,hookcc-ar,hookcc-ranlib,hookprof,cargo-hookcc}
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
 #   PREFIX/share/man/man1/hookprof*.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
@@ -24,6 +24,8 @@ done
 mkdir -p "$prefix/bin" "$prefix/lib/hookcc/runtime"
 install -m 755 "$build/hookcc" "$build/hookprof" "$prefix/bin/"
 ln -sf hookcc "$prefix/bin/hookcc++"
+ln -sf hookcc "$prefix/bin/hookcc-ar"
+ln -sf hookcc "$prefix/bin/hookcc-ranlib"
 install -m 644 "$build/libhookcc_pass.so" "$build/libhookcc_clang.so" "$prefix/lib/hookcc/"
 # Rust (docs/rust.md): cargo hookcc, and the plugin for rustc's LLVM when it was built.
 [ -f "$build/cargo-hookcc" ] && install -m 755 "$build/cargo-hookcc" "$prefix/bin/"

@@ -28,7 +28,7 @@ if [ "$profile" = release ]; then
     cargo build --release --workspace --quiet
     scripts/build-plugins.sh --release
 fi
-for f in hookcc hookcc++ cargo-hookcc hookprof libhookcc_pass.so libhookcc_clang.so libhookcc_pass_llvm22.so; do
+for f in hookcc hookcc++ hookcc-ar hookcc-ranlib cargo-hookcc hookprof libhookcc_pass.so libhookcc_clang.so libhookcc_pass_llvm22.so; do
     [ -e "$build/$f" ] || { echo "package-deb: $build/$f is missing: build first" >&2; exit 1; }
 done
 scripts/hookprof-docs.sh "$build/hookprof" "$build/share"

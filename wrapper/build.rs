@@ -1,4 +1,6 @@
-//! Puts `hookcc++` beside `hookcc` in the build tree (`target/<profile>/hookcc++ -> hookcc`).
+//! Puts `hookcc++` beside `hookcc` in the build tree (`target/<profile>/hookcc++ -> hookcc`),
+//! and `hookcc-ar` and `hookcc-ranlib` (clang-19's llvm-ar and llvm-ranlib, for `-flto`
+//! static libraries).
 //!
 //! hookcc is a C++ compiler when it runs under a name ending in `++` (as clang and clang++ are
 //! one binary), but cargo cannot name a binary `hookcc++` (`+` is not allowed in target
@@ -14,16 +16,19 @@ fn main() {
     let Some(profile_dir) = Path::new(&out_dir).ancestors().nth(3) else {
         return;
     };
-    let link = profile_dir.join("hookcc++");
-    // A relative link: it resolves once cargo has linked hookcc, and survives moving target/.
-    if std::fs::read_link(&link).is_ok_and(|t| t == Path::new("hookcc")) {
-        return;
-    }
-    let _ = std::fs::remove_file(&link);
-    if let Err(e) = std::os::unix::fs::symlink("hookcc", &link) {
-        println!(
-            "cargo:warning=cannot create {}: {e} (use scripts/install.sh, or link hookcc++ to hookcc yourself)",
-            link.display()
-        );
+    for name in ["hookcc++", "hookcc-ar", "hookcc-ranlib"] {
+        let link = profile_dir.join(name);
+        // A relative link: it resolves once cargo has linked hookcc, and survives moving
+        // target/.
+        if std::fs::read_link(&link).is_ok_and(|t| t == Path::new("hookcc")) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        if let Err(e) = std::os::unix::fs::symlink("hookcc", &link) {
+            println!(
+                "cargo:warning=cannot create {}: {e} (use scripts/install.sh, or link {name} to hookcc yourself)",
+                link.display()
+            );
+        }
     }
 }

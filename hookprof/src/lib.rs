@@ -13,7 +13,8 @@
 //!   [`view`]: `timeline` (Chrome trace events), `flame` (folded stacks, SVG), `speedscope`,
 //!   `callgrind`, `calltree` (`hookprof replay`), `percentiles`; and over [`model`]: `gmon`
 //!   (gprof) and `diff`;
-//! - [`info`]: the description printed by `hookprof info`.
+//! - [`info`]: the description printed by `hookprof info`;
+//! - [`output`]: how every output file is written (temporary, rename, mode).
 //!
 //! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
 //! the `hookprof` binary does.
@@ -26,6 +27,7 @@ pub mod info;
 pub mod lines;
 pub mod model;
 pub mod nitro;
+pub mod output;
 pub mod pfp;
 pub mod replay;
 pub mod report;
@@ -58,6 +60,13 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
     #[error("cannot write the output: {error}")]
     Write { error: io::Error },
+    /// Creating, writing or replacing an output file ([`output`]).
+    #[error("{}: cannot {action}: {error}", path.display())]
+    Output {
+        path: PathBuf,
+        action: &'static str,
+        error: io::Error,
+    },
     #[error("{}: {message}", path.display())]
     Unsupported { path: PathBuf, message: String },
     #[error(transparent)]

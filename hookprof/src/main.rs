@@ -122,7 +122,8 @@ calls it had in progress. See docs/ti-post.md.")]
     /// Each distinct call stack with the time spent in its last function itself (exclusive
     /// time, nanoseconds), all threads together unless --per-thread. Folded lines
     /// (`main;a;b 1234`) are what flamegraph.pl, inferno-flamegraph and speedscope read;
-    /// the SVG is drawn by the inferno crate.
+    /// the SVG is drawn by the inferno crate. Stacks deeper than 512 frames are cut: the
+    /// deeper frames' time goes to one `[deeper than 512 frames]` frame (docs/views.md).
     #[command(after_help = VIEW_HELP)]
     Flame(FlameArgs),
     /// Callgrind profile for callgrind_annotate and KCachegrind.
@@ -191,7 +192,7 @@ fn gmon(args: &GmonArgs) -> Result<()> {
     check_output(&args.trace, Some(&args.output))?;
     let mut bytes = Vec::new();
     let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
-    emit(&warnings, &bytes, Some(&args.output))
+    emit(&warnings, &bytes, &args.trace, Some(&args.output))
 }
 
 #[derive(clap::Args, Debug)]
@@ -238,7 +239,7 @@ fn diff(args: &DiffArgs) -> Result<()> {
         matches!(args.format, DiffFormatArg::Csv),
         args.top,
     )?;
-    emit(&warnings, &bytes, args.output.as_ref())
+    emit(&warnings, &bytes, &args.a, args.output.as_ref())
 }
 
 const VIEW_HELP: &str = "\
@@ -772,16 +773,19 @@ fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()>
     Ok(())
 }
 
-/// Prints the warnings, then writes `bytes` to `output` or standard output. The report is
-/// complete in memory before anything is written, so an error never leaves a truncated
-/// output file behind.
-fn emit(warnings: &[String], bytes: &[u8], output: Option<&PathBuf>) -> Result<()> {
+/// Prints the warnings, then writes `bytes` to `output` (by [`hookprof::output`]'s policy,
+/// with the mode of `input`) or standard output.
+fn emit(
+    warnings: &[String],
+    bytes: &[u8],
+    input: &std::path::Path,
+    output: Option<&PathBuf>,
+) -> Result<()> {
     for w in warnings {
         warn(w);
     }
     match output {
-        Some(path) => std::fs::write(path, bytes)
-            .with_context(|| format!("{}: cannot write the report", path.display()))?,
+        Some(path) => hookprof::output::write_file(path, Some(input), bytes)?,
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout
@@ -796,7 +800,7 @@ fn emit(warnings: &[String], bytes: &[u8], output: Option<&PathBuf>) -> Result<(
 fn report(args: &ReportArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let out = report_file(&args.trace, &ReportOptions::from(args))?;
-    emit(&out.warnings, &out.bytes, args.output.as_ref())
+    emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
@@ -825,7 +829,7 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
         };
         hookprof::ti::callgraph_file(&args.trace, &options)?
     };
-    emit(&warnings, &bytes, args.output.as_ref())
+    emit(&warnings, &bytes, &args.trace, args.output.as_ref())
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
@@ -860,13 +864,13 @@ fn ti(args: &TiArgs) -> Result<()> {
 fn gprof(args: &GprofArgs) -> Result<()> {
     check_output(&args.dump, Some(&args.output))?;
     let (gmon, warnings) = hookprof::gprof::convert_file(&args.dump, &args.exe)?;
-    emit(&warnings, &gmon, Some(&args.output))
+    emit(&warnings, &gmon, &args.dump, Some(&args.output))
 }
 
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
     let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
-    emit(&[], text.as_bytes(), args.output.as_ref())
+    emit(&[], text.as_bytes(), &args.dump, args.output.as_ref())
 }
 
 fn nitro(args: &NitroArgs) -> Result<()> {
@@ -876,7 +880,12 @@ fn nitro(args: &NitroArgs) -> Result<()> {
         inclusive: args.inclusive,
     };
     let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
-    emit(&decoded.warnings, &decoded.text, args.output.as_ref())
+    emit(
+        &decoded.warnings,
+        &decoded.text,
+        &args.dump,
+        args.output.as_ref(),
+    )
 }
 
 fn info(args: &InfoArgs) -> Result<()> {
@@ -913,13 +922,8 @@ fn stream_view(
     Ok(())
 }
 
-/// An existing output that is not a regular file (a device, a pipe, a socket): it is written
-/// in place, never replaced.
-fn is_special_file(path: &std::path::Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
-}
-
-/// The output part of [`stream_view`]: returns the warnings.
+/// The output part of [`stream_view`]: returns the warnings. A file is written by
+/// [`hookprof::output`]'s policy: complete or not at all.
 fn stream_to_output(
     args: &ViewArgs,
     options: &ViewOptions,
@@ -934,45 +938,23 @@ fn stream_to_output(
             warnings
         }
         Some(path) => {
-            // A regular file is written beside it and renamed over it when complete, so an
-            // error never leaves a truncated one. /dev/null, a pipe, a terminal are written as
-            // they are: the rename would replace the device node with a regular file (it did,
-            // as root, with `-o /dev/null`).
-            let partial = (!is_special_file(path)).then(|| {
-                let mut name = path.as_os_str().to_owned();
-                name.push(".hookprof-partial");
-                PathBuf::from(name)
-            });
-            let target = partial.as_deref().unwrap_or(path);
-            let file = match &partial {
-                Some(partial) => std::fs::File::create(partial),
-                None => std::fs::OpenOptions::new().write(true).open(path),
-            }
-            .with_context(|| format!("{}: cannot create", target.display()))?;
+            let file = hookprof::output::OutputFile::create(path, Some(&args.trace))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            let result = write(&options, &mut out)
-                .map_err(anyhow::Error::from)
-                .and_then(|w| {
-                    out.flush()
-                        .with_context(|| format!("{}: cannot write", target.display()))?;
-                    Ok(w)
-                });
-            drop(out);
-            match (result, &partial) {
-                (Ok(w), None) => w,
-                (Ok(w), Some(partial)) => {
-                    std::fs::rename(partial, path).with_context(|| {
-                        format!("{}: cannot rename to {}", partial.display(), path.display())
-                    })?;
-                    w
-                }
-                (Err(err), partial) => {
-                    if let Some(partial) = partial {
-                        let _ = std::fs::remove_file(partial);
-                    }
-                    return Err(err);
-                }
-            }
+            // A view's write error is the output's: name it.
+            let warnings = write(&options, &mut out).map_err(|e| match e {
+                hookprof::Error::Write { error } => hookprof::Error::Output {
+                    path: path.clone(),
+                    action: "write",
+                    error,
+                },
+                other => other,
+            })?;
+            let file = out
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            file.commit()?;
+            warnings
         }
     };
     Ok(warnings)

@@ -1315,6 +1315,9 @@ pub enum Error {
     Elf { path: PathBuf, error: ElfError },
     #[error("{}: refusing to write an output file over the input dump", path.display())]
     OutputIsInput { path: PathBuf },
+    /// Writing an output file ([`crate::output`]).
+    #[error(transparent)]
+    Output(Box<crate::Error>),
     #[error(
         "{}: only {agreeing} of the {distinct} function addresses in its records are functions \
          of {}: not a dump of that program's ProfileData (or not a TI dump at all); give the \
@@ -1591,10 +1594,8 @@ impl Processed {
             }
         }
         for (f, bytes) in files.iter().zip([&self.call_list, &self.profile]) {
-            std::fs::write(f, bytes).map_err(|error| Error::Io {
-                path: f.clone(),
-                error,
-            })?;
+            crate::output::write_file(f, Some(input), bytes)
+                .map_err(|error| Error::Output(Box::new(error)))?;
         }
         Ok(files)
     }

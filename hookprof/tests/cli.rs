@@ -391,3 +391,54 @@ fn output_to_a_fifo_or_device_writes_into_it_and_leaves_it_in_place() {
         .file_type()
         .is_char_device());
 }
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_view_leaves_neither_output_nor_temporary() {
+    use hookprof::format::{Record, Writer};
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = scratch_dir("cli-interrupted");
+    // 2 M records: a timeline of about 170 MB, long enough to be interrupted while written.
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let records: Vec<Record> = (0..1_000_000u64)
+        .flat_map(|i| [Record::entry(2 * i, A), Record::exit(2 * i + 1, A)])
+        .collect();
+    w.events(TID_MAIN, &records).unwrap();
+    let trace = write_trace(&dir, "long.hktrace", &w.into_inner());
+    let output = dir.join("out.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookprof"))
+        .arg("timeline")
+        .arg(&trace)
+        .args(["--exe", env!("CARGO_BIN_EXE_hookprof"), "-o"])
+        .arg(&output)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partials = || -> Vec<String> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("hookprof-partial"))
+            .collect()
+    };
+    // Once the temporary has bytes, hookprof is writing it.
+    let writing = || {
+        partials()
+            .iter()
+            .any(|n| std::fs::metadata(dir.join(n)).is_ok_and(|m| m.len() > 0))
+    };
+    let start = std::time::Instant::now();
+    while !writing() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(writing(), "no temporary was written");
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let left = partials();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!output.exists());
+}

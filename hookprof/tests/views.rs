@@ -621,3 +621,68 @@ fn report_callers() {
         }
     }
 }
+
+#[test]
+fn deep_recursion_is_cut_in_folded_stacks_and_unindented_in_the_call_tree() {
+    use hookprof::format::{Record, Writer};
+    use hookprof::report::calltree::MAX_INDENT_LEVELS;
+    use hookprof::report::flame::{deeper_label, MAX_STACK_FRAMES};
+
+    // main calls a, which calls itself 20 000 deep; every frame takes 1 ns of its own.
+    const DEPTH: u64 = 20_000;
+    let mut records = vec![Record::entry(0, MAIN)];
+    let mut t = 1;
+    for _ in 0..DEPTH {
+        records.push(Record::entry(t, A));
+        t += 1;
+    }
+    for _ in 0..DEPTH {
+        records.push(Record::exit(t, A));
+        t += 1;
+    }
+    records.push(Record::exit(t, MAIN));
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    w.events(TID_MAIN, &records).unwrap();
+    let bytes = w.into_inner();
+    let text = folded(&bytes, &Filter::default(), false);
+    // Without the cut: 20 000 lines averaging 10 000 frames, 200 MB.
+    assert!(
+        text.len() < 2_000_000,
+        "{} bytes of folded stacks",
+        text.len()
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        MAX_STACK_FRAMES + 1,
+        "one line a level, and the marker"
+    );
+    let (deepest, count) = lines
+        .iter()
+        .find_map(|l| {
+            l.rsplit_once(' ')
+                .filter(|(s, _)| s.ends_with(&deeper_label()))
+        })
+        .expect("a marker line");
+    assert_eq!(deepest.split(';').count(), MAX_STACK_FRAMES + 1);
+    // Frames deeper than the cut: each 2 ns of its own (entry to its child's entry, and
+    // its child's exit to its own exit), the innermost 1 ns.
+    let cut = DEPTH - (MAX_STACK_FRAMES as u64 - 1);
+    assert_eq!(count.parse::<u64>().unwrap(), 2 * cut - 1);
+    let total: u64 = lines
+        .iter()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, t, "every tick of main's inclusive time, once");
+
+    // The call tree stops indenting at 64 levels and names the depth instead.
+    let tree = calltree(&bytes, &Filter::default());
+    assert!(tree.len() < 8_000_000, "{} bytes of call tree", tree.len());
+    let deepest_indented = format!("|{}a() {{\n", " ".repeat(1 + 2 * MAX_INDENT_LEVELS));
+    assert!(tree.contains(&deepest_indented), "64 levels indented");
+    assert!(
+        tree.lines()
+            .any(|l| l.ends_with(&format!("[depth {}] a();", DEPTH + 1))),
+        "the innermost call says its depth"
+    );
+}

@@ -179,6 +179,29 @@ pub fn build_traced(
     dir.join(name)
 }
 
+/// Builds tests/programs/shlib.c into `dir/libshlib.so` (`--trace -O1`).
+pub fn build_traced_shlib(dir: &Path) {
+    run_ok(
+        hookcc(dir, false)
+            .args(["--trace", "-O1", "-shared", "-fPIC"])
+            .arg(program_source("shlib.c"))
+            .args(["-o", "libshlib.so"]),
+    );
+}
+
+/// Builds tests/programs/shlib.c into `dir/libshlib.so` and shlib_main.c, linked with it,
+/// into `dir/shlib_main` (both `--trace -O1`); returns the program.
+pub fn build_shlib_program(dir: &Path) -> PathBuf {
+    build_traced_shlib(dir);
+    run_ok(
+        hookcc(dir, false)
+            .args(["--trace", "-O1"])
+            .arg(program_source("shlib_main.c"))
+            .args(["-L.", "-lshlib", "-Wl,-rpath,$ORIGIN", "-o", "shlib_main"]),
+    );
+    dir.join("shlib_main")
+}
+
 /// Runs `program` with its trace going to `dir/<name>.hktrace`; returns the trace path and the
 /// program's stdout.
 pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, String) {

@@ -100,6 +100,30 @@ fn cmake_builds_a_shared_library_and_a_cpp_program_traced_through_one_runtime() 
             && text.contains("The CXX compiler identification is Clang 19"),
         "CMake should see clang-19 through hookcc:\n{text}"
     );
+    // CMake's ABI probe (built with --trace in the flags) must not record what hookcc adds as
+    // the compiler's own directories and libraries.
+    for (file, lang) in [
+        ("CMakeCCompiler.cmake", "C"),
+        ("CMakeCXXCompiler.cmake", "CXX"),
+    ] {
+        let found = std::fs::read_dir(build.join("CMakeFiles"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join(file))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no {file}"));
+        let text = std::fs::read_to_string(&found).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.contains(&format!("CMAKE_{lang}_IMPLICIT_")))
+        {
+            assert!(
+                !line.contains("runtime/include"),
+                "{}: {line}",
+                found.display()
+            );
+            assert!(!line.contains("pthread"), "{}: {line}", found.display());
+        }
+    }
     run_ok(
         with_hookcc(&mut Command::new("cmake"), dir.path())
             .args(["--build"])
@@ -430,4 +454,59 @@ fn autotools_libffi_configured_and_built_by_hookcc_traced_into_its_own_functions
         counts.len() > 5,
         "libffi's internal functions should be traced too: {counts:#?}"
     );
+}
+
+#[test]
+fn cmake_builds_an_flto_static_library_with_hookcc_ar() {
+    if !have("cmake", "cmake") {
+        return;
+    }
+    // CMake takes the unversioned llvm-ar for a clang (Debian 12's is LLVM 14, which cannot
+    // read clang-19's bitcode): hookcc-ar and hookcc-ranlib are clang-19's own.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = d.join("src");
+    std::fs::create_dir(&source).unwrap();
+    std::fs::write(
+        source.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.13)\nproject(lto C)\n\
+         add_library(util STATIC util.c)\nadd_executable(app main.c)\n\
+         target_link_libraries(app util)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        source.join("util.c"),
+        "int twice(int x) { return 2 * x; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        source.join("main.c"),
+        "#include <stdio.h>\nint twice(int);\n\
+         int main(void) { int s = 0; for (int i = 0; i < 5; ++i) s += twice(i); printf(\"%d\\n\", s); return 0; }\n",
+    )
+    .unwrap();
+    let build = d.join("build");
+    run_ok(
+        with_hookcc(&mut Command::new("cmake"), d)
+            .arg("-S")
+            .arg(&source)
+            .arg("-B")
+            .arg(&build)
+            .args(["-DCMAKE_C_COMPILER=hookcc", "-DCMAKE_C_FLAGS=--trace -flto"])
+            // CMake takes these as paths: give them whole (`$(command -v hookcc-ar)`).
+            .arg(format!("-DCMAKE_AR={}", tool("hookcc-ar").display()))
+            .arg(format!(
+                "-DCMAKE_RANLIB={}",
+                tool("hookcc-ranlib").display()
+            )),
+    );
+    run_ok(
+        with_hookcc(&mut Command::new("cmake"), d)
+            .arg("--build")
+            .arg(&build),
+    );
+    let (trace, stdout) = run_traced(&build, &build.join("app"), &[]);
+    assert_eq!(stdout.trim(), "20");
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("twice"), Some(&5), "{counts:?}");
 }

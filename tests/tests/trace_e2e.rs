@@ -80,19 +80,7 @@ fn several_translation_units_compiled_separately_and_linked() {
 fn shared_library_functions_are_traced_and_named() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run_ok(
-        hookcc(d, false)
-            .args(["--trace", "-O1", "-shared", "-fPIC"])
-            .arg(program_source("shlib.c"))
-            .args(["-o", "libshlib.so"]),
-    );
-    run_ok(
-        hookcc(d, false)
-            .args(["--trace", "-O1"])
-            .arg(program_source("shlib_main.c"))
-            .args(["-L.", "-lshlib", "-Wl,-rpath,$ORIGIN", "-o", "shlib_main"]),
-    );
-    let (trace, _) = run_traced(d, &d.join("shlib_main"), &[]);
+    let (trace, _) = run_traced(d, &build_shlib_program(d), &[]);
     expect_counts(
         &call_counts(&trace, &[]),
         &[("main", 1), ("lib_square", 7), ("lib_helper", 21)],

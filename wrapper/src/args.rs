@@ -154,6 +154,8 @@ pub struct CommandLine {
     pub relocatable: bool,
     /// Inputs clang compiles (and hookcc instruments).
     pub sources: Vec<String>,
+    /// Inputs clang hands to the linker as they are (objects, archives, shared libraries).
+    pub link_inputs: Vec<String>,
     /// Everything that selects the target, in order, to compile the runtime the same way.
     pub target_flags: Vec<String>,
     /// Whether any input at all was given (`--version` alone has none).
@@ -177,8 +179,10 @@ impl CommandLine {
             i += 1;
             if !arg.starts_with('-') || arg == "-" {
                 cl.has_inputs = true;
-                if input_kind(arg, language.as_deref()) == InputKind::Source {
-                    cl.sources.push(arg.clone());
+                match input_kind(arg, language.as_deref()) {
+                    InputKind::Source => cl.sources.push(arg.clone()),
+                    InputKind::Linker => cl.link_inputs.push(arg.clone()),
+                    InputKind::Assembly => {}
                 }
                 continue;
             }
@@ -281,6 +285,25 @@ pub fn expand_response_files(args: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     expand(args, 0, &mut out);
     out
+}
+
+/// The text of a response file that clang reads back as `args` (GNU quoting: every
+/// character that [`split_gnu`] would take as a separator, a quote or an escape is escaped).
+pub fn quote_gnu(args: &[String]) -> String {
+    let mut text = String::new();
+    for arg in args {
+        if arg.is_empty() {
+            text.push_str("''");
+        }
+        for c in arg.chars() {
+            if c.is_whitespace() || matches!(c, '\\' | '\'' | '"') {
+                text.push('\\');
+            }
+            text.push(c);
+        }
+        text.push('\n');
+    }
+    text
 }
 
 fn split_gnu(text: &str) -> Vec<String> {
@@ -427,6 +450,21 @@ mod tests {
             ["-isystem", "/usr/lib/picolibc/arm-none-eabi/include"]
         );
         assert_eq!(cl.sources, ["a.c"]);
+    }
+
+    #[test]
+    fn quoted_arguments_split_back_as_they_were() {
+        let args: Vec<String> = [
+            "-DX=\"a b\"",
+            "",
+            "it's",
+            "back\\slash",
+            "tab\there",
+            "plain",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(split_gnu(&quote_gnu(&args)), args);
     }
 
     #[test]

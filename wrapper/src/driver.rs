@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::args::{expand_response_files, CommandLine};
+use crate::args::{expand_response_files, quote_gnu, CommandLine};
 use crate::options::{
-    read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
+    is_own_option, read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
 };
 use crate::toolchain::Layout;
 
@@ -31,6 +31,11 @@ pub trait Host {
     /// Checks that the plugins a compile loads exist (see `toolchain::check_plugins`).
     fn check_plugins(&self, _layout: &Layout) -> Result<(), String> {
         Ok(())
+    }
+    /// Whether the link input at `path` (an object, an archive, a shared library) calls the
+    /// trace runtime's hooks (see `inputs::calls_trace_hooks`).
+    fn calls_trace_hooks(&self, _path: &Path) -> bool {
+        false
     }
 }
 
@@ -169,8 +174,15 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
             args.push(format!("-fplugin-arg-hookcc-{kind}={item}"));
         }
     }
+    if config.hook_intrinsics {
+        args.push("-fplugin-arg-hookcc-hook-intrinsics".to_string());
+    }
+    // `-Xclang -mllvm -Xclang OPTION`, not `-mllvm OPTION`: the driver gives `-mllvm` to every
+    // job, `-cc1as` included, which has no plugin and rejects the options (with
+    // `-save-temps` clang assembles in a job of its own: it printed LLVM's usage and wrote no
+    // object); `-Xclang` arguments reach only the `-cc1` jobs, where the plugin is loaded.
     let mut mllvm = |option: String| {
-        args.push("-mllvm".to_string());
+        args.extend(["-Xclang", "-mllvm", "-Xclang"].map(String::from));
         args.push(option);
     };
     for (which, hook) in [("entry", &config.entry), ("exit", &config.exit)] {
@@ -221,11 +233,64 @@ fn hook_declarations(config: &PassConfig) -> String {
     text
 }
 
+/// Whether this command links an executable from inputs compiled with --trace. Such a link
+/// needs the trace runtime whatever the environment says now: Meson relinked test programs
+/// without HOOKCC_TRACE while their libraries kept hooks, and every later traced run failed
+/// with `undefined symbol: __hookcc_enter` (ninja does not track the environment). Only the
+/// inputs named on the command line are read, not libraries found through `-l`.
+fn links_hooked_inputs(command_line: &CommandLine, host: &dyn Host) -> bool {
+    command_line.links()
+        && !command_line.shared
+        && !command_line.relocatable
+        && command_line
+            .link_inputs
+            .iter()
+            .any(|input| host.calls_trace_hooks(Path::new(input)))
+}
+
+/// CMake's compiler ABI probe: `CMake<LANG>CompilerABI.<ext>`, compiled and linked with `-v`
+/// (CMakeDetermineCompilerABI.cmake) to read the compiler's implicit directories and libraries.
+fn is_cmake_abi_probe(command_line: &CommandLine) -> bool {
+    command_line
+        .sources
+        .iter()
+        .chain(&command_line.link_inputs)
+        .filter_map(|input| Path::new(input).file_name()?.to_str())
+        .any(|name| name.starts_with("CMake") && name.contains("CompilerABI."))
+}
+
+/// hookcc's own options inside `@file` response files, read as clang reads the files (and
+/// the files they name): such a file is replaced by its own options and a response file of
+/// the rest, in the cache (clang rejected `--trace` from a file as an unknown argument). A
+/// file without any of hookcc's options stays as it is, so a long command line stays short.
+fn own_options_out_of_response_files(
+    args: &[String],
+    host: &dyn Host,
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        if arg.starts_with('@') {
+            let expanded = expand_response_files(std::slice::from_ref(arg));
+            if expanded.iter().any(|a| is_own_option(a)) {
+                let (own, rest): (Vec<String>, Vec<String>) =
+                    expanded.into_iter().partition(|a| is_own_option(a));
+                out.extend(own);
+                let file = host.cached_file("rsp", &quote_gnu(&rest))?;
+                out.push(format!("@{}", file.display()));
+                continue;
+            }
+        }
+        out.push(arg.clone());
+    }
+    Ok(out)
+}
+
 /// Works out the clang command for hookcc's arguments (`argv[1..]`). `cxx` is true when hookcc
 /// runs as a C++ compiler (`hookcc++`).
 pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, String> {
+    let raw_args = own_options_out_of_response_files(raw_args, host)?;
     let (mut options, clang_args) =
-        take_own_options(raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
+        take_own_options(&raw_args, &|k| host.var(k)).map_err(|e| e.to_string())?;
     read_glob_files(&mut options)?;
     if options.help {
         return Ok(Action::Help);
@@ -276,8 +341,21 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args.push("--driver-mode=g++".to_string());
     }
     check_cache_launcher(host)?;
-    let component = options.runtime_component();
-    if !options.instruments() && component == RuntimeComponent::None {
+    let command_line = CommandLine::parse(&expand_response_files(&clang_args));
+    let mut component = options.runtime_component();
+    // CMake learns the compiler's own include directories and libraries from the verbose
+    // output of its ABI probe: what hookcc adds (its runtime's include directory, -pthread)
+    // was recorded as the compiler's, and then dropped from, or added to, every target's flags.
+    let cmake_probe = is_cmake_abi_probe(&command_line);
+    if cmake_probe {
+        component = RuntimeComponent::None;
+    } else if !options.instruments()
+        && component == RuntimeComponent::None
+        && links_hooked_inputs(&command_line, host)
+    {
+        component = RuntimeComponent::Trace;
+    }
+    if component == RuntimeComponent::None && (cmake_probe || !options.instruments()) {
         // Transparent: clang sees exactly the user's arguments.
         args.extend(clang_args);
         return Ok(Action::Run(Plan {
@@ -287,7 +365,6 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             launcher,
         }));
     }
-    let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let layout = host.layout()?;
     let config = options.pass_config();
     if let Some(config) = config.as_ref().filter(|_| command_line.compiles()) {
@@ -360,6 +437,8 @@ mod tests {
     struct FakeHost {
         env: Vec<(&'static str, &'static str)>,
         runtime_builds: RefCell<Vec<Vec<String>>>,
+        /// The response files written, in order.
+        response_files: RefCell<Vec<String>>,
     }
 
     impl FakeHost {
@@ -367,6 +446,7 @@ mod tests {
             FakeHost {
                 env: env.to_vec(),
                 runtime_builds: RefCell::new(vec![]),
+                response_files: RefCell::new(vec![]),
             }
         }
     }
@@ -404,11 +484,26 @@ mod tests {
                 .map(|n| PathBuf::from(format!("/cache/{n}.o"))))
         }
         fn cached_file(&self, extension: &str, contents: &str) -> Result<PathBuf, String> {
+            if extension == "rsp" {
+                // Written for real: the plan reads it back to see what clang will do.
+                let mut files = self.response_files.borrow_mut();
+                files.push(contents.to_string());
+                let path = std::env::temp_dir().join(format!(
+                    "hookcc-fake-{}-{}.rsp",
+                    std::process::id(),
+                    files.len()
+                ));
+                std::fs::write(&path, contents).unwrap();
+                return Ok(path);
+            }
             assert!(contents.contains("extern \"C\""));
             Ok(PathBuf::from(format!("/cache/decl.{extension}")))
         }
         fn parent_program(&self) -> Option<String> {
             self.var("TEST_PARENT")
+        }
+        fn calls_trace_hooks(&self, path: &Path) -> bool {
+            path.to_string_lossy().contains("hooked")
         }
         fn file_stamp(&self, path: &Path) -> String {
             path.display().to_string()
@@ -462,6 +557,106 @@ mod tests {
         assert_eq!(run(false, &args, &host), args);
         assert_eq!(run(true, &["x.cpp"], &host), ["--driver-mode=g++", "x.cpp"]);
         assert!(host.runtime_builds.borrow().is_empty());
+    }
+
+    #[test]
+    fn own_options_in_a_response_file_are_read_and_the_rest_passed_on() {
+        let dir = std::env::temp_dir().join(format!("hookcc-rsp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rsp = dir.join("args");
+        std::fs::write(&rsp, "--trace -O2 '-DNAME=a b'\n-c a.c").unwrap();
+        let host = FakeHost::new(&[]);
+        let at = format!("@{}", rsp.display());
+        let args = run(false, &[at.as_str(), "-o", "a.o"], &host);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let written =
+            std::env::temp_dir().join(format!("hookcc-fake-{}-1.rsp", std::process::id()));
+        std::fs::remove_file(&written).unwrap();
+        assert!(
+            args.contains(&"-fpass-plugin=/p/libhookcc_pass.so".to_string()),
+            "{args:?}"
+        );
+        assert!(!args.contains(&"--trace".to_string()), "{args:?}");
+        assert!(args.ends_with(&[format!("@{}", written.display()), "-o".into(), "a.o".into()]));
+        assert_eq!(
+            *host.response_files.borrow(),
+            ["-O2\n-DNAME=a\\ b\n-c\na.c\n"]
+        );
+        // A response file without hookcc's options is passed as it is.
+        let args = run(false, &["--trace", "@missing-or-plain", "-c", "a.c"], &host);
+        assert!(args.contains(&"@missing-or-plain".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn a_link_of_hooked_inputs_gets_the_trace_runtime_without_hook_options() {
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["main.o", "libhooked.so", "-o", "app"], &host);
+        assert!(args.contains(&"/cache/trace.o".to_string()), "{args:?}");
+        assert!(
+            args.iter()
+                .any(|a| a.starts_with("-Wl,--export-dynamic-symbol=")),
+            "{args:?}"
+        );
+        // No hooked input, or a shared library or relocatable link: nothing added.
+        for plain in [
+            &["main.o", "libplain.a", "-o", "app"][..],
+            &["-shared", "hooked.o", "-o", "libx.so"],
+            &["-r", "hooked.o", "-o", "all.o"],
+            &["-c", "hooked.c"],
+        ] {
+            assert_eq!(run(false, plain, &host), plain, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn cmakes_compiler_abi_probe_is_built_as_clang_would() {
+        let host = FakeHost::new(&[]);
+        for probe in [
+            &[
+                "--trace",
+                "-v",
+                "-c",
+                "/usr/share/cmake-3.25/Modules/CMakeCCompilerABI.c",
+            ][..],
+            &[
+                "--trace",
+                "-v",
+                "CMakeFiles/cmTC_1.dir/CMakeCXXCompilerABI.cpp.o",
+                "-o",
+                "cmTC_1",
+            ],
+        ] {
+            assert_eq!(run(false, probe, &host), &probe[1..], "{probe:?}");
+        }
+    }
+
+    #[test]
+    fn hook_intrinsics_reaches_the_frontend_plugin() {
+        let host = FakeHost::new(&[]);
+        let arg = "-fplugin-arg-hookcc-hook-intrinsics".to_string();
+        assert!(!run(false, &["--trace", "-c", "a.c"], &host).contains(&arg));
+        let args = run(false, &["--trace", "--hook-intrinsics", "-c", "a.c"], &host);
+        assert!(args.contains(&arg), "{args:?}");
+        assert!(!args.contains(&"--hook-intrinsics".to_string()), "{args:?}");
+    }
+
+    #[test]
+    fn hook_options_reach_only_the_cc1_jobs_not_the_assembler() {
+        // `-mllvm` would also reach `-cc1as` (with -save-temps), which rejects them.
+        let host = FakeHost::new(&[]);
+        let args = run(false, &["--trace", "-save-temps", "-c", "a.c"], &host);
+        assert!(
+            args.windows(2)
+                .all(|w| w[1] != "-mllvm" || w[0] == "-Xclang"),
+            "{args:?}"
+        );
+        let exclude = ["-Xclang", "-mllvm", "-Xclang", "-hookcc-exclude=main"].map(String::from);
+        let args = run(
+            false,
+            &["--trace", "--hook-exclude=main", "-c", "a.c"],
+            &host,
+        );
+        assert!(args.windows(4).any(|w| w == exclude), "{args:?}");
     }
 
     #[test]

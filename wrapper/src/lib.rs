@@ -6,6 +6,7 @@
 pub mod args;
 pub mod cargo;
 pub mod driver;
+pub mod inputs;
 pub mod options;
 pub mod runtime;
 pub mod rust;

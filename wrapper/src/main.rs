@@ -52,6 +52,9 @@ impl Host for RealHost {
     fn check_plugins(&self, layout: &Layout) -> Result<(), String> {
         toolchain::check_plugins(layout, self.var("HOOKCC_PLUGIN").is_some())
     }
+    fn calls_trace_hooks(&self, path: &Path) -> bool {
+        hookcc_driver::inputs::calls_trace_hooks(path)
+    }
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,22 @@ fn main() -> ExitCode {
         .and_then(|n| n.to_str())
         .unwrap_or("hookcc");
     let cxx = name.ends_with("++") || name.ends_with("hookcxx");
+    // `hookcc-ar` and `hookcc-ranlib` (links to hookcc): clang-19's own llvm-ar and
+    // llvm-ranlib, for build systems whose archiver must read `-flto` objects (docs/build-systems.md).
+    if let Some(tool) = ["ar", "ranlib"]
+        .into_iter()
+        .find(|tool| name.ends_with(&format!("-{tool}")))
+    {
+        let error = toolchain::find_clang(&|k| RealHost.var(k))
+            .and_then(|clang| toolchain::llvm_tool(&clang, &format!("llvm-{tool}")))
+            .map(|path| Command::new(path).args(&args).exec());
+        let message = match error {
+            Ok(error) => format!("cannot run llvm-{tool}: {error}"),
+            Err(message) => message,
+        };
+        eprintln!("{name}: error: {message}");
+        return ExitCode::from(1);
+    }
     if args.len() == 1 && args[0] == "--clear-cache" {
         // Alone on the command line: with other arguments it would be passed to clang.
         let cache = runtime::cache_dir(&|k| RealHost.var(k));

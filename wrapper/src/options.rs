@@ -168,6 +168,9 @@ pub struct PassConfig {
     /// No hooks in functions defined in a file whose path contains one of these (GCC's
     /// `-finstrument-functions-exclude-file-list=`).
     pub exclude_files: Vec<String>,
+    /// Hooks in `always_inline` functions and in functions of the compiler's own headers
+    /// (`_mm256_add_epi32`, …), which get none by default (`--hook-intrinsics`).
+    pub hook_intrinsics: bool,
 }
 
 /// TI cgtools' options (seeds/ti-c6000-function-hooks.txt).
@@ -235,6 +238,9 @@ pub struct HookOptions {
     /// `-finstrument-functions-exclude-function-list=` / `-exclude-file-list=` (any dialect).
     pub exclude_functions: Vec<String>,
     pub exclude_files: Vec<String>,
+    /// `--hook-intrinsics`: hooks in `always_inline` functions and in those of the compiler's
+    /// own headers too.
+    pub hook_intrinsics: bool,
     /// `--print-hook-runtime`: print the runtime object for the target flags given (compiling
     /// it if needed), for a build that links with another tool (bare-metal firmware linked by
     /// arm-none-eabi-gcc).
@@ -269,6 +275,7 @@ impl HookOptions {
             min_size: self.min_size,
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
+            hook_intrinsics: self.hook_intrinsics,
             ..config
         })
     }
@@ -294,6 +301,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         if self.ti.any() {
@@ -316,6 +324,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         if self.gcc_instrument {
@@ -337,6 +346,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         if !self.pfp_functions.is_empty() {
@@ -359,6 +369,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         if self.runtime == Some(RuntimeComponent::Gprof) {
@@ -378,6 +389,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         if self.profile || self.nitro {
@@ -399,6 +411,7 @@ impl HookOptions {
                 min_size: 0,
                 exclude_functions: vec![],
                 exclude_files: vec![],
+                hook_intrinsics: false,
             });
         }
         None
@@ -455,6 +468,7 @@ enum OwnOption {
     Help,
     HookExclude,
     HookInclude,
+    HookIntrinsics,
     HookMinSize,
     HookRuntime,
     NitroClock,
@@ -481,6 +495,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--help", OwnOption::Help),
     ("--hook-exclude=", OwnOption::HookExclude),
     ("--hook-include=", OwnOption::HookInclude),
+    ("--hook-intrinsics", OwnOption::HookIntrinsics),
     ("--hook-min-size=", OwnOption::HookMinSize),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
@@ -554,6 +569,18 @@ fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionEr
 
 /// Splits hookcc's options from clang's. Returns the options and the arguments for clang, in
 /// their original order.
+/// True if `arg` is one of hookcc's own options (or claims their reserved prefixes, to be
+/// rejected by [`take_own_options`]).
+pub fn is_own_option(arg: &str) -> bool {
+    OWN_OPTIONS.iter().any(|(spelling, _)| {
+        if spelling.ends_with('=') {
+            arg.starts_with(spelling)
+        } else {
+            arg == *spelling
+        }
+    }) || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+}
+
 pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
@@ -672,6 +699,7 @@ pub fn take_own_options(
             }
             OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
             OwnOption::RustFlags => options.rustflags = true,
+            OwnOption::HookIntrinsics => options.hook_intrinsics = true,
             OwnOption::PfpFunctions => {
                 if value.is_empty() {
                     return Err(bad("a glob: `*` any characters, `?` one"));
@@ -781,6 +809,9 @@ hookcc options:
   --pfp-functions=GLOB  a TI profile point (<hookcc/pfp.h>) around each function whose name
                         matches GLOB (repeatable, or =@FILE): ids from 31 down, statistics
                         printed at exit with the function's name (links the pfp runtime)
+  --hook-intrinsics     hooks in always_inline functions and in the functions of the
+                        compiler's own headers (intrinsics such as _mm256_add_epi32) too,
+                        which get none by default
   --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
                         have no loop (as XRay's -fxray-instruction-threshold), unless
                         --hook-include names them

@@ -40,6 +40,28 @@ pub fn find_clang(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Strin
     ))
 }
 
+/// The LLVM tool `name` (`llvm-ar`, `llvm-ranlib`) of the same LLVM as `clang`: beside the
+/// real clang binary (`/usr/bin/clang-19` is a link to `/usr/lib/llvm-19/bin/clang`, beside
+/// `llvm-ar`), else `NAME-19` on PATH. A build system's unversioned `llvm-ar` may be another
+/// LLVM's (Debian 12's is LLVM 14), which cannot read clang-19's `-flto` bitcode.
+pub fn llvm_tool(clang: &Path, name: &str) -> Result<PathBuf, String> {
+    let real = clang.canonicalize().unwrap_or_else(|_| clang.to_path_buf());
+    if let Some(beside) = real.parent().map(|dir| dir.join(name)) {
+        if beside.is_file() {
+            return Ok(beside);
+        }
+    }
+    let versioned = format!("{name}-{LLVM_MAJOR}");
+    which::which(&versioned).map_err(|_| {
+        format!(
+            "no {name} of {}'s LLVM: neither {} nor {versioned} on PATH (on Debian 12: apt-get \
+             install llvm-{LLVM_MAJOR})",
+            clang.display(),
+            real.with_file_name(name).display()
+        )
+    })
+}
+
 /// Checks that `clang` is LLVM 19, the version the plugin is built for. Only needed when the
 /// plugin is loaded; transparent runs do not pay for it.
 pub fn check_clang_version(clang: &Path) -> Result<(), String> {
@@ -258,6 +280,27 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn llvm_tools_come_from_beside_the_real_clang() {
+        let dir = std::env::temp_dir().join(format!("hookcc-llvm-tool-{}", std::process::id()));
+        let bin = dir.join("llvm-19/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("clang"), "").unwrap();
+        std::fs::write(bin.join("llvm-ar"), "").unwrap();
+        // /usr/bin/clang-19 -> ../lib/llvm-19/bin/clang, as Debian lays it out.
+        let link = dir.join("clang-19");
+        std::os::unix::fs::symlink(bin.join("clang"), &link).unwrap();
+        let found = llvm_tool(&link, "llvm-ar");
+        let missing = llvm_tool(&link, "llvm-no-such-tool");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            found.unwrap(),
+            bin.canonicalize().unwrap_or(bin).join("llvm-ar")
+        );
+        let message = missing.unwrap_err();
+        assert!(message.contains("llvm-no-such-tool-19"), "{message}");
+    }
 
     #[test]
     fn clang_major_reads_the_number_after_clang_version_only() {

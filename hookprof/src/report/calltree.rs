@@ -14,10 +14,17 @@
 //! in `hookprof info` (the THREAD chunk's number, else the TID); when several threads run,
 //! their lines interleave in the order the trace holds them (chunk by chunk), each with its
 //! thread. Streamed: memory stays flat.
+//!
+//! Indentation stops at [`MAX_INDENT_LEVELS`]: a deeper line says its depth instead
+//! (`[depth 30000] down() {`), so that a deep recursion does not cost the square of its depth
+//! in spaces (a 30 000-deep one would have written 1.8 GB of them).
 
 use std::io::{self, Write};
 
 use crate::view::{BlockWriter, Names, TimeBase, TraceInfo, View, ViewFrame};
+
+/// The deepest level indented; deeper lines carry `[depth N]`.
+pub const MAX_INDENT_LEVELS: usize = 64;
 
 /// Writes the call tree as the frames come.
 pub struct CallTree<W: Write> {
@@ -67,10 +74,15 @@ impl<W: Write> CallTree<W> {
             Some(ticks) => write!(self.w.buf, "{}", Duration(self.clock, ticks))?,
             None => self.w.buf.extend_from_slice(&[b' '; 14]),
         }
-        let indent = 2 * depth.saturating_sub(1);
+        let level = depth.saturating_sub(1);
         let label = self.label(tid);
         write!(self.w.buf, " [{label:>5}] | ")?;
-        self.w.buf.resize(self.w.buf.len() + indent, b' ');
+        self.w
+            .buf
+            .resize(self.w.buf.len() + 2 * level.min(MAX_INDENT_LEVELS), b' ');
+        if level > MAX_INDENT_LEVELS {
+            write!(self.w.buf, "[depth {depth}] ")?;
+        }
         self.w.buf.extend_from_slice(text.as_bytes());
         self.w.buf.push(b'\n');
         self.w.end_event();
