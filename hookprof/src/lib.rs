@@ -411,6 +411,53 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
         ));
     }
     warnings.extend(s.integrity.warnings());
+    warnings.extend(disagreement_warnings(s));
+    warnings
+}
+
+/// Where what was read disagrees with what the trace promises: the finished header's counts,
+/// the CLOCK chunk every finished trace ends with, chunks written once or in time order. A
+/// chunk copied together with its CHECK chunk, or a file cut at a chunk boundary, passes
+/// every checksum: these are what show it.
+fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let h = &s.header;
+    let check = "(`hookprof info` shows what was read)";
+    if h.is_complete() && h.records != s.records {
+        let what = if s.records < h.records {
+            "chunks are missing (the file was cut or overwritten)"
+        } else {
+            "chunks are repeated (copied) or the header is corrupt"
+        };
+        warnings.push(format!(
+            "the header (byte 48) says the finished trace holds {} records, but {} were read: \
+             {what}; the profile is not the program's {check}",
+            h.records, s.records
+        ));
+    }
+    if h.is_complete() && s.lost_in_chunks > h.lost {
+        warnings.push(format!(
+            "the LOST chunks count {} lost records, more than the header's {} (byte 56), which \
+             counts them all: a LOST chunk is repeated or the header is corrupt {check}",
+            s.lost_in_chunks, h.lost
+        ));
+    }
+    if h.is_complete() && s.clock.is_none() && s.truncated_tail.is_none() {
+        warnings.push(format!(
+            "the trace is marked finished but has no CLOCK chunk, which the runtime writes when \
+             it finishes the file: the file was cut at byte {} (its end), and what came after \
+             is missing (records, THREAD chunks); times at the end may be wrong {check}",
+            s.end_offset
+        ));
+    }
+    if let Some(first) = s.first_misplaced {
+        warnings.push(format!(
+            "{} of the trace's chunks are out of place, the first: {first}: the file was \
+             copied or pasted in part (checksums cannot see it); counts and times may be \
+             doubled or wrong {check}",
+            s.misplaced
+        ));
+    }
     warnings
 }
 

@@ -34,9 +34,11 @@
 use crate::model::{DenseIds, HashMap};
 use std::path::PathBuf;
 
+use std::fmt;
+
 use crate::format::{
-    Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record, RecordKind,
-    Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
+    BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
+    RecordKind, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -249,6 +251,14 @@ pub struct TraceSummary {
     pub truncated_tail: Option<FormatError>,
     /// What the chunks' and the header's checksums say.
     pub integrity: Integrity,
+    /// Chunks that repeat an earlier one, or whose records go back in time from the thread's
+    /// chunk before: a chunk copied or moved together with its CHECK chunk, which then still
+    /// matches. How many, and the first.
+    pub misplaced: u64,
+    pub first_misplaced: Option<Misplaced>,
+    /// Where the last chunk read ends (the file's length, unless a chunk cut short was
+    /// ignored): where a trace cut at a chunk boundary was cut.
+    pub end_offset: u64,
     /// The hooks' cost from the OVERHEAD chunk, if the trace has one.
     pub overhead: Option<Overhead>,
     /// Times are compensated for it (it is there, and compensation is on).
@@ -275,6 +285,9 @@ impl TraceSummary {
             hole_bytes: 0,
             truncated_tail: None,
             integrity: Integrity::default(),
+            misplaced: 0,
+            first_misplaced: None,
+            end_offset: u64::from(trace.header().header_size),
             overhead: None,
             compensated: false,
             pauses: 0,
@@ -322,8 +335,67 @@ impl TraceSummary {
     }
 }
 
+/// A chunk out of its place: [`TraceSummary::first_misplaced`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Misplaced {
+    pub chunk: BadChunk,
+    /// Offset of the chunk it repeats, or of the thread's chunk whose records are later.
+    pub earlier: u64,
+    /// Its records (or its PAUSE) go back in time; else it repeats a chunk written once.
+    pub goes_back: bool,
+}
+
+impl fmt::Display for Misplaced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.goes_back {
+            write!(
+                f,
+                "{} starts before the thread's chunk at byte {} (each thread's chunks are \
+                 written in time order)",
+                self.chunk, self.earlier
+            )
+        } else {
+            write!(f, "{} repeats the one at byte {}", self.chunk, self.earlier)
+        }
+    }
+}
+
+impl TraceSummary {
+    /// Notes a chunk out of its place.
+    fn misplaced(&mut self, chunk: BadChunk, earlier: u64, goes_back: bool) {
+        self.misplaced += 1;
+        self.first_misplaced.get_or_insert(Misplaced {
+            chunk,
+            earlier,
+            goes_back,
+        });
+    }
+}
+
+/// Times of a thread's last records chunk, PAUSE or END, to see a chunk that repeats or goes
+/// back: `(first time, last time, offset)`.
+#[derive(Clone, Copy, Default)]
+struct ChunkTimes {
+    records: Option<(u64, u64, u64)>,
+    pause: Option<(u64, u64, u64)>,
+    end: Option<u64>,
+}
+
+/// Whether a chunk whose first time is `first` goes back from the one before it, `before`
+/// (its first and last time). Strictly earlier than its start, or the same start where that
+/// chunk spanned time: clocks that are not in step across CPUs or coarse ones may repeat a
+/// tick from one chunk to the next, never a chunk's start.
+fn goes_back(first: u64, before: (u64, u64)) -> bool {
+    first < before.0 || (first == before.0 && before.1 != before.0)
+}
+
 struct ThreadState {
     summary: ThreadSummary,
+    /// The thread's last chunks, for [`TraceSummary::misplaced`].
+    times: ChunkTimes,
+    /// Raw (uncompensated) times of the first and last records of the chunk [`Self::events`]
+    /// just read, if it had any.
+    chunk_span: Option<(u64, u64)>,
     order: usize,
     stack: Vec<Frame>,
     /// Open frames per function, indexed by [`Frame::function`], to know whether a new
@@ -346,6 +418,8 @@ impl ThreadState {
                 ..ThreadSummary::default()
             },
             order,
+            times: ChunkTimes::default(),
+            chunk_span: None,
             stack: Vec::new(),
             open: Vec::new(),
             resync_pending: false,
@@ -376,6 +450,7 @@ impl ThreadState {
         let mut batch = [Record::entry(0, 0); Self::BATCH];
         let mut replayed = 0u64;
         let mut ahead = Prefetch::new(data, events.offset());
+        self.chunk_span = None;
         if events.version() >= 2 {
             // Every 16-byte record is valid, and a PACKED stream can only end early: decoded a
             // batch at a time, with no error per record.
@@ -385,6 +460,7 @@ impl ThreadState {
                     ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
                 }
                 let (len, error) = cursor.fill(&mut batch);
+                self.note_span(&batch[..len]);
                 if let Some(compensator) = &mut self.compensator {
                     compensator.apply(&mut batch[..len]);
                 }
@@ -415,6 +491,7 @@ impl ThreadState {
                     None => break,
                 }
             }
+            self.note_span(&batch[..len]);
             if let Some(compensator) = &mut self.compensator {
                 compensator.apply(&mut batch[..len]);
             }
@@ -426,6 +503,14 @@ impl ThreadState {
             if len < Self::BATCH {
                 return Ok(replayed);
             }
+        }
+    }
+
+    /// Widens [`Self::chunk_span`] by a batch of raw records, in the thread's order.
+    fn note_span(&mut self, batch: &[Record]) {
+        if let (Some(first), Some(last)) = (batch.first(), batch.last()) {
+            let start = self.chunk_span.map_or(first.time, |(start, _)| start);
+            self.chunk_span = Some((start, last.time));
         }
     }
 
@@ -699,6 +784,10 @@ fn replay_with<V: ReplayVisitor>(
     // Threads whose THREAD chunk (their last) was seen: Linux reuses thread ids, so a later
     // chunk with the same id is a new thread.
     let mut finished: Vec<ThreadState> = Vec::new();
+    // Offsets of the EXE, CLOCK and OVERHEAD chunks, and of each THREAD chunk by its sequence
+    // number: chunks that appear once.
+    let mut written_once: [Option<u64>; 3] = [None; 3];
+    let mut sequences: HashMap<u64, u64> = HashMap::default();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -709,6 +798,25 @@ fn replay_with<V: ReplayVisitor>(
             Err(err) => return Err(err),
         };
         summary.integrity.observe(&chunk);
+        summary.end_offset = chunk.offset + chunk.total_len();
+        let at = BadChunk {
+            offset: chunk.offset,
+            chunk_type: chunk.chunk_type,
+            thread: chunk.thread,
+        };
+        // Chunks written once per file: a second one is a copy.
+        let once = match chunk.chunk {
+            Chunk::Exe { .. } => Some(0),
+            Chunk::Clock(_) => Some(1),
+            Chunk::Overhead(_) => Some(2),
+            _ => None,
+        };
+        if let Some(kind) = once {
+            match written_once[kind] {
+                Some(earlier) => summary.misplaced(at, earlier, false),
+                None => written_once[kind] = Some(chunk.offset),
+            }
+        }
         match chunk.chunk {
             Chunk::Exe { path } => {
                 if summary.exe.is_none() {
@@ -729,6 +837,14 @@ fn replay_with<V: ReplayVisitor>(
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;
+                if let Some((first, last)) = state.chunk_span {
+                    let before = state.times.records.replace((first, last, chunk.offset));
+                    if let Some((start, end, earlier)) = before {
+                        if goes_back(first, (start, end)) {
+                            summary.misplaced(at, earlier, true);
+                        }
+                    }
+                }
             }
             Chunk::Lost { count } => {
                 let state = get_thread(&mut threads, chunk.thread, compensate);
@@ -740,20 +856,37 @@ fn replay_with<V: ReplayVisitor>(
                 let mut state = threads
                     .remove(&chunk.thread)
                     .unwrap_or_else(|| ThreadState::new(chunk.thread, order, compensate));
+                // Every thread has its own sequence number, even one reusing a TID.
+                match sequences.get(&sequence) {
+                    Some(&earlier) => summary.misplaced(at, earlier, false),
+                    None => {
+                        sequences.insert(sequence, chunk.offset);
+                    }
+                }
                 state.summary.sequence = Some(sequence);
                 state.summary.name = Some(name);
                 finished.push(state);
             }
             Chunk::Clock(clock) => summary.clock = Some(clock),
             Chunk::End { tick } => {
-                get_thread(&mut threads, chunk.thread, compensate)
-                    .summary
-                    .end_time = Some(tick);
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                // One END chunk per thread, just before its THREAD chunk.
+                match state.times.end {
+                    Some(earlier) => summary.misplaced(at, earlier, false),
+                    None => state.times.end = Some(chunk.offset),
+                }
+                state.summary.end_time = Some(tick);
             }
             Chunk::Pause { from, to } => {
                 summary.pauses += 1;
                 summary.pause_ticks = summary.pause_ticks.saturating_add(to.saturating_sub(from));
                 let state = get_thread(&mut threads, chunk.thread, compensate);
+                let before = state.times.pause.replace((from, to, chunk.offset));
+                if let Some((start, end, earlier)) = before {
+                    if goes_back(from, (start, end)) {
+                        summary.misplaced(at, earlier, true);
+                    }
+                }
                 if let Some(c) = &mut state.compensator {
                     c.pause = c.pause.saturating_add(to.saturating_sub(from));
                 }
