@@ -124,6 +124,21 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         line("unknown chunks", format!("{} (skipped)", s.unknown_chunks));
     }
     line("checksums", checksums(&s.integrity));
+    if let Some(first) = s.first_misplaced {
+        line(
+            "out of place",
+            format!("{} chunks (first: {first})", s.misplaced),
+        );
+    }
+    if h.is_complete() && s.clock.is_none() {
+        line(
+            "clock chunk",
+            format!(
+                "MISSING though the trace is finished: the file was cut at byte {}",
+                s.end_offset
+            ),
+        );
+    }
     line("hook overhead", overhead(s));
     if s.pauses > 0 {
         let time = match s.ticks_per_second() {

@@ -341,7 +341,8 @@ pub struct Misplaced {
     pub chunk: BadChunk,
     /// Offset of the chunk it repeats, or of the thread's chunk whose records are later.
     pub earlier: u64,
-    /// Its records (or its PAUSE) go back in time; else it repeats a chunk written once.
+    /// Its records (or its PAUSE) go back in time; else it repeats the chunk at `earlier`
+    /// (a chunk written once, or the thread's chunk before with the same first time).
     pub goes_back: bool,
 }
 
@@ -372,13 +373,14 @@ impl TraceSummary {
     }
 }
 
-/// Times of a thread's last records chunk, PAUSE or END, to see a chunk that repeats or goes
-/// back: `(first time, last time, offset)`.
+/// Times of the last records chunk and PAUSE chunk of a TID, to see a chunk that repeats or
+/// goes back: `(first time, last time, offset)`. Kept across the threads that reuse a TID:
+/// Linux gives a TID again only after its thread ended, so the later thread's records are
+/// later.
 #[derive(Clone, Copy, Default)]
 struct ChunkTimes {
     records: Option<(u64, u64, u64)>,
     pause: Option<(u64, u64, u64)>,
-    end: Option<u64>,
 }
 
 /// Whether a chunk whose first time is `first` goes back from the one before it, `before`
@@ -391,8 +393,8 @@ fn goes_back(first: u64, before: (u64, u64)) -> bool {
 
 struct ThreadState {
     summary: ThreadSummary,
-    /// The thread's last chunks, for [`TraceSummary::misplaced`].
-    times: ChunkTimes,
+    /// Offset of the thread's END chunk, for [`TraceSummary::misplaced`].
+    end_at: Option<u64>,
     /// Raw (uncompensated) times of the first and last records of the chunk [`Self::events`]
     /// just read, if it had any.
     chunk_span: Option<(u64, u64)>,
@@ -418,7 +420,7 @@ impl ThreadState {
                 ..ThreadSummary::default()
             },
             order,
-            times: ChunkTimes::default(),
+            end_at: None,
             chunk_span: None,
             stack: Vec::new(),
             open: Vec::new(),
@@ -788,6 +790,7 @@ fn replay_with<V: ReplayVisitor>(
     // number: chunks that appear once.
     let mut written_once: [Option<u64>; 3] = [None; 3];
     let mut sequences: HashMap<u64, u64> = HashMap::default();
+    let mut chunk_times: HashMap<u64, ChunkTimes> = HashMap::default();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -838,10 +841,12 @@ fn replay_with<V: ReplayVisitor>(
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;
                 if let Some((first, last)) = state.chunk_span {
-                    let before = state.times.records.replace((first, last, chunk.offset));
+                    let times = chunk_times.entry(chunk.thread).or_default();
+                    let before = times.records.replace((first, last, chunk.offset));
                     if let Some((start, end, earlier)) = before {
                         if goes_back(first, (start, end)) {
-                            summary.misplaced(at, earlier, true);
+                            // The same start: a copy of that chunk.
+                            summary.misplaced(at, earlier, first != start);
                         }
                     }
                 }
@@ -871,9 +876,9 @@ fn replay_with<V: ReplayVisitor>(
             Chunk::End { tick } => {
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 // One END chunk per thread, just before its THREAD chunk.
-                match state.times.end {
+                match state.end_at {
                     Some(earlier) => summary.misplaced(at, earlier, false),
-                    None => state.times.end = Some(chunk.offset),
+                    None => state.end_at = Some(chunk.offset),
                 }
                 state.summary.end_time = Some(tick);
             }
@@ -881,10 +886,11 @@ fn replay_with<V: ReplayVisitor>(
                 summary.pauses += 1;
                 summary.pause_ticks = summary.pause_ticks.saturating_add(to.saturating_sub(from));
                 let state = get_thread(&mut threads, chunk.thread, compensate);
-                let before = state.times.pause.replace((from, to, chunk.offset));
+                let times = chunk_times.entry(chunk.thread).or_default();
+                let before = times.pause.replace((from, to, chunk.offset));
                 if let Some((start, end, earlier)) = before {
                     if goes_back(from, (start, end)) {
-                        summary.misplaced(at, earlier, true);
+                        summary.misplaced(at, earlier, from != start);
                     }
                 }
                 if let Some(c) = &mut state.compensator {
