@@ -397,10 +397,29 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
         );
     }
     if s.lost() > 0 {
+        // The LOST chunks count what threads could not keep; the header counts those and the
+        // records nobody's chunk could take (made after their thread's last chunk).
+        let in_chunks = s.lost_in_chunks.min(s.lost());
+        let after = s.lost() - in_chunks;
+        let mut causes = Vec::new();
+        if in_chunks > 0 {
+            causes.push(format!(
+                "{in_chunks} not kept by their threads (HOOKCC_MAX_BYTES or the disk's \
+                 free-space reserve reached, the file not writable, or hooks re-entered from \
+                 inside the runtime)"
+            ));
+        }
+        if after > 0 {
+            causes.push(format!(
+                "{after} made after their thread's last records were written (in thread-exit \
+                 destructors that ran after the runtime's last round, in a thread that got no \
+                 buffer, or after the file was finished at exit)"
+            ));
+        }
         warnings.push(format!(
-            "{} records were lost by the runtime (HOOKCC_MAX_BYTES reached, file not writable, \
-             or hooks re-entered); the profile is missing those calls",
-            s.lost()
+            "{} records were lost by the runtime: {}; the profile is missing those calls",
+            s.lost(),
+            causes.join("; ")
         ));
     }
     if s.hole_bytes > 0 {

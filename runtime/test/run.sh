@@ -203,6 +203,14 @@ case_fork() {
             --overhead # the parent's, measured before the fork
 }
 
+# Calls in a pthread key destructor that runs after the runtime's, at thread exit: recorded.
+case_key_destructor() {
+    run 0 -- key_dtor || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 222 --lost 0 --threads 2 --balanced \
+        --entries cleanup=100 --entries work=10
+}
+
 # A fork child that changes directory still writes its trace where the program started.
 case_fork_chdir() {
     mkdir -p "$dir/away" || return 1
@@ -525,7 +533,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork fork_exec exec_chain fsize sigcount exit_nested crash api reentry; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec exec_chain key_dtor fsize sigcount exit_nested crash api reentry; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -556,7 +564,7 @@ run_cases() {
 
 all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
-    case_fork_output case_exit_nested case_fork_exit case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
+    case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
     "case_crash_chained abort" case_killed case_api case_reentry)
 cross_cases=("${all_cases[@]}")
