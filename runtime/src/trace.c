@@ -269,6 +269,7 @@ static struct {
     /* The working directory when this image started: a relative trace path is opened there,
      * also by a fork child that has changed directory since (a daemon in /). "" if unknown. */
     char start_dir[PATH_MAX];
+    char opened_path[PATH_MAX]; /* the trace as it was opened (start_dir/path if relative) */
 } g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
 
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
@@ -1005,6 +1006,8 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         }
         switch (hkrt_claim_file(fd, pid)) {
         case HKRT_CLAIMED:
+            g.opened_path[0] = '\0';
+            hkrt_append(g.opened_path, sizeof g.opened_path, where);
             return fd;
         case HKRT_NOT_OURS:
             /* Not written into: replaced by a file of our own, 0600, if the directory lets us
@@ -1941,6 +1944,14 @@ static HKRT_FN void hkrt_finish(int from_signal)
         /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
          * each other, and the fields around them are unchanged. */
         hkrt_pwrite_all(&h, sizeof h, 0);
+    } else {
+        /* Not even the header could be written (a disk with less than a block free): an empty
+         * or cut header is no trace, only a file to wonder about. It is ours: removed. */
+        struct stat st;
+        if (g.fd >= 0 && g.fd_regular && fstat(g.fd, &st) == 0 && st.st_size < HKT_HEADER_SIZE &&
+            g.opened_path[0] != '\0' && unlink(g.opened_path) == 0)
+            hkrt_warn_hint("no trace: not even its header could be written to", g.opened_path, 0,
+                           " (is the disk full?); the empty file was removed");
     }
     /* The fd stays open: a late hook in another thread must never write to a reused fd. */
     __atomic_store_n(&g.state, HKRT_FINISHED, __ATOMIC_RELEASE);

@@ -418,6 +418,23 @@ case_disk_reserve() { # PACK
     return "$status"
 }
 
+# A disk with less than a block free: the header cannot be written; no empty file is left
+# behind (it once was, unreadable), and stderr says why.
+case_disk_full_at_start() {
+    mkdir -p "$dir/fs" || return 1
+    mount -t tmpfs -o size=64k hookcc-test "$dir/fs" || { echo "cannot mount a tmpfs" >>log; return 1; }
+    local status=0
+    dd if=/dev/zero of="$dir/fs/fill" bs=1k count=1000 >/dev/null 2>&1 # until ENOSPC
+    run 0 HOOKCC_OUTPUT="$dir/fs/t.hktrace" -- basic 100 || status=1
+    if [ -e "$dir/fs/t.hktrace" ]; then
+        echo "a trace file was left: $(stat -c %s "$dir/fs/t.hktrace") bytes" >>log
+        status=1
+    fi
+    grep -q "no trace: not even its header could be written" err || { echo "no warning:" >>log; cat err >>log; status=1; }
+    umount "$dir/fs" || status=1
+    return "$status"
+}
+
 # A write that fails part way (RLIMIT_FSIZE here; a full disk fails the same way, with ENOSPC):
 # the file is still finished, cut where the first write failed, and records + lost = made.
 case_file_size_limit() {
@@ -573,7 +590,7 @@ all_cases+=(case_fork_exec "case_fork_exec out.hktrace")
 all_cases+=(case_output_existing case_output_not_ours case_fork_chdir case_exec_chain)
 all_cases+=(case_file_mode_and_symlink)
 if [ "$(id -u)" -eq 0 ]; then
-    all_cases+=("case_disk_reserve 0" "case_disk_reserve 1")
+    all_cases+=("case_disk_reserve 0" "case_disk_reserve 1" case_disk_full_at_start)
 else
     skip "native: disk_reserve" "mounting a tmpfs needs root"
 fi
