@@ -461,7 +461,10 @@ fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
             s.lost_in_chunks, h.lost
         ));
     }
-    if h.is_complete() && s.clock.is_none() && s.truncated_tail.is_none() {
+    // Only what a runtime wrote: its EXE (hosted) or MODULE (bare metal) chunk comes first. A
+    // TI or NITRO dump converted by hookprof (neither, and no CLOCK) has nothing to miss.
+    let from_a_runtime = s.exe.is_some() || !s.modules.is_empty();
+    if h.is_complete() && s.clock.is_none() && s.truncated_tail.is_none() && from_a_runtime {
         warnings.push(format!(
             "the trace is marked finished but has no CLOCK chunk, which the runtime writes when \
              it finishes the file: the file was cut at byte {} (its end), and what came after \
