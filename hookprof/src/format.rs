@@ -56,6 +56,8 @@ pub mod chunk_type {
     pub const PAUSE: u32 = 10;
     /// Version 4: a thread's records, packed (section "PACKED" of the format document).
     pub const PACKED: u32 = 11;
+    /// HOOKCC_MODE=ring: a window of a thread's ring starts here.
+    pub const RING: u32 = 12;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -439,6 +441,7 @@ impl fmt::Display for ChunkName {
             chunk_type::OVERHEAD => f.write_str("OVERHEAD"),
             chunk_type::PAUSE => f.write_str("PAUSE"),
             chunk_type::PACKED => f.write_str("PACKED"),
+            chunk_type::RING => f.write_str("RING"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -963,6 +966,11 @@ pub enum Chunk<'a> {
         from: u64,
         to: u64,
     },
+    /// A window of the thread's ring (HOOKCC_MODE=ring) starts: `dropped` records the thread
+    /// made before it (since its previous window) are not in the file.
+    Ring {
+        dropped: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1356,6 +1364,10 @@ fn decode_payload<'a>(
                 from: u64_at(0),
                 to: u64_at(8),
             }
+        }
+        chunk_type::RING => {
+            need(8)?;
+            Chunk::Ring { dropped: u64_at(0) }
         }
         chunk_type::CHECK => {
             if length != 8 {

@@ -117,6 +117,20 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
     line("unmatched entries", s.unmatched_entries().to_string());
     line("unmatched exits", s.unmatched_exits().to_string());
     line("closed at end", s.closed_at_end().to_string());
+    if s.ring_windows > 0 {
+        line(
+            "ring",
+            format!(
+                "{} windows (HOOKCC_MODE=ring snapshots), {} records dropped before them; {} \
+                 calls entered before a window (their exits only: not counted), {} frames \
+                 closed at a gap between windows",
+                s.ring_windows,
+                s.ring_dropped,
+                s.entered_before_window(),
+                s.closed_at_gap()
+            ),
+        );
+    }
     if s.closed_by_longjmp() > 0 {
         line("closed by longjmp", s.closed_by_longjmp().to_string());
     }

@@ -195,6 +195,12 @@ pub struct ThreadSummary {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// HOOKCC_MODE=ring: exits of frames entered before the thread's first window (their
+    /// entries fell out of the ring): not errors, and not in the profile (no entry time).
+    pub entered_before_window: u64,
+    /// HOOKCC_MODE=ring: frames left open where records were dropped between two windows,
+    /// closed at the last record before the gap (their times are lower bounds).
+    pub closed_at_gap: u64,
     /// Frames closed by resync records (a `longjmp` came back to a frame below them;
     /// format version 3, docs/trace-format.md).
     pub closed_by_longjmp: u64,
@@ -237,6 +243,9 @@ pub struct TraceSummary {
     pub threads: Vec<ThreadSummary>,
     /// Records read from EVENTS and PACKED chunks.
     pub records: u64,
+    /// HOOKCC_MODE=ring: windows (RING chunks) and the records they say were dropped.
+    pub ring_windows: u64,
+    pub ring_dropped: u64,
     /// Bytes of the chunks that hold them (chunk headers included, CHECK chunks not).
     pub record_bytes: u64,
     /// Sum of all LOST chunks.
@@ -280,6 +289,8 @@ impl TraceSummary {
             threads: Vec::new(),
             records: 0,
             record_bytes: 0,
+            ring_windows: 0,
+            ring_dropped: 0,
             lost_in_chunks: 0,
             unknown_chunks: 0,
             hole_bytes: 0,
@@ -319,6 +330,14 @@ impl TraceSummary {
 
     pub fn unmatched_exits(&self) -> u64 {
         self.threads.iter().map(|t| t.unmatched_exits).sum()
+    }
+
+    pub fn entered_before_window(&self) -> u64 {
+        self.threads.iter().map(|t| t.entered_before_window).sum()
+    }
+
+    pub fn closed_at_gap(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_at_gap).sum()
     }
 
     pub fn closed_at_end(&self) -> u64 {
@@ -405,6 +424,8 @@ struct ThreadState {
     open: Vec<u32>,
     /// The last record was a resync escape: the next one names the frame to return to.
     resync_pending: bool,
+    /// A RING chunk came: exits without a frame were entered before the window.
+    windowed: bool,
     /// Hook-overhead compensation of this thread's times, if on.
     compensator: Option<Compensator>,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
@@ -425,6 +446,7 @@ impl ThreadState {
             stack: Vec::new(),
             open: Vec::new(),
             resync_pending: false,
+            windowed: false,
             compensator: overhead.map(Compensator::new),
             #[cfg(test)]
             searched: 0,
@@ -616,6 +638,7 @@ impl ThreadState {
             None
         };
         match found {
+            None if self.windowed => self.summary.entered_before_window += 1,
             None => {
                 self.summary.unmatched_exits += 1;
                 visitor.unmatched_exit(self.summary.tid, time, address, &self.stack);
@@ -672,6 +695,22 @@ impl ThreadState {
         self.open[frame.function as usize] -= 1;
         if let Some(parent) = self.stack.last_mut() {
             parent.child_ticks = parent.child_ticks.saturating_add(duration);
+        }
+    }
+
+    /// A window of the thread's ring starts (a RING chunk): after a gap (`dropped` records
+    /// not in the file), the frames still open are closed at the last record before it, and
+    /// later exits without a frame are of frames entered before the window.
+    fn window<V: ReplayVisitor>(&mut self, dropped: u64, visitor: &mut V) {
+        self.windowed = true;
+        if dropped == 0 {
+            return;
+        }
+        let last = self.summary.last_time.unwrap_or(0);
+        let last = self.compensator.map_or(last, |c| c.end(last));
+        while !self.stack.is_empty() {
+            self.summary.closed_at_gap += 1;
+            self.close(last, CloseReason::EndOfThread, visitor);
         }
     }
 
@@ -881,6 +920,11 @@ fn replay_with<V: ReplayVisitor>(
                     None => state.end_at = Some(chunk.offset),
                 }
                 state.summary.end_time = Some(tick);
+            }
+            Chunk::Ring { dropped } => {
+                summary.ring_dropped = summary.ring_dropped.saturating_add(dropped);
+                summary.ring_windows += 1;
+                get_thread(&mut threads, chunk.thread, compensate).window(dropped, visitor);
             }
             Chunk::Pause { from, to } => {
                 summary.pauses += 1;

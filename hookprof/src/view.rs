@@ -451,6 +451,7 @@ impl TraceInfo {
                 | Chunk::Check(_)
                 | Chunk::Overhead(_)
                 | Chunk::Pause { .. }
+                | Chunk::Ring { .. }
                 | Chunk::Unknown
                 | Chunk::Hole => {}
             }

@@ -190,6 +190,9 @@ struct hkrt_thread {
     int life;          /* enum hkrt_life */
     int final_written; /* its LOST/THREAD chunks are in the file */
     int exit_rounds;   /* rounds of key destructors seen at thread exit */
+    /* HOOKCC_MODE=ring: a full buffer starts over instead of being written ("The ring"). */
+    uint64_t ring_laps;      /* times the buffer started over since the last snapshot */
+    struct hkt_record *ring_mark; /* where the last snapshot ended (NULL: none yet) */
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;
@@ -255,6 +258,7 @@ static struct {
     int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
+    int ring;           /* HOOKCC_MODE=ring: nothing is written until a snapshot */
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
     int writer_tid;     /* atomic */
@@ -668,8 +672,12 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
 
 static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t);
 
+static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_record *upto);
+
 static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
+    if (g.ring)
+        return hkrt_ring_window(t, upto);
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return 0;
@@ -865,8 +873,30 @@ static HKRT_FN void hkrt_read_options(void)
 
     v = hkrt_getenv("HOOKCC_PACK");
     g.raw_records = v != NULL && strcmp(v, "0") == 0;
+    v = hkrt_getenv("HOOKCC_MODE");
+    g.ring = 0;
+    if (v != NULL && strcmp(v, "ring") == 0) {
+        g.ring = 1;
+        g.raw_records = 0;
+        /* The ring of each thread is its buffer: HOOKCC_RING_BYTES (default 1 MiB, 65 536
+         * records), rounded up to a power of two. */
+        const char *bytes = hkrt_getenv("HOOKCC_RING_BYTES");
+        uint64_t n = 0;
+        if (bytes != NULL && (!hkrt_parse_size(bytes, &n) || n < 64 * sizeof(struct hkt_record))) {
+            hkrt_warn("ignoring HOOKCC_RING_BYTES, not a size of at least 1K:", bytes, 0);
+            n = 0;
+        }
+        if (n != 0) {
+            uint64_t records = n / sizeof(struct hkt_record), p2 = 64;
+            while (p2 < records && p2 < HKRT_MAX_BUFFER_RECORDS)
+                p2 <<= 1;
+            g.buffer_records = (uint32_t)p2;
+        }
+    } else if (v != NULL && strcmp(v, "trace") != 0) {
+        hkrt_warn("ignoring HOOKCC_MODE, neither trace nor ring:", v, 0);
+    }
     v = hkrt_getenv("HOOKCC_WRITER");
-    g.writer_wanted = !g.raw_records && (v == NULL || strcmp(v, "0") != 0);
+    g.writer_wanted = !g.raw_records && !g.ring && (v == NULL || strcmp(v, "0") != 0);
 
     if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
         g.start_dir[0] = '\0';
@@ -1088,6 +1118,7 @@ static HKRT_FN void hkrt_atfork_prepare(void);
 static HKRT_FN void hkrt_atfork_parent(void);
 static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
+static HKRT_FN void hkrt_on_snapshot_signal(int sig);
 
 /* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
  * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
@@ -1166,6 +1197,17 @@ static HKRT_FN void hkrt_start_locked(void)
         hkrt_install_fatal_handlers();
     }
     hkrt_open_file();
+    if (g.ring) {
+        /* SIGUSR2 takes a snapshot, where the program leaves it at its default action. */
+        struct sigaction old, sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = hkrt_on_snapshot_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        if (hkrt_real_sigaction(SIGUSR2, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL)
+            hkrt_real_sigaction(SIGUSR2, &sa, NULL);
+    }
     /* The flag first: a hook in another thread that sees RUNNING also sees HOOKCC_DISABLE. */
     hkrt_set_enabled(g.user_enabled);
     __atomic_store_n(&g.state, HKRT_RUNNING, __ATOMIC_RELEASE);
@@ -1533,6 +1575,129 @@ static HKRT_FN int hkrt_hand_over(struct hkrt_thread *t, uint64_t from)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The ring (HOOKCC_MODE=ring)                                                              */
+/*
+ * A flight recorder: each thread's buffer is a ring that starts over when full, and nothing is
+ * written until a snapshot: at exit or a fatal signal (the finish), on SIGUSR2 (when the
+ * program leaves it at its default action), on hookcc_trace_snapshot(), and when a thread ends
+ * (its ring goes with it otherwise). A snapshot writes, for every thread, the window of its
+ * ring made since its last snapshot: a RING chunk saying how many records before the window
+ * the ring no longer held, then the window's records, oldest first, as PACKED chunks. Another
+ * thread's hooks go on during a snapshot (they take no lock): its ring is copied first, and the
+ * records it overwrote meanwhile are left out (and counted in the RING chunk). While the
+ * snapshot holds the thread's busy flag the thread cannot start its ring over: a hook that
+ * fills it then counts its record lost.
+ */
+
+static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t);
+
+/* Writes t's window (see above); `upto` is t's position, read by the caller, who holds t's busy
+ * flag. Returns the records written. */
+static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    struct hkt_record *buf = t->buf, *end = t->buf_end;
+    const uint64_t n = (uint64_t)(end - buf);
+    if (upto < buf || upto > end || !hkrt_wait_handed(t) || !hkrt_file_ready())
+        return 0;
+    struct hkt_record *mark = t->ring_mark != NULL ? t->ring_mark : buf;
+    uint64_t laps = t->ring_laps;
+    if (laps == 0 && upto < mark)
+        mark = buf; /* cannot be: taken as a fresh ring */
+    uint64_t since = laps * n + (uint64_t)(upto - buf) - (uint64_t)(mark - buf);
+    if (since == 0)
+        return 0;
+    /* The older part [from, end) exists once the ring has gone round since the mark. */
+    const struct hkt_record *older = NULL;
+    uint64_t older_n = 0;
+    if (laps > 0) {
+        struct hkt_record *from = laps == 1 && mark > upto ? mark : upto;
+        older = from;
+        if (t != &t_self) {
+            /* Copy it, then see how far the thread got meanwhile: what it wrote over is gone. */
+            if (t->spare == NULL) {
+                uintptr_t spare = hkrt_map_aligned(hkrt_buffer_bytes(), 0, &t->spare_map,
+                                                   &t->spare_map_size);
+                t->spare = (struct hkt_record *)spare;
+            }
+            if (t->spare != NULL) {
+                memcpy(t->spare + (from - buf), from, (size_t)(end - from) * sizeof *from);
+                struct hkt_record *now = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+                if (now > from && now <= end)
+                    from = now;
+                else if (now < upto || now > end)
+                    from = end; /* it went round, or is elsewhere: keep none of it */
+                older = t->spare + (from - buf);
+            } else {
+                from = end;
+            }
+        }
+        older_n = (uint64_t)(end - from);
+    }
+    uint64_t newer_n = (uint64_t)(upto - (laps > 0 ? buf : mark));
+    const struct hkt_record *newer = laps > 0 ? buf : mark;
+    struct hkt_ring ring = {since - older_n - newer_n};
+    hkrt_write_chunk(HKT_CHUNK_RING, t->tid, &ring, sizeof ring, NULL);
+    uint64_t written = 0;
+    if (older_n != 0)
+        written += hkrt_write_packed(t, older, older_n);
+    if (newer_n != 0)
+        written += hkrt_write_packed(t, newer, newer_n);
+    t->ring_laps = 0;
+    t->ring_mark = upto;
+    return written;
+}
+
+/* A snapshot of every thread's ring, the process going on. From a signal handler (`in_signal`:
+ * SIGUSR2) the lock is taken with a bounded wait, and the snapshot is skipped if it cannot be. */
+static HKRT_FN void hkrt_ring_snapshot(int in_signal)
+{
+    if (!g.ring || __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_RUNNING)
+        return;
+    struct hkrt_thread *self = &t_self;
+    int mine = self->life == HKRT_THREAD_LIVE && hkrt_guard_enter(self);
+    int locked;
+    if (in_signal)
+        locked = hkrt_lock_from_signal();
+    else
+        locked = (hkrt_lock(), 1);
+    if (locked) {
+        for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
+            if (t->final_written || t->life != HKRT_THREAD_LIVE)
+                continue;
+            if (t == self) {
+                if (mine)
+                    hkrt_ring_window(t, t->held_pos);
+                continue;
+            }
+            if (!hkrt_take_busy(t))
+                continue;
+            struct hkt_record *upto = t->sig_redirect ? t->sig_saved_pos
+                                                      : __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+            hkrt_ring_window(t, upto);
+            __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+        }
+        hkrt_unlock();
+    }
+    if (mine)
+        hkrt_guard_leave(self);
+}
+
+static HKRT_FN void hkrt_on_snapshot_signal(int sig)
+{
+    (void)sig;
+    int saved_errno = errno;
+    hkrt_ring_snapshot(1);
+    errno = saved_errno;
+}
+
+HKRT_EXPORT void hookcc_trace_snapshot(void)
+{
+    int saved_errno = errno;
+    hkrt_ring_snapshot(0);
+    errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Hooks                                                                                    */
 
 static HKRT_FN int hkrt_recording(void)
@@ -1642,7 +1807,12 @@ static HKRT_COLD void hkrt_record_slow(void *word)
          * the write takes is the runtime's, not the program's: a PAUSE chunk says how long it
          * was, so that the reader can take it out (its own small write is not in it). */
         uint64_t from = hkrt_ticks();
-        if (!hkrt_hand_over(t, from)) {
+        if (g.ring) {
+            /* The ring starts over: nothing is written until a snapshot. */
+            if (t->held_pos == t->buf_end)
+                t->ring_laps++;
+            t->held_pos = t->buf;
+        } else if (!hkrt_hand_over(t, from)) {
             /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the file
              * must not keep growing by a PAUSE chunk per buffer. */
             uint64_t wrote = hkrt_write_events(t, t->held_pos);
@@ -2248,7 +2418,9 @@ HKRT_EXPORT void hookcc_trace_flush(void)
         errno = saved_errno;
         return;
     }
-    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING && !t->final_written) {
+    /* In ring mode nothing is written until a snapshot (hookcc_trace_snapshot). */
+    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING && !t->final_written &&
+        !g.ring) {
         hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
     }

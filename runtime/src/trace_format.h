@@ -65,6 +65,7 @@
 #define HKT_CHUNK_OVERHEAD 9 /* what the hooks cost, measured at start (compensation) */
 #define HKT_CHUNK_PAUSE 10   /* a thread's time inside the runtime writing its buffer */
 #define HKT_CHUNK_PACKED 11  /* version 4: records of one thread, packed (trace_pack.h) */
+#define HKT_CHUNK_RING 12    /* HOOKCC_MODE=ring: a window of a thread's ring starts here */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -182,6 +183,12 @@ struct hkt_packed {
     uint64_t first_time;   /* 8: the clock before the first record (its time, as written) */
 };
 
+/* RING payload: written before each window of a thread's ring that a snapshot writes. */
+struct hkt_ring {
+    uint64_t dropped; /* records the thread made before this window (since the previous one)
+                       * that the ring no longer held */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -208,6 +215,7 @@ _Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
 _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
+_Static_assert(sizeof(struct hkt_ring) == 8, "hkt_ring is 8 bytes");
 _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");

@@ -2,7 +2,7 @@
 //! decoded with `hookprof report`; call counts known by construction.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hookcc_tests::*;
 
@@ -691,4 +691,76 @@ fn packed_records_give_the_same_reports_as_16_byte_records_of_the_same_run() {
     assert!(per_pair < 8.0, "{per_pair} bytes per call pair:\n{info}");
     assert!(info.contains("chunks match; the header matches"), "{info}");
     assert!(!info.contains("NOT"), "{info}");
+}
+
+/// Issue 23, the flight recorder: under HOOKCC_MODE=ring nothing is written until a snapshot
+/// (SIGUSR2, hookcc_trace_snapshot(), exit); each writes what every thread's ring holds since
+/// the one before. A ring large enough for everything gives every call, exactly; a small one
+/// the last calls of each window, with what fell out counted, not reported as errors.
+#[test]
+fn the_ring_holds_the_last_calls_and_every_snapshot_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "ring", &["ring.c"], &["-O1"], false);
+    let run = |name: &str, ring_bytes: &str| -> (PathBuf, String) {
+        let trace = d.join(name);
+        let out = run_ok(
+            std::process::Command::new(&program)
+                .current_dir(d)
+                .env("HOOKCC_OUTPUT", &trace)
+                .env("HOOKCC_MODE", "ring")
+                .env("HOOKCC_RING_BYTES", ring_bytes),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1498500");
+        (trace, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let info = |trace: &Path| {
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(trace)).stdout).into_owned()
+    };
+
+    // 1 MiB rings: three windows (SIGUSR2, the API, exit), nothing dropped, every call there.
+    let (big, _) = run("big.hktrace", "1M");
+    expect_counts(
+        &call_counts(&big, &[]),
+        &[("main", 1), ("round_of", 3), ("work", 3000)],
+        "ring of 1 MiB",
+    );
+    let text = info(&big);
+    assert!(
+        text.contains(
+            "ring:              3 windows (HOOKCC_MODE=ring snapshots), 0 records dropped"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("unmatched exits:   0"), "{text}");
+
+    // 1 KiB rings (64 records): each window holds the last 64 records before its snapshot.
+    let (small, _) = run("small.hktrace", "1K");
+    let text = info(&small);
+    assert!(
+        text.contains("records:           192"),
+        "three windows of 64 records:\n{text}"
+    );
+    assert!(text.contains("ring:              3 windows"), "{text}");
+    assert!(text.contains("unmatched exits:   0"), "{text}");
+    let report = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&small).args(["--format=csv"])).stdout,
+    )
+    .into_owned();
+    let counts: BTreeMap<String, u64> = parse_report_csv(&report)
+        .into_iter()
+        .map(|r| (r.function, r.calls))
+        .collect();
+    // 64 records per window: about 32 calls of work() each, all complete ones in the profile.
+    let work = counts.get("work").copied().unwrap_or(0);
+    assert!(
+        (90..=96).contains(&work),
+        "work() calls in three 64-record windows: {counts:?}"
+    );
+    let out = run_ok(hookprof().arg("report").arg(&small));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("unmatched"),
+        "a ring's cut frames are not errors: {stderr}"
+    );
 }

@@ -71,6 +71,9 @@ pub struct Summary {
     pub closed_at_end: u64,
     /// Frames closed where a `longjmp` landed (resync records, format version 3).
     pub closed_by_longjmp: u64,
+    /// HOOKCC_MODE=ring: windows of the threads' rings, records dropped before them, exits of
+    /// frames entered before them, frames closed at a gap between two.
+    pub ring: Option<(u64, u64, u64, u64)>,
     /// Distinct function addresses no symbol was found for (shown as `0x…`).
     pub unknown_addresses: u64,
     /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
@@ -229,6 +232,14 @@ impl FlatReport {
                 unmatched_exits: s.unmatched_exits(),
                 closed_at_end: s.closed_at_end(),
                 closed_by_longjmp: s.closed_by_longjmp(),
+                ring: (s.ring_windows > 0).then(|| {
+                    (
+                        s.ring_windows,
+                        s.ring_dropped,
+                        s.entered_before_window(),
+                        s.closed_at_gap(),
+                    )
+                }),
                 unknown_addresses: unknown,
                 compensation: s
                     .overhead
@@ -364,6 +375,11 @@ impl FlatReport {
             let unit = s.unit.suffix();
             line.push_str(&format!(
                 ", hook time subtracted: {inside} {unit} per call and {outside} {unit} per call made inside it"
+            ));
+        }
+        if let Some((windows, dropped, before, gap)) = s.ring {
+            line.push_str(&format!(
+                ", ring: {windows} windows, {dropped} records dropped before them, {before} calls entered before them (not counted), {gap} closed at a gap"
             ));
         }
         if !s.complete {

@@ -37,6 +37,11 @@ extern "C" {
  * nothing). Other threads' buffers are written when they fill, at thread exit and at exit. */
 HOOKCC_TRACE_API void hookcc_trace_flush(void);
 
+/* HOOKCC_MODE=ring (a flight recorder: each thread keeps its last HOOKCC_RING_BYTES of
+ * records, nothing is written until a snapshot): writes what every thread's ring holds since
+ * the previous snapshot. SIGUSR2 does the same, from outside. Does nothing in the default mode. */
+HOOKCC_TRACE_API void hookcc_trace_snapshot(void);
+
 /* Starts recording again, in every thread (tracing is process-wide). Records buffered before a
  * disable are kept. No effect once the trace is finished (after exit began). */
 HOOKCC_TRACE_API void hookcc_trace_enable(void);
