@@ -153,6 +153,21 @@ case_threads() {
         ${names[@]+"${names[@]}"}
 }
 
+# HOOKCC_MODE=ring: each of the five threads' last 1024 records (16 KiB rings), written when
+# the thread ends or at exit; and the last records before a crash.
+case_ring() {
+    run 0 HOOKCC_MODE=ring HOOKCC_RING_BYTES=16K -- threads 20000 || return 1
+    only_trace || return 1
+    local names=()
+    [ "$real_comm" = 1 ] && names=(--thread-records worker-0=1024 --thread-records worker-3=1024)
+    check "$trace" out --complete --records $((4 * 1024 + 2)) --lost 0 --threads 5 \
+        ${names[@]+"${names[@]}"} || return 1
+    rm -f -- *.hktrace
+    run 139 HOOKCC_MODE=ring HOOKCC_RING_BYTES=1K -- crash segv 10000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 64 --lost 0
+}
+
 case_exit_running() {
     run 0 -- exit_running || return 1
     only_trace || return 1
@@ -579,7 +594,7 @@ run_cases() {
     done
 }
 
-all_cases=(case_basic case_buffer_of_one case_threads case_exit_running case_churn
+all_cases=(case_basic case_buffer_of_one case_threads case_ring case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
