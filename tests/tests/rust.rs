@@ -680,3 +680,58 @@ fn hook_exclude_and_include_match_cpp_names_demangled() {
         assert_eq!(counts, expected, "{filter}");
     }
 }
+
+/// Issue 27 item 1: a hookcc whose build has no LLVM 22 plugin (the README's first command
+/// used to make one) builds it on the first `cargo hookcc`, says so once, and the next run
+/// finds it. The build tree is a copy of this one's executables and LLVM 19 plugins, its
+/// `llvm22` cargo directory a link to this one's, so cargo's build is the real one with
+/// nothing left to compile.
+#[test]
+fn cargo_hookcc_builds_the_missing_llvm22_plugin_once_on_first_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let profile = target.join(target_dir().file_name().unwrap());
+    std::fs::create_dir_all(&profile).unwrap();
+    // What cargo writes at the top of every target directory it creates.
+    std::fs::write(
+        target.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    for file in ["hookcc", "cargo-hookcc", "libhookcc_pass.so", "libhookcc_clang.so"] {
+        std::fs::copy(tool(file), profile.join(file)).unwrap();
+    }
+    std::os::unix::fs::symlink(
+        target_dir().parent().unwrap().join("llvm22"),
+        target.join("llvm22"),
+    )
+    .unwrap();
+    let project = calls_project(&dir.path().join("p"));
+    let run = |n: u32| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![profile.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        let trace = dir.path().join(format!("run{n}.hktrace"));
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args(["hookcc", "run", "--quiet"])
+                .env("PATH", std::env::join_paths(dirs).unwrap())
+                .env("HOOKCC_OUTPUT", &trace),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+        expect_counts(&call_counts(&trace, &[]), "cargo hookcc with a plugin built on first use");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = run(1);
+    assert_eq!(
+        first.matches("the pass plugin for it is not built yet: building it").count(),
+        1,
+        "the first run should say once that it builds the plugin: {first}"
+    );
+    assert!(profile.join("libhookcc_pass_llvm22.so").is_file());
+    let second = run(2);
+    assert!(
+        !second.contains("building it"),
+        "the second run should find the plugin: {second}"
+    );
+}

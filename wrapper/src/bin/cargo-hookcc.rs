@@ -29,6 +29,9 @@ impl RustHost for RealCargo {
     fn hookcc_exe(&self) -> Result<PathBuf, String> {
         self.rust.hookcc_exe()
     }
+    fn plugin_for_llvm(&self, layout: &Layout, major: u32) -> Result<PathBuf, String> {
+        self.rust.plugin_for_llvm(layout, major)
+    }
 }
 
 impl CargoHost for RealCargo {
