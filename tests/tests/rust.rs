@@ -735,3 +735,66 @@ fn cargo_hookcc_builds_the_missing_llvm22_plugin_once_on_first_use() {
         "the second run should find the plugin: {second}"
     );
 }
+
+/// The `.hktrace` files under `dir` (not descending into `target/`).
+fn traces_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect()
+}
+
+/// Issue 27 item 3: `cargo hookcc test` and `run` put the traces of the programs they run under
+/// `target/hookcc/traces/` and list them at the end; the C program a build script compiles
+/// with $CC $CFLAGS and runs in the source directory (a `configure`'s way) writes none; a
+/// HOOKCC_OUTPUT of the user's wins.
+#[test]
+fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not_traced() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/probe"), dir.path());
+    let traces = project.join("target/hookcc/traces");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "test", "--quiet"])
+            .env_remove("HOOKCC_OUTPUT"),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0], "{stderr}");
+    let written = traces_in(&traces);
+    assert_eq!(written.len(), 1, "one test binary, one trace: {written:?}\n{stderr}");
+    let name = written[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("probe-"), "{name}");
+    assert!(stderr.contains(&written[0].display().to_string()), "listed at the end: {stderr}");
+    assert_eq!(
+        call_counts(&written[0], &[]).get("probe::tests::doubles"),
+        Some(&1)
+    );
+
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--quiet"])
+            .env_remove("HOOKCC_OUTPUT"),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "double(21) = 42\n");
+    let run: Vec<_> = traces_in(&traces)
+        .into_iter()
+        .filter(|p| !written.contains(p))
+        .collect();
+    assert_eq!(run.len(), 1, "{run:?}");
+    assert!(run[0].file_name().unwrap().to_string_lossy().starts_with("probe."));
+    assert_eq!(call_counts(&run[0], &[]).get("probe::double"), Some(&1));
+    assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0]);
+
+    // The user's HOOKCC_OUTPUT applies to everything, the build script's program too.
+    let mine = dir.path().join("mine.hktrace");
+    std::fs::remove_dir_all(project.join("target")).unwrap();
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--quiet"])
+            .env("HOOKCC_OUTPUT", &mine),
+    );
+    let counts = call_counts(&mine, &[]);
+    assert_eq!(counts.get("probe::double"), Some(&1), "{counts:?}");
+}
