@@ -39,6 +39,7 @@
 #define HKGP_HOSTED 1
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <link.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -177,6 +178,23 @@ static size_t g_mapping_size;
 static struct sigaction g_previous_sigprof;
 static int g_timer_on; /* our SIGPROF handler is installed (it stays, once it is) */
 static pid_t g_pid;
+/* The sampling rate actually delivered: the kernel may round ITIMER_PROF up to its tick (one
+ * sample every 4 ms for 1000 us asked, with HZ=250), and gprof multiplies samples by the rate
+ * in gmon.out. So the handler measures the interval delivered (CPU time while the timer ran,
+ * over the samples) at the 16th, 32nd, 64th… sample and stores it in the state's interval_us,
+ * which gmon.out's rate comes from, and a debugger's dump of the state carries too (powers of
+ * two: a dump taken just before the exit's gmon.out almost always has the same value). */
+static uint32_t g_samples;        /* samples taken since profile_on / gprof_reset */
+static uint64_t g_timed_cpu_ns;   /* process CPU time with the timer on, before g_cpu_since */
+static uint64_t g_cpu_since;      /* process CPU time when the timer was last started, 0 if off */
+
+static HKRT_NOINSTR uint64_t hkgp_cpu_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 HKGP_FN void hkgp_sigprof(int sig, siginfo_t *info, void *context)
 {
@@ -198,8 +216,18 @@ HKGP_FN void hkgp_sigprof(int sig, siginfo_t *info, void *context)
 #else
     (void)uc;
 #endif
-    if (pc != 0)
+    if (pc != 0) {
+        uint32_t n = __atomic_add_fetch(&g_samples, 1, __ATOMIC_RELAXED);
+        struct gprof_state *s = g_state;
+        if (n >= 16 && (n & (n - 1)) == 0 && s != NULL && g_cpu_since != 0) {
+            uint64_t cpu = g_timed_cpu_ns + (hkgp_cpu_ns() - g_cpu_since);
+            uint64_t us = (cpu / n + 500) / 1000;
+            /* Only ever longer than asked (a tick rounds up); a wild value is not taken. */
+            if (us > s->interval_us && us < 1000000)
+                s->interval_us = (uint32_t)us;
+        }
         __profile_hit(pc);
+    }
     /* A handler the program had before ours still gets its signal. */
     if (g_previous_sigprof.sa_flags & SA_SIGINFO) {
         if (g_previous_sigprof.sa_sigaction != NULL)
@@ -227,8 +255,13 @@ HKGP_FN void hkgp_timer(int interval_us)
             sigaction(SIGPROF, &sa, &g_previous_sigprof);
             g_timer_on = 1;
         }
+        if (g_cpu_since == 0)
+            g_cpu_since = hkgp_cpu_ns();
         setitimer(ITIMER_PROF, &t, NULL);
     } else {
+        if (g_cpu_since != 0)
+            g_timed_cpu_ns += hkgp_cpu_ns() - g_cpu_since;
+        g_cpu_since = 0;
         /* The handler stays: a sample already on its way would otherwise find the default
          * action, which ends the program (it does under valgrind, which delays signals). */
         setitimer(ITIMER_PROF, &t, NULL);
@@ -341,6 +374,12 @@ HKGP_EXPORT void gprof_reset(void)
     for (uint32_t i = 0; i < s->arcs_used && i < s->arc_capacity; i++)
         __atomic_store_n(&g_arcs[i].count, 0, __ATOMIC_RELAXED);
     s->hits_outside = 0;
+#if HKGP_HOSTED
+    g_samples = 0;
+    g_timed_cpu_ns = 0;
+    if (g_cpu_since != 0)
+        g_cpu_since = hkgp_cpu_ns();
+#endif
 }
 
 /* ---------------------------------------------------------------------------------------- */

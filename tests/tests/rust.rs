@@ -680,3 +680,121 @@ fn hook_exclude_and_include_match_cpp_names_demangled() {
         assert_eq!(counts, expected, "{filter}");
     }
 }
+
+/// Issue 27 item 1: a hookcc whose build has no LLVM 22 plugin (the README's first command
+/// used to make one) builds it on the first `cargo hookcc`, says so once, and the next run
+/// finds it. The build tree is a copy of this one's executables and LLVM 19 plugins, its
+/// `llvm22` cargo directory a link to this one's, so cargo's build is the real one with
+/// nothing left to compile.
+#[test]
+fn cargo_hookcc_builds_the_missing_llvm22_plugin_once_on_first_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let profile = target.join(target_dir().file_name().unwrap());
+    std::fs::create_dir_all(&profile).unwrap();
+    // What cargo writes at the top of every target directory it creates.
+    std::fs::write(
+        target.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    for file in ["hookcc", "cargo-hookcc", "libhookcc_pass.so", "libhookcc_clang.so"] {
+        std::fs::copy(tool(file), profile.join(file)).unwrap();
+    }
+    std::os::unix::fs::symlink(
+        target_dir().parent().unwrap().join("llvm22"),
+        target.join("llvm22"),
+    )
+    .unwrap();
+    let project = calls_project(&dir.path().join("p"));
+    let run = |n: u32| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![profile.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        let trace = dir.path().join(format!("run{n}.hktrace"));
+        let out = run_ok(
+            cargo_with_hookcc(&project)
+                .args(["hookcc", "run", "--quiet"])
+                .env("PATH", std::env::join_paths(dirs).unwrap())
+                .env("HOOKCC_OUTPUT", &trace),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+        expect_counts(&call_counts(&trace, &[]), "cargo hookcc with a plugin built on first use");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = run(1);
+    assert_eq!(
+        first.matches("the pass plugin for it is not built yet: building it").count(),
+        1,
+        "the first run should say once that it builds the plugin: {first}"
+    );
+    assert!(profile.join("libhookcc_pass_llvm22.so").is_file());
+    let second = run(2);
+    assert!(
+        !second.contains("building it"),
+        "the second run should find the plugin: {second}"
+    );
+}
+
+/// The `.hktrace` files under `dir` (not descending into `target/`).
+fn traces_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect()
+}
+
+/// Issue 27 item 3: `cargo hookcc test` and `run` put the traces of the programs they run under
+/// `target/hookcc/traces/` and list them at the end; the C program a build script compiles
+/// with $CC $CFLAGS and runs in the source directory (a `configure`'s way) writes none; a
+/// HOOKCC_OUTPUT of the user's wins.
+#[test]
+fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not_traced() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/probe"), dir.path());
+    let traces = project.join("target/hookcc/traces");
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "test", "--quiet"])
+            .env_remove("HOOKCC_OUTPUT"),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0], "{stderr}");
+    let written = traces_in(&traces);
+    assert_eq!(written.len(), 1, "one test binary, one trace: {written:?}\n{stderr}");
+    let name = written[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("probe-"), "{name}");
+    assert!(stderr.contains(&written[0].display().to_string()), "listed at the end: {stderr}");
+    assert_eq!(
+        call_counts(&written[0], &[]).get("probe::tests::doubles"),
+        Some(&1)
+    );
+
+    let out = run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--quiet"])
+            .env_remove("HOOKCC_OUTPUT"),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "double(21) = 42\n");
+    let run: Vec<_> = traces_in(&traces)
+        .into_iter()
+        .filter(|p| !written.contains(p))
+        .collect();
+    assert_eq!(run.len(), 1, "{run:?}");
+    assert!(run[0].file_name().unwrap().to_string_lossy().starts_with("probe."));
+    assert_eq!(call_counts(&run[0], &[]).get("probe::double"), Some(&1));
+    assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0]);
+
+    // The user's HOOKCC_OUTPUT applies to everything, the build script's program too.
+    let mine = dir.path().join("mine.hktrace");
+    std::fs::remove_dir_all(project.join("target")).unwrap();
+    run_ok(
+        cargo_with_hookcc(&project)
+            .args(["hookcc", "run", "--quiet"])
+            .env("HOOKCC_OUTPUT", &mine),
+    );
+    let counts = call_counts(&mine, &[]);
+    assert_eq!(counts.get("probe::double"), Some(&1), "{counts:?}");
+}

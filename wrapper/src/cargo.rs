@@ -24,6 +24,25 @@ pub struct CargoPlan {
     /// The environment variables to set.
     pub env: Vec<(String, String)>,
     pub verbose: bool,
+    /// Where the programs cargo runs write their traces (`<target dir>/hookcc/traces`), when
+    /// cargo hookcc chose it: the traces written there are listed at the end.
+    pub traces_dir: Option<PathBuf>,
+}
+
+/// The first argument of `cargo-hookcc` run as cargo's runner (`CARGO_TARGET_<TRIPLE>_RUNNER`),
+/// followed by how many words of the user's own runner come before the program.
+pub const RUNNER_ARG: &str = "--hookcc-runner";
+/// The traces directory, handed from `cargo hookcc` to its runner through cargo.
+pub const TRACES_DIR_VAR: &str = "HOOKCC_CARGO_TRACES_DIR";
+
+/// The `HOOKCC_OUTPUT` of a program run by cargo under `cargo hookcc`: `DIR/NAME.PID.hktrace`,
+/// NAME the program's file name (a test binary's has cargo's hash: `calls-0f3c….1234.hktrace`).
+pub fn runner_output(traces_dir: &Path, program: &Path, pid: u32) -> PathBuf {
+    let name = program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    traces_dir.join(format!("{name}.{pid}.hktrace"))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -88,7 +107,7 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
             user_target = Some(triple.to_string());
         }
     }
-    match user_target {
+    match &user_target {
         // A cross build: hookcc, as rustc's linker, links and compiles the runtime for it
         // (clang takes Rust's triples). Not run end to end here: this machine has no Rust
         // standard library for another target (docs/rust.md).
@@ -108,6 +127,37 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
     }
 
     let mut env = Vec::new();
+    // Traces go under the target directory, not into the package's source directory (cargo
+    // test's working directory) where they get committed: each program cargo runs (run, test,
+    // bench: through the runner) writes <target dir>/hookcc/traces/NAME.PID.hktrace. Build
+    // scripts and what they run (a `configure`'s test programs, in a registry's source
+    // directory) are not traced: they inherit HOOKCC_OUTPUT=/dev/null. A HOOKCC_OUTPUT of the
+    // user's own is left alone and then applies to everything, build scripts too.
+    let mut traces_dir = None;
+    if options.trace && host.var("HOOKCC_OUTPUT").is_none() {
+        let triple = match &user_target {
+            Some(triple) => triple.clone(),
+            None => rustc_host(&host.rustc_version()?)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        let runner_var = format!(
+            "CARGO_TARGET_{}_RUNNER",
+            triple.to_uppercase().replace(['-', '.'], "_")
+        );
+        let user_runner: Vec<String> = host
+            .var(&runner_var)
+            .map(|r| r.split_whitespace().map(String::from).collect())
+            .unwrap_or_default();
+        let me = host.hookcc_exe()?.with_file_name("cargo-hookcc");
+        let mut runner = vec![path_text(&me), format!("{RUNNER_ARG}={}", user_runner.len())];
+        runner.extend(user_runner);
+        let dir = host.target_dir()?.join("hookcc").join("traces");
+        env.push((runner_var, runner.join(" ")));
+        env.push((TRACES_DIR_VAR.to_string(), path_text(&dir)));
+        env.push(("HOOKCC_OUTPUT".to_string(), "/dev/null".to_string()));
+        traces_dir = Some(dir);
+    }
     // CARGO_ENCODED_RUSTFLAGS, when set, wins over RUSTFLAGS: extend whichever is in use.
     if let Some(encoded) = host.var("CARGO_ENCODED_RUSTFLAGS") {
         let mut all: Vec<String> = encoded
@@ -139,6 +189,7 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
         args,
         env,
         verbose: options.verbose,
+        traces_dir,
     }))
 }
 
@@ -224,6 +275,35 @@ mod tests {
         assert_eq!(env(&p, "RUSTC_BOOTSTRAP"), "1");
         assert_eq!(env(&p, "CC"), "/bin/hookcc");
         assert_eq!(env(&p, "CFLAGS"), "--trace");
+        // Programs trace into the target directory, through the runner; build scripts not.
+        assert_eq!(
+            env(&p, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER"),
+            "/bin/cargo-hookcc --hookcc-runner=0"
+        );
+        assert_eq!(env(&p, TRACES_DIR_VAR), "/ws/target/hookcc/traces");
+        assert_eq!(env(&p, "HOOKCC_OUTPUT"), "/dev/null");
+        assert_eq!(p.traces_dir, Some(PathBuf::from("/ws/target/hookcc/traces")));
+    }
+
+    #[test]
+    fn a_user_runner_is_kept_and_a_user_output_wins() {
+        let p = plan(
+            &["test"],
+            &[("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "valgrind -q")],
+        );
+        assert_eq!(
+            env(&p, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER"),
+            "/bin/cargo-hookcc --hookcc-runner=2 valgrind -q"
+        );
+        let p = plan(&["test"], &[("HOOKCC_OUTPUT", "/tmp/t.hktrace")]);
+        assert!(!p.env.iter().any(|(k, _)| k.ends_with("_RUNNER") || k == "HOOKCC_OUTPUT"));
+        assert_eq!(p.traces_dir, None);
+        let p = plan(&["test", "-profile"], &[]);
+        assert_eq!(p.traces_dir, None);
+        assert_eq!(
+            runner_output(Path::new("/t"), Path::new("/x/deps/calls-0f3c"), 42),
+            Path::new("/t/calls-0f3c.42.hktrace")
+        );
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub trait RustHost {
     fn rustc_version(&self) -> Result<String, String>;
     /// hookcc itself, the linker rustc is to run.
     fn hookcc_exe(&self) -> Result<PathBuf, String>;
+    /// The pass plugin for LLVM `major` in `layout` (the machine's builds it when missing).
+    fn plugin_for_llvm(&self, layout: &Layout, major: u32) -> Result<PathBuf, String> {
+        layout.plugin_for_llvm(major, &self.rustc())
+    }
 }
 
 /// The machine: `$RUSTC` (else `rustc`), and hookcc's files found from its executable.
@@ -56,6 +60,9 @@ impl RustHost for SystemRust {
     }
     fn hookcc_exe(&self) -> Result<PathBuf, String> {
         Ok(self.hookcc.clone())
+    }
+    fn plugin_for_llvm(&self, layout: &Layout, major: u32) -> Result<PathBuf, String> {
+        layout.plugin_for_llvm_or_build(major, &self.rustc(), &|k| std::env::var(k).ok())
     }
 }
 
@@ -135,7 +142,7 @@ pub fn rustflags(options: &HookOptions, host: &dyn RustHost) -> Result<Vec<Strin
         format!("{rustc} -vV: no `LLVM version:` line, cannot tell which plugin it needs")
     })?;
     let layout = host.layout()?;
-    let plugin = layout.plugin_for_llvm(major, &rustc)?;
+    let plugin = host.plugin_for_llvm(&layout, major)?;
     let hookcc = host.hookcc_exe()?;
     let mut flags = vec![
         format!("-Zllvm-plugins={}", plugin.display()),

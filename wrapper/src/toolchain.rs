@@ -272,6 +272,94 @@ impl Layout {
         Ok(plugin)
     }
 
+    /// [`Layout::plugin_for_llvm`], and when the plugin for a supported major is not built but
+    /// the source tree this hookcc was built from is there, builds it (as
+    /// scripts/build-plugins.sh does: its own cargo target directory `T/llvmN`, `T` being the
+    /// target directory holding the pass plugin, else `CARGO_TARGET_DIR`, else `SOURCE/target`)
+    /// and copies it beside the pass plugin, saying so on stderr. That happens once: the next
+    /// run finds the copy. A hookcc built by `cargo build` (the README's first command, or
+    /// `cargo install --path wrapper`) then works for `cargo hookcc` with nothing else to run.
+    pub fn plugin_for_llvm_or_build(
+        &self,
+        major: u32,
+        what: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<PathBuf, String> {
+        let missing = match self.plugin_for_llvm(major, what) {
+            Ok(plugin) => return Ok(plugin),
+            Err(e) if SUPPORTED_LLVM.contains(&major) => e,
+            Err(e) => return Err(e),
+        };
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        if !source.join("pass/Cargo.toml").is_file() {
+            return Err(missing);
+        }
+        let source = source.canonicalize().unwrap_or(source);
+        let plugin_dir = self.plugin.parent().unwrap_or(Path::new("."));
+        // A cargo target directory (it has CACHEDIR.TAG) holding PROFILE/libhookcc_pass.so.
+        let target = plugin_dir
+            .parent()
+            .filter(|t| t.join("CACHEDIR.TAG").is_file())
+            .map(Path::to_path_buf)
+            .or_else(|| env("CARGO_TARGET_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| source.join("target"));
+        let release = plugin_dir.file_name().is_none_or(|n| n != "debug");
+        let build_dir = target.join(format!("llvm{major}"));
+        let built = build_dir
+            .join(if release { "release" } else { "debug" })
+            .join(PLUGIN_FILE);
+        let dest = self.plugin.with_file_name(plugin_file_for(major));
+        eprintln!(
+            "hookcc: {what} uses LLVM {major}, and the pass plugin for it is not built yet: \
+             building it from {} (cargo build -p hookcc-pass --features llvm{major}{}, a few \
+             minutes, once) into {}",
+            source.display(),
+            if release { " --release" } else { "" },
+            dest.display()
+        );
+        let mut cargo = Command::new(env("CARGO").unwrap_or_else(|| "cargo".into()));
+        cargo
+            .args(["build", "--quiet", "-p", "hookcc-pass", "--no-default-features"])
+            .arg(format!("--features=llvm{major}"))
+            .arg("--manifest-path")
+            .arg(source.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&build_dir)
+            // Flags meant for the user's crates (cargo hookcc's caller) are not the plugin's.
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            // Its output goes to stderr: `hookcc --rustflags` prints the flags on stdout.
+            .stdout(std::process::Stdio::null());
+        if release {
+            cargo.arg("--release");
+        }
+        let status = cargo
+            .status()
+            .map_err(|e| format!("{missing}; building it: cannot run cargo: {e}"))?;
+        if !status.success() || !built.is_file() {
+            return Err(format!(
+                "building the LLVM {major} pass plugin in {} failed ({status}): run \
+                 scripts/setup.sh (it fetches the LLVM {major} headers), then \
+                 scripts/build-plugins.sh",
+                source.display()
+            ));
+        }
+        // Copied under a private name and renamed: a concurrent hookcc sees all or nothing.
+        let partial = dest.with_extension(format!("so.{}", std::process::id()));
+        std::fs::copy(&built, &partial)
+            .and_then(|_| std::fs::rename(&partial, &dest))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&partial);
+                format!(
+                    "built {}, but cannot copy it to {}: {e}",
+                    built.display(),
+                    dest.display()
+                )
+            })?;
+        Ok(dest)
+    }
+
     pub fn include_dir(&self) -> PathBuf {
         self.runtime_dir.join("include")
     }

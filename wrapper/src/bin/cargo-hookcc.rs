@@ -6,7 +6,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use hookcc_driver::cargo::{cargo_plan, CargoAction, CargoHost, USAGE};
+use hookcc_driver::cargo::{
+    cargo_plan, runner_output, CargoAction, CargoHost, RUNNER_ARG, TRACES_DIR_VAR, USAGE,
+};
 use hookcc_driver::rust::{RustHost, SystemRust};
 use hookcc_driver::toolchain::Layout;
 
@@ -28,6 +30,9 @@ impl RustHost for RealCargo {
     }
     fn hookcc_exe(&self) -> Result<PathBuf, String> {
         self.rust.hookcc_exe()
+    }
+    fn plugin_for_llvm(&self, layout: &Layout, major: u32) -> Result<PathBuf, String> {
+        self.rust.plugin_for_llvm(layout, major)
     }
 }
 
@@ -79,7 +84,48 @@ fn main() -> ExitCode {
     }
 }
 
+/// As cargo's runner: `cargo-hookcc --hookcc-runner=N [user runner, N words] PROGRAM ARGS…`.
+/// Sets the program's HOOKCC_OUTPUT to the traces directory and execs (the pid stays the
+/// program's, so the name it gets is its own).
+fn run_as_runner(user_words: &str, rest: &[String]) -> Result<ExitCode, String> {
+    let n: usize = user_words
+        .parse()
+        .map_err(|_| format!("{RUNNER_ARG}={user_words}: not a number of words"))?;
+    let program = rest
+        .get(n)
+        .ok_or_else(|| format!("{RUNNER_ARG}: no program to run after {n} runner words"))?;
+    let dir = std::env::var_os(TRACES_DIR_VAR)
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("{RUNNER_ARG}: {TRACES_DIR_VAR} is not set (run by cargo hookcc)"))?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let output = runner_output(&dir, Path::new(program), std::process::id());
+    let error = Command::new(&rest[0])
+        .args(&rest[1..])
+        .env("HOOKCC_OUTPUT", &output)
+        .env_remove(TRACES_DIR_VAR)
+        .exec();
+    Err(format!("cannot run {}: {error}", rest[0]))
+}
+
+/// The traces in `dir` written since `since`, oldest first.
+fn traces_since(dir: &Path, since: std::time::SystemTime) -> Vec<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let modified = e.metadata().ok()?.modified().ok()?;
+            (modified >= since).then(|| (modified, e.path()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
 fn run(args: &[String]) -> Result<ExitCode, String> {
+    if let Some(words) = args.first().and_then(|a| a.strip_prefix(RUNNER_ARG)) {
+        return run_as_runner(words.trim_start_matches('='), &args[1..]);
+    }
     let me = std::env::current_exe().map_err(|e| format!("cannot locate cargo-hookcc: {e}"))?;
     let me = me.canonicalize().unwrap_or(me);
     let hookcc = me.with_file_name("hookcc");
@@ -109,10 +155,32 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             plan.args.join(" ")
         );
     }
-    // exec: cargo's exit status, signals and output reach the caller unchanged.
-    let error = Command::new(&host.cargo)
+    let mut cargo = Command::new(&host.cargo);
+    cargo
         .args(&plan.args)
-        .envs(plan.env.iter().map(|(k, v)| (k, v)))
-        .exec();
-    Err(format!("cannot run {}: {error}", host.cargo))
+        .envs(plan.env.iter().map(|(k, v)| (k, v)));
+    let Some(traces_dir) = plan.traces_dir else {
+        // exec: cargo's exit status, signals and output reach the caller unchanged.
+        let error = cargo.exec();
+        return Err(format!("cannot run {}: {error}", host.cargo));
+    };
+    // Waits for cargo, to list the traces its programs wrote (the file system's clock: a
+    // second's slack for coarse timestamps).
+    let start = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+    let status = cargo
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", host.cargo))?;
+    let traces = traces_since(&traces_dir, start);
+    if !traces.is_empty() {
+        eprintln!("cargo-hookcc: traces written (hookprof report FILE):");
+        for trace in &traces {
+            eprintln!("  {}", trace.display());
+        }
+    }
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => ExitCode::from(code.clamp(0, 255) as u8),
+        (None, Some(signal)) => ExitCode::from((128 + signal).clamp(0, 255) as u8),
+        _ => ExitCode::FAILURE,
+    })
 }
