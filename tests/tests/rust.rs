@@ -698,7 +698,12 @@ fn cargo_hookcc_builds_the_missing_llvm22_plugin_once_on_first_use() {
         "Signature: 8a477f597d28d172789f06886806bc55\n",
     )
     .unwrap();
-    for file in ["hookcc", "cargo-hookcc", "libhookcc_pass.so", "libhookcc_clang.so"] {
+    for file in [
+        "hookcc",
+        "cargo-hookcc",
+        "libhookcc_pass.so",
+        "libhookcc_clang.so",
+    ] {
         std::fs::copy(tool(file), profile.join(file)).unwrap();
     }
     std::os::unix::fs::symlink(
@@ -719,12 +724,17 @@ fn cargo_hookcc_builds_the_missing_llvm22_plugin_once_on_first_use() {
                 .env("HOOKCC_OUTPUT", &trace),
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
-        expect_counts(&call_counts(&trace, &[]), "cargo hookcc with a plugin built on first use");
+        expect_counts(
+            &call_counts(&trace, &[]),
+            "cargo hookcc with a plugin built on first use",
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     let first = run(1);
     assert_eq!(
-        first.matches("the pass plugin for it is not built yet: building it").count(),
+        first
+            .matches("the pass plugin for it is not built yet: building it")
+            .count(),
         1,
         "the first run should say once that it builds the plugin: {first}"
     );
@@ -761,12 +771,27 @@ fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not
             .env_remove("HOOKCC_OUTPUT"),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0], "{stderr}");
+    assert_eq!(
+        traces_in(&project),
+        [] as [std::path::PathBuf; 0],
+        "{stderr}"
+    );
     let written = traces_in(&traces);
-    assert_eq!(written.len(), 1, "one test binary, one trace: {written:?}\n{stderr}");
-    let name = written[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(
+        written.len(),
+        1,
+        "one test binary, one trace: {written:?}\n{stderr}"
+    );
+    let name = written[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with("probe-"), "{name}");
-    assert!(stderr.contains(&written[0].display().to_string()), "listed at the end: {stderr}");
+    assert!(
+        stderr.contains(&written[0].display().to_string()),
+        "listed at the end: {stderr}"
+    );
     assert_eq!(
         call_counts(&written[0], &[]).get("probe::tests::doubles"),
         Some(&1)
@@ -783,7 +808,11 @@ fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not
         .filter(|p| !written.contains(p))
         .collect();
     assert_eq!(run.len(), 1, "{run:?}");
-    assert!(run[0].file_name().unwrap().to_string_lossy().starts_with("probe."));
+    assert!(run[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("probe."));
     assert_eq!(call_counts(&run[0], &[]).get("probe::double"), Some(&1));
     assert_eq!(traces_in(&project), [] as [std::path::PathBuf; 0]);
 

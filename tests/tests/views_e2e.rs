@@ -191,7 +191,10 @@ fn folded_stacks_and_svg_hold_every_function() {
 
     // Raw times: compensated, a call of `negate` can come out at 0 ns (its hooks' measured
     // time is all there is), and a frame of no width is not drawn.
-    for extra in [&["--no-compensation"][..], &["--no-compensation", "--inverted"][..]] {
+    for extra in [
+        &["--no-compensation"][..],
+        &["--no-compensation", "--inverted"][..],
+    ] {
         let svg_path = dir.path().join("calls.svg");
         run_ok(
             hookprof()

@@ -150,7 +150,10 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
             .map(|r| r.split_whitespace().map(String::from).collect())
             .unwrap_or_default();
         let me = host.hookcc_exe()?.with_file_name("cargo-hookcc");
-        let mut runner = vec![path_text(&me), format!("{RUNNER_ARG}={}", user_runner.len())];
+        let mut runner = vec![
+            path_text(&me),
+            format!("{RUNNER_ARG}={}", user_runner.len()),
+        ];
         runner.extend(user_runner);
         let dir = host.target_dir()?.join("hookcc").join("traces");
         env.push((runner_var, runner.join(" ")));
@@ -282,21 +285,30 @@ mod tests {
         );
         assert_eq!(env(&p, TRACES_DIR_VAR), "/ws/target/hookcc/traces");
         assert_eq!(env(&p, "HOOKCC_OUTPUT"), "/dev/null");
-        assert_eq!(p.traces_dir, Some(PathBuf::from("/ws/target/hookcc/traces")));
+        assert_eq!(
+            p.traces_dir,
+            Some(PathBuf::from("/ws/target/hookcc/traces"))
+        );
     }
 
     #[test]
     fn a_user_runner_is_kept_and_a_user_output_wins() {
         let p = plan(
             &["test"],
-            &[("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "valgrind -q")],
+            &[(
+                "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+                "valgrind -q",
+            )],
         );
         assert_eq!(
             env(&p, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER"),
             "/bin/cargo-hookcc --hookcc-runner=2 valgrind -q"
         );
         let p = plan(&["test"], &[("HOOKCC_OUTPUT", "/tmp/t.hktrace")]);
-        assert!(!p.env.iter().any(|(k, _)| k.ends_with("_RUNNER") || k == "HOOKCC_OUTPUT"));
+        assert!(!p
+            .env
+            .iter()
+            .any(|(k, _)| k.ends_with("_RUNNER") || k == "HOOKCC_OUTPUT"));
         assert_eq!(p.traces_dir, None);
         let p = plan(&["test", "-profile"], &[]);
         assert_eq!(p.traces_dir, None);

@@ -319,7 +319,13 @@ impl Layout {
         );
         let mut cargo = Command::new(env("CARGO").unwrap_or_else(|| "cargo".into()));
         cargo
-            .args(["build", "--quiet", "-p", "hookcc-pass", "--no-default-features"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "hookcc-pass",
+                "--no-default-features",
+            ])
             .arg(format!("--features=llvm{major}"))
             .arg("--manifest-path")
             .arg(source.join("Cargo.toml"))

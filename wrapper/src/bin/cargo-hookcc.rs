@@ -96,7 +96,9 @@ fn run_as_runner(user_words: &str, rest: &[String]) -> Result<ExitCode, String> 
         .ok_or_else(|| format!("{RUNNER_ARG}: no program to run after {n} runner words"))?;
     let dir = std::env::var_os(TRACES_DIR_VAR)
         .map(PathBuf::from)
-        .ok_or_else(|| format!("{RUNNER_ARG}: {TRACES_DIR_VAR} is not set (run by cargo hookcc)"))?;
+        .ok_or_else(|| {
+            format!("{RUNNER_ARG}: {TRACES_DIR_VAR} is not set (run by cargo hookcc)")
+        })?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let output = runner_output(&dir, Path::new(program), std::process::id());
     let error = Command::new(&rest[0])
