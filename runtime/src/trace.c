@@ -1534,20 +1534,23 @@ static HKRT_FN void hkrt_start_writer(void)
     __atomic_store_n(&g.writer_running, ok, __ATOMIC_RELEASE);
 }
 
+/* t's spare buffer (a second buffer aligned as its first), mapped when first needed. Returns 0
+ * if it cannot be mapped. */
+static HKRT_FN int hkrt_spare(struct hkrt_thread *t)
+{
+    if (t->spare == NULL)
+        t->spare = (struct hkt_record *)hkrt_map_aligned(hkrt_buffer_bytes(), 0, &t->spare_map,
+                                                         &t->spare_map_size);
+    return t->spare != NULL;
+}
+
 /* From the slow path of a hook that found t's buffer full (t's guard held): hands the buffer
  * [buf, held_pos) to the writer and gives the thread its spare. `from` is when the hook began
  * this work. Returns 0 if the writer cannot take it (then the hook writes the buffer itself). */
 static HKRT_FN int hkrt_hand_over(struct hkrt_thread *t, uint64_t from)
 {
-    if (!__atomic_load_n(&g.writer_running, __ATOMIC_ACQUIRE) || t->held_pos == t->buf)
-        return 0;
-    if (t->spare == NULL) {
-        uintptr_t spare = hkrt_map_aligned(hkrt_buffer_bytes(), 0, &t->spare_map, &t->spare_map_size);
-        if (spare == 0)
-            return 0;
-        t->spare = (struct hkt_record *)spare;
-    }
-    if (!hkrt_wait_handed(t) || !hkrt_file_ready())
+    if (!__atomic_load_n(&g.writer_running, __ATOMIC_ACQUIRE) || t->held_pos == t->buf ||
+        !hkrt_spare(t) || !hkrt_wait_handed(t) || !hkrt_file_ready())
         return 0;
     struct hkt_record *full = t->buf;
     void *full_map = t->map;
@@ -1614,12 +1617,7 @@ static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_recor
         older = from;
         if (t != &t_self) {
             /* Copy it, then see how far the thread got meanwhile: what it wrote over is gone. */
-            if (t->spare == NULL) {
-                uintptr_t spare = hkrt_map_aligned(hkrt_buffer_bytes(), 0, &t->spare_map,
-                                                   &t->spare_map_size);
-                t->spare = (struct hkt_record *)spare;
-            }
-            if (t->spare != NULL) {
+            if (hkrt_spare(t)) {
                 memcpy(t->spare + (from - buf), from, (size_t)(end - from) * sizeof *from);
                 struct hkt_record *now = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
                 if (now > from && now <= end)
@@ -1806,20 +1804,22 @@ static HKRT_COLD void hkrt_record_slow(void *word)
          * or a hook that found it full raced with a signal handler that flushed it). The time
          * the write takes is the runtime's, not the program's: a PAUSE chunk says how long it
          * was, so that the reader can take it out (its own small write is not in it). */
-        uint64_t from = hkrt_ticks();
         if (g.ring) {
             /* The ring starts over: nothing is written until a snapshot. */
             if (t->held_pos == t->buf_end)
                 t->ring_laps++;
             t->held_pos = t->buf;
-        } else if (!hkrt_hand_over(t, from)) {
-            /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the file
-             * must not keep growing by a PAUSE chunk per buffer. */
-            uint64_t wrote = hkrt_write_events(t, t->held_pos);
-            t->held_pos = t->buf;
-            if (wrote != 0 && hkrt_file_ok()) {
-                struct hkt_pause pause = {from, hkrt_ticks()};
-                hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+        } else {
+            uint64_t from = hkrt_ticks();
+            if (!hkrt_hand_over(t, from)) {
+                /* Only after records were written: past HOOKCC_MAX_BYTES, where none are, the
+                 * file must not keep growing by a PAUSE chunk per buffer. */
+                uint64_t wrote = hkrt_write_events(t, t->held_pos);
+                t->held_pos = t->buf;
+                if (wrote != 0 && hkrt_file_ok()) {
+                    struct hkt_pause pause = {from, hkrt_ticks()};
+                    hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+                }
             }
         }
     } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
