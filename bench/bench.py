@@ -636,6 +636,18 @@ def read_hktrace_header(path: Path) -> Optional[dict]:
     return {"records": records, "lost": lost, "complete": bool(flags & 1)}
 
 
+def hktrace_pairs(d: Path) -> Optional[int]:
+    """Call pairs in the native trace a run left in d (its header's records / 2)."""
+    hdr = next((read_hktrace_header(t) for t in sorted(d.glob("*.hktrace"))), None)
+    return hdr["records"] // 2 if hdr else None
+
+
+def uftrace_pairs(d: Path) -> int:
+    """Call pairs uftrace recorded in d/uftrace.data: 16 bytes a record in each task's .dat
+    file, an entry and an exit a call with --no-libcall."""
+    return sum(f.stat().st_size for f in (d / "uftrace.data").glob("*.dat")) // 32
+
+
 def default_tmpdir() -> Optional[str]:
     """/dev/shm when it has room: traces of hundreds of MB per run written to a disk-backed
     /tmp pile up as dirty pages, and the kernel's writeback and throttling then land on
@@ -1171,11 +1183,9 @@ class Bench:
         bytes each in its *.dat files, an entry and an exit a call with --no-libcall); XRay's
         calls counted by llvm-xray account."""
         if v.key.startswith("native"):
-            hdr = next((read_hktrace_header(t) for t in d.glob("*.hktrace")), None)
-            return hdr["records"] / 2 if hdr else None
+            return hktrace_pairs(d)
         if v.key == "uftrace":
-            dat = sum(f.stat().st_size for f in (d / "uftrace.data").glob("*.dat"))
-            return dat / 32 if dat else None
+            return uftrace_pairs(d)
         xray = shutil.which("llvm-xray-19") or shutil.which("llvm-xray")
         logs = sorted(d.glob("xray-log.*"))
         if v.key == "xray-fdr" and xray and logs:

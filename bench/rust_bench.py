@@ -55,11 +55,12 @@ from bench import (  # noqa: E402  (bench.py is the shared toolbox of the benchm
     default_tmpdir,
     ensure_hookcc,
     first_lines,
+    hktrace_pairs,
     log,
     median,
-    read_hktrace_header,
     run_measured,
     tool_version,
+    uftrace_pairs,
 )
 import bench as _bench  # noqa: E402
 
@@ -177,14 +178,13 @@ def callgrind_ir(v: Variant, n: int, work: Path) -> tuple:
 def recorded_pairs(v: Variant, d: Path) -> int | None:
     """Entry/exit pairs the variant's tracer wrote in directory d, or None if it writes none."""
     if v.key == "native":
-        header = read_hktrace_header(d / "trace.hktrace")
-        return header["records"] // 2 if header else None
+        return hktrace_pairs(d)
     if v.key == "logger":  # 16-byte records, no header
         return sum(f.stat().st_size for f in d.glob("*.hklog")) // 32
     if v.key == "xray":  # basic mode: a 32-byte file header, then 32 bytes per entry or exit
         return sum(f.stat().st_size - 32 for f in d.glob("xray-log.*")) // 64
-    if v.key == "uftrace":  # 16 bytes per entry or exit in each task's .dat file
-        return sum(f.stat().st_size for f in d.glob("uftrace.data/*.dat")) // 32
+    if v.key == "uftrace":
+        return uftrace_pairs(d)
     return None
 
 
