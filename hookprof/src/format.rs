@@ -1,4 +1,4 @@
-//! The `.hktrace` format, versions 1 to 4: a reader that never panics and a [`Writer`].
+//! The `.hktrace` format, versions 1 to 5: a reader that never panics and a [`Writer`].
 //!
 //! The layout is defined once here for the Rust side and once in
 //! `runtime/src/trace_format.h` for the C side; `docs/trace-format.md` is the contract
@@ -15,8 +15,11 @@ use std::path::{Path, PathBuf};
 
 /// The bytes every trace starts with.
 pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
-/// The format version the runtime writes, and the [`Writer`]'s default.
-pub const VERSION: u16 = 4;
+/// The newest format version: the runtime writes 4 for a trace, 5 for a call-path profile
+/// (`HOOKCC_MODE=profile`); the [`Writer`]'s default is 4.
+pub const VERSION: u16 = 5;
+/// The version of a trace (records), what [`Header::new`] writes.
+pub const TRACE_VERSION: u16 = 4;
 /// The oldest version this reader understands (it reads every one up to [`VERSION`]).
 pub const MIN_VERSION: u16 = 1;
 /// Size of the fixed header (every version).
@@ -58,6 +61,8 @@ pub mod chunk_type {
     pub const PACKED: u32 = 11;
     /// HOOKCC_MODE=ring: a window of a thread's ring starts here.
     pub const RING: u32 = 12;
+    /// Version 5, HOOKCC_MODE=profile: a thread's calling-context tree ([`crate::cct`]).
+    pub const PROFILE: u32 = 13;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -239,7 +244,7 @@ impl Header {
         Header {
             endian,
             pointer_size: 8,
-            version: VERSION,
+            version: TRACE_VERSION,
             header_size: HEADER_SIZE,
             ticks_per_second: 0,
             pid: 0,
@@ -401,6 +406,8 @@ pub enum FormatErrorKind {
     PackedStreamLength { stream: u32, length: u32 },
     #[error("PACKED record {index}: {what}")]
     BadPacked { index: u32, what: &'static str },
+    #[error("PROFILE chunk: {what}")]
+    BadProfile { what: &'static str },
 }
 
 /// What a file with another magic is, and the command that reads it.
@@ -442,6 +449,7 @@ impl fmt::Display for ChunkName {
             chunk_type::PAUSE => f.write_str("PAUSE"),
             chunk_type::PACKED => f.write_str("PACKED"),
             chunk_type::RING => f.write_str("RING"),
+            chunk_type::PROFILE => f.write_str("PROFILE"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -971,6 +979,9 @@ pub enum Chunk<'a> {
     Ring {
         dropped: u64,
     },
+    /// A thread's calling-context tree (HOOKCC_MODE=profile), everything since the thread
+    /// began: a later one of the same thread replaces it.
+    Profile(Box<crate::cct::CallTree>),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1368,6 +1379,16 @@ fn decode_payload<'a>(
         chunk_type::RING => {
             need(8)?;
             Chunk::Ring { dropped: u64_at(0) }
+        }
+        chunk_type::PROFILE => {
+            need(crate::cct::FIXED_SIZE as u32)?;
+            let u32_at = |at: usize| payload.u32(at).unwrap_or(0);
+            let fixed = (
+                [u64_at(0), u64_at(8), u64_at(16), u64_at(24)],
+                [u32_at(32), u32_at(36), u32_at(40), u32_at(44)],
+            );
+            let stream = &payload.data[crate::cct::FIXED_SIZE..];
+            Chunk::Profile(Box::new(crate::cct::CallTree::decode(fixed, stream, mask)?))
         }
         chunk_type::CHECK => {
             if length != 8 {

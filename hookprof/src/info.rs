@@ -131,6 +131,17 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if s.profile_chunks > 0 {
+        line(
+            "profile",
+            format!(
+                "HOOKCC_MODE=profile: {} call paths in {} PROFILE chunks (a thread's last one \
+                 counts), the records folded into them counted above; views of calls in time \
+                 order need a trace",
+                s.profile_nodes, s.profile_chunks
+            ),
+        );
+    }
     if s.closed_by_longjmp() > 0 {
         line("closed by longjmp", s.closed_by_longjmp().to_string());
     }
@@ -195,6 +206,12 @@ fn size_line(path: &Path, s: &TraceSummary) -> Option<String> {
         return Some(format!("{file} bytes"));
     }
     let pairs = s.records as f64 / 2.0;
+    if s.profile_chunks > 0 {
+        return Some(format!(
+            "{file} bytes: {:.2} bytes per call pair folded (a profile does not grow with the run)",
+            file as f64 / pairs
+        ));
+    }
     Some(format!(
         "{file} bytes: {:.2} bytes per call pair ({:.2} in the chunks that hold the records)",
         file as f64 / pairs,

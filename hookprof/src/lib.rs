@@ -20,6 +20,7 @@
 //! the `hookprof` binary does.
 
 pub mod callgraph;
+pub mod cct;
 pub mod format;
 pub mod fuzz;
 pub mod gprof;

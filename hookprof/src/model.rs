@@ -10,7 +10,9 @@ use std::collections::HashMap as StdHashMap;
 pub type HashMap<K, V> = StdHashMap<K, V, rustc_hash::FxBuildHasher>;
 
 use crate::format::{FormatError, Trace};
-use crate::replay::{replay, replay_bytes, CloseReason, Frame, ReplayVisitor, TraceSummary};
+use crate::replay::{
+    replay, replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
+};
 
 /// Numbers distinct `u64` keys 0, 1, 2, … in the order they are first seen, so that what
 /// is kept per key can live in a `Vec` indexed by its number instead of in a hash map. The
@@ -423,15 +425,15 @@ impl ThreadTables {
     /// Counts a frame closed by an outer exit or at the end of its thread.
     #[cold]
     #[inline(never)]
-    fn unwound(&mut self, function: u32, reason: CloseReason) {
+    fn unwound(&mut self, function: u32, reason: CloseReason, count: u64) {
         let function = function as usize;
         if function >= self.unwound.len() {
             self.unwound.resize(function + 1, (0, 0));
         }
         match reason {
             CloseReason::Exit => {}
-            CloseReason::UnwoundByOuterExit => self.unwound[function].0 += 1,
-            CloseReason::EndOfThread => self.unwound[function].1 += 1,
+            CloseReason::UnwoundByOuterExit => self.unwound[function].0 += count,
+            CloseReason::EndOfThread => self.unwound[function].1 += count,
         }
     }
 
@@ -563,12 +565,62 @@ impl ReplayVisitor for ProfileBuilder {
         }
 
         if reason != CloseReason::Exit {
-            tables.unwound(frame.function, reason);
+            tables.unwound(frame.function, reason, 1);
         }
     }
 
     fn unmatched_exit(&mut self, tid: u64, _time: u64, address: u64, _stack: &[Frame]) {
         self.activate(tid);
         *self.active.unmatched_exits.entry(address).or_default() += 1;
+    }
+
+    fn unmatched_exits(&mut self, tid: u64, _time: u64, address: u64, count: u64) {
+        self.activate(tid);
+        *self.active.unmatched_exits.entry(address).or_default() += count;
+    }
+
+    /// A call path of a profile: what [`Self::exit`] adds for one frame, for all of them.
+    fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {
+        let Some((frame, callers)) = stack.split_last() else {
+            return;
+        };
+        if calls.calls == 0 {
+            return;
+        }
+        self.activate(tid);
+        let tables = &mut self.active;
+        let line = tables.line(frame.function);
+        line.address = frame.address;
+        if line.calls == 0 {
+            line.min_ticks = calls.min;
+            line.max_ticks = calls.max;
+        } else {
+            line.min_ticks = line.min_ticks.min(calls.min);
+            line.max_ticks = line.max_ticks.max(calls.max);
+        }
+        line.calls += calls.calls;
+        line.call_ticks_sum = line.call_ticks_sum.saturating_add(calls.ticks);
+        line.exclusive_ticks = line.exclusive_ticks.saturating_add(calls.exclusive);
+        if frame.outermost {
+            line.inclusive_ticks = line.inclusive_ticks.saturating_add(calls.ticks);
+        }
+        let parent = callers.last();
+        let caller = parent.map_or(0, |c| c.function + 1);
+        let arc = tables.arc(caller, frame.function, || Arc {
+            caller: parent.map(|c| c.address),
+            callee: frame.address,
+        });
+        let stats = &mut tables.arcs[arc as usize];
+        stats.calls += calls.calls;
+        stats.exclusive_ticks = stats.exclusive_ticks.saturating_add(calls.exclusive);
+        if frame.outermost {
+            stats.inclusive_ticks = stats.inclusive_ticks.saturating_add(calls.ticks);
+        }
+        if calls.unwound != 0 {
+            tables.unwound(frame.function, CloseReason::UnwoundByOuterExit, calls.unwound);
+        }
+        if calls.closed_at_end != 0 {
+            tables.unwound(frame.function, CloseReason::EndOfThread, calls.closed_at_end);
+        }
     }
 }

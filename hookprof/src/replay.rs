@@ -31,6 +31,7 @@
 //! timestamps are moved back by the hooks' time so far before anything else sees them
 //! ([`Compensator`]), so every report and view shows the same compensated times.
 
+use crate::cct::CallTree;
 use crate::model::{DenseIds, HashMap};
 use std::path::PathBuf;
 
@@ -173,6 +174,35 @@ pub trait ReplayVisitor {
     fn enter(&mut self, _tid: u64, _stack: &[Frame]) {}
     fn exit(&mut self, _tid: u64, _time: u64, _reason: CloseReason, _stack: &[Frame]) {}
     fn unmatched_exit(&mut self, _tid: u64, _time: u64, _address: u64, _stack: &[Frame]) {}
+    /// `count` exits of `address` that matched no frame, at the end of a calling-context
+    /// tree's thread (by default [`Self::unmatched_exit`] once each, up to 2^20).
+    fn unmatched_exits(&mut self, tid: u64, time: u64, address: u64, count: u64) {
+        for _ in 0..count.min(1 << 20) {
+            self.unmatched_exit(tid, time, address, &[]);
+        }
+    }
+    /// Calls of one call path, summed (a PROFILE chunk's node, `HOOKCC_MODE=profile`):
+    /// `stack` is the path, outermost first, its last frame the function called; the frames'
+    /// `entry_time` and `child_ticks` are 0. Times are compensated as a trace's are.
+    fn aggregate(&mut self, _tid: u64, _stack: &[Frame], _calls: &Aggregate) {}
+}
+
+/// The calls of one call path of a calling-context tree ([`ReplayVisitor::aggregate`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Aggregate {
+    /// Frames closed: by their exit, an outer exit or a longjmp, or at the thread's end.
+    pub calls: u64,
+    /// Sum of their durations.
+    pub ticks: u64,
+    /// Sum of their durations less their direct callees'.
+    pub exclusive: u64,
+    /// Shortest and longest duration.
+    pub min: u64,
+    pub max: u64,
+    /// Of the calls, frames closed by an outer exit or a longjmp ([`CloseReason::UnwoundByOuterExit`]).
+    pub unwound: u64,
+    /// Of the calls, frames still open at the thread's end ([`CloseReason::EndOfThread`]).
+    pub closed_at_end: u64,
 }
 
 /// A visitor that does nothing: replay only for the counts in [`TraceSummary`].
@@ -275,6 +305,10 @@ pub struct TraceSummary {
     /// PAUSE chunks (a hook writing its thread's full buffer) and their total ticks.
     pub pauses: u64,
     pub pause_ticks: u64,
+    /// HOOKCC_MODE=profile: PROFILE chunks read (a later one of a thread replaces its earlier
+    /// ones), and the call paths of the ones used.
+    pub profile_chunks: u64,
+    pub profile_nodes: u64,
 }
 
 impl TraceSummary {
@@ -303,6 +337,8 @@ impl TraceSummary {
             compensated: false,
             pauses: 0,
             pause_ticks: 0,
+            profile_chunks: 0,
+            profile_nodes: 0,
         }
     }
 
@@ -428,6 +464,8 @@ struct ThreadState {
     windowed: bool,
     /// Hook-overhead compensation of this thread's times, if on.
     compensator: Option<Compensator>,
+    /// The thread's calling-context tree (its last PROFILE chunk), replayed at its end.
+    tree: Option<Box<CallTree>>,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
     #[cfg(test)]
     searched: u64,
@@ -448,6 +486,7 @@ impl ThreadState {
             resync_pending: false,
             windowed: false,
             compensator: overhead.map(Compensator::new),
+            tree: None,
             #[cfg(test)]
             searched: 0,
         }
@@ -714,11 +753,209 @@ impl ThreadState {
         }
     }
 
+    /// Replays the thread's calling-context tree (HOOKCC_MODE=profile): every call path with
+    /// calls goes to the visitor as an [`Aggregate`], depth first; the frames still open when
+    /// the tree was written are closed at the thread's end, as [`Self::finish`] closes a
+    /// trace's, and exits that matched no frame are unmatched exits. Compensation subtracts
+    /// what the trace's would (without its per-gap clamping): `self_ticks` per call and a
+    /// whole pair per call made inside it, the exclusive time `self_ticks` per call and
+    /// `child_ticks` per direct callee.
+    fn calling_context_tree<V: ReplayVisitor>(
+        &mut self,
+        tree: &CallTree,
+        end: Option<u64>,
+        ids: &mut DenseIds,
+        visitor: &mut V,
+    ) {
+        const NONE: u32 = u32::MAX;
+        let tid = self.summary.tid;
+        let n = tree.nodes.len();
+        let (self_t, child_t) = self
+            .compensator
+            .map_or((0, 0), |c| (c.overhead.self_ticks, c.overhead.child_ticks));
+        let pair = self_t.saturating_add(child_t);
+        // Share `part / of` of `total`, rounded down.
+        let share = |total: u64, part: u64, of: u64| -> u64 {
+            if of == 0 {
+                0
+            } else {
+                (u128::from(total) * u128::from(part) / u128::from(of)) as u64
+            }
+        };
+        // The open frames form one path: at most one per node.
+        let mut open_at = vec![NONE; n];
+        for (j, f) in tree.open.iter().enumerate() {
+            open_at[f.node as usize] = j as u32;
+        }
+        let own = |i: usize| tree.nodes[i].calls + u64::from(open_at[i] != NONE);
+        // Calls in each subtree, and each node's direct callees' calls (a parent comes
+        // before its children, so one backward pass sums them).
+        let mut subtree = vec![0u64; n];
+        let mut callees = vec![0u64; n];
+        let mut first_child = vec![NONE; n];
+        let mut next_sibling = vec![NONE; n];
+        let mut roots = Vec::new();
+        for i in (0..n).rev() {
+            subtree[i] = subtree[i].saturating_add(own(i));
+            match tree.nodes[i].parent {
+                Some(p) => {
+                    let p = p as usize;
+                    subtree[p] = subtree[p].saturating_add(subtree[i]);
+                    callees[p] = callees[p].saturating_add(own(i));
+                    next_sibling[i] = first_child[p];
+                    first_child[p] = i as u32;
+                }
+                None => roots.push(i as u32),
+            }
+        }
+        roots.reverse();
+        // Raw durations of the open frames, closed at the thread's end.
+        let last = tree.last_tick;
+        let end = self
+            .summary
+            .end_time
+            .or(end)
+            .filter(|&e| e >= last)
+            .unwrap_or(last);
+        let open_ticks: Vec<u64> = tree
+            .open
+            .iter()
+            .map(|f| end.saturating_sub(f.entry))
+            .collect();
+
+        let total_calls: u64 = subtree.iter().zip(&tree.nodes).map(|(_, n)| n.calls).sum();
+        let first = tree.first_tick;
+        let shifted_last = last
+            .saturating_sub(total_calls.saturating_mul(pair))
+            .max(first);
+        self.summary.first_time = Some(self.summary.first_time.map_or(first, |t| t.min(first)));
+        self.summary.last_time = Some(self.summary.last_time.map_or(shifted_last, |t| t.max(shifted_last)));
+        self.summary.records = self.summary.records.saturating_add(tree.records);
+
+        let mut path: Vec<Frame> = Vec::new();
+        let mut on_path: Vec<u32> = Vec::new();
+        for &root in &roots {
+            let mut next = root;
+            'tree: loop {
+                let i = next as usize;
+                let node = tree.nodes[i];
+                let function = ids.id(node.address);
+                let index = function as usize;
+                if index >= self.open.len() {
+                    self.open.resize(index + 1, 0);
+                }
+                let outermost = self.open[index] == 0;
+                self.open[index] += 1;
+                path.push(Frame {
+                    address: node.address,
+                    function,
+                    entry_time: 0,
+                    child_ticks: 0,
+                    outermost,
+                });
+                on_path.push(next);
+                self.summary.max_depth = self.summary.max_depth.max(path.len() as u64);
+
+                let all = own(i);
+                let inside = subtree[i] - all;
+                let inside_closed = share(inside, node.calls, all);
+                let callees_closed = share(callees[i], node.calls, all);
+                if node.calls > 0 {
+                    let ticks = node.ticks.saturating_sub(
+                        node.calls
+                            .saturating_mul(self_t)
+                            .saturating_add(inside_closed.saturating_mul(pair)),
+                    );
+                    let exclusive = node
+                        .exclusive
+                        .saturating_sub(
+                            node.calls
+                                .saturating_mul(self_t)
+                                .saturating_add(callees_closed.saturating_mul(child_t)),
+                        )
+                        .min(ticks);
+                    let per_call =
+                        self_t.saturating_add((inside_closed / node.calls).saturating_mul(pair));
+                    let average = ticks / node.calls;
+                    visitor.aggregate(
+                        tid,
+                        &path,
+                        &Aggregate {
+                            calls: node.calls,
+                            ticks,
+                            exclusive,
+                            min: node.min.saturating_sub(per_call).min(average),
+                            max: node.max.saturating_sub(per_call).max(average),
+                            unwound: node.unwound,
+                            closed_at_end: 0,
+                        },
+                    );
+                    self.summary.entries += node.calls;
+                    self.summary.exits += node.calls - node.unwound;
+                    self.summary.unmatched_entries += node.unwound - node.longjmp;
+                    self.summary.closed_by_longjmp += node.longjmp;
+                }
+                if let Some(&j) = open_at.get(i).filter(|&&j| j != NONE) {
+                    let j = j as usize;
+                    let raw = open_ticks[j];
+                    let above = open_ticks.get(j + 1).copied().unwrap_or(0);
+                    let exclusive_raw = raw.saturating_sub(tree.open[j].child).saturating_sub(above);
+                    let ticks = raw.saturating_sub(
+                        self_t.saturating_add((inside - inside_closed).saturating_mul(pair)),
+                    );
+                    let exclusive = exclusive_raw
+                        .saturating_sub(self_t.saturating_add(
+                            (callees[i] - callees_closed).saturating_mul(child_t),
+                        ))
+                        .min(ticks);
+                    visitor.aggregate(
+                        tid,
+                        &path,
+                        &Aggregate {
+                            calls: 1,
+                            ticks,
+                            exclusive,
+                            min: ticks,
+                            max: ticks,
+                            unwound: 0,
+                            closed_at_end: 1,
+                        },
+                    );
+                    self.summary.entries += 1;
+                    self.summary.closed_at_end += 1;
+                }
+
+                if first_child[i] != NONE {
+                    next = first_child[i];
+                    continue;
+                }
+                loop {
+                    let (Some(done), Some(frame)) = (on_path.pop(), path.pop()) else {
+                        break 'tree;
+                    };
+                    self.open[frame.function as usize] -= 1;
+                    if next_sibling[done as usize] != NONE {
+                        next = next_sibling[done as usize];
+                        continue 'tree;
+                    }
+                }
+            }
+        }
+        for &(address, count) in &tree.unmatched {
+            self.summary.unmatched_exits += count;
+            self.summary.exits += count;
+            visitor.unmatched_exits(tid, shifted_last, address, count);
+        }
+    }
+
     /// Closes the frames still open: when the thread ended, if it did on its own (its END
     /// chunk: it called `pthread_exit` inside them), else at `end`, when the trace was
     /// finished (the CLOCK chunk's last tick): a program that called `exit()` inside them ran
     /// until then.
-    fn finish<V: ReplayVisitor>(&mut self, end: Option<u64>, visitor: &mut V) {
+    fn finish<V: ReplayVisitor>(&mut self, end: Option<u64>, ids: &mut DenseIds, visitor: &mut V) {
+        if let Some(tree) = self.tree.take() {
+            self.calling_context_tree(&tree, end, ids, visitor);
+        }
         let last = self.summary.last_time.unwrap_or(0);
         let end = self
             .summary
@@ -941,6 +1178,11 @@ fn replay_with<V: ReplayVisitor>(
                     c.pause = c.pause.saturating_add(to.saturating_sub(from));
                 }
             }
+            Chunk::Profile(tree) => {
+                summary.profile_chunks += 1;
+                // Everything since the thread began: the last one of the thread is the one.
+                get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+            }
             Chunk::Check(_) | Chunk::Overhead(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
@@ -952,7 +1194,12 @@ fn replay_with<V: ReplayVisitor>(
     states.sort_by_key(|s| (s.summary.sequence.unwrap_or(u64::MAX), s.order));
     let end = summary.clock.as_ref().map(|c| c.last_tick);
     for state in &mut states {
-        state.finish(end, visitor);
+        if let Some(tree) = &state.tree {
+            summary.profile_nodes += tree.nodes.len() as u64;
+            summary.records = summary.records.saturating_add(tree.records);
+        }
+        let ids = function_ids.entry(state.summary.tid).or_default();
+        state.finish(end, ids, visitor);
     }
     summary.threads = states.into_iter().map(|s| s.summary).collect();
     Ok(summary)

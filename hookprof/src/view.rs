@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::format::{Chunk, FormatError, Trace};
 use crate::model::HashMap;
-use crate::replay::{replay_bytes, CloseReason, Frame, ReplayVisitor, TraceSummary};
+use crate::replay::{replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary};
 use crate::symbols::{hex_name, Resolve, Symbolizer};
 use crate::{profile_warnings, Error, TraceFile};
 
@@ -188,6 +188,14 @@ pub trait View {
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names);
     /// The last frame of `stack` closes at `time` (the frame is still on the stack).
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names);
+    /// The summed calls of one call path of a profile (`HOOKCC_MODE=profile`): `stack` is
+    /// the path (its frames' times are 0). Only views that do not need calls in time order
+    /// take them.
+    fn aggregate(&mut self, _tid: u64, _stack: &[ViewFrame], _calls: &Aggregate, _names: &Names) {
+    }
+    /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
+    /// profile, which has only sums per call path, is refused.
+    const IN_TIME_ORDER: bool = false;
 }
 
 /// A streamed view's output: formatted into `buf` (much cheaper than through a `dyn Write`
@@ -378,6 +386,9 @@ pub struct TraceInfo {
     /// Records in the EVENTS chunks (each is one [`View`] event at most): what a progress
     /// report counts towards.
     pub records: u64,
+    /// PROFILE chunks (HOOKCC_MODE=profile): the file is a call-path profile, which views
+    /// of calls in time order cannot show.
+    pub profiles: u64,
 }
 
 impl TraceInfo {
@@ -399,6 +410,7 @@ impl TraceInfo {
         let mut threads: Vec<ThreadInfo> = Vec::new();
         let mut base: Option<u64> = None;
         let mut records = 0u64;
+        let mut profiles = 0u64;
         for chunk in trace.chunks() {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
@@ -446,6 +458,11 @@ impl TraceInfo {
                     }
                 }
                 Chunk::Clock(clock) => summary.clock = Some(clock),
+                Chunk::Profile(tree) => {
+                    open_thread(&mut threads, chunk.thread);
+                    profiles += 1;
+                    base = Some(base.map_or(tree.first_tick, |b| b.min(tree.first_tick)));
+                }
                 Chunk::Lost { .. }
                 | Chunk::End { .. }
                 | Chunk::Check(_)
@@ -465,6 +482,7 @@ impl TraceInfo {
                 ticks_per_second,
             },
             records,
+            profiles,
         })
     }
 
@@ -689,6 +707,30 @@ impl<V: View> Viewer<'_, V> {
 }
 
 impl<V: View> ReplayVisitor for Viewer<'_, V> {
+    fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {
+        let t = self.thread_index(tid);
+        if !self.threads[t].shown || stack.len() > self.depth || calls.calls == 0 {
+            return;
+        }
+        if calls.ticks / calls.calls < self.min_ticks {
+            return;
+        }
+        let mut frames = Vec::with_capacity(stack.len());
+        let mut matching = self.filter.functions.is_empty();
+        for frame in stack {
+            let function = self.function(t, frame);
+            let flags = self.flags[function as usize];
+            if flags & EXCLUDED != 0 {
+                return;
+            }
+            matching |= flags & MATCHES != 0;
+            frames.push(ViewFrame::new(frame, function));
+        }
+        if matching {
+            self.view.aggregate(tid, &frames, calls, &self.names);
+        }
+    }
+
     fn enter(&mut self, tid: u64, stack: &[Frame]) {
         self.count_record();
         let Some(frame) = stack.last() else { return };
@@ -890,6 +932,15 @@ impl Prepared {
         view: V,
         filter: &Filter,
     ) -> Result<(V, Names, Vec<String>), Error> {
+        if V::IN_TIME_ORDER && self.info.profiles > 0 {
+            return Err(Error::Unsupported {
+                path: self.trace.path().to_path_buf(),
+                message: "a call-path profile (HOOKCC_MODE=profile) has sums per call path, \
+                          not calls in time order: this view needs a trace (HOOKCC_MODE=trace \
+                          or ring); report, flame, callgrind, gmon and diff read a profile"
+                    .to_string(),
+            });
+        }
         let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
             .with_progress(self.progress.clone());
         let summary =

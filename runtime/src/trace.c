@@ -105,6 +105,7 @@
 #include "clock.h"
 #include "trace_format.h"
 #include "trace_pack.h"
+#include "trace_cct.h"
 #include "message.h"
 
 #ifndef PATH_MAX
@@ -133,6 +134,8 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 /* Names tried when the output path is taken: an exec chain takes one per image (each image
  * finds its earlier images' files, of the same pid), so this is never the limit in practice. */
 #define HKRT_MAX_NAME_TRIES 100000
+/* Call paths a thread's tree holds under HOOKCC_MODE=profile (64 bytes each, mapped as used). */
+#define HKRT_DEFAULT_PROFILE_NODES (1u << 22)
 #define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
@@ -193,6 +196,11 @@ struct hkrt_thread {
     /* HOOKCC_MODE=ring: a full buffer starts over instead of being written ("The ring"). */
     uint64_t ring_laps;      /* times the buffer started over since the last snapshot */
     struct hkt_record *ring_mark; /* where the last snapshot ended (NULL: none yet) */
+    /* HOOKCC_MODE=profile: the thread's calling-context tree ("The profile"), and how far the
+     * current buffer is folded into it (NULL: not at all). */
+    struct hkt_cct cct;
+    struct hkt_record *fold_mark;
+    uint64_t handed_skip; /* records at the start of handed_buf folded already */
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;
@@ -259,6 +267,8 @@ static struct {
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
     int ring;           /* HOOKCC_MODE=ring: nothing is written until a snapshot */
+    int profile;        /* HOOKCC_MODE=profile: records are folded into call-path trees */
+    uint32_t profile_nodes; /* HOOKCC_PROFILE_NODES: call paths a thread's tree holds */
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
     int writer_tid;     /* atomic */
@@ -674,10 +684,17 @@ static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t);
 
 static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_record *upto);
 
+static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record *upto);
+static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n);
+static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause);
+static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t);
+
 static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
     if (g.ring)
         return hkrt_ring_window(t, upto);
+    if (g.profile)
+        return hkrt_fold_upto(t, upto);
     uint64_t n = (uint64_t)(upto - t->buf);
     if (n == 0)
         return 0;
@@ -699,6 +716,8 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
 {
     const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
     uint64_t written = 0;
+    if (g.profile)
+        return hkrt_fold(t, r, n);
     if (!hkrt_file_ok()) {
         hkrt_count_lost(t, n);
         return 0;
@@ -770,10 +789,14 @@ static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT
 /* Last flush of a thread: its records up to `upto`, then LOST (if any), END if the thread is
  * ending (`ended`: at thread exit, not when the process finishes), and THREAD. The caller
  * holds t->busy. */
+static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t);
+
 static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
                                              int ended)
 {
     hkrt_write_events(t, upto);
+    if (g.profile && hkrt_wait_handed(t))
+        hkrt_write_profile(t);
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
     t->final_written = 1;
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
@@ -892,8 +915,22 @@ static HKRT_FN void hkrt_read_options(void)
                 p2 <<= 1;
             g.buffer_records = (uint32_t)p2;
         }
+    } else if (v != NULL && strcmp(v, "profile") == 0) {
+        /* Each thread's records are folded into its calling-context tree (by the writer, as
+         * it would pack them), which is written instead of them ("The profile"). */
+        g.profile = 1;
+        g.raw_records = 0;
     } else if (v != NULL && strcmp(v, "trace") != 0) {
-        hkrt_warn("ignoring HOOKCC_MODE, neither trace nor ring:", v, 0);
+        hkrt_warn("ignoring HOOKCC_MODE, not trace, ring or profile:", v, 0);
+    }
+    g.profile_nodes = HKRT_DEFAULT_PROFILE_NODES;
+    v = hkrt_getenv("HOOKCC_PROFILE_NODES");
+    if (v != NULL && g.profile) {
+        uint64_t n;
+        if (!hkrt_parse_u64(v, &n) || n == 0 || n > HKT_CCT_NONE - 1)
+            hkrt_warn("ignoring HOOKCC_PROFILE_NODES, not a number of call paths:", v, 0);
+        else
+            g.profile_nodes = (uint32_t)n;
     }
     v = hkrt_getenv("HOOKCC_WRITER");
     g.writer_wanted = !g.raw_records && !g.ring && (v == NULL || strcmp(v, "0") != 0);
@@ -1091,7 +1128,7 @@ static HKRT_FN void hkrt_open_file(void)
     h->endian = HKT_ENDIAN_LITTLE;
 #endif
     h->pointer_size = (uint8_t)sizeof(void *);
-    h->version = HKT_VERSION;
+    h->version = g.profile ? HKT_VERSION_PROFILE : HKT_VERSION;
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
@@ -1197,7 +1234,7 @@ static HKRT_FN void hkrt_start_locked(void)
         hkrt_install_fatal_handlers();
     }
     hkrt_open_file();
-    if (g.ring) {
+    if (g.ring || g.profile) {
         /* SIGUSR2 takes a snapshot, where the program leaves it at its default action. */
         struct sigaction old, sa;
         memset(&sa, 0, sizeof sa);
@@ -1424,6 +1461,7 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
         munmap(t->map, t->map_size);
         if (t->spare_map != NULL)
             munmap(t->spare_map, t->spare_map_size);
+        hkrt_cct_free(t);
     }
     t->map = t->spare_map = NULL;
     t->buf = t->buf_end = t->spare = NULL;
@@ -1480,8 +1518,11 @@ static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t)
 /* Writes what t handed over, then tells t. */
 static HKRT_FN void hkrt_write_handed(struct hkrt_thread *t)
 {
-    uint64_t wrote = hkrt_write_packed(t, t->handed_buf, t->handed_n);
-    if (wrote != 0 && hkrt_file_ok())
+    uint64_t wrote = hkrt_write_packed(t, t->handed_buf + t->handed_skip,
+                                       t->handed_n - t->handed_skip);
+    if (g.profile)
+        hkrt_profile_pause(t, &t->handed_pause);
+    else if (wrote != 0 && hkrt_file_ok())
         hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &t->handed_pause, sizeof t->handed_pause, NULL);
     __atomic_store_n(&t->handed, 0, __ATOMIC_RELEASE);
     /* t may be gone from here on (its thread exited): a wake on its old address is harmless. */
@@ -1557,6 +1598,11 @@ static HKRT_FN int hkrt_hand_over(struct hkrt_thread *t, uint64_t from)
     size_t full_map_size = t->map_size;
     t->handed_buf = full;
     t->handed_n = (uint64_t)(t->held_pos - full);
+    /* Under HOOKCC_MODE=profile a snapshot may have folded the buffer's first records. */
+    t->handed_skip = t->fold_mark != NULL && t->fold_mark >= full && t->fold_mark <= t->held_pos
+                         ? (uint64_t)(t->fold_mark - full)
+                         : 0;
+    t->fold_mark = NULL;
     t->buf = t->spare;
     t->buf_end = t->buf + g.buffer_records;
     t->map = t->spare_map;
@@ -1645,11 +1691,122 @@ static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_recor
     return written;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The profile (HOOKCC_MODE=profile)                                                        */
+/*
+ * Each thread's records are folded into its calling-context tree (trace_cct.h) where they
+ * would be packed: by the writer, from the buffer a hook handed over, or by the hook itself
+ * where there is no writer. Nothing is written until a snapshot (as for the ring: exit, a
+ * fatal signal, SIGUSR2, hookcc_trace_snapshot(), hookcc_trace_flush() for the calling thread,
+ * a thread's end), which folds the records since the last fold and writes the whole tree as a
+ * PROFILE chunk; a later one of the same thread replaces it. The time a thread spends handing
+ * its buffer over (the PAUSE of a trace) is taken out of its later records, as a reader takes
+ * a PAUSE out. The tree grows by mremap, up to HOOKCC_PROFILE_NODES call paths; records of
+ * paths beyond that are counted lost.
+ */
+
+static HKRT_FN void *hkrt_cct_grow(void *old, size_t old_bytes, size_t new_bytes)
+{
+    void *p = old == NULL ? mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                          : mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Unmaps t's tree and makes it empty. */
+static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
+{
+    struct hkt_cct *c = &t->cct;
+    if (c->nodes != NULL)
+        munmap(c->nodes, (size_t)c->cap_nodes * sizeof *c->nodes);
+    if (c->buckets != NULL)
+        munmap(c->buckets, (size_t)c->n_buckets * sizeof *c->buckets);
+    if (c->stack != NULL)
+        munmap(c->stack, (size_t)c->cap_depth * sizeof *c->stack);
+    if (c->unmatched != NULL)
+        munmap(c->unmatched, (size_t)c->cap_unmatched * sizeof *c->unmatched);
+    hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
+    t->fold_mark = NULL;
+}
+
+/* Folds n of t's records into its tree (hkrt_write_packed's place in this mode). */
+static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n)
+{
+    struct hkt_cct *c = &t->cct;
+    if (c->grow == NULL)
+        hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
+    uint64_t lost = c->lost;
+    hkt_cct_fold(c, r, (size_t)n);
+    lost = c->lost - lost;
+    hkrt_count_lost(t, lost);
+    __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
+    return n;
+}
+
+/* The thread's time handing its buffer over, taken out of its later records. */
+static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause)
+{
+    if (pause->to > pause->from)
+        t->cct.shift += pause->to - pause->from;
+}
+
+/* Folds t's records from where the last fold of this buffer ended up to `upto` (the caller
+ * holds t's busy flag or is t); the next fold of this buffer starts at `upto`. */
+static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    struct hkt_record *from = t->fold_mark;
+    if (from == NULL || from < t->buf || from > upto)
+        from = t->buf;
+    if (upto < t->buf || upto > t->buf_end || !hkrt_wait_handed(t))
+        return 0;
+    t->fold_mark = upto;
+    return hkrt_fold(t, from, (uint64_t)(upto - from));
+}
+
+/* Writes t's tree as a PROFILE chunk (with its CHECK chunk), if it has anything. */
+static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t)
+{
+    struct hkt_cct *c = &t->cct;
+    if (!c->started || !hkrt_file_ready() || !hkrt_file_ok())
+        return;
+    const size_t head = sizeof(struct hkt_chunk_header) + sizeof(struct hkt_profile);
+    size_t cap = head + hkt_cct_bound(c);
+    void *map = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return;
+    struct hkt_profile fixed;
+    size_t stream = hkt_cct_encode(c, t->sequence, &fixed, (uint8_t *)map + head);
+    struct hkt_chunk_header header = {HKT_CHUNK_PROFILE,
+                                      (uint32_t)(sizeof fixed + stream), t->tid};
+    memcpy(map, &header, sizeof header);
+    memcpy((char *)map + sizeof header, &fixed, sizeof fixed);
+    struct hkrt_check_chunk trailer;
+    hkrt_check_chunk(&trailer, t->tid, hkt_checksum(map, head + stream));
+    struct iovec iov[2] = {{map, head + stream}, {&trailer, sizeof trailer}};
+    if (hkrt_space_allows(head + stream + sizeof trailer)) {
+        uint64_t off = __atomic_fetch_add(&g.file_end, head + stream + sizeof trailer,
+                                          __ATOMIC_RELAXED);
+        hkrt_pwritev_all(iov, 2, off);
+    }
+    munmap(map, cap);
+}
+
+/* One thread's part of a snapshot: its ring's window, or its tree. */
+static HKRT_FN void hkrt_snapshot_thread(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    if (g.ring) {
+        hkrt_ring_window(t, upto);
+    } else if (hkrt_file_ready() && hkrt_wait_handed(t)) {
+        hkrt_fold_upto(t, upto);
+        hkrt_write_profile(t);
+    }
+}
+
 /* A snapshot of every thread's ring, the process going on. From a signal handler (`in_signal`:
  * SIGUSR2) the lock is taken with a bounded wait, and the snapshot is skipped if it cannot be. */
 static HKRT_FN void hkrt_ring_snapshot(int in_signal)
 {
-    if (!g.ring || __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_RUNNING)
+    if (!(g.ring || g.profile) || __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_RUNNING)
         return;
     struct hkrt_thread *self = &t_self;
     int mine = self->life == HKRT_THREAD_LIVE && hkrt_guard_enter(self);
@@ -1664,14 +1821,14 @@ static HKRT_FN void hkrt_ring_snapshot(int in_signal)
                 continue;
             if (t == self) {
                 if (mine)
-                    hkrt_ring_window(t, t->held_pos);
+                    hkrt_snapshot_thread(t, t->held_pos);
                 continue;
             }
             if (!hkrt_take_busy(t))
                 continue;
             struct hkt_record *upto = t->sig_redirect ? t->sig_saved_pos
                                                       : __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
-            hkrt_ring_window(t, upto);
+            hkrt_snapshot_thread(t, upto);
             __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
         }
         hkrt_unlock();
@@ -1816,10 +1973,12 @@ static HKRT_COLD void hkrt_record_slow(void *word)
                  * file must not keep growing by a PAUSE chunk per buffer. */
                 uint64_t wrote = hkrt_write_events(t, t->held_pos);
                 t->held_pos = t->buf;
-                if (wrote != 0 && hkrt_file_ok()) {
-                    struct hkt_pause pause = {from, hkrt_ticks()};
+                t->fold_mark = NULL;
+                struct hkt_pause pause = {from, hkrt_ticks()};
+                if (g.profile)
+                    hkrt_profile_pause(t, &pause);
+                else if (wrote != 0 && hkrt_file_ok())
                     hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
-                }
             }
         }
     } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
@@ -2343,6 +2502,7 @@ static HKRT_FN void hkrt_atfork_child(void)
             munmap(t->spare_map, t->spare_map_size);
         if (t->altstack != NULL)
             munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+        hkrt_cct_free(t);
     }
     g.threads = NULL;
     g.thread_seq = 0;
@@ -2357,6 +2517,7 @@ static HKRT_FN void hkrt_atfork_child(void)
         g.threads = me;
         me->sequence = ++g.thread_seq;
         me->pos = me->buf;
+        hkrt_cct_free(me); /* the parent's calls: the parent writes them */
         __atomic_store_n(&me->lost, 0, __ATOMIC_RELAXED);
         me->final_written = 0;
     }
@@ -2423,6 +2584,9 @@ HKRT_EXPORT void hookcc_trace_flush(void)
         !g.ring) {
         hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
+        t->fold_mark = NULL;
+        if (g.profile)
+            hkrt_write_profile(t); /* the calling thread's tree as it is now */
     }
     hkrt_guard_leave(t);
     errno = saved_errno;

@@ -21,6 +21,10 @@
  *      (16-byte records) may still appear (a thread whose packer could not be mapped).
  *      A new version because a reader that skipped PACKED chunks as unknown would show a
  *      trace without calls.
+ *   5  PROFILE chunks (13): HOOKCC_MODE=profile, a thread's calling-context tree
+ *      (trace_cct.h) instead of its records. Written only in that mode (a trace is still
+ *      version 4), for the same reason as 4: an older reader would show a profile without
+ *      calls.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -36,6 +40,7 @@
 #define HKT_MAGIC "HKTRACE" /* 8 bytes with its NUL */
 #define HKT_MAGIC_SIZE 8
 #define HKT_VERSION 4
+#define HKT_VERSION_PROFILE 5 /* a file of HOOKCC_MODE=profile */
 #define HKT_HEADER_SIZE 64
 
 /* header.endian */
@@ -66,6 +71,7 @@
 #define HKT_CHUNK_PAUSE 10   /* a thread's time inside the runtime writing its buffer */
 #define HKT_CHUNK_PACKED 11  /* version 4: records of one thread, packed (trace_pack.h) */
 #define HKT_CHUNK_RING 12    /* HOOKCC_MODE=ring: a window of a thread's ring starts here */
+#define HKT_CHUNK_PROFILE 13 /* version 5, HOOKCC_MODE=profile: a thread's call-path tree */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -189,6 +195,21 @@ struct hkt_ring {
                        * that the ring no longer held */
 };
 
+/* Fixed part of a PROFILE payload (version 5): a thread's calling-context tree as it was when
+ * written, everything since the thread began (a later PROFILE chunk of the same thread
+ * replaces it). The stream of stream_bytes bytes follows, zero-padded to 8 (trace_cct.h,
+ * docs/trace-format.md "PROFILE"). */
+struct hkt_profile {
+    uint64_t sequence;     /*  0: the thread's sequence number (its THREAD chunk's) */
+    uint64_t first_tick;   /*  8: time of the thread's first record */
+    uint64_t last_tick;    /* 16: time of its last record so far */
+    uint64_t records;      /* 24: records folded into the tree */
+    uint32_t nodes;        /* 32: call paths */
+    uint32_t open;         /* 36: frames open when written, outermost first */
+    uint32_t unmatched;    /* 40: addresses of exits that matched no frame */
+    uint32_t stream_bytes; /* 44 */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -216,6 +237,8 @@ _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes"
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
 _Static_assert(sizeof(struct hkt_ring) == 8, "hkt_ring is 8 bytes");
+_Static_assert(sizeof(struct hkt_profile) == 48, "hkt_profile is 48 bytes");
+_Static_assert(offsetof(struct hkt_profile, nodes) == 32, "hkt_profile.nodes");
 _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");

@@ -1,10 +1,19 @@
-/* pack_trace IN OUT: rewrites a trace's EVENTS chunks (16-byte records, what the runtime writes
- * under HOOKCC_PACK=0) as PACKED chunks, with the runtime's own encoder (trace_pack.h), and
- * copies every other chunk as it is. CHECK chunks are made anew after every chunk of a checked
- * file; the header does not change, so the CLOCK chunk's header checksum still holds.
+/* pack_trace [--profile] IN OUT: rewrites a trace's EVENTS chunks (16-byte records, what the
+ * runtime writes under HOOKCC_PACK=0) as PACKED chunks, with the runtime's own encoder
+ * (trace_pack.h), and copies every other chunk as it is. CHECK chunks are made anew after every
+ * chunk of a checked file; the header does not change, so the CLOCK chunk's header checksum
+ * still holds.
  *
- * A test tool: the same run's records, raw and packed, must give every report byte for byte
- * (tests/tests/trace_e2e.rs). Little-endian hosts only, reading traces of their own byte order.
+ * --profile folds each thread's records into its calling-context tree instead, with the
+ * runtime's own code (trace_cct.h), and writes the tree as a PROFILE chunk before the thread's
+ * THREAD chunk (or at the end), in a version 5 file: what HOOKCC_MODE=profile writes for the
+ * same records. PAUSE chunks are left out (the tool does not take them out of the times, as
+ * the runtime does, so that raw times stay those of the trace). The CLOCK chunk's checksum of
+ * the header is made anew for the new version number.
+ *
+ * A test tool: the same run's records, raw and packed (or folded), must give every report byte
+ * for byte (tests/tests/trace_e2e.rs). Little-endian hosts only, reading traces of their own
+ * byte order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +21,7 @@
 
 #include "trace_format.h"
 #include "trace_pack.h"
+#include "trace_cct.h"
 
 static FILE *out;
 static int checked;
@@ -39,12 +49,59 @@ static void chunk(uint32_t type, uint64_t thread, const void *payload, uint32_t 
     }
 }
 
+static void *grow(void *old, size_t old_bytes, size_t new_bytes)
+{
+    (void)old_bytes;
+    return realloc(old, new_bytes);
+}
+
+#define MAX_THREADS 256
+static struct {
+    uint64_t tid;
+    struct hkt_cct cct;
+    int written;
+} trees[MAX_THREADS];
+static unsigned n_trees;
+
+static struct hkt_cct *tree_of(uint64_t tid)
+{
+    for (unsigned i = 0; i < n_trees; i++)
+        if (trees[i].tid == tid && !trees[i].written)
+            return &trees[i].cct;
+    if (n_trees == MAX_THREADS) {
+        fprintf(stderr, "pack_trace: more than %d threads\n", MAX_THREADS);
+        exit(1);
+    }
+    trees[n_trees].tid = tid;
+    hkt_cct_init(&trees[n_trees].cct, grow, 1u << 24);
+    return &trees[n_trees++].cct;
+}
+
+/* The PROFILE chunk of every tree of `tid` (all if tid is 0) not written yet. */
+static void write_trees(uint64_t tid, uint64_t sequence)
+{
+    for (unsigned i = 0; i < n_trees; i++) {
+        if (trees[i].written || (tid != 0 && trees[i].tid != tid))
+            continue;
+        trees[i].written = 1;
+        struct hkt_cct *c = &trees[i].cct;
+        uint8_t *stream = malloc(sizeof(struct hkt_profile) + hkt_cct_bound(c));
+        struct hkt_profile fixed;
+        size_t len = hkt_cct_encode(c, sequence, &fixed, stream + sizeof fixed);
+        memcpy(stream, &fixed, sizeof fixed);
+        chunk(HKT_CHUNK_PROFILE, trees[i].tid, stream, (uint32_t)(sizeof fixed + len));
+        free(stream);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: pack_trace IN.hktrace OUT.hktrace\n");
+    int profile = argc == 4 && strcmp(argv[1], "--profile") == 0;
+    if (argc != 3 && !profile) {
+        fprintf(stderr, "usage: pack_trace [--profile] IN.hktrace OUT.hktrace\n");
         return 2;
     }
+    argv += profile;
     FILE *in = fopen(argv[1], "rb");
     if (in == NULL) {
         perror(argv[1]);
@@ -73,7 +130,13 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return 1;
     }
-    put(data, HKT_HEADER_SIZE);
+    struct hkt_header folded = header;
+    folded.version = HKT_VERSION_PROFILE;
+    if (profile) {
+        put(&folded, sizeof folded);
+    } else {
+        put(data, HKT_HEADER_SIZE);
+    }
 
     static struct hkt_packer packer;
     size_t cap = 1u << 20;
@@ -91,7 +154,25 @@ int main(int argc, char **argv)
             return 1;
         }
         const unsigned char *payload = data + at + 16;
-        if (h.type == HKT_CHUNK_EVENTS) {
+        if (profile && h.type == HKT_CHUNK_EVENTS) {
+            struct hkt_record *r = malloc(h.length + 1);
+            memcpy(r, payload, h.length);
+            hkt_cct_fold(tree_of(h.thread), r, h.length / sizeof *r);
+            free(r);
+        } else if (profile && h.type == HKT_CHUNK_PAUSE) {
+            /* left out: see above */
+        } else if (profile && h.type == HKT_CHUNK_CLOCK && h.length >= 32) {
+            unsigned char clock[64];
+            memcpy(clock, payload, h.length > 64 ? 64 : h.length);
+            uint64_t sum = hkt_checksum(&folded, sizeof folded);
+            memcpy(clock + 24, &sum, sizeof sum);
+            chunk(h.type, h.thread, clock, h.length);
+        } else if (profile && h.type == HKT_CHUNK_THREAD) {
+            uint64_t sequence;
+            memcpy(&sequence, payload, sizeof sequence);
+            write_trees(h.thread, sequence);
+            chunk(h.type, h.thread, payload, h.length);
+        } else if (h.type == HKT_CHUNK_EVENTS) {
             size_t n = h.length / sizeof(struct hkt_record);
             struct hkt_record *r = malloc(h.length + 1);
             memcpy(r, payload, h.length);
@@ -108,6 +189,8 @@ int main(int argc, char **argv)
         }
         at += 16 + (long)h.length;
     }
+    if (profile)
+        write_trees(0, 0);
     if (fclose(out) != 0) {
         perror(argv[2]);
         return 1;

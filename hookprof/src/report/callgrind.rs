@@ -16,6 +16,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::model::HashMap;
+use crate::replay::Aggregate;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
 /// Exclusive time per function and calls per caller→callee arc, in ticks.
@@ -140,6 +141,29 @@ fn one_line(text: &str) -> String {
 
 impl View for CallgrindProfile {
     fn enter(&mut self, _tid: u64, _stack: &mut [ViewFrame], _names: &Names) {}
+
+    fn aggregate(&mut self, _tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
+        let Some((frame, callers)) = stack.split_last() else {
+            return;
+        };
+        let f = frame.function as usize;
+        if self.exclusive.len() <= f {
+            self.exclusive.resize(f + 1, 0);
+            self.seen.resize(f + 1, false);
+        }
+        self.seen[f] = true;
+        self.exclusive[f] = self.exclusive[f].saturating_add(calls.exclusive);
+        if let Some(caller) = callers.last() {
+            let arc = self
+                .arcs
+                .entry((caller.function, frame.function))
+                .or_default();
+            arc.0 += calls.calls;
+            if caller.function != frame.function {
+                arc.1 = arc.1.saturating_add(calls.ticks);
+            }
+        }
+    }
 
     fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
         let Some((frame, callers)) = stack.split_last() else {

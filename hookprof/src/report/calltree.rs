@@ -99,6 +99,8 @@ impl<W: Write> CallTree<W> {
 }
 
 impl<W: Write> View for CallTree<W> {
+    const IN_TIME_ORDER: bool = true;
+
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
         if self.w.failed() {
             return;

@@ -16,6 +16,7 @@
 use std::io::{self, Write};
 
 use crate::model::HashMap;
+use crate::replay::Aggregate;
 use crate::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 
 /// No node: the parent of a stack's outermost frame (without per-thread roots).
@@ -253,6 +254,19 @@ impl View for FoldedStacks {
         };
         let node = self.node(parent, stack[len - 1].function);
         stack[len - 1].user = node;
+    }
+
+    fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
+        let mut node = self.thread_root(tid);
+        for (depth, frame) in stack.iter().enumerate() {
+            if depth == MAX_STACK_FRAMES {
+                node = self.node(node, DEEPER);
+                break;
+            }
+            node = self.node(node, frame.function);
+        }
+        let ticks = &mut self.ticks[node as usize];
+        *ticks = ticks.saturating_add(calls.exclusive);
     }
 
     #[inline]

@@ -55,6 +55,8 @@ fn convert(unit: Unit, ticks: u64) -> u64 {
 }
 
 impl View for CallDurations {
+    const IN_TIME_ORDER: bool = true;
+
     fn enter(&mut self, _tid: u64, _stack: &mut [ViewFrame], _names: &Names) {}
 
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {

@@ -227,6 +227,8 @@ impl<W: Write> Perfetto<W> {
 }
 
 impl<W: Write> View for Perfetto<W> {
+    const IN_TIME_ORDER: bool = true;
+
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
         if self.w.failed() {
             return;

@@ -145,6 +145,8 @@ impl<W: Write> Speedscope<W> {
 }
 
 impl<W: Write> View for Speedscope<W> {
+    const IN_TIME_ORDER: bool = true;
+
     fn enter(&mut self, _tid: u64, stack: &mut [ViewFrame], names: &Names) {
         let Some(frame) = stack.last() else { return };
         let (function, time) = (frame.function, frame.entry_time);

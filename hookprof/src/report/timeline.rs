@@ -205,6 +205,8 @@ impl<W: Write> Timeline<W> {
 }
 
 impl<W: Write> View for Timeline<W> {
+    const IN_TIME_ORDER: bool = true;
+
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
         if self.w.failed() {
             return;
