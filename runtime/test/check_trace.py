@@ -21,8 +21,9 @@ MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
+CHUNK_PROFILE = 13
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
-VERSION = 4  # what the runtime writes
+VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
 EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
 
@@ -130,9 +131,68 @@ def cstring(payload, offset, where):
     return payload[offset:end].decode("utf-8", "replace")
 
 
+def read_profile(payload, e, where):
+    """A PROFILE payload (docs/trace-format.md, "PROFILE"): a dict with the thread's records
+    folded, its nodes as (parent or None, address, calls, unwound, longjmp), its open frames'
+    nodes (outermost first) and its unmatched exits as (address, count)."""
+    if len(payload) < 48:
+        raise FormatError(f"{where}: PROFILE payload of {len(payload)} bytes")
+    _seq, first, last, records, nodes, opened, unmatched, nbytes = struct.unpack_from(
+        e + "4Q4I", payload, 0)
+    stream = payload[48:48 + nbytes]
+    if 48 + nbytes > len(payload) or any(payload[48 + nbytes:]):
+        raise FormatError(f"{where}: PROFILE stream of {nbytes} bytes in a {len(payload)}-byte "
+                          "payload (or padding not zero)")
+    if first > last:
+        raise FormatError(f"{where}: PROFILE first tick {first} after last {last}")
+    pos = 0
+
+    def varint():
+        nonlocal pos
+        value, shift = 0, 0
+        while True:
+            if pos >= len(stream):
+                raise FormatError(f"{where}: PROFILE stream ends inside a number")
+            b = stream[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value
+            shift += 7
+
+    def address(last):
+        z = varint()
+        return (last + ((z >> 1) ^ -(z & 1))) % (1 << 64)
+    tree = {"records": records, "nodes": [], "open": [], "unmatched": []}
+    addr = 0
+    for i in range(nodes):
+        parent = varint()
+        if parent > i:
+            raise FormatError(f"{where}: PROFILE node {i}'s parent {parent - 1} comes after it")
+        addr = address(addr)
+        calls, ticks, excl, _min, _span, unwound, longjmp = (varint() for _ in range(7))
+        if unwound > calls or longjmp > unwound or excl > ticks:
+            raise FormatError(f"{where}: PROFILE node {i}: counts do not add up")
+        tree["nodes"].append((parent - 1 if parent else None, addr, calls, unwound, longjmp))
+    for j in range(opened):
+        node, _entry, _child = varint(), varint(), varint()
+        want = tree["open"][-1] if tree["open"] else None
+        if node >= nodes or tree["nodes"][node][0] != want:
+            raise FormatError(f"{where}: PROFILE open frame {j} is not on one call path")
+        tree["open"].append(node)
+    addr = 0
+    for _ in range(unmatched):
+        addr = address(addr)
+        tree["unmatched"].append((addr, varint()))
+    if pos != len(stream):
+        raise FormatError(f"{where}: PROFILE stream has {len(stream) - pos} bytes left over")
+    return tree
+
+
 class Thread:
     def __init__(self, tid):
         self.tid = tid
+        self.profile = None  # its last PROFILE chunk (read_profile)
         self.records = []  # (time, kind, address)
         self.lost = 0
         self.lost_chunks = 0
@@ -162,8 +222,8 @@ class Trace:
         if self.pointer_size not in (4, 8):
             raise FormatError(f"offset 9: pointer size {self.pointer_size}")
         (self.version, self.header_size) = struct.unpack_from(e + "HI", data, 10)
-        if self.version != VERSION:
-            raise FormatError(f"offset 10: version {self.version}, expected {VERSION}")
+        if self.version not in VERSIONS:
+            raise FormatError(f"offset 10: version {self.version}, expected one of {VERSIONS}")
         if self.header_size != HEADER_SIZE:
             raise FormatError(f"offset 12: header_size {self.header_size}, expected 64")
         (self.ticks_per_second, self.pid, self.flags, self.start_realtime_ns, self.records,
@@ -288,6 +348,11 @@ class Trace:
                     t.records.append((tk, kind, addr))
                 self.packed_bytes += length
                 self.events_end = off + 16 + length
+            elif ctype == CHUNK_PROFILE:
+                if self.version != 5 or tid == 0:
+                    raise FormatError(f"{where}: PROFILE in a version {self.version} file, "
+                                      f"thread {tid}")
+                thread(tid).profile = read_profile(payload, e, where)
             elif ctype == CHUNK_LOST:
                 if length != 8:
                     raise FormatError(f"{where}: LOST payload of {length} bytes")
@@ -339,7 +404,12 @@ class Trace:
     def pairing(self, thread):
         """The doc's pairing: returns (unmatched_entries, unmatched_exits, open_at_end).
         A resync pair (an exit of address 0, then an entry naming a function) closes the
-        frames above that function's innermost frame; they count as unmatched entries here."""
+        frames above that function's innermost frame; they count as unmatched entries here.
+        A profile's tree has them counted."""
+        if thread.profile is not None:
+            tree = thread.profile
+            return (sum(n[3] for n in tree["nodes"]), sum(c for _, c in tree["unmatched"]),
+                    len(tree["open"]))
         stack, unmatched_entries, unmatched_exits = [], 0, 0
         resync = False
         for _, kind, addr in thread.records:
@@ -373,7 +443,9 @@ def check(trace, args, variables):
         if not cond:
             errors.append(message)
 
-    total_records = sum(len(t.records) for t in trace.threads)
+    def records_of(t):
+        return len(t.records) + (t.profile["records"] if t.profile else 0)
+    total_records = sum(records_of(t) for t in trace.threads)
     total_lost_chunks = sum(t.lost for t in trace.threads)
     expect(trace.chunk_types[:1] == [CHUNK_EXE], "the first chunk is not EXE")
     expect(trace.checked, "the header's CHECKED flag is clear")
@@ -468,11 +540,11 @@ def check(trace, args, variables):
                              f"(names: {sorted(str(k) for k in by_name)})")
         if len(ts) == 1:
             if n.startswith(">="):
-                expect(len(ts[0].records) >= int(n[2:]),
-                       f"thread {name!r}: {len(ts[0].records)} records, expected {n}")
+                expect(records_of(ts[0]) >= int(n[2:]),
+                       f"thread {name!r}: {records_of(ts[0])} records, expected {n}")
             else:
-                expect(len(ts[0].records) == int(n),
-                       f"thread {name!r}: {len(ts[0].records)} records, expected {n}")
+                expect(records_of(ts[0]) == int(n),
+                       f"thread {name!r}: {records_of(ts[0])} records, expected {n}")
     if args.ended_threads is not None:
         ended = sum(1 for t in trace.threads if t.end is not None)
         expect(ended == args.ended_threads,
@@ -517,6 +589,11 @@ def check(trace, args, variables):
         addr = int(variables[key], 16)
         count = sum(1 for t in trace.threads for r in t.records
                     if r[1] == KIND_ENTRY and r[2] == addr)
+        for t in trace.threads:  # a profile's calls, closed and open
+            if t.profile:
+                nodes = t.profile["nodes"]
+                count += sum(n[2] for n in nodes if n[1] == addr)
+                count += sum(1 for i in t.profile["open"] if nodes[i][1] == addr)
         expect(count == int(n), f"{count} entries of {name} ({addr:#x}), expected {n}")
         exe_modules = [m for m in trace.modules if m[3] == ""]
         expect(any(m[1] <= addr < m[2] for m in exe_modules),

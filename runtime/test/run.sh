@@ -168,6 +168,23 @@ case_ring() {
     check "$trace" out --complete --records 64 --lost 0
 }
 
+# HOOKCC_MODE=profile: the same threads as case_threads, their records folded into trees (by
+# the writer, 100-record buffers: 800 hand-overs a worker), the same counts; and a crash's tree.
+case_profile() {
+    run 0 HOOKCC_MODE=profile HOOKCC_BUFFER_RECORDS=100 -- threads 20000 || return 1
+    only_trace || return 1
+    local names=()
+    [ "$real_comm" = 1 ] && names=(--first-thread threads --thread-records threads=2
+        --thread-records worker-0=40002 --thread-records worker-3=40002)
+    check "$trace" out --complete --records $((4 * 40002 + 2)) --lost 0 --threads 5 \
+        --open-frames 2 --unmatched-exits 0 --entries leaf=80000 --ended-threads 4 \
+        ${names[@]+"${names[@]}"} || return 1
+    rm -f -- *.hktrace
+    run 139 HOOKCC_MODE=profile HOOKCC_BUFFER_RECORDS=64 -- crash segv || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 2002 --lost 0 --open-frames 2
+}
+
 case_exit_running() {
     run 0 -- exit_running || return 1
     only_trace || return 1
@@ -595,7 +612,7 @@ run_cases() {
     done
 }
 
-all_cases=(case_basic case_buffer_of_one case_threads case_ring case_exit_running case_churn
+all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
