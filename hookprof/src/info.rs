@@ -208,7 +208,7 @@ fn size_line(path: &Path, s: &TraceSummary) -> Option<String> {
     let pairs = s.records as f64 / 2.0;
     if s.profile_chunks > 0 {
         return Some(format!(
-            "{file} bytes: {:.2} bytes per call pair folded (a profile does not grow with the run)",
+            "{file} bytes: {:.3} bytes per call pair folded (a profile does not grow with the run)",
             file as f64 / pairs
         ));
     }

@@ -617,10 +617,18 @@ impl ReplayVisitor for ProfileBuilder {
             stats.inclusive_ticks = stats.inclusive_ticks.saturating_add(calls.ticks);
         }
         if calls.unwound != 0 {
-            tables.unwound(frame.function, CloseReason::UnwoundByOuterExit, calls.unwound);
+            tables.unwound(
+                frame.function,
+                CloseReason::UnwoundByOuterExit,
+                calls.unwound,
+            );
         }
         if calls.closed_at_end != 0 {
-            tables.unwound(frame.function, CloseReason::EndOfThread, calls.closed_at_end);
+            tables.unwound(
+                frame.function,
+                CloseReason::EndOfThread,
+                calls.closed_at_end,
+            );
         }
     }
 }

@@ -829,7 +829,11 @@ impl ThreadState {
             .saturating_sub(total_calls.saturating_mul(pair))
             .max(first);
         self.summary.first_time = Some(self.summary.first_time.map_or(first, |t| t.min(first)));
-        self.summary.last_time = Some(self.summary.last_time.map_or(shifted_last, |t| t.max(shifted_last)));
+        self.summary.last_time = Some(
+            self.summary
+                .last_time
+                .map_or(shifted_last, |t| t.max(shifted_last)),
+        );
         self.summary.records = self.summary.records.saturating_add(tree.records);
 
         let mut path: Vec<Frame> = Vec::new();
@@ -899,15 +903,17 @@ impl ThreadState {
                     let j = j as usize;
                     let raw = open_ticks[j];
                     let above = open_ticks.get(j + 1).copied().unwrap_or(0);
-                    let exclusive_raw = raw.saturating_sub(tree.open[j].child).saturating_sub(above);
+                    let exclusive_raw =
+                        raw.saturating_sub(tree.open[j].child).saturating_sub(above);
                     let ticks = raw.saturating_sub(
                         self_t.saturating_add((inside - inside_closed).saturating_mul(pair)),
                     );
-                    let exclusive = exclusive_raw
-                        .saturating_sub(self_t.saturating_add(
-                            (callees[i] - callees_closed).saturating_mul(child_t),
-                        ))
-                        .min(ticks);
+                    let exclusive =
+                        exclusive_raw
+                            .saturating_sub(self_t.saturating_add(
+                                (callees[i] - callees_closed).saturating_mul(child_t),
+                            ))
+                            .min(ticks);
                     visitor.aggregate(
                         tid,
                         &path,

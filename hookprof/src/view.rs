@@ -191,8 +191,7 @@ pub trait View {
     /// The summed calls of one call path of a profile (`HOOKCC_MODE=profile`): `stack` is
     /// the path (its frames' times are 0). Only views that do not need calls in time order
     /// take them.
-    fn aggregate(&mut self, _tid: u64, _stack: &[ViewFrame], _calls: &Aggregate, _names: &Names) {
-    }
+    fn aggregate(&mut self, _tid: u64, _stack: &[ViewFrame], _calls: &Aggregate, _names: &Names) {}
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;

@@ -199,6 +199,7 @@ struct hkrt_thread {
     /* HOOKCC_MODE=profile: the thread's calling-context tree ("The profile"), and how far the
      * current buffer is folded into it (NULL: not at all). */
     struct hkt_cct cct;
+    int tree_busy; /* atomic: the tree is being folded into or written (never by a hook) */
     struct hkt_record *fold_mark;
     uint64_t handed_skip; /* records at the start of handed_buf folded already */
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
@@ -1713,6 +1714,19 @@ static HKRT_FN void *hkrt_cct_grow(void *old, size_t old_bytes, size_t new_bytes
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* The tree is changed by whoever folds t's records (the writer, or t itself where there is no
+ * writer) and read by a snapshot from any thread: never by a hook, so a short spin is fine. */
+static HKRT_FN void hkrt_tree_lock(struct hkrt_thread *t)
+{
+    while (__atomic_exchange_n(&t->tree_busy, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static HKRT_FN void hkrt_tree_unlock(struct hkrt_thread *t)
+{
+    __atomic_store_n(&t->tree_busy, 0, __ATOMIC_RELEASE);
+}
+
 /* Unmaps t's tree and makes it empty. */
 static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
 {
@@ -1735,9 +1749,11 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
     struct hkt_cct *c = &t->cct;
     if (c->grow == NULL)
         hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
+    hkrt_tree_lock(t);
     uint64_t lost = c->lost;
     hkt_cct_fold(c, r, (size_t)n);
     lost = c->lost - lost;
+    hkrt_tree_unlock(t);
     hkrt_count_lost(t, lost);
     __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
     return n;
@@ -1746,8 +1762,11 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
 /* The thread's time handing its buffer over, taken out of its later records. */
 static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause)
 {
-    if (pause->to > pause->from)
+    if (pause->to > pause->from) {
+        hkrt_tree_lock(t);
         t->cct.shift += pause->to - pause->from;
+        hkrt_tree_unlock(t);
+    }
 }
 
 /* Folds t's records from where the last fold of this buffer ended up to `upto` (the caller
@@ -1757,8 +1776,12 @@ static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record 
     struct hkt_record *from = t->fold_mark;
     if (from == NULL || from < t->buf || from > upto)
         from = t->buf;
-    if (upto < t->buf || upto > t->buf_end || !hkrt_wait_handed(t))
+    if (upto < t->buf || upto > t->buf_end)
         return 0;
+    if (!hkrt_wait_handed(t)) {
+        hkrt_count_lost(t, (uint64_t)(upto - from));
+        return 0;
+    }
     t->fold_mark = upto;
     return hkrt_fold(t, from, (uint64_t)(upto - from));
 }
@@ -1767,15 +1790,21 @@ static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record 
 static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t)
 {
     struct hkt_cct *c = &t->cct;
-    if (!c->started || !hkrt_file_ready() || !hkrt_file_ok())
+    if (!hkrt_file_ready() || !hkrt_file_ok())
         return;
+    hkrt_tree_lock(t);
     const size_t head = sizeof(struct hkt_chunk_header) + sizeof(struct hkt_profile);
     size_t cap = head + hkt_cct_bound(c);
-    void *map = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
+    void *map = c->started ? mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                           : MAP_FAILED;
+    if (map == MAP_FAILED) {
+        hkrt_tree_unlock(t);
         return;
+    }
     struct hkt_profile fixed;
     size_t stream = hkt_cct_encode(c, t->sequence, &fixed, (uint8_t *)map + head);
+    hkrt_tree_unlock(t);
     struct hkt_chunk_header header = {HKT_CHUNK_PROFILE,
                                       (uint32_t)(sizeof fixed + stream), t->tid};
     memcpy(map, &header, sizeof header);
@@ -1791,12 +1820,15 @@ static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t)
     munmap(map, cap);
 }
 
-/* One thread's part of a snapshot: its ring's window, or its tree. */
+/* The calling thread's part of a snapshot: its ring's window, or its tree with its records up
+ * to now. (Another thread's tree is written as its last hand-over left it: folding that
+ * thread's buffer would need its busy flag, and its hooks would lose every record that came to
+ * a full buffer meanwhile.) */
 static HKRT_FN void hkrt_snapshot_thread(struct hkrt_thread *t, struct hkt_record *upto)
 {
     if (g.ring) {
         hkrt_ring_window(t, upto);
-    } else if (hkrt_file_ready() && hkrt_wait_handed(t)) {
+    } else if (hkrt_file_ready()) {
         hkrt_fold_upto(t, upto);
         hkrt_write_profile(t);
     }
@@ -1810,6 +1842,7 @@ static HKRT_FN void hkrt_ring_snapshot(int in_signal)
         return;
     struct hkrt_thread *self = &t_self;
     int mine = self->life == HKRT_THREAD_LIVE && hkrt_guard_enter(self);
+    uint64_t from = hkrt_ticks();
     int locked;
     if (in_signal)
         locked = hkrt_lock_from_signal();
@@ -1824,6 +1857,14 @@ static HKRT_FN void hkrt_ring_snapshot(int in_signal)
                     hkrt_snapshot_thread(t, t->held_pos);
                 continue;
             }
+            if (g.profile) {
+                /* Its tree as its last hand-over left it, t going on (its busy flag is not
+                 * taken: a hook of t that found its buffer full meanwhile would lose its
+                 * record). */
+                if (hkrt_file_ready())
+                    hkrt_write_profile(t);
+                continue;
+            }
             if (!hkrt_take_busy(t))
                 continue;
             struct hkt_record *upto = t->sig_redirect ? t->sig_saved_pos
@@ -1832,6 +1873,12 @@ static HKRT_FN void hkrt_ring_snapshot(int in_signal)
             __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
         }
         hkrt_unlock();
+    }
+    if (mine && g.profile && self->final_written == 0) {
+        /* The snapshot's time is the runtime's: taken out of the calling thread's later
+         * records, as a PAUSE is (its tree took in its records up to the snapshot). */
+        struct hkt_pause pause = {from, hkrt_ticks()};
+        hkrt_profile_pause(self, &pause);
     }
     if (mine)
         hkrt_guard_leave(self);
@@ -2585,8 +2632,12 @@ HKRT_EXPORT void hookcc_trace_flush(void)
         hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
         t->fold_mark = NULL;
-        if (g.profile)
+        if (g.profile) {
+            uint64_t from = hkrt_ticks();
             hkrt_write_profile(t); /* the calling thread's tree as it is now */
+            struct hkt_pause pause = {from, hkrt_ticks()};
+            hkrt_profile_pause(t, &pause);
+        }
     }
     hkrt_guard_leave(t);
     errno = saved_errno;

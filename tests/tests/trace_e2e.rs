@@ -764,3 +764,239 @@ fn the_ring_holds_the_last_calls_and_every_snapshot_writes_them() {
         "a ring's cut frames are not errors: {stderr}"
     );
 }
+
+/// Issue 23, the profile mode: under HOOKCC_MODE=profile each thread's records are folded into a
+/// calling-context tree, written instead of them. Folded by the runtime's own code
+/// (trace_cct.h, through pack_trace --profile), one run's records give the trace's reports byte
+/// for byte in raw times, and within the hooks' compensation in compensated ones. A real
+/// profile-mode run of a program with threads and a snapshot gives exact counts, in a file
+/// that hardly grows when the run is twenty times longer; views of calls in time order refuse
+/// it, saying why.
+#[test]
+fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = workspace_root();
+
+    // The same run's records, as a trace and folded.
+    let mix = build_traced(d, "pack_mix", &["pack_mix.c"], &["-O1", "-pthread"], false);
+    run_ok(
+        std::process::Command::new("clang-19")
+            .args(["-O1", "-Wall", "-Werror", "-I"])
+            .arg(root.join("runtime/src"))
+            .arg(root.join("runtime/test/pack_trace.c"))
+            .arg("-o")
+            .arg(d.join("pack_trace")),
+    );
+    let raw = d.join("raw.hktrace");
+    run_ok(
+        std::process::Command::new(&mix)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &raw)
+            .env("HOOKCC_PACK", "0"),
+    );
+    let folded = d.join("folded.hktrace");
+    run_ok(
+        std::process::Command::new(d.join("pack_trace"))
+            .arg("--profile")
+            .arg(&raw)
+            .arg(&folded),
+    );
+    let view = |trace: &Path, args: &[&str]| -> Vec<u8> {
+        run_ok(hookprof().arg(args[0]).arg(trace).args(&args[1..])).stdout
+    };
+    for args in [
+        &["report", "--no-compensation"][..],
+        &[
+            "report",
+            "--no-compensation",
+            "--format=csv",
+            "--per-thread",
+        ],
+        &["report", "--no-compensation", "--callers"],
+        &["report", "--no-compensation", "--format=json"],
+        &["flame", "--no-compensation"],
+    ] {
+        let (a, b) = (view(&raw, args), view(&folded, args));
+        assert!(!a.is_empty(), "{args:?} printed nothing");
+        assert!(
+            a == b,
+            "{args:?} differs between the trace and the tree of one run:\n{}\n---\n{}",
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b)
+        );
+    }
+    let cg = |trace: &Path, name: &str| {
+        let out = d.join(name);
+        run_ok(
+            hookprof()
+                .arg("callgrind")
+                .arg(trace)
+                .arg("--no-compensation")
+                .arg("-o")
+                .arg(&out),
+        );
+        std::fs::read_to_string(&out).unwrap()
+    };
+    // The same, but for the numbers callgrind's name compression gives functions in the
+    // order it meets them (a trace's order of calls, a tree's order of call paths).
+    let without_ids = |text: String| -> String {
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("=(") {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+            let close = rest.find(") ").map_or(0, |c| c + 2);
+            rest = &rest[close..];
+        }
+        out + rest
+    };
+    assert_eq!(
+        without_ids(cg(&raw, "a.callgrind")),
+        without_ids(cg(&folded, "b.callgrind"))
+    );
+    // Compensated: the tree subtracts the hooks' time per call path, the trace per gap between
+    // records (never below zero): the same counts, times within a hook pair per call.
+    let rows = |trace: &Path| -> BTreeMap<String, (u64, f64, f64)> {
+        let csv = view(trace, &["report", "--format=csv"]);
+        parse_report_csv(&String::from_utf8_lossy(&csv))
+            .into_iter()
+            .map(|r| (r.function, (r.calls, r.inclusive_ns, r.exclusive_ns)))
+            .collect()
+    };
+    let (a, b) = (rows(&raw), rows(&folded));
+    let uncompensated: BTreeMap<String, (u64, f64, f64)> =
+        parse_report_csv(&String::from_utf8_lossy(&view(
+            &raw,
+            &["report", "--format=csv", "--no-compensation"],
+        )))
+        .into_iter()
+        .map(|r| (r.function, (r.calls, r.inclusive_ns, r.exclusive_ns)))
+        .collect();
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "the same functions"
+    );
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&raw)).stdout).into_owned();
+    let pair_ns: f64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("hook overhead:"))
+        .map(|l| {
+            l.split(" ns")
+                .filter_map(|p| p.rsplit(' ').next()?.parse::<f64>().ok())
+                .take(2)
+                .sum()
+        })
+        .unwrap_or_else(|| panic!("no hook overhead in:\n{info}"));
+    for (function, (calls, incl, excl)) in &a {
+        let (calls_b, incl_b, excl_b) = b[function];
+        assert_eq!(*calls, calls_b, "calls of {function}");
+        // The trace's compensation never shortens a gap below zero, which the tree's, from
+        // sums, cannot know: they may differ by half of what the trace's subtracts.
+        let (_, raw_incl, raw_excl) = uncompensated[function];
+        for (what, x, y, raw) in [
+            ("inclusive", *incl, incl_b, raw_incl),
+            ("exclusive", *excl, excl_b, raw_excl),
+        ] {
+            let slack = 0.02 * x.max(y) + (*calls as f64 + 2.0) * pair_ns * 2.0 + (raw - x) / 2.0;
+            assert!(
+                (x - y).abs() <= slack,
+                "{function} {what}: trace {x} ns, tree {y} ns, raw {raw} ns (slack {slack})"
+            );
+        }
+    }
+
+    // A real profile-mode run: exact counts, with a snapshot halfway (SIGUSR2), whose trees
+    // the ones written at exit replace.
+    let program = build_traced(
+        d,
+        "profile_loop",
+        &["profile_loop.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let run = |rounds: u64, mode: &str| -> PathBuf {
+        let trace = d.join(format!("{mode}{rounds}.hktrace"));
+        let mut cmd = std::process::Command::new(&program);
+        cmd.arg(rounds.to_string())
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", mode);
+        if mode == "profile" {
+            cmd.arg("snap");
+        }
+        run_ok(&mut cmd);
+        trace
+    };
+    let expected = |rounds: u64| {
+        vec![
+            ("main", 1),
+            ("worker", 3),
+            ("round_of", 4 * rounds),
+            ("middle", 4 * rounds),
+            ("leaf", 8 * rounds),
+            ("fib", 4 * rounds / 10 * 177),
+        ]
+    };
+    let small = run(1000, "profile");
+    expect_counts(
+        &call_counts(&small, &[]),
+        &expected(1000),
+        "profile, 1000 rounds",
+    );
+    let big = run(20000, "profile");
+    expect_counts(
+        &call_counts(&big, &[]),
+        &expected(20000),
+        "profile, 20000 rounds",
+    );
+    assert_balanced(&big);
+    let text =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&big)).stdout).into_owned();
+    assert!(text.contains("format:            version 5"), "{text}");
+    assert!(text.contains("PROFILE chunks"), "{text}");
+    assert!(text.contains("chunks match; the header matches"), "{text}");
+    let trace_big = run(20000, "trace");
+    expect_counts(
+        &call_counts(&trace_big, &[]),
+        &expected(20000),
+        "trace, 20000 rounds",
+    );
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    assert!(
+        size(&big) < 2 * size(&small) && size(&trace_big) > 500 * size(&big),
+        "a 20× longer run: profile {} bytes (from {}), its trace {} bytes",
+        size(&big),
+        size(&small),
+        size(&trace_big)
+    );
+
+    // Views of calls in time order say why they cannot show it; the others read it.
+    let out = hookprof()
+        .arg("timeline")
+        .arg(&big)
+        .arg("-o")
+        .arg(d.join("t.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("a call-path profile (HOOKCC_MODE=profile)")
+            && stderr.contains("profile20000.hktrace"),
+        "{stderr}"
+    );
+    assert!(
+        !d.join("t.json").exists(),
+        "nothing written for a refused view"
+    );
+    let flame = String::from_utf8_lossy(&view(&big, &["flame"])).into_owned();
+    assert!(
+        flame
+            .lines()
+            .any(|l| l.starts_with("main;round_of;middle;leaf ")),
+        "{flame}"
+    );
+}
