@@ -827,3 +827,85 @@ fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not
     let counts = call_counts(&mine, &[]);
     assert_eq!(counts.get("probe::double"), Some(&1), "{counts:?}");
 }
+
+/// Issue 23, the recording modes on a Rust crate with std threads (tests/rust/threads): the
+/// trace, a ring big enough for the whole run, and the profile give the same exact counts; a
+/// small ring keeps only the last calls, with nothing reported as an error.
+#[test]
+fn recording_modes_give_a_rust_programs_threads_the_same_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/threads"), dir.path());
+    run_ok(cargo_with_hookcc(&project).args(["hookcc", "build", "--trace", "--quiet"]));
+    let program = project.join(format!("target/hookcc/{}/debug/threads", rust_host()));
+    let rounds = 200u64;
+    let run = |mode: &str, extra: &[(&str, &str)]| -> std::path::PathBuf {
+        let trace = dir.path().join(format!("{mode}.hktrace"));
+        let mut cmd = Command::new(&program);
+        cmd.arg(rounds.to_string())
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", mode);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let out = run_ok(&mut cmd);
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("sum="));
+        trace
+    };
+    let expected = [
+        ("threads::main", 1),
+        ("threads::rounds", 5),
+        ("threads::step", 5 * rounds),
+        ("threads::leaf", 10 * rounds),
+        ("threads::fib", 5 * rounds / 10 * 465),
+    ];
+    let check = |trace: &Path, context: &str| {
+        let counts = call_counts(trace, &[]);
+        for (function, calls) in expected {
+            assert_eq!(
+                counts.get(function),
+                Some(&calls),
+                "{context}: calls of `{function}`; whole report: {counts:#?}"
+            );
+        }
+    };
+    let trace = run("trace", &[]);
+    check(&trace, "HOOKCC_MODE=trace");
+    assert_balanced(&trace);
+    let ring = run("ring", &[("HOOKCC_RING_BYTES", "64M")]);
+    check(&ring, "HOOKCC_MODE=ring, 64 MiB rings");
+    let profile = run("profile", &[("HOOKCC_BUFFER_RECORDS", "1024")]);
+    check(&profile, "HOOKCC_MODE=profile");
+    assert_balanced(&profile);
+    // Each worker thread keeps its own tree: per thread, a fifth of the calls.
+    let csv = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&profile)
+            .args(["--format=csv", "--per-thread"]),
+    )
+    .stdout;
+    let per_thread: Vec<(Option<String>, u64)> = parse_report_csv(&String::from_utf8_lossy(&csv))
+        .into_iter()
+        .filter(|r| r.function == "threads::step")
+        .map(|r| (r.thread, r.calls))
+        .collect();
+    assert_eq!(per_thread.len(), 5, "{per_thread:?}");
+    assert!(
+        per_thread.iter().all(|(_, c)| *c == rounds),
+        "{per_thread:?}"
+    );
+
+    // 4 KiB rings: 256 records a thread at the end, no unmatched exit reported.
+    let small = run("ring", &[("HOOKCC_RING_BYTES", "4K")]);
+    let out = run_ok(hookprof().arg("report").arg(&small));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("unmatched"), "{stderr}");
+    let leaf = call_counts(&small, &[])
+        .get("threads::leaf")
+        .copied()
+        .unwrap_or(0);
+    assert!(
+        leaf > 0 && leaf < 10 * rounds,
+        "leaf calls in small rings: {leaf}"
+    );
+}
