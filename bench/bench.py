@@ -421,6 +421,11 @@ def make_variants(scale: Scale) -> list:
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace"),
                                           "HOOKCC_MODE": "ring"},
                 trace_globs=["*.hktrace"]),
+        Variant("native-profile", "hookcc --trace, HOOKCC_MODE=profile", "hookcc",
+                ["--trace", "-O2"], runtime="trace", binary_of="native",
+                env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace"),
+                                          "HOOKCC_MODE": "profile"},
+                trace_globs=["*.hktrace"]),
         Variant("native-min20", "hookcc --trace --hook-min-size=20", "hookcc",
                 ["--trace", "--hook-min-size=20", "-O2"], runtime="trace",
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace")},
@@ -810,8 +815,9 @@ class Bench:
         return True
 
     # -- phase: callgrind instructions per call
-    def callgrind_ir(self, v: Variant, n: int) -> tuple:
-        """(instructions of the micro process, calls to leaf seen by callgrind)."""
+    def callgrind_ir(self, v: Variant, n: int, all_threads: bool = False) -> tuple:
+        """(instructions of the micro process, calls to leaf seen by callgrind). With
+        `all_threads`, every instruction of the process, the runtime's writer thread's too."""
         exe = self.exes[(v.key, "micro")]
         d = Path(tempfile.mkdtemp(prefix=f"cg-{v.key}-", dir=self.work))
         self.current_micro_calls = n
@@ -821,7 +827,9 @@ class Bench:
         # whole buffer as text then, XRay FDR writes its buffers), which is not per-call cost
         # of the hooks. The difference between two N removes run()'s own fixed part.
         vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.%p.out",
-              "--compress-strings=no", "--compress-pos=no", "--toggle-collect=run"]
+              "--compress-strings=no", "--compress-pos=no"]
+        if not all_threads:
+            vg.append("--toggle-collect=run")
         if v.cg_children:
             vg.append("--trace-children=yes")
         if v.cg_smc:
@@ -878,6 +886,27 @@ class Bench:
             if v.ref in raw and v.key != v.ref:
                 b1, b2 = raw[v.ref]
                 self.results[v.key]["ir_per_call"] = ((i2 - i1) - (b2 - b1)) / (n2 - n1)
+        # The recording modes do part of their work in the runtime's writer thread (packing a
+        # full buffer, or folding it into a tree): every thread's instructions, against the
+        # baseline's whole process, per call pair.
+        base = self.by_key.get("clang")
+        if base is None or base.status != "ok":
+            return
+        try:
+            b1, b2 = (self.callgrind_ir(base, n, True)[0] for n in (n1, n2))
+        except (RuntimeError, OSError) as e:
+            self.note(base, f"callgrind (all threads): {e}")
+            return
+        for v in order:
+            if v.key not in ("native", "native-ring", "native-profile") or v.key not in raw:
+                continue
+            log(f"callgrind {v.key}, all threads")
+            try:
+                i1, i2 = (self.callgrind_ir(v, n, True)[0] for n in (n1, n2))
+            except (RuntimeError, OSError) as e:
+                self.note(v, f"callgrind (all threads): {e}")
+                continue
+            self.results[v.key]["ir_per_call_all_threads"] = ((i2 - i1) - (b2 - b1)) / (n2 - n1)
 
     # -- phase: wall time of micro and Lua, interleaved
     def phase_wall(self, prog: str, args: list, reps: int) -> None:
@@ -903,8 +932,8 @@ class Bench:
                 shutil.rmtree(d, ignore_errors=True)
                 if hdr:
                     self.results[v.key][f"{prog}_trace_header"] = hdr
-                    if v.key == "native-ring":
-                        pass  # the ring's last records only: not the calls made
+                    if v.key in ("native-ring", "native-profile"):
+                        pass  # the ring's last records; a tree's header counts what it folded
                     elif prog == "lua" and v.key != "native":
                         # --hook-min-size variants: the calls they still hook, exactly.
                         self.results[v.key]["lua_calls"] = hdr["records"] // 2
@@ -1208,7 +1237,7 @@ class Bench:
             if prog == "micro":
                 self.current_micro_calls = int(args[0])
             res = out[prog] = {}
-            for key in ("native", "native-raw", "xray-fdr", "uftrace"):
+            for key in ("native", "native-raw", "native-ring", "native-profile", "xray-fdr", "uftrace"):
                 v = self.by_key.get(key)
                 if not v or v.status != "ok" or (key, prog) not in self.exes:
                     continue
@@ -1218,7 +1247,8 @@ class Bench:
                     if r.rc != 0:
                         res[key] = {"error": first_lines(r.stderr)}
                         continue
-                    row = {"bytes": nbytes, "wall_s": r.wall}
+                    row = {"bytes": nbytes, "wall_s": r.wall,
+                           "bytes_per_s": nbytes / r.wall if r.wall > 0 else None}
                     pairs = self.recorded_pairs(v, prog, d)
                     if pairs:
                         row["pairs"] = pairs
@@ -1376,6 +1406,10 @@ def evaluate_goals(b: Bench) -> list:
                       "shown": "—" if value is None else fmt.format(value), "detail": detail})
 
     goal("native trace: instructions per call pair", get("native", "ir_per_call"), 30, "{:.1f}")
+    goal("HOOKCC_MODE=profile: instructions per call pair (the traced thread)",
+         get("native-profile", "ir_per_call"), 40, "{:.1f}",
+         detail=f"all threads, the writer's folding included: "
+                f"{fmt(get('native-profile', 'ir_per_call_all_threads'))}")
     for prog in ("micro", "lua"):
         bpp = b.report.get("size", {}).get(prog, {}).get("native", {}).get("bytes_per_pair")
         goal(f"native trace: bytes per call pair on disk, {prog}", bpp, 8, "{:.2f}")
@@ -1495,8 +1529,10 @@ def print_table(b: Bench, goals: list) -> str:
     if size:
         lines.append("")
         lines.append(f"{'trace size, one run each':<44} {'bytes':>14} {'call pairs':>13} {'B/pair':>7} "
-                     f"{'write ms':>9} {'ns/pair':>8}")
+                     f"{'write ms':>9} {'ns/pair':>8} {'B/s of run':>11}")
         names = {"native": "hookcc --trace (PACKED)", "native-raw": "hookcc --trace, HOOKCC_PACK=0",
+                 "native-ring": "HOOKCC_MODE=ring (1 MiB rings)",
+                 "native-profile": "HOOKCC_MODE=profile",
                  "xray-fdr": "XRay FDR", "uftrace": "uftrace record"}
         for prog, rows in size.items():
             for key, name in names.items():
@@ -1508,8 +1544,9 @@ def print_table(b: Bench, goals: list) -> str:
                     lines.append(f"{label:<44} {p['error']}")
                     continue
                 lines.append(f"{label:<44} {p['bytes']:>14,} {fmt(p.get('pairs'), '{:,.0f}'):>13} "
-                             f"{fmt(p.get('bytes_per_pair'), '{:.2f}'):>7} {fmt(p.get('write_ms'), '{:.1f}'):>9} "
-                             f"{fmt(p.get('write_ns_per_pair'), '{:.2f}'):>8}")
+                             f"{fmt(p.get('bytes_per_pair'), '{:.3f}'):>7} {fmt(p.get('write_ms'), '{:.1f}'):>9} "
+                             f"{fmt(p.get('write_ns_per_pair'), '{:.2f}'):>8} "
+                             f"{fmt(p.get('bytes_per_s'), '{:,.0f}'):>11}")
             n = rows.get("native", {})
             ratios = [f"{k}: {n[f'vs_{k}']:.3f}x" for k in ("native-raw", "xray-fdr", "uftrace") if n.get(f"vs_{k}")]
             if ratios:

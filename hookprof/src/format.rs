@@ -63,6 +63,8 @@ pub mod chunk_type {
     pub const RING: u32 = 12;
     /// Version 5, HOOKCC_MODE=profile: a thread's calling-context tree ([`crate::cct`]).
     pub const PROFILE: u32 = 13;
+    /// Version 5, HOOKCC_MIN_DURATION: a thread's calls left out of its records.
+    pub const FOLDED: u32 = 14;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -450,6 +452,7 @@ impl fmt::Display for ChunkName {
             chunk_type::PACKED => f.write_str("PACKED"),
             chunk_type::RING => f.write_str("RING"),
             chunk_type::PROFILE => f.write_str("PROFILE"),
+            chunk_type::FOLDED => f.write_str("FOLDED"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -982,6 +985,12 @@ pub enum Chunk<'a> {
     /// A thread's calling-context tree (HOOKCC_MODE=profile), everything since the thread
     /// began: a later one of the same thread replaces it.
     Profile(Box<crate::cct::CallTree>),
+    /// HOOKCC_MIN_DURATION: `calls` of the thread's calls, shorter than `min_ticks`, are left
+    /// out of its records (its PROFILE chunk has them).
+    Folded {
+        min_ticks: u64,
+        calls: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1379,6 +1388,13 @@ fn decode_payload<'a>(
         chunk_type::RING => {
             need(8)?;
             Chunk::Ring { dropped: u64_at(0) }
+        }
+        chunk_type::FOLDED => {
+            need(16)?;
+            Chunk::Folded {
+                min_ticks: u64_at(0),
+                calls: u64_at(8),
+            }
         }
         chunk_type::PROFILE => {
             need(crate::cct::FIXED_SIZE as u32)?;

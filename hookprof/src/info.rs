@@ -91,8 +91,18 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             t.max_depth
         );
     }
-    let records = if h.is_complete() && h.records != s.records {
-        format!("{} (the header says {})", s.records, h.records)
+    let read = if s.records_skipped {
+        s.kept_records
+    } else {
+        s.records
+    };
+    let records = if h.is_complete() && h.records != read {
+        format!("{} (the header says {})", read, h.records)
+    } else if s.records_skipped {
+        format!(
+            "{} in the trees (every call), {} kept in the trace (HOOKCC_MIN_DURATION)",
+            s.records, s.kept_records
+        )
     } else {
         s.records.to_string()
     };
@@ -131,7 +141,21 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
-    if s.profile_chunks > 0 {
+    if s.folded_calls > 0 || s.folded_min_ticks > 0 {
+        let below = match s.ticks_per_second() {
+            Some(tps) => format!("{:.0} ns", s.folded_min_ticks as f64 * 1e9 / tps as f64),
+            None => format!("{} ticks", s.folded_min_ticks),
+        };
+        line(
+            "min duration",
+            format!(
+                "HOOKCC_MIN_DURATION: {} calls under {below} left out of the records (in the \
+                 {} call paths of the PROFILE chunks, which reports read; timelines show the \
+                 records)",
+                s.folded_calls, s.profile_nodes
+            ),
+        );
+    } else if s.profile_chunks > 0 {
         line(
             "profile",
             format!(
@@ -206,6 +230,13 @@ fn size_line(path: &Path, s: &TraceSummary) -> Option<String> {
         return Some(format!("{file} bytes"));
     }
     let pairs = s.records as f64 / 2.0;
+    if s.records_skipped {
+        return Some(format!(
+            "{file} bytes: {:.2} bytes per call pair made, {:.2} per call pair kept",
+            file as f64 / pairs,
+            file as f64 / (s.kept_records.max(1) as f64 / 2.0)
+        ));
+    }
     if s.profile_chunks > 0 {
         return Some(format!(
             "{file} bytes: {:.3} bytes per call pair folded (a profile does not grow with the run)",

@@ -443,8 +443,14 @@ fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
     let mut warnings = Vec::new();
     let h = &s.header;
     let check = "(`hookprof info` shows what was read)";
-    if h.is_complete() && h.records != s.records {
-        let what = if s.records < h.records {
+    // Under HOOKCC_MIN_DURATION the header counts the records kept, the trees every call.
+    let read = if s.records_skipped {
+        s.kept_records
+    } else {
+        s.records
+    };
+    if h.is_complete() && h.records != read {
+        let what = if read < h.records {
             "chunks are missing (the file was cut or overwritten)"
         } else {
             "chunks are repeated (copied) or the header is corrupt"
@@ -452,7 +458,7 @@ fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
         warnings.push(format!(
             "the header (byte 48) says the finished trace holds {} records, but {} were read: \
              {what}; the profile is not the program's {check}",
-            h.records, s.records
+            h.records, read
         ));
     }
     if h.is_complete() && s.lost_in_chunks > h.lost {

@@ -521,6 +521,8 @@ impl ProfileBuilder {
 }
 
 impl ReplayVisitor for ProfileBuilder {
+    const AGGREGATES: bool = true;
+
     /// Inlined into the replay's loop, where it runs for every call.
     #[inline(always)]
     fn exit(&mut self, tid: u64, time: u64, reason: CloseReason, stack: &[Frame]) {

@@ -185,6 +185,10 @@ pub trait ReplayVisitor {
     /// `stack` is the path, outermost first, its last frame the function called; the frames'
     /// `entry_time` and `child_ticks` are 0. Times are compensated as a trace's are.
     fn aggregate(&mut self, _tid: u64, _stack: &[Frame], _calls: &Aggregate) {}
+    /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
+    /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
+    /// profile, exact) or the records (`false`: calls in time order, the long ones).
+    const AGGREGATES: bool = false;
 }
 
 /// The calls of one call path of a calling-context tree ([`ReplayVisitor::aggregate`]).
@@ -205,8 +209,11 @@ pub struct Aggregate {
     pub closed_at_end: u64,
 }
 
-/// A visitor that does nothing: replay only for the counts in [`TraceSummary`].
-impl ReplayVisitor for () {}
+/// A visitor that does nothing: replay only for the counts in [`TraceSummary`] (those of the
+/// trees, where a file has trees and records: every call).
+impl ReplayVisitor for () {
+    const AGGREGATES: bool = true;
+}
 
 /// What is known about one thread after replay.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -309,6 +316,15 @@ pub struct TraceSummary {
     /// ones), and the call paths of the ones used.
     pub profile_chunks: u64,
     pub profile_nodes: u64,
+    /// HOOKCC_MIN_DURATION: calls left out of the records (FOLDED chunks), and the threshold
+    /// in ticks. The replay reads the trees or the records ([`ReplayVisitor::AGGREGATES`]);
+    /// `records_skipped` says it left the records out.
+    pub folded_calls: u64,
+    pub folded_min_ticks: u64,
+    pub records_skipped: bool,
+    /// The records of the EVENTS and PACKED chunks when the replay left them out for the
+    /// trees (what the header's `records` counts then; `records` counts the trees').
+    pub kept_records: u64,
 }
 
 impl TraceSummary {
@@ -339,6 +355,10 @@ impl TraceSummary {
             pause_ticks: 0,
             profile_chunks: 0,
             profile_nodes: 0,
+            folded_calls: 0,
+            folded_min_ticks: 0,
+            records_skipped: false,
+            kept_records: 0,
         }
     }
 
@@ -1073,6 +1093,11 @@ fn replay_with<V: ReplayVisitor>(
     let mut written_once: [Option<u64>; 3] = [None; 3];
     let mut sequences: HashMap<u64, u64> = HashMap::default();
     let mut chunk_times: HashMap<u64, ChunkTimes> = HashMap::default();
+    // A file with trees and records (HOOKCC_MIN_DURATION): one or the other, as the visitor
+    // asks; a file of trees alone is read as trees, of records alone as records.
+    let (has_trees, has_records) = contents(trace);
+    let use_trees = has_trees && (V::AGGREGATES || !has_records);
+    summary.records_skipped = use_trees && has_records;
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -1119,6 +1144,10 @@ fn replay_with<V: ReplayVisitor>(
             }
             Chunk::Events(events) => {
                 summary.record_bytes += events.encoded_bytes() + CHUNK_HEADER_SIZE as u64;
+                if use_trees {
+                    summary.kept_records += events.len() as u64;
+                    continue;
+                }
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;
@@ -1187,7 +1216,13 @@ fn replay_with<V: ReplayVisitor>(
             Chunk::Profile(tree) => {
                 summary.profile_chunks += 1;
                 // Everything since the thread began: the last one of the thread is the one.
-                get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+                if use_trees {
+                    get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+                }
+            }
+            Chunk::Folded { min_ticks, calls } => {
+                summary.folded_calls = summary.folded_calls.saturating_add(calls);
+                summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
             Chunk::Check(_) | Chunk::Overhead(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
@@ -1220,6 +1255,23 @@ fn get_thread(
     threads
         .entry(tid)
         .or_insert_with(|| ThreadState::new(tid, order, overhead))
+}
+
+/// Whether `trace` has PROFILE chunks, and records (EVENTS or PACKED chunks).
+fn contents(trace: &Trace<'_>) -> (bool, bool) {
+    let (mut trees, mut records) = (false, false);
+    for chunk in trace.chunks() {
+        match chunk.map(|c| c.chunk) {
+            Ok(Chunk::Profile(_)) => trees = true,
+            Ok(Chunk::Events(_)) => records = true,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+        if trees && records {
+            break;
+        }
+    }
+    (trees, records)
 }
 
 /// The OVERHEAD chunk, which the runtime writes before any EVENTS chunk: looked for up to the

@@ -462,7 +462,8 @@ impl TraceInfo {
                     profiles += 1;
                     base = Some(base.map_or(tree.first_tick, |b| b.min(tree.first_tick)));
                 }
-                Chunk::Lost { .. }
+                Chunk::Folded { .. }
+                | Chunk::Lost { .. }
                 | Chunk::End { .. }
                 | Chunk::Check(_)
                 | Chunk::Overhead(_)
@@ -706,6 +707,8 @@ impl<V: View> Viewer<'_, V> {
 }
 
 impl<V: View> ReplayVisitor for Viewer<'_, V> {
+    const AGGREGATES: bool = !V::IN_TIME_ORDER;
+
     fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {
         let t = self.thread_index(tid);
         if !self.threads[t].shown || stack.len() > self.depth || calls.calls == 0 {
@@ -931,7 +934,7 @@ impl Prepared {
         view: V,
         filter: &Filter,
     ) -> Result<(V, Names, Vec<String>), Error> {
-        if V::IN_TIME_ORDER && self.info.profiles > 0 {
+        if V::IN_TIME_ORDER && self.info.profiles > 0 && self.info.records == 0 {
             return Err(Error::Unsupported {
                 path: self.trace.path().to_path_buf(),
                 message: "a call-path profile (HOOKCC_MODE=profile) has sums per call path, \

@@ -202,6 +202,9 @@ struct hkrt_thread {
     int tree_busy; /* atomic: the tree is being folded into or written (never by a hook) */
     struct hkt_record *fold_mark;
     uint64_t handed_skip; /* records at the start of handed_buf folded already */
+    /* HOOKCC_MIN_DURATION: which records the trace keeps (trace_cct.h, "The duration
+     * threshold"); the tree above gets every record. */
+    struct hkt_keep keep;
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;
@@ -270,6 +273,8 @@ static struct {
     int ring;           /* HOOKCC_MODE=ring: nothing is written until a snapshot */
     int profile;        /* HOOKCC_MODE=profile: records are folded into call-path trees */
     uint32_t profile_nodes; /* HOOKCC_PROFILE_NODES: call paths a thread's tree holds */
+    uint64_t min_duration_ns; /* HOOKCC_MIN_DURATION (trace mode): shorter calls are folded */
+    hkrt_u64a min_ticks;      /* atomic: min_duration_ns in ticks, once the clock is known */
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
     int writer_tid;     /* atomic */
@@ -349,6 +354,36 @@ static HKRT_FN int hkrt_parse_u64(const char *s, uint64_t *out)
         v = v * 10 + d;
     }
     *out = v;
+    return 1;
+}
+
+/* Parses a duration: a decimal number followed by ns, us, ms or s ("5us"); 0 on garbage. */
+static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
+{
+    char digits[32];
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9' && n < sizeof digits - 1) {
+        digits[n] = s[n];
+        n++;
+    }
+    digits[n] = '\0';
+    uint64_t v, unit;
+    if (!hkrt_parse_u64(digits, &v))
+        return 0;
+    const char *u = s + n;
+    if (strcmp(u, "ns") == 0)
+        unit = 1;
+    else if (strcmp(u, "us") == 0)
+        unit = 1000;
+    else if (strcmp(u, "ms") == 0)
+        unit = 1000000;
+    else if (strcmp(u, "s") == 0)
+        unit = 1000000000;
+    else
+        return 0;
+    if (v > UINT64_MAX / unit)
+        return 0;
+    *ns = v * unit;
     return 1;
 }
 
@@ -689,6 +724,8 @@ static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record 
 static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n);
 static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause);
 static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t);
+static HKRT_FN uint64_t hkrt_fold_and_keep(struct hkrt_thread *t, struct hkt_record *r,
+                                           uint64_t n);
 
 static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
 {
@@ -719,6 +756,8 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
     uint64_t written = 0;
     if (g.profile)
         return hkrt_fold(t, r, n);
+    if (g.min_duration_ns != 0 && n != 0)
+        n = hkrt_fold_and_keep(t, (struct hkt_record *)(uintptr_t)r, n);
     if (!hkrt_file_ok()) {
         hkrt_count_lost(t, n);
         return 0;
@@ -796,8 +835,14 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
                                              int ended)
 {
     hkrt_write_events(t, upto);
-    if (g.profile && hkrt_wait_handed(t))
+    if ((g.profile || g.min_duration_ns != 0) && hkrt_wait_handed(t)) {
         hkrt_write_profile(t);
+        if (g.min_duration_ns != 0) {
+            struct hkt_folded folded = {__atomic_load_n(&g.min_ticks, __ATOMIC_RELAXED),
+                                        t->keep.folded};
+            hkrt_write_chunk(HKT_CHUNK_FOLDED, t->tid, &folded, sizeof folded, NULL);
+        }
+    }
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
     t->final_written = 1;
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
@@ -924,9 +969,20 @@ static HKRT_FN void hkrt_read_options(void)
     } else if (v != NULL && strcmp(v, "trace") != 0) {
         hkrt_warn("ignoring HOOKCC_MODE, not trace, ring or profile:", v, 0);
     }
+    g.min_duration_ns = 0;
+    v = hkrt_getenv("HOOKCC_MIN_DURATION");
+    if (v != NULL) {
+        if (!hkrt_parse_duration(v, &g.min_duration_ns))
+            hkrt_warn("ignoring HOOKCC_MIN_DURATION, not a duration (e.g. 5us, 200ns, 1ms):", v,
+                      0);
+        else if (g.ring || g.profile)
+            g.min_duration_ns = 0; /* a ring keeps its last records; a profile has no records */
+        else
+            g.raw_records = 0;
+    }
     g.profile_nodes = HKRT_DEFAULT_PROFILE_NODES;
     v = hkrt_getenv("HOOKCC_PROFILE_NODES");
-    if (v != NULL && g.profile) {
+    if (v != NULL && (g.profile || g.min_duration_ns != 0)) {
         uint64_t n;
         if (!hkrt_parse_u64(v, &n) || n == 0 || n > HKT_CCT_NONE - 1)
             hkrt_warn("ignoring HOOKCC_PROFILE_NODES, not a number of call paths:", v, 0);
@@ -1129,7 +1185,7 @@ static HKRT_FN void hkrt_open_file(void)
     h->endian = HKT_ENDIAN_LITTLE;
 #endif
     h->pointer_size = (uint8_t)sizeof(void *);
-    h->version = g.profile ? HKT_VERSION_PROFILE : HKT_VERSION;
+    h->version = g.profile || g.min_duration_ns != 0 ? HKT_VERSION_PROFILE : HKT_VERSION;
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
@@ -1521,9 +1577,11 @@ static HKRT_FN void hkrt_write_handed(struct hkrt_thread *t)
 {
     uint64_t wrote = hkrt_write_packed(t, t->handed_buf + t->handed_skip,
                                        t->handed_n - t->handed_skip);
-    if (g.profile)
+    if (g.profile || g.min_duration_ns != 0)
         hkrt_profile_pause(t, &t->handed_pause);
-    else if (wrote != 0 && hkrt_file_ok())
+    /* Under HOOKCC_MIN_DURATION a buffer may keep no record; its pause is still the next
+     * record's to lose. */
+    if (!g.profile && (wrote != 0 || g.min_duration_ns != 0) && hkrt_file_ok())
         hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &t->handed_pause, sizeof t->handed_pause, NULL);
     __atomic_store_n(&t->handed, 0, __ATOMIC_RELEASE);
     /* t may be gone from here on (its thread exited): a wake on its old address is harmless. */
@@ -1740,6 +1798,9 @@ static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
     if (c->unmatched != NULL)
         munmap(c->unmatched, (size_t)c->cap_unmatched * sizeof *c->unmatched);
     hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
+    if (t->keep.stack != NULL)
+        munmap(t->keep.stack, (size_t)t->keep.cap * sizeof *t->keep.stack);
+    hkt_keep_init(&t->keep, hkrt_cct_grow, 0);
     t->fold_mark = NULL;
 }
 
@@ -1757,6 +1818,47 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
     hkrt_count_lost(t, lost);
     __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
     return n;
+}
+
+/* HOOKCC_MIN_DURATION in ticks: from the target's fixed rate, else measured against the
+ * monotonic clock from the start (the first buffer written within 1 ms of it waits for the
+ * rest of that millisecond, once: 1 ms gives the rate to well under 1 %). */
+static HKRT_FN uint64_t hkrt_min_ticks(void)
+{
+    uint64_t ticks = __atomic_load_n(&g.min_ticks, __ATOMIC_RELAXED);
+    if (ticks != 0)
+        return ticks;
+    uint64_t rate = hkrt_ticks_per_second_fixed();
+    if (rate == 0) {
+        struct hkrt_clock_point now = hkrt_clock_point_after(&g.clock_start, 1000000);
+        rate = hkrt_ticks_per_second(&g.clock_start, &now);
+    }
+    ticks = (uint64_t)((double)g.min_duration_ns * (double)rate / 1e9 + 0.5);
+    if (ticks == 0)
+        ticks = 1;
+    __atomic_store_n(&g.min_ticks, ticks, __ATOMIC_RELAXED);
+    return ticks;
+}
+
+/* HOOKCC_MIN_DURATION: folds n of t's records into its tree (every call, for the report), then
+ * leaves out of them the calls shorter than the threshold (for the trace); returns the records
+ * kept, now at the start of r. */
+static HKRT_FN uint64_t hkrt_fold_and_keep(struct hkrt_thread *t, struct hkt_record *r,
+                                           uint64_t n)
+{
+    struct hkt_cct *c = &t->cct;
+    if (c->grow == NULL)
+        hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
+    hkrt_tree_lock(t);
+    uint64_t lost = c->lost;
+    hkt_cct_fold(c, r, (size_t)n);
+    lost = c->lost - lost;
+    hkrt_tree_unlock(t);
+    hkrt_count_lost(t, lost);
+    if (t->keep.grow == NULL)
+        hkt_keep_init(&t->keep, hkrt_cct_grow, 0);
+    t->keep.min_ticks = hkrt_min_ticks();
+    return t->keep.min_ticks != 0 ? hkt_keep_filter(&t->keep, r, (size_t)n) : n;
 }
 
 /* The thread's time handing its buffer over, taken out of its later records. */
@@ -2022,9 +2124,9 @@ static HKRT_COLD void hkrt_record_slow(void *word)
                 t->held_pos = t->buf;
                 t->fold_mark = NULL;
                 struct hkt_pause pause = {from, hkrt_ticks()};
-                if (g.profile)
+                if (g.profile || g.min_duration_ns != 0)
                     hkrt_profile_pause(t, &pause);
-                else if (wrote != 0 && hkrt_file_ok())
+                if (!g.profile && (wrote != 0 || g.min_duration_ns != 0) && hkrt_file_ok())
                     hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
             }
         }
@@ -2632,7 +2734,7 @@ HKRT_EXPORT void hookcc_trace_flush(void)
         hkrt_write_events(t, t->held_pos);
         t->held_pos = t->buf;
         t->fold_mark = NULL;
-        if (g.profile) {
+        if (g.profile || g.min_duration_ns != 0) {
             uint64_t from = hkrt_ticks();
             hkrt_write_profile(t); /* the calling thread's tree as it is now */
             struct hkt_pause pause = {from, hkrt_ticks()};

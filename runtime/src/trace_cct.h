@@ -370,4 +370,105 @@ HKT_CCT_FN size_t hkt_cct_encode(const struct hkt_cct *c, uint64_t sequence,
     return (size_t)(o - out);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The duration threshold (HOOKCC_MIN_DURATION): which records a trace keeps                */
+/*
+ * Every record is folded into the thread's tree (exact counts and times: the report reads the
+ * tree), and a buffer's records are then filtered before they are packed: a call whose entry
+ * and exit are in the same buffer and that lasted less than min_ticks is taken out, entry and
+ * exit, as XRay's FDR mode rewinds its buffer over a short call. Its callees, shorter still, are
+ * gone already. A call whose entry was written with an earlier buffer stays, as does anything
+ * that is not a plain pair (resyncs, exits below the top, unmatched exits), so the records kept
+ * are always a valid trace: the timeline shows the long calls.
+ */
+
+struct hkt_keep_frame {
+    uint64_t address;
+    uint64_t entry;
+    int64_t pos; /* index of its entry among the records kept of this buffer; -1: earlier */
+};
+
+struct hkt_keep {
+    struct hkt_keep_frame *stack;
+    uint32_t depth, cap;
+    uint64_t beyond; /* frames deeper than the stack holds (always kept) */
+    int resync;
+    uint64_t min_ticks; /* 0: keep everything */
+    uint64_t folded;    /* calls taken out */
+    hkt_cct_grow_fn grow;
+};
+
+HKT_CCT_FN void hkt_keep_init(struct hkt_keep *k, hkt_cct_grow_fn grow, uint64_t min_ticks)
+{
+    struct hkt_keep empty = {0};
+    *k = empty;
+    k->grow = grow;
+    k->min_ticks = min_ticks;
+}
+
+__attribute__((noinline)) HKT_CCT_FN int hkt_keep_grow(struct hkt_keep *k)
+{
+    uint32_t cap = k->cap ? k->cap * 2 : 256;
+    if (cap > HKT_CCT_MAX_DEPTH)
+        return 0;
+    struct hkt_keep_frame *s = (struct hkt_keep_frame *)k->grow(
+        k->stack, (size_t)k->cap * sizeof *s, (size_t)cap * sizeof *s);
+    if (s == NULL)
+        return 0;
+    k->stack = s;
+    k->cap = cap;
+    return 1;
+}
+
+/* Filters a buffer's n records in place; returns how many are kept (at the start of r). */
+HKT_CCT_FN size_t hkt_keep_filter(struct hkt_keep *k, struct hkt_record *r, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct hkt_record rec = r[i];
+        uint64_t word = rec.address_kind;
+        if (word & HKT_EXIT_BIT) {
+            uint64_t address = word & ~HKT_EXIT_BIT;
+            if (address == 0) {
+                k->resync = 1;
+            } else if (k->beyond != 0) {
+                k->beyond--;
+            } else if (k->depth != 0 && k->stack[k->depth - 1].address == address) {
+                struct hkt_keep_frame f = k->stack[--k->depth];
+                if (f.pos >= 0 && out == (size_t)f.pos + 1 && rec.time >= f.entry &&
+                    rec.time - f.entry < k->min_ticks) {
+                    out = (size_t)f.pos; /* the call goes, entry and exit */
+                    k->folded++;
+                    continue;
+                }
+            } else {
+                for (uint32_t d = k->depth; d-- > 0;)
+                    if (k->stack[d].address == address) {
+                        k->depth = d; /* the frames above it close too (unmatched entries) */
+                        break;
+                    }
+            }
+        } else if (k->resync) {
+            k->resync = 0;
+            for (uint32_t d = k->depth; d-- > 0;)
+                if (k->stack[d].address == word) {
+                    k->depth = d + 1;
+                    break;
+                }
+        } else if (k->beyond != 0 || (k->depth == k->cap && !hkt_keep_grow(k))) {
+            k->beyond++;
+        } else {
+            struct hkt_keep_frame *f = &k->stack[k->depth++];
+            f->address = word;
+            f->entry = rec.time;
+            f->pos = (int64_t)out;
+        }
+        r[out++] = rec;
+    }
+    /* The entries kept are written with this buffer: no later exit can take them back. */
+    for (uint32_t d = 0; d < k->depth; d++)
+        k->stack[d].pos = -1;
+    return out;
+}
+
 #endif /* HOOKCC_RUNTIME_TRACE_CCT_H */

@@ -72,6 +72,7 @@
 #define HKT_CHUNK_PACKED 11  /* version 4: records of one thread, packed (trace_pack.h) */
 #define HKT_CHUNK_RING 12    /* HOOKCC_MODE=ring: a window of a thread's ring starts here */
 #define HKT_CHUNK_PROFILE 13 /* version 5, HOOKCC_MODE=profile: a thread's call-path tree */
+#define HKT_CHUNK_FOLDED 14  /* version 5, HOOKCC_MIN_DURATION: calls the records leave out */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -210,6 +211,13 @@ struct hkt_profile {
     uint32_t stream_bytes; /* 44 */
 };
 
+/* FOLDED payload (version 5, HOOKCC_MIN_DURATION): the thread's calls shorter than the
+ * threshold, left out of its records (its PROFILE chunk has every call). */
+struct hkt_folded {
+    uint64_t min_ticks; /* 0: the threshold in ticks; 0 if the clock was never known */
+    uint64_t calls;     /* 8: calls left out */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -238,6 +246,7 @@ _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");
 _Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
 _Static_assert(sizeof(struct hkt_ring) == 8, "hkt_ring is 8 bytes");
 _Static_assert(sizeof(struct hkt_profile) == 48, "hkt_profile is 48 bytes");
+_Static_assert(sizeof(struct hkt_folded) == 16, "hkt_folded is 16 bytes");
 _Static_assert(offsetof(struct hkt_profile, nodes) == 32, "hkt_profile.nodes");
 _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");

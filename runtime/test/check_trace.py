@@ -21,7 +21,7 @@ MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
-CHUNK_PROFILE = 13
+CHUNK_PROFILE, CHUNK_FOLDED = 13, 14
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -239,6 +239,7 @@ class Trace:
         self.checks = 0  # CHECK chunks that matched
         self.overheads = []  # (self_ticks, child_ticks, pairs, before any EVENTS chunk)
         self.pauses = 0  # PAUSE chunks (a hook wrote its full buffer)
+        self.folded = 0  # calls in FOLDED chunks (HOOKCC_MIN_DURATION)
 
         self.exe = None
         self.modules = []  # (bias, start, end, path)
@@ -353,6 +354,10 @@ class Trace:
                     raise FormatError(f"{where}: PROFILE in a version {self.version} file, "
                                       f"thread {tid}")
                 thread(tid).profile = read_profile(payload, e, where)
+            elif ctype == CHUNK_FOLDED:
+                if length != 16 or tid == 0 or self.version != 5:
+                    raise FormatError(f"{where}: FOLDED payload of {length} bytes, thread {tid}")
+                self.folded += struct.unpack_from(e + "2Q", payload, 0)[1]
             elif ctype == CHUNK_LOST:
                 if length != 8:
                     raise FormatError(f"{where}: LOST payload of {length} bytes")
@@ -444,7 +449,11 @@ def check(trace, args, variables):
             errors.append(message)
 
     def records_of(t):
-        return len(t.records) + (t.profile["records"] if t.profile else 0)
+        """What the header counts: the records written, else (a profile) those folded. Under
+        HOOKCC_MIN_DURATION a thread has both: the records it kept, and a tree of every call."""
+        if t.records or not t.profile:
+            return len(t.records)
+        return t.profile["records"]
     total_records = sum(records_of(t) for t in trace.threads)
     total_lost_chunks = sum(t.lost for t in trace.threads)
     expect(trace.chunk_types[:1] == [CHUNK_EXE], "the first chunk is not EXE")
@@ -510,6 +519,12 @@ def check(trace, args, variables):
     if args.records is not None:
         expect(total_records == args.records,
                f"{total_records} records in EVENTS chunks, expected {args.records}")
+    if args.records_max is not None:
+        expect(total_records <= args.records_max,
+               f"{total_records} records in EVENTS chunks, expected at most {args.records_max}")
+    if args.folded_min is not None:
+        expect(trace.folded >= args.folded_min,
+               f"{trace.folded} calls in FOLDED chunks, expected at least {args.folded_min}")
     if args.records_min is not None:
         expect(total_records >= args.records_min,
                f"{total_records} records in EVENTS chunks, expected at least {args.records_min}")
@@ -587,9 +602,9 @@ def check(trace, args, variables):
             errors.append(f"--entries {name}: the program printed no {key}=")
             continue
         addr = int(variables[key], 16)
-        count = sum(1 for t in trace.threads for r in t.records
+        count = sum(1 for t in trace.threads if not t.profile for r in t.records
                     if r[1] == KIND_ENTRY and r[2] == addr)
-        for t in trace.threads:  # a profile's calls, closed and open
+        for t in trace.threads:  # a tree's calls, closed and open: every call
             if t.profile:
                 nodes = t.profile["nodes"]
                 count += sum(n[2] for n in nodes if n[1] == addr)
@@ -609,6 +624,8 @@ def main():
     p.add_argument("--incomplete", action="store_true")
     p.add_argument("--records", type=int, help="records in EVENTS and PACKED chunks")
     p.add_argument("--records-min", type=int)
+    p.add_argument("--records-max", type=int)
+    p.add_argument("--folded-min", type=int, help="calls in FOLDED chunks (HOOKCC_MIN_DURATION)")
     p.add_argument("--lost", type=int, help="header lost")
     p.add_argument("--lost-min", type=int)
     p.add_argument("--generated", type=int, help="header records + lost")

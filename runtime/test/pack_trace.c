@@ -11,6 +11,10 @@
  * the runtime does, so that raw times stay those of the trace). The CLOCK chunk's checksum of
  * the header is made anew for the new version number.
  *
+ * --min-duration TICKS does what HOOKCC_MIN_DURATION does: every record folded into the tree,
+ * and the records packed without the calls shorter than TICKS (trace_cct.h, "The duration
+ * threshold"), with a FOLDED chunk per thread.
+ *
  * A test tool: the same run's records, raw and packed (or folded), must give every report byte
  * for byte (tests/tests/trace_e2e.rs). Little-endian hosts only, reading traces of their own
  * byte order.
@@ -59,22 +63,29 @@ static void *grow(void *old, size_t old_bytes, size_t new_bytes)
 static struct {
     uint64_t tid;
     struct hkt_cct cct;
+    struct hkt_keep keep;
     int written;
 } trees[MAX_THREADS];
+static uint64_t min_ticks; /* --min-duration */
+static uint64_t kept;      /* records kept under it */
+static long clock_at = -1; /* where the CLOCK chunk is in the output */
+static unsigned char *image;
+static size_t image_len;
 static unsigned n_trees;
 
-static struct hkt_cct *tree_of(uint64_t tid)
+static unsigned tree_index(uint64_t tid)
 {
     for (unsigned i = 0; i < n_trees; i++)
         if (trees[i].tid == tid && !trees[i].written)
-            return &trees[i].cct;
+            return i;
     if (n_trees == MAX_THREADS) {
         fprintf(stderr, "pack_trace: more than %d threads\n", MAX_THREADS);
         exit(1);
     }
     trees[n_trees].tid = tid;
     hkt_cct_init(&trees[n_trees].cct, grow, 1u << 24);
-    return &trees[n_trees++].cct;
+    hkt_keep_init(&trees[n_trees].keep, grow, min_ticks);
+    return n_trees++;
 }
 
 /* The PROFILE chunk of every tree of `tid` (all if tid is 0) not written yet. */
@@ -91,17 +102,28 @@ static void write_trees(uint64_t tid, uint64_t sequence)
         memcpy(stream, &fixed, sizeof fixed);
         chunk(HKT_CHUNK_PROFILE, trees[i].tid, stream, (uint32_t)(sizeof fixed + len));
         free(stream);
+        if (min_ticks != 0) {
+            struct hkt_folded folded = {min_ticks, trees[i].keep.folded};
+            chunk(HKT_CHUNK_FOLDED, trees[i].tid, &folded, sizeof folded);
+        }
     }
 }
 
 int main(int argc, char **argv)
 {
     int profile = argc == 4 && strcmp(argv[1], "--profile") == 0;
+    if (argc == 5 && strcmp(argv[1], "--min-duration") == 0) {
+        min_ticks = strtoull(argv[2], NULL, 10);
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 3 && !profile) {
-        fprintf(stderr, "usage: pack_trace [--profile] IN.hktrace OUT.hktrace\n");
+        fprintf(stderr, "usage: pack_trace [--profile | --min-duration TICKS] IN OUT\n");
         return 2;
     }
     argv += profile;
+    int threshold = min_ticks != 0;
+    profile |= threshold;
     FILE *in = fopen(argv[1], "rb");
     if (in == NULL) {
         perror(argv[1]);
@@ -125,9 +147,10 @@ int main(int argc, char **argv)
         return 1;
     }
     checked = (header.flags & HKT_FLAG_CHECKED) != 0;
-    out = fopen(argv[2], "wb");
+    /* Made in memory, patched at the end, then written. */
+    out = open_memstream((char **)&image, &image_len);
     if (out == NULL) {
-        perror(argv[2]);
+        perror("pack_trace: open_memstream");
         return 1;
     }
     struct hkt_header folded = header;
@@ -157,16 +180,27 @@ int main(int argc, char **argv)
         if (profile && h.type == HKT_CHUNK_EVENTS) {
             struct hkt_record *r = malloc(h.length + 1);
             memcpy(r, payload, h.length);
-            hkt_cct_fold(tree_of(h.thread), r, h.length / sizeof *r);
+            unsigned t = tree_index(h.thread);
+            size_t n = h.length / sizeof *r;
+            hkt_cct_fold(&trees[t].cct, r, n);
+            if (threshold) {
+                n = hkt_keep_filter(&trees[t].keep, r, n);
+                kept += n;
+                for (size_t done = 0; done < n;) {
+                    size_t len = 0;
+                    size_t k = hkt_pack(&packer, r + done, n - done, packed, cap, &len);
+                    chunk(HKT_CHUNK_PACKED, h.thread, packed, (uint32_t)len);
+                    packed_chunks++;
+                    done += k;
+                }
+            }
             free(r);
-        } else if (profile && h.type == HKT_CHUNK_PAUSE) {
+        } else if (profile && !threshold && h.type == HKT_CHUNK_PAUSE) {
             /* left out: see above */
-        } else if (profile && h.type == HKT_CHUNK_CLOCK && h.length >= 32) {
-            unsigned char clock[64];
-            memcpy(clock, payload, h.length > 64 ? 64 : h.length);
-            uint64_t sum = hkt_checksum(&folded, sizeof folded);
-            memcpy(clock + 24, &sum, sizeof sum);
-            chunk(h.type, h.thread, clock, h.length);
+        } else if (profile && h.type == HKT_CHUNK_CLOCK && h.length == 32) {
+            /* Its header checksum is made anew at the end, for the header as it is then. */
+            clock_at = ftell(out);
+            chunk(h.type, h.thread, payload, h.length);
         } else if (profile && h.type == HKT_CHUNK_THREAD) {
             uint64_t sequence;
             memcpy(&sequence, payload, sizeof sequence);
@@ -191,7 +225,27 @@ int main(int argc, char **argv)
     }
     if (profile)
         write_trees(0, 0);
-    if (fclose(out) != 0) {
+    if (fflush(out) != 0) {
+        perror("pack_trace: memory");
+        return 1;
+    }
+    if (profile) {
+        /* Under --min-duration the header counts the records kept, as the runtime's does; the
+         * CLOCK chunk (and its CHECK chunk) then carry the new header's checksum. */
+        if (threshold)
+            folded.records = kept;
+        memcpy(image, &folded, sizeof folded);
+        if (clock_at >= 0) {
+            uint64_t sum = hkt_checksum(&folded, sizeof folded);
+            memcpy(image + clock_at + 16 + 24, &sum, sizeof sum);
+            if (checked) {
+                uint64_t check = hkt_checksum(image + clock_at, 16 + 32);
+                memcpy(image + clock_at + 16 + 32 + 16, &check, sizeof check);
+            }
+        }
+    }
+    FILE *file = fopen(argv[2], "wb");
+    if (file == NULL || fwrite(image, 1, image_len, file) != image_len || fclose(file) != 0) {
         perror(argv[2]);
         return 1;
     }

@@ -185,6 +185,16 @@ case_profile() {
     check "$trace" out --complete --records 2002 --lost 0 --open-frames 2
 }
 
+# HOOKCC_MIN_DURATION: every call in the trees (the same counts as case_threads), the records
+# only of calls of 1 ms or more: none here but the frames a buffer's end cuts (they stay) and
+# those open at the end.
+case_min_duration() {
+    run 0 HOOKCC_MIN_DURATION=1ms HOOKCC_BUFFER_RECORDS=1024 -- threads 20000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --lost 0 --threads 5 --unmatched-exits 0 \
+        --entries leaf=80000 --ended-threads 4 --records-max 2000 --folded-min 78000
+}
+
 case_exit_running() {
     run 0 -- exit_running || return 1
     only_trace || return 1
@@ -612,7 +622,7 @@ run_cases() {
     done
 }
 
-all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile case_exit_running case_churn
+all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile case_min_duration case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"

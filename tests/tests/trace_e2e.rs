@@ -1000,3 +1000,136 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
         "{flame}"
     );
 }
+
+/// Issue 23, the duration threshold: under HOOKCC_MIN_DURATION a trace keeps only the records
+/// of calls at least that long (a call is taken back when it returns, as XRay's FDR mode does),
+/// and every call goes into the threads' trees, from which the report reads: its counts and
+/// totals are those of the whole trace. Applied to one run's records by the runtime's own code
+/// (pack_trace --min-duration), the report is the trace's byte for byte in raw times; a real
+/// run gives exact counts in a file a fraction of the trace's, whose timeline shows the long
+/// calls.
+#[test]
+fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = workspace_root();
+    let mix = build_traced(d, "pack_mix", &["pack_mix.c"], &["-O1", "-pthread"], false);
+    run_ok(
+        std::process::Command::new("clang-19")
+            .args(["-O1", "-Wall", "-Werror", "-I"])
+            .arg(root.join("runtime/src"))
+            .arg(root.join("runtime/test/pack_trace.c"))
+            .arg("-o")
+            .arg(d.join("pack_trace")),
+    );
+    let raw = d.join("raw.hktrace");
+    run_ok(
+        std::process::Command::new(&mix)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &raw)
+            .env("HOOKCC_PACK", "0"),
+    );
+    let kept = d.join("kept.hktrace");
+    run_ok(
+        std::process::Command::new(d.join("pack_trace"))
+            .args(["--min-duration", "3000"])
+            .arg(&raw)
+            .arg(&kept),
+    );
+    let out = |trace: &Path, args: &[&str]| -> String {
+        String::from_utf8_lossy(&run_ok(hookprof().arg(args[0]).arg(trace).args(&args[1..])).stdout)
+            .into_owned()
+    };
+    for args in [
+        &[
+            "report",
+            "--no-compensation",
+            "--format=csv",
+            "--per-thread",
+        ][..],
+        &["flame", "--no-compensation"],
+    ] {
+        assert_eq!(out(&raw, args), out(&kept, args), "{args:?}");
+    }
+    // The text reports' last line says what the records leave out.
+    for args in [
+        &["report", "--no-compensation"][..],
+        &["report", "--no-compensation", "--callers"],
+    ] {
+        let (a, b) = (out(&raw, args), out(&kept, args));
+        let (a_rows, _) = a.trim_end().rsplit_once('\n').unwrap();
+        let (b_rows, b_summary) = b.trim_end().rsplit_once('\n').unwrap();
+        assert_eq!(a_rows, b_rows, "{args:?}");
+        assert!(
+            b_summary.contains("calls under")
+                && b_summary.contains("left out of the trace's records"),
+            "{b_summary}"
+        );
+    }
+    let info = out(&kept, &["info"]);
+    assert!(
+        info.contains("min duration:      HOOKCC_MIN_DURATION: "),
+        "{info}"
+    );
+    assert!(info.contains("chunks match; the header matches"), "{info}");
+
+    // A real run: every call counted, the records of the long ones only.
+    let program = build_traced(
+        d,
+        "profile_loop",
+        &["profile_loop.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let run = |name: &str, min: Option<&str>| -> PathBuf {
+        let trace = d.join(name);
+        let mut cmd = std::process::Command::new(&program);
+        cmd.arg("20000").current_dir(d).env("HOOKCC_OUTPUT", &trace);
+        if let Some(min) = min {
+            cmd.env("HOOKCC_MIN_DURATION", min);
+        }
+        run_ok(&mut cmd);
+        trace
+    };
+    let full = run("full.hktrace", None);
+    let short = run("short.hktrace", Some("5us"));
+    let expected = [
+        ("main", 1),
+        ("worker", 3),
+        ("round_of", 80000),
+        ("middle", 80000),
+        ("leaf", 160000),
+        ("fib", 8000 * 177),
+    ];
+    expect_counts(
+        &call_counts(&short, &[]),
+        &expected,
+        "HOOKCC_MIN_DURATION=5us",
+    );
+    expect_counts(&call_counts(&full, &[]), &expected, "the whole trace");
+    assert_balanced(&short);
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    assert!(
+        size(&short) * 4 < size(&full),
+        "{} bytes with the threshold, {} without",
+        size(&short),
+        size(&full)
+    );
+    // The timeline: leaf() takes nanoseconds, so only the calls a buffer's end cut (or a
+    // preemption lengthened) are there; main and the workers are.
+    let json = d.join("short.json");
+    run_ok(hookprof().arg("timeline").arg(&short).arg("-o").arg(&json));
+    let text = std::fs::read_to_string(&json).unwrap();
+    let begins = |name: &str| {
+        text.lines()
+            .filter(|l| l.contains("\"ph\":\"B\"") && l.contains(&format!("\"name\":\"{name}\"")))
+            .count()
+    };
+    assert!(
+        begins("leaf") < 2000,
+        "{} leaf calls in the timeline",
+        begins("leaf")
+    );
+    assert_eq!(begins("main"), 1);
+    assert_eq!(begins("worker"), 3);
+}

@@ -74,6 +74,9 @@ pub struct Summary {
     /// HOOKCC_MODE=ring: windows of the threads' rings, records dropped before them, exits of
     /// frames entered before them, frames closed at a gap between two.
     pub ring: Option<(u64, u64, u64, u64)>,
+    /// HOOKCC_MIN_DURATION: calls left out of the trace's records (the report has them, from
+    /// the trees), and the threshold in `unit`.
+    pub folded: Option<(u64, u64)>,
     /// Distinct function addresses no symbol was found for (shown as `0x…`).
     pub unknown_addresses: u64,
     /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
@@ -240,6 +243,8 @@ impl FlatReport {
                         s.closed_at_gap(),
                     )
                 }),
+                folded: (s.folded_calls > 0 || s.folded_min_ticks > 0)
+                    .then(|| (s.folded_calls, unit.convert(s.folded_min_ticks))),
                 unknown_addresses: unknown,
                 compensation: s
                     .overhead
@@ -380,6 +385,13 @@ impl FlatReport {
         if let Some((windows, dropped, before, gap)) = s.ring {
             line.push_str(&format!(
                 ", ring: {windows} windows, {dropped} records dropped before them, {before} calls entered before them (not counted), {gap} closed at a gap"
+            ));
+        }
+        if let Some((calls, below)) = s.folded {
+            line.push_str(&format!(
+                ", {calls} calls under {below} {} left out of the trace's records \
+                 (HOOKCC_MIN_DURATION; counted here, not in a timeline)",
+                s.unit.suffix()
             ));
         }
         if !s.complete {
