@@ -426,6 +426,11 @@ def make_variants(scale: Scale) -> list:
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace"),
                                           "HOOKCC_MODE": "profile"},
                 trace_globs=["*.hktrace"]),
+        Variant("native-min-duration", "hookcc --trace, HOOKCC_MIN_DURATION=5us", "hookcc",
+                ["--trace", "-O2"], runtime="trace", binary_of="native",
+                env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace"),
+                                          "HOOKCC_MIN_DURATION": "5us"},
+                trace_globs=["*.hktrace"]),
         Variant("native-min20", "hookcc --trace --hook-min-size=20", "hookcc",
                 ["--trace", "--hook-min-size=20", "-O2"], runtime="trace",
                 env=lambda ctx, d, prog: {"HOOKCC_OUTPUT": str(d / "trace.hktrace")},
@@ -898,7 +903,8 @@ class Bench:
             self.note(base, f"callgrind (all threads): {e}")
             return
         for v in order:
-            if v.key not in ("native", "native-ring", "native-profile") or v.key not in raw:
+            if v.key not in ("native", "native-ring", "native-profile", "native-min-duration") \
+                    or v.key not in raw:
                 continue
             log(f"callgrind {v.key}, all threads")
             try:
@@ -932,8 +938,8 @@ class Bench:
                 shutil.rmtree(d, ignore_errors=True)
                 if hdr:
                     self.results[v.key][f"{prog}_trace_header"] = hdr
-                    if v.key in ("native-ring", "native-profile"):
-                        pass  # the ring's last records; a tree's header counts what it folded
+                    if v.key in ("native-ring", "native-profile", "native-min-duration"):
+                        pass  # the ring's last records; the records a threshold kept
                     elif prog == "lua" and v.key != "native":
                         # --hook-min-size variants: the calls they still hook, exactly.
                         self.results[v.key]["lua_calls"] = hdr["records"] // 2
@@ -1237,7 +1243,8 @@ class Bench:
             if prog == "micro":
                 self.current_micro_calls = int(args[0])
             res = out[prog] = {}
-            for key in ("native", "native-raw", "native-ring", "native-profile", "xray-fdr", "uftrace"):
+            for key in ("native", "native-raw", "native-ring", "native-profile", "native-min-duration",
+                        "xray-fdr", "uftrace"):
                 v = self.by_key.get(key)
                 if not v or v.status != "ok" or (key, prog) not in self.exes:
                     continue
@@ -1533,6 +1540,7 @@ def print_table(b: Bench, goals: list) -> str:
         names = {"native": "hookcc --trace (PACKED)", "native-raw": "hookcc --trace, HOOKCC_PACK=0",
                  "native-ring": "HOOKCC_MODE=ring (1 MiB rings)",
                  "native-profile": "HOOKCC_MODE=profile",
+                 "native-min-duration": "HOOKCC_MIN_DURATION=5us",
                  "xray-fdr": "XRay FDR", "uftrace": "uftrace record"}
         for prog, rows in size.items():
             for key, name in names.items():

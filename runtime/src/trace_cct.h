@@ -287,33 +287,91 @@ HKT_CCT_FN void hkt_cct_enter(struct hkt_cct *c, uint64_t time, uint64_t address
     f->last_child = HKT_CCT_NONE;
 }
 
-/* Folds n records (in the thread's order) into the tree. */
+/* Folds one record, whatever it is (hkt_cct_fold's slow path). */
+__attribute__((noinline)) HKT_CCT_FN void hkt_cct_fold_one(struct hkt_cct *c,
+                                                           const struct hkt_record *r)
+{
+    uint64_t time = r->time > c->shift ? r->time - c->shift : 0;
+    uint64_t word = r->address_kind;
+    if (!c->started) {
+        c->started = 1;
+        c->first_tick = c->last_tick = time;
+    }
+    if (time > c->last_tick)
+        c->last_tick = time;
+    if (word & HKT_EXIT_BIT) {
+        uint64_t address = word & ~HKT_EXIT_BIT;
+        if (c->beyond != 0 && address != 0) {
+            c->beyond--; /* the exit of a frame too deep to be in the tree */
+            c->lost += 2;
+        } else if (c->depth != 0 && c->stack[c->depth - 1].address == address) {
+            hkt_cct_close(c, time, 0);
+        } else {
+            hkt_cct_exit_below(c, time, address);
+        }
+    } else if (c->resync) {
+        hkt_cct_resync(c, time, word);
+    } else {
+        hkt_cct_enter(c, time, word);
+    }
+}
+
+/* Folds n records (in the thread's order) into the tree. The common records, the exit of the
+ * frame on top and an entry of the same callee as its caller's last one, take a loop that keeps
+ * the tree's state in registers (the writer folds every record: about 60 instructions a call
+ * pair this way, 116 through hkt_cct_fold_one alone); anything else takes hkt_cct_fold_one. */
 HKT_CCT_FN void hkt_cct_fold(struct hkt_cct *c, const struct hkt_record *r, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t time = r[i].time > c->shift ? r[i].time - c->shift : 0;
-        uint64_t word = r[i].address_kind;
-        if (!c->started) {
-            c->started = 1;
-            c->first_tick = c->last_tick = time;
+    size_t i = 0;
+    while (i < n) {
+        if (!c->started || c->resync || c->beyond != 0) {
+            hkt_cct_fold_one(c, &r[i++]);
+            continue;
         }
-        if (time > c->last_tick)
-            c->last_tick = time;
-        if (word & HKT_EXIT_BIT) {
-            uint64_t address = word & ~HKT_EXIT_BIT;
-            if (c->beyond != 0 && address != 0) {
-                c->beyond--; /* the exit of a frame too deep to be in the tree */
-                c->lost += 2;
-            } else if (c->depth != 0 && c->stack[c->depth - 1].address == address) {
-                hkt_cct_close(c, time, 0);
+        const uint64_t shift = c->shift;
+        struct hkt_cct_frame *const stack = c->stack;
+        struct hkt_cct_node *const nodes = c->nodes;
+        const uint32_t cap = c->cap_depth;
+        uint32_t depth = c->depth;
+        uint64_t last = c->last_tick;
+        for (; i < n; i++) {
+            uint64_t time = r[i].time > shift ? r[i].time - shift : 0;
+            uint64_t word = r[i].address_kind;
+            if (word & HKT_EXIT_BIT) {
+                if (depth == 0)
+                    break;
+                struct hkt_cct_frame *f = &stack[depth - 1];
+                if (f->address != (word & ~HKT_EXIT_BIT) || f->node == HKT_CCT_NONE)
+                    break;
+                uint64_t duration = time > f->entry ? time - f->entry : 0;
+                struct hkt_cct_node *node = &nodes[f->node];
+                node->min = node->calls == 0 || duration < node->min ? duration : node->min;
+                node->max = duration > node->max ? duration : node->max;
+                node->calls++;
+                node->ticks += duration;
+                node->exclusive += duration > f->child ? duration - f->child : 0;
+                depth--;
+                if (depth != 0)
+                    stack[depth - 1].child += duration;
             } else {
-                hkt_cct_exit_below(c, time, address);
+                if (depth == 0 || depth == cap)
+                    break;
+                uint32_t child = stack[depth - 1].last_child;
+                if (child == HKT_CCT_NONE || nodes[child].address != word)
+                    break;
+                struct hkt_cct_frame *f = &stack[depth++];
+                f->address = word;
+                f->entry = time;
+                f->child = 0;
+                f->node = child;
+                f->last_child = HKT_CCT_NONE;
             }
-        } else if (c->resync) {
-            hkt_cct_resync(c, time, word);
-        } else {
-            hkt_cct_enter(c, time, word);
+            last = time > last ? time : last;
         }
+        c->depth = depth;
+        c->last_tick = last;
+        if (i < n)
+            hkt_cct_fold_one(c, &r[i++]);
     }
     c->records += n;
 }
