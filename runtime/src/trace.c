@@ -136,6 +136,7 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 #define HKRT_MAX_NAME_TRIES 100000
 /* Call paths a thread's tree holds under HOOKCC_MODE=profile (64 bytes each, mapped as used). */
 #define HKRT_DEFAULT_PROFILE_NODES (1u << 22)
+#define HKRT_MAX_TRIGGERS 32 /* functions HOOKCC_TRACE_START (and _STOP) may name */
 #define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
@@ -205,6 +206,8 @@ struct hkrt_thread {
     /* HOOKCC_MIN_DURATION: which records the trace keeps (trace_cct.h, "The duration
      * threshold"); the tree above gets every record. */
     struct hkt_keep keep;
+    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: which records are kept at all. */
+    struct hkt_window window;
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;
@@ -274,6 +277,9 @@ static struct {
     int profile;        /* HOOKCC_MODE=profile: records are folded into call-path trees */
     uint32_t profile_nodes; /* HOOKCC_PROFILE_NODES: call paths a thread's tree holds */
     uint64_t min_duration_ns; /* HOOKCC_MIN_DURATION (trace mode): shorter calls are folded */
+    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: run-time addresses of the functions named. */
+    uint64_t trigger_start[HKRT_MAX_TRIGGERS], trigger_stop[HKRT_MAX_TRIGGERS];
+    uint32_t n_trigger_start, n_trigger_stop;
     hkrt_u64a min_ticks;      /* atomic: min_duration_ns in ticks, once the clock is known */
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
@@ -724,6 +730,8 @@ static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record 
 static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n);
 static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause);
 static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t);
+static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
+                                        uint64_t n);
 static HKRT_FN uint64_t hkrt_fold_and_keep(struct hkrt_thread *t, struct hkt_record *r,
                                            uint64_t n);
 
@@ -756,6 +764,7 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
     uint64_t written = 0;
     if (g.profile)
         return hkrt_fold(t, r, n);
+    n = hkrt_window_cut(t, r, n);
     if (g.min_duration_ns != 0 && n != 0)
         n = hkrt_fold_and_keep(t, (struct hkt_record *)(uintptr_t)r, n);
     if (!hkrt_file_ok()) {
@@ -906,6 +915,89 @@ static HKRT_FN void hkrt_write_modules(void)
 /* ---------------------------------------------------------------------------------------- */
 /* Starting: options, file                                                                   */
 
+static HKRT_FN int hkrt_executable_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(uintptr_t *)data = (uintptr_t)info->dlpi_addr;
+    return 1; /* the executable comes first */
+}
+
+/* Triggers: the run-time addresses of the functions named in `list` (comma-separated, as `nm`
+ * prints them: mangled for C++ and Rust), from the executable's symbol table (.symtab, else
+ * .dynsym), up to HKRT_MAX_TRIGGERS; every symbol of a name counts (static functions of the
+ * same name in two files). A name not found is warned about. Returns how many were found. */
+static HKRT_FN uint32_t hkrt_resolve_functions(const char *list, uint64_t *out, const char *var)
+{
+    uint32_t found = 0;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+        if (fd >= 0)
+            close(fd);
+        hkrt_warn("cannot read the executable's symbols (/proc/self/exe), ignoring", var, 0);
+        return 0;
+    }
+    size_t size = (size_t)st.st_size;
+    const unsigned char *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(const void *)map;
+    const ElfW(Shdr) *symtab = NULL, *strtab = NULL;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_shoff != 0 &&
+        eh->e_shentsize == sizeof(ElfW(Shdr)) &&
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(ElfW(Shdr)) <= size) {
+        const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(const void *)(map + eh->e_shoff);
+        for (unsigned pass = 0; pass < 2 && symtab == NULL; pass++)
+            for (unsigned i = 0; i < eh->e_shnum; i++)
+                if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) &&
+                    sh[i].sh_link < eh->e_shnum && sh[i].sh_entsize == sizeof(ElfW(Sym)) &&
+                    sh[i].sh_offset + sh[i].sh_size <= size &&
+                    sh[sh[i].sh_link].sh_offset + sh[sh[i].sh_link].sh_size <= size) {
+                    symtab = &sh[i];
+                    strtab = &sh[sh[i].sh_link];
+                    break;
+                }
+    }
+    uintptr_t bias = 0;
+    dl_iterate_phdr(hkrt_executable_bias, &bias);
+    const char *name = list;
+    while (*name != '\0') {
+        size_t len = strcspn(name, ",");
+        int any = 0;
+        if (symtab != NULL && len != 0) {
+            const ElfW(Sym) *sym = (const ElfW(Sym) *)(const void *)(map + symtab->sh_offset);
+            const char *names = (const char *)map + strtab->sh_offset;
+            size_t count = symtab->sh_size / sizeof *sym;
+            for (size_t i = 0; i < count; i++) {
+                if ((sym[i].st_info & 0xf) != STT_FUNC || sym[i].st_value == 0 ||
+                    sym[i].st_name >= strtab->sh_size)
+                    continue;
+                const char *s = names + sym[i].st_name;
+                if (strncmp(s, name, len) != 0 || s[len] != '\0')
+                    continue;
+                any = 1;
+                if (found < HKRT_MAX_TRIGGERS)
+                    out[found++] = (uint64_t)(sym[i].st_value + bias);
+            }
+        }
+        if (!any && len != 0) {
+            char one[256];
+            size_t n = len < sizeof one - 1 ? len : sizeof one - 1;
+            memcpy(one, name, n);
+            one[n] = '\0';
+            hkrt_warn_hint(var, one, 0,
+                           ": no such function in the executable's symbol table (give its name "
+                           "as nm prints it; a stripped program has only its exported ones)");
+        }
+        name += len;
+        if (*name == ',')
+            name++;
+    }
+    munmap((void *)(uintptr_t)map, size);
+    return found;
+}
+
 static HKRT_FN void hkrt_read_options(void)
 {
     const char *v = hkrt_getenv("HOOKCC_DISABLE");
@@ -979,6 +1071,32 @@ static HKRT_FN void hkrt_read_options(void)
             g.min_duration_ns = 0; /* a ring keeps its last records; a profile has no records */
         else
             g.raw_records = 0;
+    }
+    /* Triggers: the environment's, else the ones hookcc --trace-start/--trace-stop built in. */
+    g.n_trigger_start = g.n_trigger_stop = 0;
+    v = hkrt_getenv("HOOKCC_TRACE_START");
+    const char *stop = hkrt_getenv("HOOKCC_TRACE_STOP");
+#ifdef HKRT_TRACE_START
+    if (v == NULL) {
+        v = HKRT_TRACE_START;
+#ifdef HKRT_TRACE_STOP
+        if (stop == NULL)
+            stop = HKRT_TRACE_STOP;
+#endif
+    }
+#endif
+    /* HOOKCC_TRACE_START=none: everything, whatever was built in (an empty value is unset). */
+    if (v != NULL && strcmp(v, "none") != 0) {
+        g.n_trigger_start = hkrt_resolve_functions(v, g.trigger_start, "HOOKCC_TRACE_START");
+        if (stop != NULL && stop[0] != '\0')
+            g.n_trigger_stop = hkrt_resolve_functions(stop, g.trigger_stop, "HOOKCC_TRACE_STOP");
+        if (g.n_trigger_start == 0) {
+            /* Nothing could ever open a window: nothing would be recorded. */
+            hkrt_warn("HOOKCC_TRACE_START names no function of the program: recording "
+                      "everything, as without it:", v, 0);
+        } else {
+            g.raw_records = 0; /* the windows are cut where records are packed */
+        }
     }
     g.profile_nodes = HKRT_DEFAULT_PROFILE_NODES;
     v = hkrt_getenv("HOOKCC_PROFILE_NODES");
@@ -1807,6 +1925,7 @@ static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
 /* Folds n of t's records into its tree (hkrt_write_packed's place in this mode). */
 static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n)
 {
+    n = hkrt_window_cut(t, r, n);
     struct hkt_cct *c = &t->cct;
     if (c->grow == NULL)
         hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
@@ -1818,6 +1937,24 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
     hkrt_count_lost(t, lost);
     __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
     return n;
+}
+
+/* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: keeps, at the start of r, the records of n that are
+ * inside the thread's windows (trace_cct.h, "Triggers"), the others dropped; returns how many.
+ * Every way records take to the file comes through here once (the records are cut in place:
+ * the buffer is the caller's to reuse). */
+static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
+                                        uint64_t n)
+{
+    if (g.n_trigger_start == 0 || n == 0)
+        return n;
+    if (t->window.start == NULL) {
+        t->window.start = g.trigger_start;
+        t->window.n_start = g.n_trigger_start;
+        t->window.stop = g.trigger_stop;
+        t->window.n_stop = g.n_trigger_stop;
+    }
+    return hkt_window_filter(&t->window, (struct hkt_record *)(uintptr_t)r, (size_t)n);
 }
 
 /* HOOKCC_MIN_DURATION in ticks: from the target's fixed rate, else measured against the

@@ -529,4 +529,67 @@ HKT_CCT_FN size_t hkt_keep_filter(struct hkt_keep *k, struct hkt_record *r, size
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Triggers (HOOKCC_TRACE_START / HOOKCC_TRACE_STOP): which records a thread keeps            */
+/*
+ * A window opens at an entry of a start function and closes at the return of that call, or,
+ * where stop functions are given, at the return of the first stop function called in the
+ * window (Zephyr's trigger and stopper); then the next entry of a start function opens another.
+ * Records outside every window are dropped before anything else sees them (the trace, the ring,
+ * the tree). Per thread: a window is a call on one thread's stack.
+ */
+
+struct hkt_window {
+    const uint64_t *start, *stop; /* function addresses (entry records' words) */
+    uint32_t n_start, n_stop;
+    int open;
+    int resync;         /* the last record kept was a resync escape */
+    int64_t depth;      /* frames entered in the window, less those that returned */
+    int64_t stop_depth; /* the depth a stop function was entered at; -1: none yet */
+    uint64_t windows;   /* windows opened */
+};
+
+HKT_CCT_FN int hkt_window_has(const uint64_t *set, uint32_t n, uint64_t address)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (set[i] == address)
+            return 1;
+    return 0;
+}
+
+/* Keeps the records of n that are inside a window, in place; returns how many. */
+HKT_CCT_FN size_t hkt_window_filter(struct hkt_window *w, struct hkt_record *r, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t word = r[i].address_kind;
+        int exit = (word & HKT_EXIT_BIT) != 0;
+        if (!w->open) {
+            if (exit || !hkt_window_has(w->start, w->n_start, word))
+                continue;
+            w->open = 1;
+            w->resync = 0;
+            w->depth = 0;
+            w->stop_depth = -1;
+            w->windows++;
+        }
+        r[out++] = r[i];
+        if (exit && word == HKT_RESYNC_ESCAPE) {
+            w->resync = 1; /* the next record names a frame already open */
+        } else if (exit) {
+            w->depth--;
+            if (w->stop_depth >= 0 ? w->depth <= w->stop_depth
+                                   : w->n_stop == 0 ? w->depth <= 0 : w->depth < 0)
+                w->open = 0;
+        } else if (w->resync) {
+            w->resync = 0;
+        } else {
+            if (w->n_stop != 0 && w->stop_depth < 0 && hkt_window_has(w->stop, w->n_stop, word))
+                w->stop_depth = w->depth;
+            w->depth++;
+        }
+    }
+    return out;
+}
+
 #endif /* HOOKCC_RUNTIME_TRACE_CCT_H */

@@ -195,6 +195,28 @@ case_min_duration() {
         --entries leaf=80000 --ended-threads 4 --records-max 2000 --folded-min 78000
 }
 
+# HOOKCC_TRACE_START / HOOKCC_TRACE_STOP, names looked up in the executable's symbol table (ELF32
+# and ELF64, either byte order, on every target): leaf's windows only; from worker_body's entry
+# to the first leaf's return (worker_body stays open); a name that is no function: a warning,
+# and everything recorded.
+case_triggers() {
+    run 0 HOOKCC_TRACE_START=leaf -- threads 20000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 160000 --lost 0 --balanced --entries leaf=80000 ||
+        return 1
+    rm -f -- *.hktrace
+    run 0 HOOKCC_TRACE_START=worker_body HOOKCC_TRACE_STOP=leaf -- threads 20000 || return 1
+    only_trace || return 1
+    check "$trace" out --complete --records 12 --lost 0 --open-frames 4 --entries leaf=4 ||
+        return 1
+    rm -f -- *.hktrace
+    run 0 HOOKCC_TRACE_START=no_such_function -- threads 100 || return 1
+    only_trace || return 1
+    grep -q "HOOKCC_TRACE_START 'no_such_function': no such function" err ||
+        { echo "no warning for an unknown function" >>log; return 1; }
+    check "$trace" out --complete --records $((4 * 202 + 2)) --lost 0
+}
+
 case_exit_running() {
     run 0 -- exit_running || return 1
     only_trace || return 1
@@ -622,7 +644,7 @@ run_cases() {
     done
 }
 
-all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile case_min_duration case_exit_running case_churn
+all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile case_min_duration case_triggers case_exit_running case_churn
     case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"

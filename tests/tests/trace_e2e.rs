@@ -1133,3 +1133,97 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
     assert_eq!(begins("main"), 1);
     assert_eq!(begins("worker"), 3);
 }
+
+/// Issue 23, triggers: `hookcc --trace --trace-start=F` builds the window into the program; the
+/// trace then holds only the calls made from an entry of F to its return (per thread, every
+/// time), in every recording mode, and HOOKCC_TRACE_START / HOOKCC_TRACE_STOP change it at run
+/// time (`none`: everything).
+#[test]
+fn triggers_record_only_inside_their_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(
+        d,
+        "profile_loop",
+        &["profile_loop.c"],
+        &["-O1", "-pthread", "--trace-start=middle"],
+        false,
+    );
+    let run = |name: &str, env: &[(&str, &str)]| -> (PathBuf, String) {
+        let trace = d.join(name);
+        let mut cmd = std::process::Command::new(&program);
+        cmd.arg("1000").current_dir(d).env("HOOKCC_OUTPUT", &trace);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = run_ok(&mut cmd);
+        (trace, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let only = |trace: &Path, expected: &[(&str, u64)], context: &str| {
+        let counts = call_counts(trace, &[]);
+        let want: BTreeMap<String, u64> =
+            expected.iter().map(|(f, c)| (f.to_string(), *c)).collect();
+        assert_eq!(counts, want, "{context}");
+    };
+    // Built in: middle's calls and what they call, in each mode.
+    let middle = [("middle", 4000), ("leaf", 8000)];
+    for mode in ["trace", "ring", "profile"] {
+        let (trace, _) = run(&format!("{mode}.hktrace"), &[("HOOKCC_MODE", mode)]);
+        only(&trace, &middle, mode);
+        assert_balanced(&trace);
+    }
+    let (trace, _) = run("short.hktrace", &[("HOOKCC_MIN_DURATION", "1ms")]);
+    only(&trace, &middle, "with HOOKCC_MIN_DURATION");
+    // At run time: another function; a start and a stop (main's window ends where the first
+    // fib(10) returns: round_of(0)'s calls, main and round_of left open); everything.
+    let (trace, _) = run("fib.hktrace", &[("HOOKCC_TRACE_START", "fib")]);
+    only(&trace, &[("fib", 400 * 177)], "HOOKCC_TRACE_START=fib");
+    let (trace, _) = run(
+        "stop.hktrace",
+        &[("HOOKCC_TRACE_START", "main"), ("HOOKCC_TRACE_STOP", "fib")],
+    );
+    only(
+        &trace,
+        &[
+            ("main", 1),
+            ("round_of", 1),
+            ("middle", 1),
+            ("leaf", 2),
+            ("fib", 177),
+        ],
+        "HOOKCC_TRACE_START=main HOOKCC_TRACE_STOP=fib",
+    );
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
+    assert!(info.contains("closed at end:     2"), "{info}");
+    let (trace, _) = run("all.hktrace", &[("HOOKCC_TRACE_START", "none")]);
+    expect_counts(
+        &call_counts(&trace, &[]),
+        &[
+            ("main", 1),
+            ("worker", 3),
+            ("middle", 4000),
+            ("fib", 400 * 177),
+        ],
+        "HOOKCC_TRACE_START=none",
+    );
+    // A name that is no function of the program: said, and the built-in window is not used.
+    let (trace, stderr) = run("typo.hktrace", &[("HOOKCC_TRACE_START", "midle")]);
+    assert!(
+        stderr.contains("HOOKCC_TRACE_START 'midle': no such function"),
+        "{stderr}"
+    );
+    expect_counts(&call_counts(&trace, &[]), &[("main", 1)], "a typo");
+
+    // The options are checked where they are given.
+    let out = hookcc(d, false)
+        .args(["--trace-start=fib", "-c"])
+        .arg(program_source("profile_loop.c"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("they need --trace"),
+        "{stderr}"
+    );
+}

@@ -150,6 +150,17 @@ fn runtime_flags(
     if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
         flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
     }
+    if component == RuntimeComponent::Trace {
+        // The names were checked (letters, digits, `_$.@`): safe inside a C string.
+        for (define, names) in [
+            ("HKRT_TRACE_START", &options.trace_start),
+            ("HKRT_TRACE_STOP", &options.trace_stop),
+        ] {
+            if !names.is_empty() {
+                flags.push(format!("-D{define}=\"{}\"", names.join(",")));
+            }
+        }
+    }
     flags
 }
 

@@ -230,6 +230,11 @@ pub struct HookOptions {
     /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
     /// each thread's CPU time instead of the OS tick.
     pub nitro_thread_cpu_clock: bool,
+    /// `--trace-start=F,…` / `--trace-stop=F,…`: the trace runtime's default triggers
+    /// (HOOKCC_TRACE_START / HOOKCC_TRACE_STOP at run time override them), built into the
+    /// runtime object the program links.
+    pub trace_start: Vec<String>,
+    pub trace_stop: Vec<String>,
     /// `-finstrument-functions` (GCC's and clang's flag), done by hookcc's pass:
     /// `__cyg_profile_func_enter/exit(this_fn, call_site)`, exits on unwind included.
     pub gcc_instrument: bool,
@@ -480,6 +485,8 @@ enum OwnOption {
     RemoveHooksWhenInlining,
     RustFlags,
     Trace,
+    TraceStart,
+    TraceStop,
     Verbose,
 }
 
@@ -511,6 +518,8 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ),
     ("--rustflags", OwnOption::RustFlags),
     ("--trace", OwnOption::Trace),
+    ("--trace-start=", OwnOption::TraceStart),
+    ("--trace-stop=", OwnOption::TraceStop),
     ("-finstrument-functions", OwnOption::GccInstrument),
     (
         "-finstrument-functions-after-inlining",
@@ -663,6 +672,27 @@ pub fn take_own_options(
                     parse_nitro_clock(value).ok_or_else(|| bad(NITRO_CLOCKS))?;
             }
             OwnOption::Trace => options.trace = true,
+            OwnOption::TraceStart | OwnOption::TraceStop => {
+                // Symbol names as nm prints them; they become a C string in the runtime.
+                let names: Vec<String> = value
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+                if names.is_empty()
+                    || names.iter().any(|n| {
+                        !n.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_$.@".contains(c))
+                    })
+                {
+                    return Err(bad("function names as nm prints them, comma-separated"));
+                }
+                if *option == OwnOption::TraceStart {
+                    options.trace_start.extend(names);
+                } else {
+                    options.trace_stop.extend(names);
+                }
+            }
             OwnOption::Verbose => options.verbose = true,
             OwnOption::Profile => options.profile = true,
             OwnOption::PrintHookRuntime => options.print_runtime = true,
@@ -749,6 +779,18 @@ pub fn take_own_options(
             on.join(" and ")
         )));
     }
+    if !options.trace_stop.is_empty() && options.trace_start.is_empty() {
+        return Err(OptionError::Conflict(
+            "--trace-stop needs --trace-start: a window opens at an entry of a start function"
+                .to_string(),
+        ));
+    }
+    if !options.trace_start.is_empty() && !options.trace {
+        return Err(OptionError::Conflict(
+            "--trace-start and --trace-stop are the trace runtime's triggers: they need --trace"
+                .to_string(),
+        ));
+    }
     Ok((options, rest))
 }
 
@@ -802,6 +844,11 @@ hookcc options:
                         the sources, and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
+  --trace-start=F,…     record only from an entry of one of these functions (symbol names as
+                        nm prints them: mangled for C++ and Rust) to its return, each time;
+  --trace-stop=F,…      or, with this, to the return of the first of these called after it.
+                        Per thread; built into the program, HOOKCC_TRACE_START and
+                        HOOKCC_TRACE_STOP override them at run time (docs/recording.md)
   --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
