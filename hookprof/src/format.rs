@@ -2029,10 +2029,10 @@ mod tests {
         bad[9] = 2;
         assert_eq!(Trace::new(&bad).err().unwrap().offset, 9);
         let mut bad = good.clone();
-        bad[10] = 5;
+        bad[10] = 6;
         let err = Trace::new(&bad).err().unwrap();
         assert_eq!(err.offset, 10);
-        assert!(err.to_string().contains("version is 5"), "{err}");
+        assert!(err.to_string().contains("version is 6"), "{err}");
         bad[10] = 0;
         assert!(Trace::new(&bad).is_err());
         let mut bad = good.clone();

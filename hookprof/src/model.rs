@@ -578,7 +578,8 @@ impl ReplayVisitor for ProfileBuilder {
 
     fn unmatched_exits(&mut self, tid: u64, _time: u64, address: u64, count: u64) {
         self.activate(tid);
-        *self.active.unmatched_exits.entry(address).or_default() += count;
+        let n = self.active.unmatched_exits.entry(address).or_default();
+        *n = n.saturating_add(count);
     }
 
     /// A call path of a profile: what [`Self::exit`] adds for one frame, for all of them.
@@ -600,7 +601,7 @@ impl ReplayVisitor for ProfileBuilder {
             line.min_ticks = line.min_ticks.min(calls.min);
             line.max_ticks = line.max_ticks.max(calls.max);
         }
-        line.calls += calls.calls;
+        line.calls = line.calls.saturating_add(calls.calls);
         line.call_ticks_sum = line.call_ticks_sum.saturating_add(calls.ticks);
         line.exclusive_ticks = line.exclusive_ticks.saturating_add(calls.exclusive);
         if frame.outermost {
@@ -613,7 +614,7 @@ impl ReplayVisitor for ProfileBuilder {
             callee: frame.address,
         });
         let stats = &mut tables.arcs[arc as usize];
-        stats.calls += calls.calls;
+        stats.calls = stats.calls.saturating_add(calls.calls);
         stats.exclusive_ticks = stats.exclusive_ticks.saturating_add(calls.exclusive);
         if frame.outermost {
             stats.inclusive_ticks = stats.inclusive_ticks.saturating_add(calls.ticks);

@@ -807,7 +807,11 @@ impl ThreadState {
         for (j, f) in tree.open.iter().enumerate() {
             open_at[f.node as usize] = j as u32;
         }
-        let own = |i: usize| tree.nodes[i].calls + u64::from(open_at[i] != NONE);
+        let own = |i: usize| {
+            tree.nodes[i]
+                .calls
+                .saturating_add(u64::from(open_at[i] != NONE))
+        };
         // Calls in each subtree, and each node's direct callees' calls (a parent comes
         // before its children, so one backward pass sums them).
         let mut subtree = vec![0u64; n];
@@ -843,7 +847,10 @@ impl ThreadState {
             .map(|f| end.saturating_sub(f.entry))
             .collect();
 
-        let total_calls: u64 = subtree.iter().zip(&tree.nodes).map(|(_, n)| n.calls).sum();
+        let total_calls = tree
+            .nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.calls));
         let first = tree.first_tick;
         let shifted_last = last
             .saturating_sub(total_calls.saturating_mul(pair))
@@ -881,9 +888,12 @@ impl ThreadState {
                 self.summary.max_depth = self.summary.max_depth.max(path.len() as u64);
 
                 let all = own(i);
-                let inside = subtree[i] - all;
+                let inside = subtree[i].saturating_sub(all);
                 let inside_closed = share(inside, node.calls, all);
                 let callees_closed = share(callees[i], node.calls, all);
+                // Every node goes to the visitor, in depth-first order (one without closed calls
+                // too, with none), so that a visitor can follow the path a frame at a time.
+                let mut closed = Aggregate::default();
                 if node.calls > 0 {
                     let ticks = node.ticks.saturating_sub(
                         node.calls
@@ -901,24 +911,24 @@ impl ThreadState {
                     let per_call =
                         self_t.saturating_add((inside_closed / node.calls).saturating_mul(pair));
                     let average = ticks / node.calls;
-                    visitor.aggregate(
-                        tid,
-                        &path,
-                        &Aggregate {
-                            calls: node.calls,
-                            ticks,
-                            exclusive,
-                            min: node.min.saturating_sub(per_call).min(average),
-                            max: node.max.saturating_sub(per_call).max(average),
-                            unwound: node.unwound,
-                            closed_at_end: 0,
-                        },
-                    );
-                    self.summary.entries += node.calls;
-                    self.summary.exits += node.calls - node.unwound;
-                    self.summary.unmatched_entries += node.unwound - node.longjmp;
-                    self.summary.closed_by_longjmp += node.longjmp;
+                    closed = Aggregate {
+                        calls: node.calls,
+                        ticks,
+                        exclusive,
+                        min: node.min.saturating_sub(per_call).min(average),
+                        max: node.max.saturating_sub(per_call).max(average),
+                        unwound: node.unwound,
+                        closed_at_end: 0,
+                    };
+                    let s = &mut self.summary;
+                    s.entries = s.entries.saturating_add(node.calls);
+                    s.exits = s.exits.saturating_add(node.calls - node.unwound);
+                    s.unmatched_entries = s
+                        .unmatched_entries
+                        .saturating_add(node.unwound - node.longjmp);
+                    s.closed_by_longjmp = s.closed_by_longjmp.saturating_add(node.longjmp);
                 }
+                visitor.aggregate(tid, &path, &closed);
                 if let Some(&j) = open_at.get(i).filter(|&&j| j != NONE) {
                     let j = j as usize;
                     let raw = open_ticks[j];
@@ -968,8 +978,8 @@ impl ThreadState {
             }
         }
         for &(address, count) in &tree.unmatched {
-            self.summary.unmatched_exits += count;
-            self.summary.exits += count;
+            self.summary.unmatched_exits = self.summary.unmatched_exits.saturating_add(count);
+            self.summary.exits = self.summary.exits.saturating_add(count);
             visitor.unmatched_exits(tid, shifted_last, address, count);
         }
     }

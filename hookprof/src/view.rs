@@ -688,6 +688,47 @@ impl<V: View> Viewer<'_, V> {
         self.view.enter(tid, &mut thread.stack, &self.names);
     }
 
+    /// A hidden path's time, given to the shown frames above it (`frames`, if any) as their
+    /// exclusive time.
+    fn to_caller(&mut self, tid: u64, frames: &[ViewFrame], calls: &Aggregate) {
+        if !frames.is_empty() && calls.ticks != 0 {
+            let hidden = Aggregate {
+                exclusive: calls.ticks,
+                ..Aggregate::default()
+            };
+            self.view.aggregate(tid, frames, &hidden, &self.names);
+        }
+    }
+
+    /// [`ReplayVisitor::aggregate`] without filters. The replay hands every node of a tree
+    /// over in depth-first order, so the path of a node's parent is a prefix of the path just
+    /// seen: the thread's stack is cut to it and the node's frame pushed, and the view hears of
+    /// that frame alone ([`View::enter`]), as it would in a trace (constant work per node, where
+    /// building every path from its root would cost its depth: a recursion 100 000 deep).
+    fn aggregate_plain(&mut self, t: usize, tid: u64, stack: &[Frame], calls: &Aggregate) {
+        let Some(frame) = stack.last() else { return };
+        let function = self.function(t, frame);
+        let thread = &mut self.threads[t];
+        thread.stack.truncate(stack.len() - 1);
+        if thread.stack.len() + 1 < stack.len() {
+            // Not depth-first after all (cannot be from the replay): the path from its root.
+            thread.stack.clear();
+            for f in &stack[..stack.len() - 1] {
+                let function = self.function(t, f);
+                let thread = &mut self.threads[t];
+                thread.stack.push(ViewFrame::new(f, function));
+                self.view.enter(tid, &mut thread.stack, &self.names);
+            }
+        }
+        let thread = &mut self.threads[t];
+        thread.stack.push(ViewFrame::new(frame, function));
+        thread.told = thread.stack.len();
+        self.view.enter(tid, &mut thread.stack, &self.names);
+        if calls.calls != 0 {
+            self.view.aggregate(tid, &thread.stack, calls, &self.names);
+        }
+    }
+
     /// [`ReplayVisitor::exit`] without filters.
     #[inline(always)]
     fn exit_plain(&mut self, tid: u64, time: u64) {
@@ -711,26 +752,44 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
 
     fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {
         let t = self.thread_index(tid);
-        if !self.threads[t].shown || stack.len() > self.depth || calls.calls == 0 {
+        if self.plain {
+            return self.aggregate_plain(t, tid, stack, calls);
+        }
+        if !self.threads[t].shown {
+            return;
+        }
+        // The frames a trace would show for this path (the filters' rules of `enter`): from
+        // the outermost one --function matches, none below an --exclude'd one, at most --depth.
+        // A path hidden at its last frame leaves its time to the shown frame above it, as a
+        // hidden call does in a trace.
+        let only_functions = !self.filter.functions.is_empty();
+        let mut frames: Vec<ViewFrame> = Vec::with_capacity(stack.len());
+        let mut showing = !only_functions;
+        for (i, frame) in stack.iter().enumerate() {
+            let function = self.function(t, frame);
+            let flags = self.flags[function as usize];
+            let last = i + 1 == stack.len();
+            showing |= flags & MATCHES != 0;
+            if flags & EXCLUDED != 0 || (showing && frames.len() >= self.depth) {
+                if last {
+                    self.to_caller(tid, &frames, calls);
+                }
+                return;
+            }
+            if showing {
+                let mut view_frame = ViewFrame::new(frame, function);
+                view_frame.user = u32::MAX; // not through View::enter
+                frames.push(view_frame);
+            }
+        }
+        if frames.is_empty() || calls.calls == 0 {
             return;
         }
         if calls.ticks / calls.calls < self.min_ticks {
-            return;
+            frames.pop();
+            return self.to_caller(tid, &frames, calls);
         }
-        let mut frames = Vec::with_capacity(stack.len());
-        let mut matching = self.filter.functions.is_empty();
-        for frame in stack {
-            let function = self.function(t, frame);
-            let flags = self.flags[function as usize];
-            if flags & EXCLUDED != 0 {
-                return;
-            }
-            matching |= flags & MATCHES != 0;
-            frames.push(ViewFrame::new(frame, function));
-        }
-        if matching {
-            self.view.aggregate(tid, &frames, calls, &self.names);
-        }
+        self.view.aggregate(tid, &frames, calls, &self.names);
     }
 
     fn enter(&mut self, tid: u64, stack: &[Frame]) {

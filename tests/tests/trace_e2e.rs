@@ -816,6 +816,15 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
         &["report", "--no-compensation", "--callers"],
         &["report", "--no-compensation", "--format=json"],
         &["flame", "--no-compensation"],
+        // Filters hide a tree's paths as they hide a trace's calls: a hidden call's time stays
+        // with the shown caller.
+        &["flame", "--no-compensation", "--exclude=leaf1*"],
+        &[
+            "flame",
+            "--no-compensation",
+            "--function=worker",
+            "--depth=2",
+        ],
     ] {
         let (a, b) = (view(&raw, args), view(&folded, args));
         assert!(!a.is_empty(), "{args:?} printed nothing");

@@ -153,6 +153,9 @@ impl View for CallgrindProfile {
         }
         self.seen[f] = true;
         self.exclusive[f] = self.exclusive[f].saturating_add(calls.exclusive);
+        if calls.calls == 0 {
+            return; // the time of hidden calls (filters), not calls
+        }
         if let Some(caller) = callers.last() {
             let arc = self
                 .arcs

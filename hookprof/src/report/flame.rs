@@ -256,15 +256,24 @@ impl View for FoldedStacks {
         stack[len - 1].user = node;
     }
 
+    /// The path's frames came through [`View::enter`] (their nodes are in `user`), except
+    /// with filters: then the path from its root.
     fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
-        let mut node = self.thread_root(tid);
-        for (depth, frame) in stack.iter().enumerate() {
-            if depth == MAX_STACK_FRAMES {
-                node = self.node(node, DEEPER);
-                break;
+        let Some(last) = stack.last() else { return };
+        // A frame that did not come through `enter` has `user` u32::MAX (`Viewer`).
+        let node = if last.user != u32::MAX {
+            last.user
+        } else {
+            let mut node = self.thread_root(tid);
+            for (depth, frame) in stack.iter().enumerate() {
+                if depth == MAX_STACK_FRAMES {
+                    node = self.node(node, DEEPER);
+                    break;
+                }
+                node = self.node(node, frame.function);
             }
-            node = self.node(node, frame.function);
-        }
+            node
+        };
         let ticks = &mut self.ticks[node as usize];
         *ticks = ticks.saturating_add(calls.exclusive);
     }
