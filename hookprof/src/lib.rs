@@ -333,7 +333,8 @@ pub fn callgraph_file(
     let profile = trace.profile()?;
     let mut names = Symbolizer::new(&profile.summary, exe)?;
     let mut bytes = Vec::new();
-    callgraph::render(&profile, &mut names, &mut bytes).expect("writing to a Vec cannot fail");
+    callgraph::render(&profile, &mut names, callgraph::Times::Trace, &mut bytes)
+        .expect("writing to a Vec cannot fail");
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     Ok((bytes, warnings))
