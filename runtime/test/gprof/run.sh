@@ -9,6 +9,9 @@
 #   - spin.c: gprof's seconds match the CPU time the program used (the rate delivered);
 #     `hookprof gprof` turns the program's own dump of its data into the same gmon.out, byte
 #     for byte; with HOOKCC_GPROF_CALLGRAPH=0, `gprof --no-graph` works and no calls are counted;
+#   - own_mcount.c: a firmware's own mcount calls __profile_mcount as <hookcc/gprof.h> declares
+#     it (uintptr_t, uintptr_t) in a translation unit the gprof build instruments; gprof shows
+#     the arcs it recorded;
 #   - scripts/gprof.gdb's gprof_dump in gdb, as on a bare-metal target, then hookprof gprof;
 #   - under qemu-user for aarch64 and s390x (big endian): the dump converted by hookprof equals
 #     the program's gmon.out (Debian's gprof reads only the host's architecture).
@@ -100,6 +103,20 @@ rate_case() {
     awk -v c="$cpu" -v g="$seconds" 'BEGIN { exit !(g != "" && g > c * 0.85 && g < c * 1.15) }'
 }
 check "gprof: seconds in gmon.out are the CPU time used (delivered sampling rate)" rate_case
+
+# Issue 27 item 8: the pass called for __profile_mcount(void *, void *) and rejected the
+# header's (uintptr_t, uintptr_t) when a firmware's own mcount called it.
+own_mcount_case() {
+    "$HOOKCC" --hook-runtime=gprof -O1 -g "$here/own_mcount.c" -o prog || return 1
+    ./prog >/dev/null || { echo "exit status $?"; return 1; }
+    gprof -b -p prog gmon.out >flat.txt || return 1
+    cat flat.txt
+    expect_calls flat.txt handler=25 caller=1 || return 1
+    gprof -b -q prog gmon.out >graph.txt || return 1
+    grep -Eq '^ +[0-9.]+ +[0-9.]+ +25/25 +caller \[[0-9]+\]$' graph.txt ||
+        { echo "handler's parent line (25/25 from caller) is missing"; cat graph.txt; return 1; }
+}
+check "gprof: a firmware's own mcount calls __profile_mcount(uintptr_t, uintptr_t)" own_mcount_case
 
 # The bare-metal way, tried on the host: gdb, attached to qemu-user's gdb stub as a debugger
 # reaches a board (not by ptrace, which strace holds in a --fresh run), stops the program,
