@@ -12,7 +12,8 @@
 #   - own_mcount.c: a firmware's own mcount calls __profile_mcount as <hookcc/gprof.h> declares
 #     it (uintptr_t, uintptr_t) in a translation unit the gprof build instruments; gprof shows
 #     the arcs it recorded;
-#   - scripts/gprof.gdb's gprof_dump in gdb, as on a bare-metal target, then hookprof gprof;
+#   - scripts/gprof.gdb's gprof_dump in gdb, as on a bare-metal target: gprof.dump, and gmon.out
+#     written from it by hookprof gprof;
 #   - under qemu-user for aarch64 and s390x (big endian): the dump converted by hookprof equals
 #     the program's gmon.out (Debian's gprof reads only the host's architecture).
 #
@@ -120,32 +121,34 @@ check "gprof: a firmware's own mcount calls __profile_mcount(uintptr_t, uintptr_
 
 # The bare-metal way, tried on the host: gdb, attached to qemu-user's gdb stub as a debugger
 # reaches a board (not by ptrace, which strace holds in a --fresh run), stops the program,
-# scripts/gprof.gdb's gprof_dump saves the data and resets the counts, hookprof gprof makes the
-# gmon.out.
+# scripts/gprof.gdb's gprof_dump saves the data, writes gmon.out from it with hookprof gprof
+# ($HOOKPROF) and resets the counts.
 gdb_case() {
     "$HOOKCC" --hook-runtime=gprof -O1 -g -no-pie "$here/gprof_calls.c" -o prog || return 1
     local port=$((20000 + $$ % 20000)) qemu
-    "qemu-$(uname -m)" -g "$port" ./prog >/dev/null &
+    HOOKCC_GMON_OUT=at-exit.out "qemu-$(uname -m)" -g "$port" ./prog >/dev/null &
     qemu=$!
     for _ in $(seq 50); do
         ss -ltn | grep -q ":$port " && break
         sleep 0.1
     done
-    timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" -ex "file prog" \
-        -ex "target remote localhost:$port" -ex 'break spin' -ex continue -ex gprof_dump \
-        -ex continue || { kill "$qemu"; return 1; }
+    HOOKPROF=$HOOKPROF timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" \
+        -ex "file prog" -ex "target remote localhost:$port" -ex 'break spin' -ex continue \
+        -ex gprof_dump -ex continue || { kill "$qemu"; return 1; }
     wait "$qemu" || { echo "the program under qemu exited with $?"; return 1; }
+    [ -s gprof.dump ] || { echo "gprof_dump did not keep gprof.dump"; return 1; }
     "$HOOKPROF" gprof gprof.dump --exe prog -o dumped.out || return 1
-    gprof -b -p prog dumped.out >flat.txt || return 1
+    cmp gmon.out dumped.out || { echo "gprof_dump's gmon.out is not hookprof gprof's of gprof.dump"; return 1; }
+    gprof -b -p prog gmon.out >flat.txt || return 1
     cat flat.txt
     expect_calls flat.txt work=40 leaf=120 twice=20 || return 1
     # The counts were reset at the breakpoint: the program's own gmon.out at exit has none of
     # the calls made before it.
-    gprof -b -p prog gmon.out >after.txt || return 1
+    gprof -b -p prog at-exit.out >after.txt || return 1
     cat after.txt
     expect_calls after.txt work= leaf= twice=
 }
-check "gprof: gdb's gprof_dump (scripts/gprof.gdb), hookprof gprof" gdb_case
+check "gprof: gdb's gprof_dump (scripts/gprof.gdb) writes gmon.out with hookprof gprof" gdb_case
 
 qemu_case() { # ARCH
     local triple=$1-linux-gnu
