@@ -827,3 +827,38 @@ fn cargo_hookcc_traces_land_under_the_target_directory_and_build_scripts_are_not
     let counts = call_counts(&mine, &[]);
     assert_eq!(counts.get("probe::double"), Some(&1), "{counts:?}");
 }
+
+/// Issue 27 item 4: nightly rustc shows the linker's stderr, and clang-19 warned on every link
+/// that the -pthread hookcc added was unused (rustc links with -nodefaultlibs). With a nightly
+/// toolchain installed (`rustup toolchain install nightly`), `cargo +nightly hookcc run` links
+/// without a warning and traces; the argument handling itself is wrapper/src/driver.rs's
+/// `pthread_only_where_clang_adds_default_libraries`.
+#[test]
+fn nightly_links_without_an_unused_pthread_warning() {
+    let nightly = Command::new("rustup")
+        .args(["run", "nightly", "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nightly {
+        eprintln!("skipping: no nightly toolchain (rustup toolchain install nightly)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    let mut cmd = Command::new("rustup");
+    with_hookcc_env(&mut cmd, &project);
+    let out = run_ok(
+        cmd.args(["run", "nightly", "cargo", "hookcc", "run", "--trace"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("warning: linker stderr") && !stderr.contains("-pthread"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("digit sum of 2026 = 10"));
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("crc_byte"), Some(&10), "{counts:#?}");
+}
