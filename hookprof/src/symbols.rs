@@ -766,6 +766,61 @@ mod tests {
         assert_eq!(demangle(""), "");
     }
 
+    /// Names and origins by address, for [`function_labels`].
+    struct Fake(HashMap<u64, (&'static str, Option<SymbolOrigin>)>);
+
+    impl Resolve for Fake {
+        fn resolve(&mut self, address: u64) -> Option<String> {
+            self.0.get(&address).map(|(n, _)| n.to_string())
+        }
+        fn origin(&mut self, address: u64) -> Option<SymbolOrigin> {
+            self.0.get(&address).and_then(|(_, o)| o.clone())
+        }
+    }
+
+    fn origin(file: Option<&str>, symbol_address: u64) -> Option<SymbolOrigin> {
+        Some(SymbolOrigin {
+            module: PathBuf::from("/bin/prog"),
+            file: file.map(str::to_string),
+            symbol_address,
+        })
+    }
+
+    #[test]
+    fn colliding_names_get_their_file_else_their_address() {
+        let mut names = Fake(HashMap::from([
+            (0x1000, ("helper", origin(Some("src/a/util.c"), 0x100))),
+            (0x2000, ("helper", origin(Some("src/b/util.c"), 0x200))),
+            (0x3000, ("helper", origin(Some("one.c"), 0x300))),
+            (0x4000, ("main", origin(None, 0x400))),
+            (0x5000, ("twin", origin(Some("t.c"), 0x500))),
+            (0x6000, ("twin", origin(Some("t.c"), 0x600))),
+            (0x7000, ("twin", None)),
+            // Two addresses in one function: one name.
+            (0x8000, ("loop", origin(Some("l.c"), 0x800))),
+            (0x8010, ("loop", origin(Some("l.c"), 0x800))),
+        ]));
+        let (labels, unknown) = function_labels(
+            [
+                0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 0x7000, 0x8000, 0x8010, 0x9000,
+            ],
+            &mut names,
+        );
+        assert_eq!(unknown, 1);
+        let label = |a: u64| labels[&a].as_str();
+        // The same last component: the whole file name.
+        assert_eq!(label(0x1000), "helper (src/a/util.c)");
+        assert_eq!(label(0x2000), "helper (src/b/util.c)");
+        assert_eq!(label(0x3000), "helper (one.c)");
+        assert_eq!(label(0x4000), "main");
+        // One file for two functions, or none known: the symbol's address, else the traced one.
+        assert_eq!(label(0x5000), "twin@0x500");
+        assert_eq!(label(0x6000), "twin@0x600");
+        assert_eq!(label(0x7000), "twin@0x7000");
+        assert_eq!((label(0x8000), label(0x8010)), ("loop", "loop"));
+        assert_eq!(label(0x9000), "0x9000");
+    }
+
     #[test]
     fn hex_names() {
         assert_eq!(hex_name(0x401000), "0x401000");
