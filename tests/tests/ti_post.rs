@@ -624,7 +624,7 @@ int main(void)
     );
     let profile = std::fs::read_to_string(d.join("out_profile.csv")).unwrap();
     assert!(
-        profile.contains(&format!("?function #1,4,")) && profile.contains(&format!("{mystery:#x}")),
+        profile.contains("?function #1,4,") && profile.contains(&format!("{mystery:#x}")),
         "{profile}"
     );
 
