@@ -21,5 +21,7 @@ work="$(cd "$work" && pwd)"
 rm -rf "$work/rust"
 cp -R "$root/examples/rust" "$work/rust"
 rm -rf "$work/rust/target"
-(cd "$work/rust" && PATH="$bin:$PATH" cargo hookcc run --trace --quiet)
+# Its own target directory (a CARGO_TARGET_DIR of the caller's would hold the traces otherwise).
+(cd "$work/rust" && PATH="$bin:$PATH" CARGO_TARGET_DIR="$work/rust/target" \
+    cargo hookcc run --trace --quiet)
 "$bin/hookprof" report "$work/rust"/target/hookcc/traces/mixed.*.hktrace --top=3
