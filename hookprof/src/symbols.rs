@@ -46,10 +46,9 @@ pub struct SymbolOrigin {
 /// Names every address of `addresses` with `names` (hex where it names none) and tells apart
 /// different functions that share a name, as `static` functions of different files do (zstd
 /// has `MEM_readLE64` four times): `name (file.c)` where the files differ (the file's last path
-/// component unless another file has that too), `name@0xADDR` (the
-/// symbol's address in its ELF file, as `nm` shows it) where they do not or are unknown.
-/// Names that do not collide are unchanged. Returns the labels and how many addresses no
-/// symbol names.
+/// component unless another file has that too), `name@0xADDR` (the symbol's address in its ELF
+/// file, as `nm` shows it) where they do not or are unknown. Names that do not collide are
+/// unchanged. Returns the labels and how many addresses no symbol names.
 pub fn function_labels(
     addresses: impl IntoIterator<Item = u64>,
     names: &mut dyn Resolve,
