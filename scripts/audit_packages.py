@@ -12,8 +12,9 @@ other package, or a file under /usr/local or /opt that no package owns, means a 
 only because this machine has more than a new one would: the audit names it, with the command
 that used it, and fails.
 
-Usage: audit_packages.py STRACE_LOG [--ignore DIR]...   (DIRs: the project, temp dirs, the Rust
-toolchain: files there are not the system's)
+Usage: audit_packages.py STRACE_LOG [--use] [--ignore DIR]...   (DIRs: the project, temp dirs,
+the Rust toolchain: files there are not the system's; --use: against `setup.sh --list --use`,
+what using hookcc needs, for a run of the quick start)
 """
 
 import argparse
@@ -39,8 +40,9 @@ HAND_INSTALLED = ("/usr/local/", "/opt/")
 USRMERGE = ("/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/")
 
 
-def setup_packages(root):
-    out = subprocess.run([os.path.join(root, "scripts/setup.sh"), "--list"],
+def setup_packages(root, use_only=False):
+    out = subprocess.run([os.path.join(root, "scripts/setup.sh"), "--list"]
+                         + (["--use"] if use_only else []),
                          check=True, capture_output=True, text=True).stdout
     return out.split()
 
@@ -138,11 +140,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("log")
     parser.add_argument("--ignore", action="append", default=[], metavar="DIR")
+    parser.add_argument("--use", action="store_true",
+                        help="against what using hookcc needs (setup.sh --list --use)")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ignored = [os.path.realpath(d) for d in args.ignore] + args.ignore
 
-    setup = setup_packages(root)
+    setup = setup_packages(root, args.use)
+    which = "scripts/setup.sh --use" if args.use else "scripts/setup.sh"
     allowed = dependency_closure(setup + sorted(base_packages()))
     owners = file_owners()
     used = used_files(args.log, ignored)
@@ -158,19 +163,19 @@ def main():
             continue  # generated files (caches, .pyc), or packaged under another name
         packages_used.add(owner)
         if owner not in allowed:
-            problems.append(f"{path}: from package {owner}, which scripts/setup.sh does not "
+            problems.append(f"{path}: from package {owner}, which {which} does not "
                             f"install (used by {command})")
     print(f"audit: {len(used)} system files from {len(packages_used)} packages; "
-          f"{len(setup)} packages in scripts/setup.sh, {len(allowed)} with their dependencies "
+          f"{len(setup)} packages in {which}, {len(allowed)} with their dependencies "
           f"and the base system")
     if problems:
         print(f"audit: {len(problems)} files a new machine would not have:", file=sys.stderr)
         for p in problems:
             print(f"  {p}", file=sys.stderr)
-        print("audit: add the package to scripts/setup.sh, or stop the test from using it",
+        print(f"audit: add the package to {which}, or stop the run from using it",
               file=sys.stderr)
         return 1
-    print("audit: everything the suite used comes from scripts/setup.sh's packages or the base system")
+    print(f"audit: everything the run used comes from {which}'s packages or the base system")
     return 0
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The quick start: install what is missing, build hookcc, instrument the bundled example
-# (examples/calc.c, a small expression interpreter), run it, and print its flat profile.
+# The quick start: install what using hookcc needs (scripts/setup.sh --use), build hookcc,
+# instrument the bundled example (examples/calc.c, a small expression interpreter), run it, and
+# print its flat profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --use
 echo "demo: building hookcc (cargo build --release)…" >&2
 cargo build --release --workspace --quiet
 bin=target/release

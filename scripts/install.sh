@@ -4,6 +4,7 @@
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
 #   PREFIX/share/man/man1/hookprof*.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
+#   PREFIX/share/hookcc/{gprof.gdb,baremetal-dump.sh}   (taking data out of a board with gdb)
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)
 set -euo pipefail
@@ -35,4 +36,14 @@ done
 rm -rf "$prefix/lib/hookcc/runtime/include" "$prefix/lib/hookcc/runtime/src" "$prefix/lib/hookcc/runtime/make"
 cp -R "$root/runtime/include" "$root/runtime/src" "$root/runtime/make" "$prefix/lib/hookcc/runtime/"
 "$root/scripts/hookprof-docs.sh" "$prefix/bin/hookprof" "$prefix/share"
+# The debugger scripts (docs/gprof.md, docs/baremetal.md); gprof.gdb's gprof_dump calls this
+# prefix's hookprof to write gmon.out.
+mkdir -p "$prefix/share/hookcc"
+hookprof_path="$(cd "$prefix/bin" && pwd)/hookprof"
+sed "s|^hookcc_installed_hookprof = None\$|hookcc_installed_hookprof = \"$hookprof_path\"|" \
+    "$root/scripts/gprof.gdb" >"$prefix/share/hookcc/gprof.gdb"
+grep -q "^hookcc_installed_hookprof = \"" "$prefix/share/hookcc/gprof.gdb" ||
+    { echo "install: scripts/gprof.gdb has no hookcc_installed_hookprof line to set" >&2; exit 1; }
+chmod 644 "$prefix/share/hookcc/gprof.gdb"
+install -m 755 "$root/scripts/baremetal-dump.sh" "$prefix/share/hookcc/"
 echo "installed hookcc into $prefix (add $prefix/bin to PATH)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package of hookcc with cargo-deb (metadata: [package.metadata.deb] in
 # wrapper/Cargo.toml): hookcc, hookcc++, cargo-hookcc, hookprof, the pass plugins, the runtime
-# sources, hookprof's man pages and shell completions, in the layout of
-# `scripts/install.sh /usr`.
+# sources, hookprof's man pages and shell completions, the debugger scripts (share/hookcc:
+# gprof.gdb, whose gprof_dump finds /usr/bin/hookprof on PATH, and baremetal-dump.sh), in the
+# layout of `scripts/install.sh /usr`.
 #
 # Usage: scripts/package-deb.sh [--profile PROFILE] [-o DIR]
 #   --profile release (default) builds the workspace and the LLVM 22 plugin in release mode

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Installs what hookcc, its tests and its demo need on Debian 12 (bookworm), if it is missing.
-# This is the one list: a test may use a system package only if it is here (or something here
-# depends on it); `scripts/test.sh --fresh` (what CI runs) checks that with strace.
-#   clang-19 and LLVM 19: the compiler hookcc drives, headers for the plugins, FileCheck, lld
+# Installs what hookcc, its demo and its tests need on Debian 12 (bookworm), if it is missing.
+# This is the one list, in two parts:
+#
+# --use: what *using* hookcc needs (scripts/demo.sh, the README's quick start for C, C++ and
+# Rust):
+#   clang-19, LLVM 19 and libclang headers: the compiler hookcc drives, headers for the plugins;
+#   lld-19: the linker for cross targets; gcc: cargo's linker; make, binutils;
+#   python3, python3-pip: fetch the LLVM 22 headers for rustc's plugin (below, docs/rust.md);
+#   pip runs lsb_release (lsb-release) to describe the machine
+#
+# --test: the above and what *testing* hookcc needs (scripts/test.sh, CI):
+#   llvm-19-tools: FileCheck for the IR tests; valgrind: callgrind's counts to compare with
 #   qemu-user and the cross libcs: the cross-target tests (aarch64, armhf, i386, riscv64, s390x)
-#   gcc: cargo's linker; python3: the runtime tests' checkers; strace: the --fresh audit;
+#   strace: the --fresh audit
 #   gdb-multiarch: the debugger dumps of bare-metal data (scripts/*.gdb, scripts/baremetal-*.sh)
 #   qemu-system-arm, qemu-system-misc, gcc-arm-none-eabi (+ binutils), gcc-riscv64-unknown-elf,
 #   picolibc-arm-none-eabi, picolibc-riscv64-unknown-elf: the bare-metal boards
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
-#   python3-pip: fetches the LLVM 22 headers for rustc's plugin (below, docs/rust.md); pip runs
-#   lsb_release (lsb-release) to describe the machine
 #   cmake, meson, ninja-build, ccache, sccache: the build-system tests (tests/tests/buildsystems.rs);
 #   file (libtool runs it in libffi's configure) and dpkg-dev (Debian's meson asks
 #   dpkg-architecture for the multiarch libdir)
@@ -20,25 +26,47 @@
 # from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
 # playwright-core, into tests/browser/node_modules; from PyPI (pinned by checksum): Perfetto's
 # trace classes and protobuf, into tests/perfetto/python
+#
+# A test may use a system package only if it is in one of the lists (or something there
+# depends on it); `scripts/test.sh --fresh` (what CI runs) checks that with strace.
 # Safe to run again: it installs only what is missing.
-# Usage: scripts/setup.sh          install what is missing
-#        scripts/setup.sh --list   print the package list, one a line
+# Usage: scripts/setup.sh --use          install what using hookcc needs (scripts/demo.sh runs it)
+#        scripts/setup.sh --test         install that and what the tests need (scripts/test.sh,
+#                                        .ci/run); without an argument, the same
+#        scripts/setup.sh --list [--use] print the package list (all, or --use's), one a line
 set -euo pipefail
 
-packages=(clang-19 llvm-19-dev libclang-19-dev llvm-19-tools lld-19 qemu-user
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc python3 valgrind binutils make strace
-          gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi binutils-arm-none-eabi
-          picolibc-arm-none-eabi gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-          python3-pip lsb-release cmake meson ninja-build ccache sccache file dpkg-dev
-          chromium fonts-liberation nodejs)
+use_packages=(clang-19 llvm-19-dev libclang-19-dev lld-19 gcc python3 python3-pip lsb-release
+              make binutils)
+test_packages=(llvm-19-tools valgrind qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace
+               gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi
+               binutils-arm-none-eabi picolibc-arm-none-eabi gcc-riscv64-unknown-elf
+               picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache file dpkg-dev
+               chromium fonts-liberation nodejs)
 for arch in armhf i386 riscv64 s390x; do
-    packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
+    test_packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
-if [ "${1:-}" = "--list" ]; then
-    # npm: Debian's package, installed below only where the nodejs package has no npm.
-    printf '%s\n' "${packages[@]}" npm
-    exit 0
-fi
+usage() {
+    echo "usage: scripts/setup.sh [--use | --test | --list [--use]]" >&2
+    exit 2
+}
+mode=test
+case "${1:-}" in
+    --use) mode=use ;;
+    --test | "") mode=test ;;
+    --list)
+        case "${2:-}" in
+            --use) printf '%s\n' "${use_packages[@]}" ;;
+            # npm: Debian's package, installed below only where the nodejs package has no npm.
+            "" | --test) printf '%s\n' "${use_packages[@]}" "${test_packages[@]}" npm ;;
+            *) usage ;;
+        esac
+        exit 0 ;;
+    *) usage ;;
+esac
+[ $# -le 1 ] || usage
+packages=("${use_packages[@]}")
+[ "$mode" = test ] && packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -50,7 +78,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-if ! command -v npm >/dev/null; then
+if [ "$mode" = test ] && ! command -v npm >/dev/null; then
     # Debian's nodejs leaves npm to its own package; NodeSource's includes it.
     echo "setup: installing npm" >&2
     sudo=""
@@ -64,7 +92,7 @@ fi
 
 # cargo-deb builds the Debian package (scripts/package-deb.sh; tests/tests/packaging.rs).
 cargo_deb_version=3.8.0
-if [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $cargo_deb_version" ]; then
+if [ "$mode" = test ] && [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb $cargo_deb_version" ]; then
     echo "setup: installing cargo-deb $cargo_deb_version (cargo install, about a minute)" >&2
     cargo install cargo-deb --version "$cargo_deb_version" --locked --quiet
 fi
@@ -107,6 +135,9 @@ os.rename(tmp, dest)
 PY
     rm -f "$download/$llvm22_wheel"
 fi
+
+# The rest is what only the tests need.
+[ "$mode" = test ] || exit 0
 
 # Perfetto's Python classes for its trace format (perfetto_trace_pb2, generated from the published
 # perfetto_trace.proto) and Google's protobuf runtime, which tests/perfetto/check_perfetto.py

@@ -7,13 +7,15 @@
 #                                  cache and cargo target directory, skips count as failures
 #                                  (CI=true), and every file the suite opens or runs is checked
 #                                  to come from a package scripts/setup.sh installs, or from
-#                                  Debian's required/important base (scripts/audit_packages.py)
+#                                  Debian's required/important base (scripts/audit_packages.py);
+#                                  first the build and the quick start (scripts/quickstart.sh),
+#                                  checked against what setup.sh --use installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 if [ "${1:-}" = "--fresh" ]; then
-    scripts/setup.sh
+    scripts/setup.sh --test
     fresh=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-fresh.XXXXXX")
     trap 'rm -rf "$fresh"' EXIT
     mkdir "$fresh/home"
@@ -27,19 +29,33 @@ if [ "${1:-}" = "--fresh" ]; then
         HOME="$fresh/home" CARGO_TARGET_DIR="$fresh/target" CI=true
     )
     echo "test: --fresh: HOME=$fresh/home CARGO_TARGET_DIR=$fresh/target CI=true, under strace" >&2
-    status=0
     # Only the file and exec system calls are stopped (seccomp-bpf), and only successful ones
-    # are logged: what the suite really used.
-    env "${env_args[@]}" strace --seccomp-bpf -f -qq -z -o "$fresh/strace.log" \
-        -e trace=execve,execveat,open,openat,openat2,clone,clone3,fork,vfork -e signal=none \
-        scripts/test.sh || status=$?
+    # are logged: what the run really used.
+    strace_args=(strace --seccomp-bpf -f -qq -z
+                 -e trace=execve,execveat,open,openat,openat2,clone,clone3,fork,vfork -e signal=none)
+    audit_args=(--ignore "$root" --ignore "$fresh" --ignore "${CARGO_HOME:-$HOME/.cargo}"
+                --ignore "${RUSTUP_HOME:-$HOME/.rustup}" --ignore "${TMPDIR:-/tmp}")
+    # First what using hookcc takes (scripts/demo.sh's steps, the README's C and Rust quick
+    # start), audited against setup.sh's --use list alone: the demo installs only that. The
+    # build is the one the suite then uses.
+    echo "test: --fresh: the quick start, audited against scripts/setup.sh --use" >&2
+    env "${env_args[@]}" "${strace_args[@]}" -o "$fresh/use-strace.log" bash -c \
+        'scripts/setup.sh --use && cargo build --workspace --quiet && scripts/build-plugins.sh &&
+         scripts/quickstart.sh "$CARGO_TARGET_DIR/debug" "$0"' "$fresh/quickstart" >/dev/null ||
+        { echo "test: --fresh: the quick start failed" >&2; exit 1; }
+    if ! python3 scripts/audit_packages.py "$fresh/use-strace.log" --use "${audit_args[@]}"; then
+        mkdir -p target
+        mv "$fresh/use-strace.log" target/fresh-use-strace.log
+        echo "test: --fresh: the strace log is kept in target/fresh-use-strace.log" >&2
+        exit 1
+    fi
+    status=0
+    env "${env_args[@]}" "${strace_args[@]}" -o "$fresh/strace.log" scripts/test.sh || status=$?
     if [ "$status" -ne 0 ]; then
         echo "test: --fresh: the suite failed (exit status $status)" >&2
         exit "$status"
     fi
-    if ! python3 scripts/audit_packages.py "$fresh/strace.log" \
-        --ignore "$root" --ignore "$fresh" --ignore "${CARGO_HOME:-$HOME/.cargo}" \
-        --ignore "${RUSTUP_HOME:-$HOME/.rustup}" --ignore "${TMPDIR:-/tmp}"; then
+    if ! python3 scripts/audit_packages.py "$fresh/strace.log" "${audit_args[@]}"; then
         mkdir -p target
         mv "$fresh/strace.log" target/fresh-strace.log
         echo "test: --fresh: the strace log is kept in target/fresh-strace.log" >&2
@@ -51,7 +67,7 @@ elif [ $# -gt 0 ]; then
     exit 2
 fi
 
-scripts/setup.sh
+scripts/setup.sh --test
 cargo build --workspace --quiet
 # The pass plugin for rustc's LLVM (the Rust tests load it).
 scripts/build-plugins.sh

@@ -26,19 +26,47 @@
 //! - `<spontaneous>` stands above a function that was entered with nothing below it on the
 //!   stack (a thread's or task's root).
 //!
-//! Parents and children are sorted by their cycles, descending. Cycles are the trace's ticks.
-//! The `=====` and `Thread:` lines end in three tabs, as the seed's do (tools that read it
-//! split lines on tabs); an address no symbol names is `UNKNOWN`, as in the seed's FAQ; threads
-//! sharing a name get their thread id in the title.
+//! Parents and children are sorted by their cycles, descending. The time column is named
+//! after the unit it holds ([`Times`]): `excl_cycles` for a TI dump (the seed's name: its
+//! timestamps are the CPU's cycles), `excl_ns` for a native trace with a clock rate,
+//! `excl_ticks` for one without. The `=====` and `Thread:` lines end in three tabs, as the
+//! seed's do (tools that read it split lines on tabs); an address no symbol names is
+//! `UNKNOWN`, as in the seed's FAQ (a TI dump's names come from its analysis: `?function #n`);
+//! threads sharing a name get their thread id in the title. A thread (or task) without a call
+//! has no section: the seed's tool shows functions, and a task that only ran between
+//! switches called none.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::model::{Arc, ArcStats, Profile};
+use crate::report::Unit;
 use crate::symbols::{Resolve, UNKNOWN};
 
+/// What the trace's ticks are, which names the time column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Times {
+    /// A TI dump's replay: ticks are CPU cycles, the column the seed's `excl_cycles`.
+    Cycles,
+    /// A native trace: nanoseconds (`excl_ns`) when it has a clock rate, else raw ticks
+    /// (`excl_ticks`).
+    Trace,
+}
+
 /// Writes the call graph of every thread of `profile`.
-pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -> io::Result<()> {
+pub fn render(
+    profile: &Profile,
+    names: &mut dyn Resolve,
+    times: Times,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let (column, unit) = match times {
+        Times::Cycles => ("excl_cycles", Unit::Ticks),
+        Times::Trace => match profile.summary.ticks_per_second() {
+            Some(ticks_per_second) => ("excl_ns", Unit::Nanoseconds { ticks_per_second }),
+            None => ("excl_ticks", Unit::Ticks),
+        },
+    };
     let mut cache: HashMap<u64, String> = HashMap::new();
     let mut name_of = |address: u64| -> String {
         cache
@@ -65,10 +93,6 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
             Some(name) => name.to_string(),
             None => format!("tid {}", summary.tid),
         };
-        // The seed's separator and title lines end in three tabs (four columns).
-        writeln!(out, "=====\t\t\t\nThread: {title}\t\t\t\n=====\t\t\t")?;
-        writeln!(out, "index\texcl_cycles\tcalled\tname")?;
-
         // Index functions by total exclusive cycles, descending (ties by name).
         let mut order: Vec<(u64, String)> = table
             .functions
@@ -76,6 +100,13 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
             .filter(|(_, s)| s.calls > 0)
             .map(|(&a, _)| (a, name_of(a)))
             .collect();
+        if order.is_empty() {
+            // No call in this thread (a task that only ran between switches): no section.
+            continue;
+        }
+        // The seed's separator and title lines end in three tabs (four columns).
+        writeln!(out, "=====\t\t\t\nThread: {title}\t\t\t\n=====\t\t\t")?;
+        writeln!(out, "index\t{column}\tcalled\tname")?;
         order.sort_by(|(a, an), (b, bn)| {
             let (sa, sb) = (&table.functions[a], &table.functions[b]);
             sb.exclusive_ticks
@@ -118,7 +149,7 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
                         writeln!(
                             out,
                             "\t{}\t{}/{}\t{}",
-                            arc_stats.exclusive_ticks,
+                            unit.convert(arc_stats.exclusive_ticks),
                             arc_stats.calls,
                             stats.calls,
                             label(caller, &caller_name)
@@ -130,7 +161,7 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
             writeln!(
                 out,
                 "[{i}]\t{}\t{}\t{}",
-                stats.exclusive_ticks,
+                unit.convert(stats.exclusive_ticks),
                 stats.calls,
                 label(*address, name)
             )?;
@@ -142,7 +173,7 @@ pub fn render(profile: &Profile, names: &mut dyn Resolve, out: &mut dyn Write) -
                 writeln!(
                     out,
                     "\t{}\t{}/{}\t{}",
-                    arc_stats.exclusive_ticks,
+                    unit.convert(arc_stats.exclusive_ticks),
                     arc_stats.calls,
                     callee_calls,
                     label(arc.callee, &callee_name)

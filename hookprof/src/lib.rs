@@ -334,7 +334,8 @@ pub fn callgraph_file(
     let profile = trace.profile()?;
     let mut names = Symbolizer::new(&profile.summary, exe)?;
     let mut bytes = Vec::new();
-    callgraph::render(&profile, &mut names, &mut bytes).expect("writing to a Vec cannot fail");
+    callgraph::render(&profile, &mut names, callgraph::Times::Trace, &mut bytes)
+        .expect("writing to a Vec cannot fail");
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     Ok((bytes, warnings))
@@ -548,7 +549,8 @@ pub fn timeline_file(
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
     let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
-    // Bytes a record makes at least, measured on bench/micro.c's short names (docs/views.md).
+    // Bytes a record makes at least, measured on short C names without -g (docs/views.md's
+    // table: 106–110 and 20–21; -g adds each call's source to the JSON, long names more).
     let (per_record, what) = match format {
         TimelineFormat::Json => (110, "timeline (Chrome JSON)"),
         TimelineFormat::Perfetto => (21, "timeline (Perfetto trace)"),
@@ -675,11 +677,11 @@ pub fn speedscope_file(
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.progress = options.progress.clone();
-    // Bytes a record makes at least (docs/views.md).
+    // Bytes a record makes at least: 34.5–36.5 measured on short C names (docs/views.md).
     let (sized, note) =
         options
             .filter
-            .sized(&prepared.info, 40, options.size_limit, "speedscope profile");
+            .sized(&prepared.info, 35, options.size_limit, "speedscope profile");
     let mut speedscope =
         report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
     let wanted = &sized.threads;

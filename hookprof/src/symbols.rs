@@ -2,7 +2,7 @@
 //! executable and its shared libraries (the MODULE chunks say which file holds which
 //! address range and at what load bias).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -18,10 +18,101 @@ pub trait Resolve {
     /// The function whose entry point (or body) is `address`, or `None` if unknown.
     fn resolve(&mut self, address: u64) -> Option<String>;
 
+    /// Where the symbol naming `address` comes from, to tell apart functions that share a
+    /// name ([`function_labels`]); `None` where not known.
+    fn origin(&mut self, _address: u64) -> Option<SymbolOrigin> {
+        None
+    }
+
     /// Warnings gathered so far (drained).
     fn take_warnings(&mut self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Where a function symbol comes from: what tells apart two functions of one name (`static`
+/// functions of different source files).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SymbolOrigin {
+    /// The ELF file the symbol is in.
+    pub module: PathBuf,
+    /// The source file a local symbol belongs to: the `STT_FILE` symbol before it in
+    /// `.symtab` (the compiler writes one per translation unit, before that unit's locals).
+    pub file: Option<String>,
+    /// The symbol's address in its ELF file, as `nm` shows it.
+    pub symbol_address: u64,
+}
+
+/// Names every address of `addresses` with `names` (hex where it names none) and tells apart
+/// different functions that share a name, as `static` functions of different files do (zstd
+/// has `MEM_readLE64` four times): `name (file.c)` where the files differ (the file's last path
+/// component unless another file has that too), `name@0xADDR` (the symbol's address in its ELF
+/// file, as `nm` shows it) where they do not or are unknown. Names that do not collide are
+/// unchanged. Returns the labels and how many addresses no symbol names.
+pub fn function_labels(
+    addresses: impl IntoIterator<Item = u64>,
+    names: &mut dyn Resolve,
+) -> (HashMap<u64, String>, u64) {
+    let mut unknown = 0;
+    let mut labels = HashMap::new();
+    let mut by_name: HashMap<String, Vec<u64>> = HashMap::new();
+    for address in addresses {
+        if labels.contains_key(&address) {
+            continue;
+        }
+        match names.resolve(address) {
+            Some(name) => {
+                by_name.entry(name.clone()).or_default().push(address);
+                labels.insert(address, name);
+            }
+            None => {
+                unknown += 1;
+                labels.insert(address, hex_name(address));
+            }
+        }
+    }
+    for (name, addresses) in by_name {
+        if addresses.len() < 2 {
+            continue;
+        }
+        let origins: Vec<Option<SymbolOrigin>> =
+            addresses.iter().map(|&a| names.origin(a)).collect();
+        let distinct: HashSet<&SymbolOrigin> = origins.iter().flatten().collect();
+        if distinct.len() < 2 && origins.iter().all(Option::is_some) {
+            continue; // several addresses in one function: one name is right
+        }
+        // A file names a function if no other function of this name is in a file so named.
+        let mut files: HashMap<&str, HashSet<&SymbolOrigin>> = HashMap::new();
+        for origin in origins.iter().flatten() {
+            if let Some(file) = &origin.file {
+                files.entry(file.as_str()).or_default().insert(origin);
+            }
+        }
+        // Shown by its last component (`helper (util.c)`) unless another file has that too.
+        let base = |file: &str| file.rsplit('/').next().unwrap_or(file).to_string();
+        let mut bases: HashMap<String, usize> = HashMap::new();
+        for file in files.keys() {
+            *bases.entry(base(file)).or_default() += 1;
+        }
+        let shown = |file: &str| {
+            if bases[&base(file)] == 1 {
+                base(file)
+            } else {
+                file.to_string()
+            }
+        };
+        for (&address, origin) in addresses.iter().zip(&origins) {
+            let label = match origin {
+                Some(SymbolOrigin {
+                    file: Some(file), ..
+                }) if files[file.as_str()].len() == 1 => format!("{name} ({})", shown(file)),
+                Some(origin) => format!("{name}@{}", hex_name(origin.symbol_address)),
+                None => format!("{name}@{}", hex_name(address)),
+            };
+            labels.insert(address, label);
+        }
+    }
+    (labels, unknown)
 }
 
 impl Resolve for HashMap<u64, String> {
@@ -296,6 +387,8 @@ struct Sym {
     address: u64,
     size: u64,
     name: String,
+    /// A local symbol's source file (the `STT_FILE` symbol before it).
+    file: Option<std::sync::Arc<str>>,
     /// Lower is preferred when several symbols share an address.
     rank: u8,
 }
@@ -316,6 +409,10 @@ pub struct SymbolHit<'a> {
     pub name: &'a str,
     /// The address is the symbol's start (as an entry point traced by the hooks should be).
     pub at_start: bool,
+    /// The symbol's address.
+    pub address: u64,
+    /// A local symbol's source file, from the symbol table's `STT_FILE` symbols.
+    pub file: Option<&'a str>,
 }
 
 impl ElfSymbols {
@@ -350,9 +447,22 @@ impl ElfSymbols {
             !0
         };
         let collect = |symbols: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
+            // Symbol table order: each translation unit's STT_FILE symbol, then its locals;
+            // globals come after all locals and belong to no file.
+            let mut file: Option<std::sync::Arc<str>> = None;
             let mut out: Vec<Sym> = symbols
-                .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
                 .filter_map(|s| {
+                    if s.kind() == SymbolKind::File {
+                        file = s
+                            .name_bytes()
+                            .ok()
+                            .filter(|n| !n.is_empty())
+                            .map(|n| String::from_utf8_lossy(n).into());
+                        return None;
+                    }
+                    if !(s.kind() == SymbolKind::Text && s.is_definition()) {
+                        return None;
+                    }
                     let name = String::from_utf8_lossy(s.name_bytes().ok()?).into_owned();
                     if name.is_empty() {
                         return None;
@@ -368,6 +478,7 @@ impl ElfSymbols {
                         address: s.address() & code_mask,
                         size: s.size(),
                         name,
+                        file: if s.is_local() { file.clone() } else { None },
                         rank,
                     })
                 })
@@ -419,6 +530,8 @@ impl ElfSymbols {
             Some(SymbolHit {
                 name: &sym.name,
                 at_start: offset == 0,
+                address: sym.address,
+                file: sym.file.as_deref(),
             })
         } else {
             None
@@ -592,6 +705,20 @@ impl Resolve for Symbolizer {
         name
     }
 
+    fn origin(&mut self, address: u64) -> Option<SymbolOrigin> {
+        let address = address & self.mask;
+        let entry = self.modules.iter().find(|m| m.module.contains(address))?;
+        let ElfState::Loaded(symbols) = &entry.elf else {
+            return None;
+        };
+        let hit = symbols.lookup(address.wrapping_sub(entry.module.bias) & self.mask)?;
+        Some(SymbolOrigin {
+            module: entry.path.clone(),
+            file: hit.file.map(str::to_string),
+            symbol_address: hit.address,
+        })
+    }
+
     fn take_warnings(&mut self) -> Vec<String> {
         self.build_check();
         std::mem::take(&mut self.warnings)
@@ -636,6 +763,61 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_Zgarbage"), "_Zgarbage");
         assert_eq!(demangle(""), "");
+    }
+
+    /// Names and origins by address, for [`function_labels`].
+    struct Fake(HashMap<u64, (&'static str, Option<SymbolOrigin>)>);
+
+    impl Resolve for Fake {
+        fn resolve(&mut self, address: u64) -> Option<String> {
+            self.0.get(&address).map(|(n, _)| n.to_string())
+        }
+        fn origin(&mut self, address: u64) -> Option<SymbolOrigin> {
+            self.0.get(&address).and_then(|(_, o)| o.clone())
+        }
+    }
+
+    fn origin(file: Option<&str>, symbol_address: u64) -> Option<SymbolOrigin> {
+        Some(SymbolOrigin {
+            module: PathBuf::from("/bin/prog"),
+            file: file.map(str::to_string),
+            symbol_address,
+        })
+    }
+
+    #[test]
+    fn colliding_names_get_their_file_else_their_address() {
+        let mut names = Fake(HashMap::from([
+            (0x1000, ("helper", origin(Some("src/a/util.c"), 0x100))),
+            (0x2000, ("helper", origin(Some("src/b/util.c"), 0x200))),
+            (0x3000, ("helper", origin(Some("one.c"), 0x300))),
+            (0x4000, ("main", origin(None, 0x400))),
+            (0x5000, ("twin", origin(Some("t.c"), 0x500))),
+            (0x6000, ("twin", origin(Some("t.c"), 0x600))),
+            (0x7000, ("twin", None)),
+            // Two addresses in one function: one name.
+            (0x8000, ("loop", origin(Some("l.c"), 0x800))),
+            (0x8010, ("loop", origin(Some("l.c"), 0x800))),
+        ]));
+        let (labels, unknown) = function_labels(
+            [
+                0x1000, 0x2000, 0x3000, 0x4000, 0x5000, 0x6000, 0x7000, 0x8000, 0x8010, 0x9000,
+            ],
+            &mut names,
+        );
+        assert_eq!(unknown, 1);
+        let label = |a: u64| labels[&a].as_str();
+        // The same last component: the whole file name.
+        assert_eq!(label(0x1000), "helper (src/a/util.c)");
+        assert_eq!(label(0x2000), "helper (src/b/util.c)");
+        assert_eq!(label(0x3000), "helper (one.c)");
+        assert_eq!(label(0x4000), "main");
+        // One file for two functions, or none known: the symbol's address, else the traced one.
+        assert_eq!(label(0x5000), "twin@0x500");
+        assert_eq!(label(0x6000), "twin@0x600");
+        assert_eq!(label(0x7000), "twin@0x7000");
+        assert_eq!((label(0x8000), label(0x8010)), ("loop", "loop"));
+        assert_eq!(label(0x9000), "0x9000");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use object::{Architecture, Object, ObjectKind, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
-use crate::symbols::{demangle, hex_name, UNKNOWN};
+use crate::symbols::{demangle, hex_name};
 
 /// The record type in the low 2 bits of `address_type` (the seed's `Hook_Record_Type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -822,7 +822,7 @@ pub struct Analysis {
     /// TASK_EXIT records naming another task than the one running.
     pub task_mismatches: u64,
     pub max_depth: usize,
-    /// Function addresses no symbol names (shown as UNKNOWN).
+    /// Function addresses no symbol names (shown as `?function #n`).
     pub unnamed_functions: usize,
     /// Recorded addresses minus this are ELF addresses.
     bias: u64,
@@ -872,7 +872,9 @@ impl Analysis {
         // stopped). Records before the first task record go to the task key `None`, which
         // the first TASK_EXIT names.
         let mut current: Option<usize> = None;
-        let mut function_addresses = HashSet::new();
+        // In order of first appearance: unnamed ones are numbered in that order.
+        let mut function_addresses: Vec<u64> = Vec::new();
+        let mut seen_functions = HashSet::new();
         let mut task_handles: Vec<u64> = Vec::new();
         let mut serial = 0usize;
         // The task of each call, by index: the task `None` may be named later.
@@ -885,7 +887,9 @@ impl Analysis {
                     }
                 }
                 _ => {
-                    function_addresses.insert(r.address);
+                    if seen_functions.insert(r.address) {
+                        function_addresses.push(r.address);
+                    }
                 }
             }
             match r.kind {
@@ -1010,14 +1014,15 @@ impl Analysis {
         a.functions_found = function_addresses.len();
         a.tasks_found = task_handles.len();
 
-        // Names: functions from the ELF, else UNKNOWN, as the seeds' tools print an address
-        // outside the program's symbols (the Address column keeps the ELF address); tasks
-        // from the ELF, else "?task #n" in order of appearance.
+        // Names: functions and tasks from the ELF, else "?function #n" and "?task #n" in order
+        // of first appearance, as the seed's tool names "task or function" it cannot find in
+        // the .out file (seeds/ti-c6000-function-hooks.txt: "in the format like ?task #1").
+        // The Address column keeps each function's ELF address.
         for &address in &function_addresses {
             let elf_address = address.wrapping_sub(bias);
             let name = program.name(elf_address).unwrap_or_else(|| {
                 a.unnamed_functions += 1;
-                UNKNOWN.to_string()
+                format!("?function #{}", a.unnamed_functions)
             });
             a.names.insert(address, name);
         }
@@ -1041,7 +1046,7 @@ impl Analysis {
         self.names
             .get(&address)
             .cloned()
-            .unwrap_or_else(|| UNKNOWN.to_string())
+            .unwrap_or_else(|| hex_name(address))
     }
 
     /// The ELF address of a recorded function address, as the CSVs' Address column shows it
@@ -1484,7 +1489,7 @@ fn warnings(dump: &Dump, program: &Program, bias: &(u64, Bias), a: &Analysis) ->
     if a.unnamed_functions > 0 && bias.1 != Bias::Unknown {
         w.push(format!(
             "{} of the {} function addresses have no symbol in the ELF file and are \
-             shown as UNKNOWN, their ELF addresses in the Address column (is it the program \
+             shown as ?function #1, #2, …, their ELF addresses in the Address column (is it the program \
              that wrote the dump?)",
             a.unnamed_functions,
             a.names.len()
@@ -1643,6 +1648,12 @@ pub fn callgraph(analysis: &Analysis) -> Vec<u8> {
         .expect("the trace Analysis::to_hktrace writes reads back");
     let mut names = analysis.function_names();
     let mut out = Vec::new();
-    crate::callgraph::render(&profile, &mut names, &mut out).expect("writing to a Vec cannot fail");
+    crate::callgraph::render(
+        &profile,
+        &mut names,
+        crate::callgraph::Times::Cycles,
+        &mut out,
+    )
+    .expect("writing to a Vec cannot fail");
     out
 }

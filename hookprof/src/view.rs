@@ -887,6 +887,13 @@ impl Resolve for Symbols {
             Symbols::Table(t) => t.resolve(address),
         }
     }
+
+    fn origin(&mut self, address: u64) -> Option<crate::symbols::SymbolOrigin> {
+        match self {
+            Symbols::Elf(s) => s.origin(address),
+            Symbols::Table(_) => None,
+        }
+    }
 }
 
 impl Symbols {

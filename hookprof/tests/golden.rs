@@ -114,7 +114,13 @@ fn golden_call_graph() {
     let trace = w.into_inner();
     let profile = Profile::from_trace(&Trace::new(&trace).unwrap()).unwrap();
     let mut out = Vec::new();
-    hookprof::callgraph::render(&profile, &mut names(), &mut out).unwrap();
+    hookprof::callgraph::render(
+        &profile,
+        &mut names(),
+        hookprof::callgraph::Times::Trace,
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     check_golden("callgraph.txt", &text);
     for title in [

@@ -197,7 +197,7 @@ fn golden_csvs_status_and_call_graph() {
         out.warnings,
         [
             "3 of the 8 function addresses have no symbol in the ELF file and are shown as \
-             UNKNOWN, their ELF addresses in the Address column (is it the program that wrote \
+             ?function #1, #2, …, their ELF addresses in the Address column (is it the program that wrote \
              the dump?)"
         ]
     );

@@ -214,8 +214,26 @@ impl<'ctx> HookCallee<'ctx> {
         builder: &Builder<'ctx>,
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> Result<CallSiteValue<'ctx>, String> {
+        // A hook declared with `uintptr_t` where the options pass a pointer
+        // ([`compatible_declaration`]) gets the pointer's address as that integer.
+        let params = self.fn_type.get_param_types();
+        let mut converted = Vec::with_capacity(args.len());
+        for (i, &arg) in args.iter().enumerate() {
+            match (arg, params.get(i)) {
+                (
+                    BasicMetadataValueEnum::PointerValue(p),
+                    Some(BasicMetadataTypeEnum::IntType(t)),
+                ) => {
+                    let int = builder
+                        .build_ptr_to_int(p, *t, "")
+                        .map_err(|e| e.to_string())?;
+                    converted.push(int.into());
+                }
+                _ => converted.push(arg),
+            }
+        }
         builder
-            .build_indirect_call(self.fn_type, self.pointer, args, "")
+            .build_indirect_call(self.fn_type, self.pointer, &converted, "")
             .map_err(|e| e.to_string())
     }
 }
@@ -249,7 +267,10 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     let fn_type = context.void_type().fn_type(&params, false);
     if let Some(existing) = module.get_function(&hook.symbol) {
         let pointer = existing.as_global_value().as_pointer_value();
-        if existing.get_type() != fn_type && hook.params != HookParams::NameCallSiteArgs {
+        if existing.get_type() != fn_type
+            && hook.params != HookParams::NameCallSiteArgs
+            && !compatible_declaration(existing.get_type(), fn_type, word)
+        {
             return Err(format!(
                 "hook `{}` is declared in this translation unit with type `{}`, but the options \
                  call for `{}`",
@@ -258,6 +279,15 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
                 hook.params.c_signature(&hook.symbol)
             ));
         }
+        // Called with the declared type: pointer arguments become integers where it has
+        // `uintptr_t` (HookCallee::call).
+        // (NITRO's __PROFILE_ENTRY is called with the full list whatever it declares.)
+        let declared = existing.get_type();
+        let fn_type = if compatible_declaration(declared, fn_type, word) {
+            declared
+        } else {
+            fn_type
+        };
         return Ok(HookCallee { fn_type, pointer });
     }
     let function = module.add_function(&hook.symbol, fn_type, Some(Linkage::External));
@@ -270,6 +300,32 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
         fn_type,
         pointer: function.as_global_value().as_pointer_value(),
     })
+}
+
+/// Whether a hook the translation unit declares as `declared` can be called where the options
+/// call for `wanted`: the same return type and number of parameters, and each parameter the
+/// wanted one or, for a pointer, a pointer-sized integer. `<hookcc/gprof.h>` declares the
+/// seed's `__profile_mcount(uintptr_t caller_pc, uintptr_t callee_pc)`, as its HAL calls it,
+/// where `--hook-runtime=gprof` calls for `(void *, void *)`: a firmware's own mcount that
+/// calls it is in a translation unit the pass instruments.
+fn compatible_declaration<'ctx>(
+    declared: FunctionType<'ctx>,
+    wanted: FunctionType<'ctx>,
+    word: IntType<'ctx>,
+) -> bool {
+    let (declared_params, wanted_params) = (declared.get_param_types(), wanted.get_param_types());
+    declared.get_return_type() == wanted.get_return_type()
+        && declared.is_var_arg() == wanted.is_var_arg()
+        && declared_params.len() == wanted_params.len()
+        && declared_params
+            .iter()
+            .zip(&wanted_params)
+            .all(|(d, w)| match (d, w) {
+                (BasicMetadataTypeEnum::IntType(d), BasicMetadataTypeEnum::PointerType(_)) => {
+                    *d == word
+                }
+                _ => d == w,
+            })
 }
 
 /// False for `nounwind` functions (all of C without -fexceptions): nothing unwinds out of them.

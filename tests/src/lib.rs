@@ -262,6 +262,12 @@ pub fn copy_cargo_project(from: &Path, dir: &Path) -> PathBuf {
 /// finds `cargo-hookcc`, and no instrumentation settings inherited from the caller.
 pub fn cargo_with_hookcc(project: &Path) -> Command {
     let mut cmd = cargo();
+    with_hookcc_env(&mut cmd, project);
+    cmd
+}
+
+/// What [`cargo_with_hookcc`] sets on a command (another cargo: `rustup run nightly cargo`).
+pub fn with_hookcc_env(cmd: &mut Command, project: &Path) {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut dirs = vec![target_dir()];
     dirs.extend(std::env::split_paths(&path));
@@ -282,7 +288,6 @@ pub fn cargo_with_hookcc(project: &Path) -> Command {
     ] {
         cmd.env_remove(var);
     }
-    cmd
 }
 
 /// The host triple of the rustc cargo uses.

@@ -84,7 +84,7 @@ fn dynamic_call_graph_of_the_seed_example() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "=====\t\t\t\nThread: _TSK2\t\t\t\n=====\t\t\t\nindex\texcl_cycles\tcalled\tname\n"
+            "=====\t\t\t\nThread: _TSK2\t\t\t\n=====\t\t\t\nindex\texcl_ns\tcalled\tname\n"
         ),
         "{text}"
     );
@@ -128,15 +128,36 @@ fn dynamic_call_graph_of_the_seed_example() {
         arcs(&s["prdfxn0"].parents),
         [pair("child", "4/7"), pair("task", "3/7")]
     );
-    // Each function's parent lines split its exclusive cycles exactly.
+    // Each function's parent lines split its exclusive time: exactly in ticks, so in ns up to
+    // each line's rounding.
     for (name, section) in &s {
         if !section.parents.is_empty() {
             let sum: u64 = section.parents.iter().map(|(_, c, _)| c).sum();
-            assert_eq!(
-                sum, section.excl,
-                "{name}: parents' cycles add up to the total"
+            assert!(
+                sum.abs_diff(section.excl) <= section.parents.len() as u64,
+                "{name}: parents' times ({sum}) add up to the total ({})",
+                section.excl
             );
         }
+    }
+    // The column holds what its name says: the flat report's exclusive_ns (child and
+    // prdfxn0 run in _TSK2 only).
+    let csv = run_ok(hookprof().args(["report", "--format", "csv"]).arg(&trace));
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = header.iter().position(|c| *c == "exclusive_ns").unwrap();
+    for f in ["child", "prdfxn0"] {
+        let row: Vec<&str> = csv
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|r| r[0] == f)
+            .unwrap_or_else(|| panic!("no {f} in\n{csv}"));
+        let report_ns: u64 = row[column].parse().unwrap();
+        assert!(
+            report_ns.abs_diff(s[f].excl) <= 1,
+            "{f}: call graph {} ns, report {report_ns} ns",
+            s[f].excl
+        );
     }
     // Indices follow exclusive cycles, descending.
     let mut by_index: Vec<_> = s.values().collect();

@@ -108,6 +108,8 @@ fn the_debian_package_installs_a_working_hookcc() {
         "zsh/vendor-completions/_hookprof",
         "fish/vendor_completions.d/hookprof.fish",
         "doc/hookcc/README.md",
+        "hookcc/gprof.gdb",
+        "hookcc/baremetal-dump.sh",
     ] {
         assert!(share.join(path).is_file(), "{path} is not in the package");
     }
@@ -166,5 +168,149 @@ fn cargo_install_of_the_wrapper_gives_a_hookcc_that_finds_its_plugin_and_runtime
     assert!(
         !out.status.success() && stderr.contains("missing.so (HOOKCC_PLUGIN)"),
         "{stderr}"
+    );
+}
+
+/// Whether something listens on TCP `port` (qemu's gdb stub): /proc/net/tcp{,6}, state 0A. A
+/// test connection would take the stub's one connection.
+fn listening(port: u16) -> bool {
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|table| {
+        std::fs::read_to_string(table).is_ok_and(|text| {
+            text.lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3 && f[1].ends_with(&format!(":{port:04X}")) && f[3] == "0A"
+            })
+        })
+    })
+}
+
+/// Issue 27 item 9: scripts/install.sh puts the debugger scripts in PREFIX/share/hookcc, and
+/// the installed gprof.gdb's gprof_dump writes gmon.out itself (with the prefix's hookprof,
+/// not one on PATH), keeping gprof.dump: a gprof build stopped in gdb, as a board is, through
+/// qemu-user's gdb stub; GNU gprof reads the gmon.out, which is hookprof gprof's of the dump.
+#[test]
+fn install_puts_the_gdb_scripts_in_the_prefix_and_gprof_dump_writes_gmon_out() {
+    let qemu = format!("qemu-{}", std::env::consts::ARCH);
+    if !have_tool(&qemu, &["--version"], "qemu-user")
+        || !have_tool("gdb-multiarch", &["--version"], "gdb-multiarch")
+        || !have_tool("gprof", &["--version"], "binutils")
+    {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let prefix = work.path().join("prefix");
+    run_ok(
+        Command::new(workspace_root().join("scripts/install.sh"))
+            .arg(&prefix)
+            .env("HOOKCC_BUILD_DIR", target_dir()),
+    );
+    let share = prefix.join("share/hookcc");
+    let gdb_script = share.join("gprof.gdb");
+    let dump_script = share.join("baremetal-dump.sh");
+    assert!(gdb_script.is_file(), "{} missing", gdb_script.display());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&dump_script)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert!(
+        mode & 0o111 != 0,
+        "{} is not executable",
+        dump_script.display()
+    );
+    let out = Command::new(&dump_script).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("usage:"),
+        "the installed baremetal-dump.sh does not run"
+    );
+
+    let dir = work.path().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    run_ok(
+        Command::new(prefix.join("bin/hookcc"))
+            .current_dir(&dir)
+            .env("HOOKCC_CACHE_DIR", dir.join("cache"))
+            .args(["--hook-runtime=gprof", "-O1", "-g", "-no-pie"])
+            .arg(workspace_root().join("runtime/test/gprof/gprof_calls.c"))
+            .args(["-o", "prog"]),
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut target = Command::new(&qemu)
+        .current_dir(&dir)
+        .args(["-g", &port.to_string(), "./prog"])
+        // The program's own gmon.out at exit goes elsewhere: gmon.out is gdb's.
+        .env("HOOKCC_GMON_OUT", dir.join("at-exit.out"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if listening(port) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let gdb = Command::new("timeout")
+        .current_dir(&dir)
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("HOOKPROF")
+        .args(["120", "gdb-multiarch", "-batch", "-nx", "-x"])
+        .arg(&gdb_script)
+        .args(["-ex", "file prog", "-ex"])
+        .arg(format!("target remote localhost:{port}"))
+        .args([
+            "-ex",
+            "break spin",
+            "-ex",
+            "continue",
+            "-ex",
+            "gprof_dump",
+            "-ex",
+            "continue",
+        ])
+        .output()
+        .unwrap();
+    let status = target.wait().unwrap();
+    let gdb_out = String::from_utf8_lossy(&gdb.stdout);
+    assert!(
+        gdb.status.success() && status.success(),
+        "gdb {:?}, program {status:?}\n{gdb_out}\n{}",
+        gdb.status,
+        String::from_utf8_lossy(&gdb.stderr)
+    );
+    assert!(
+        gdb_out.contains("gprof: wrote gmon.out from gprof.dump (kept)"),
+        "{gdb_out}"
+    );
+    assert!(dir.join("gprof.dump").is_file(), "gprof.dump not kept");
+    let flat = run_ok(
+        Command::new("gprof")
+            .current_dir(&dir)
+            .args(["-b", "-p", "prog", "gmon.out"]),
+    );
+    let flat = String::from_utf8_lossy(&flat.stdout);
+    for (function, calls) in [("work", 40), ("leaf", 120), ("twice", 20)] {
+        assert!(
+            flat.lines().any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.last() == Some(&function) && f.len() == 7 && f[3] == calls.to_string()
+            }),
+            "{function}: {calls} calls expected in\n{flat}"
+        );
+    }
+    run_ok(Command::new(tool("hookprof")).current_dir(&dir).args([
+        "gprof",
+        "gprof.dump",
+        "--exe",
+        "prog",
+        "-o",
+        "converted.out",
+    ]));
+    assert_eq!(
+        std::fs::read(dir.join("gmon.out")).unwrap(),
+        std::fs::read(dir.join("converted.out")).unwrap()
     );
 }

@@ -909,3 +909,94 @@ fn recording_modes_give_a_rust_programs_threads_the_same_counts() {
         "leaf calls in small rings: {leaf}"
     );
 }
+
+/// Issue 27 item 4: nightly rustc shows the linker's stderr, and clang-19 warned on every link
+/// that the -pthread hookcc added was unused (rustc links with -nodefaultlibs). With a nightly
+/// toolchain installed (`rustup toolchain install nightly`), `cargo +nightly hookcc run` links
+/// without a warning and traces; the argument handling itself is wrapper/src/driver.rs's
+/// `pthread_only_where_clang_adds_default_libraries`.
+#[test]
+fn nightly_links_without_an_unused_pthread_warning() {
+    let nightly = Command::new("rustup")
+        .args(["run", "nightly", "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !nightly {
+        eprintln!("skipping: no nightly toolchain (rustup toolchain install nightly)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let trace = dir.path().join("mixed.hktrace");
+    let mut cmd = Command::new("rustup");
+    with_hookcc_env(&mut cmd, &project);
+    let out = run_ok(
+        cmd.args(["run", "nightly", "cargo", "hookcc", "run", "--trace"])
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("warning: linker stderr") && !stderr.contains("-pthread"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("digit sum of 2026 = 10"));
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
+    assert_eq!(counts.get("crc_byte"), Some(&10), "{counts:#?}");
+}
+
+/// The mangling scheme of the function `mixed::checksum` in `binary`: "v0" or "legacy".
+fn checksum_mangling(binary: &Path) -> &'static str {
+    let nm = run_ok(Command::new("nm").arg(binary));
+    let text = String::from_utf8_lossy(&nm.stdout);
+    let symbol = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .find(|s| s.contains("5mixed8checksum"))
+        .unwrap_or_else(|| panic!("no mixed::checksum in {}", binary.display()));
+    if symbol.starts_with("_R") {
+        "v0"
+    } else if symbol.starts_with("_ZN") {
+        "legacy"
+    } else {
+        panic!("{symbol}: neither v0 nor legacy")
+    }
+}
+
+/// Issue 27 item 5 (docs/rust.md, "Symbol names"): under RUSTC_BOOTSTRAP=1 the instrumented
+/// build's symbols are v0; `-C symbol-mangling-version=v0` gives the plain build the same
+/// scheme, `-C symbol-mangling-version=legacy -Z unstable-options` the instrumented one the
+/// plain build's.
+#[test]
+fn both_builds_get_one_mangling_with_symbol_mangling_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), dir.path());
+    let host = rust_host();
+    let instrumented = project.join(format!("target/hookcc/{host}/debug/mixed"));
+    let plain = project.join("target/debug/mixed");
+    let build = |hookcc: bool, rustflags: Option<&str>| {
+        let mut cmd = cargo_with_hookcc(&project);
+        if hookcc {
+            cmd.arg("hookcc");
+        }
+        cmd.args(["build", "--quiet"]);
+        if let Some(flags) = rustflags {
+            cmd.env("RUSTFLAGS", flags);
+        }
+        run_ok(&mut cmd);
+    };
+    build(true, None);
+    assert_eq!(checksum_mangling(&instrumented), "v0");
+    build(false, Some("-C symbol-mangling-version=v0"));
+    assert_eq!(checksum_mangling(&plain), "v0");
+    build(
+        true,
+        Some("-C symbol-mangling-version=legacy -Z unstable-options"),
+    );
+    assert_eq!(checksum_mangling(&instrumented), "legacy");
+    // The instrumented legacy build still traces, its names demangled as the v0 build's.
+    let trace = dir.path().join("legacy.hktrace");
+    run_ok(Command::new(&instrumented).env("HOOKCC_OUTPUT", &trace));
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
+}

@@ -534,6 +534,122 @@ fn all_symbols_include_section_symbols() {
     );
 }
 
+/// Issue 27: a function the ELF has no symbol for is `?function #n` (the seed's "?task #1"
+/// style for "task or function" it cannot name), in the CSVs and the call graph, its ELF
+/// address in the Address column; a task that ran but called nothing (an idle task switched to
+/// and away) has no empty `Thread:` section in the call graph.
+#[test]
+fn unnamed_function_and_task_without_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("unnamed.c"),
+        r#"#include <stdint.h>
+#include <hookcc/ti.h>
+struct task { int id; } __attribute__((aligned(16)));
+struct task main_task, worker, idle;
+static volatile int sink;
+__attribute__((noinline)) void mystery(void) { for (int i = 0; i < 100; i++) sink += i; }
+__attribute__((noinline)) void work(void) { mystery(); mystery(); }
+#define SWITCH(a, b) task_switch_hook((uintptr_t)&(a), (uintptr_t)&(b))
+int main(void)
+{
+    hook_init();
+    SWITCH(main_task, worker);
+    work();
+    SWITCH(worker, idle);
+    SWITCH(idle, worker);
+    work();
+    SWITCH(worker, main_task);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    run_ok(hookcc(d, false).args([
+        "--entry_hook=entry_hook",
+        "--entry_parm=address",
+        "--exit_hook=exit_hook",
+        "--exit_parm=address",
+        "--hook-runtime=ti",
+        "-O1",
+        "-no-pie",
+        "unnamed.c",
+        "-o",
+        "prog",
+    ]));
+    run_ok(
+        Command::new(d.join("prog"))
+            .current_dir(d)
+            .env("HOOKCC_TI_OUTPUT", d.join("run")),
+    );
+    // mystery's address, then the program without its symbol.
+    let nm = run_ok(Command::new("nm").arg(d.join("prog")));
+    let mystery = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[2] == "mystery").then(|| u64::from_str_radix(f[0], 16).unwrap())
+        })
+        .expect("nm shows mystery");
+    run_ok(
+        Command::new("objcopy")
+            .args(["--strip-symbol=mystery", "prog", "stripped"])
+            .current_dir(d),
+    );
+
+    let out = run_ok(
+        hookprof()
+            .args(["ti", "run.bin", "--exe", "stripped", "--out", "out"])
+            .current_dir(d),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 of the 3 function addresses have no symbol")
+            && stderr.contains("?function #1"),
+        "{stderr}"
+    );
+    let list = calls(&std::fs::read_to_string(d.join("out_call_list.csv")).unwrap());
+    let unnamed: Vec<&Call> = list
+        .iter()
+        .filter(|c| c.function == "?function #1")
+        .collect();
+    assert_eq!(unnamed.len(), 4, "{list:?}");
+    assert!(unnamed
+        .iter()
+        .all(|c| c.address == mystery && c.task == "worker"));
+    assert!(
+        !list.iter().any(|c| c.function.contains("UNKNOWN")),
+        "{list:?}"
+    );
+    let profile = std::fs::read_to_string(d.join("out_profile.csv")).unwrap();
+    assert!(
+        profile.contains("?function #1,4,") && profile.contains(&format!("{mystery:#x}")),
+        "{profile}"
+    );
+
+    let out = run_ok(
+        hookprof()
+            .args(["callgraph", "run.bin", "--exe", "stripped"])
+            .current_dir(d),
+    );
+    let graph = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        graph.contains(
+            "=====\t\t\t\nThread: worker\t\t\t\n=====\t\t\t\nindex\texcl_cycles\tcalled\tname\n"
+        ),
+        "{graph}"
+    );
+    assert!(graph.contains("\t4/4\t?function #1 ["), "{graph}");
+    // idle and main_task ran (the profile's task part has them) but called nothing (main was
+    // entered before hook_init: only its exit is recorded): no sections.
+    assert!(
+        profile.contains("\nidle,") && profile.contains("\nmain_task,"),
+        "{profile}"
+    );
+    assert_eq!(graph.matches("Thread:").count(), 1, "{graph}");
+}
+
 /// Issue 12: the views read a TI dump too (`--exe` names the program), through the same
 /// conversion as `hookprof callgraph`: the flame graph's folded stacks add up, per function,
 /// to the exclusive cycles of `hookprof ti`'s profile, and the timeline has an event pair

@@ -1236,3 +1236,88 @@ fn triggers_record_only_inside_their_windows() {
         "{stderr}"
     );
 }
+
+/// Issue 27 item 6: `static int helper()` in two translation units are two rows the text and CSV
+/// reports tell apart, by the file the symbol table's `STT_FILE` symbols give, and by the
+/// symbol's address (as `nm` shows it) where the files have one name (one source file built
+/// twice). Names that do not collide are unchanged, and `--callers` uses the same labels.
+#[test]
+fn same_named_static_functions_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(
+        d,
+        "statics",
+        &["static_one.c", "static_two.c", "static_main.c"],
+        &["-O1"],
+        false,
+    );
+    let (trace, _) = run_traced(d, &program, &[]);
+    let counts = call_counts(&trace, &[]);
+    expect_counts(
+        &counts,
+        &[
+            ("helper (static_one.c)", 3),
+            ("helper (static_two.c)", 5),
+            ("one", 1),
+            ("two", 1),
+            ("main", 1),
+        ],
+        "two files",
+    );
+    assert!(!counts.contains_key("helper"), "{counts:#?}");
+    let text = run_ok(hookprof().arg("report").arg(&trace).arg("--callers"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("helper (static_one.c)  <- one×3")
+            && text.contains("helper (static_two.c)  <- two×5"),
+        "{text}"
+    );
+
+    // One source file (static_two.c) built twice: the same STT_FILE name, told apart by address.
+    let object = |name: &str, defines: &[&str]| {
+        run_ok(
+            hookcc(d, false)
+                .args(["--trace", "-O1", "-c"])
+                .args(defines)
+                .arg(program_source("static_two.c"))
+                .arg("-o")
+                .arg(name),
+        );
+    };
+    object("two.o", &[]);
+    object("three.o", &["-DTWO_NAME=three"]);
+    run_ok(
+        hookcc(d, false)
+            .args(["--trace", "-O1", "-DWITH_THREE"])
+            .arg(program_source("static_one.c"))
+            .arg(program_source("static_main.c"))
+            .args(["two.o", "three.o", "-o", "statics3"]),
+    );
+    let (trace, _) = run_traced(d, &d.join("statics3"), &[]);
+    let nm = run_ok(std::process::Command::new("nm").arg(d.join("statics3")));
+    let helpers: Vec<u64> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[2] == "helper").then(|| u64::from_str_radix(f[0], 16).unwrap())
+        })
+        .collect();
+    assert_eq!(helpers.len(), 3, "{}", String::from_utf8_lossy(&nm.stdout));
+    let counts = call_counts(&trace, &[]);
+    let by_address: BTreeMap<u64, u64> = counts
+        .iter()
+        .filter_map(|(f, &calls)| {
+            let address = f.strip_prefix("helper@0x")?;
+            Some((u64::from_str_radix(address, 16).unwrap(), calls))
+        })
+        .collect();
+    assert_eq!(counts.get("helper (static_one.c)"), Some(&3), "{counts:#?}");
+    let mut calls: Vec<u64> = by_address.values().copied().collect();
+    calls.sort();
+    assert_eq!(calls, [5, 7], "{counts:#?}");
+    assert!(
+        by_address.keys().all(|a| helpers.contains(a)),
+        "labels {by_address:?}, nm {helpers:x?}"
+    );
+}

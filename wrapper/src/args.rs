@@ -34,6 +34,9 @@ pub enum FlagKind {
     /// `-isystem DIR`: a system include directory (a bare-metal C library's headers), which a
     /// freestanding runtime is compiled with too.
     SystemInclude,
+    /// `-nodefaultlibs`, `-nostdlib`: the link names its libraries itself (rustc's links do),
+    /// so clang ignores `-pthread` there and warns that it is unused.
+    NoDefaultLibs,
 }
 
 /// How a table entry matches an argument.
@@ -87,6 +90,8 @@ pub const CLANG_FLAGS: &[(&str, Match, FlagKind)] = &[
     ("-iwithprefix", Exact, PassThroughWithValue),
     ("-m", Prefix, Target),
     ("-mllvm", Exact, PassThroughWithValue),
+    ("-nodefaultlibs", Exact, NoDefaultLibs),
+    ("-nostdlib", Exact, NoDefaultLibs),
     ("-o", Exact, PassThroughWithValue),
     ("-r", Exact, Relocatable),
     ("-shared", Exact, Shared),
@@ -166,6 +171,8 @@ pub struct CommandLine {
     pub freestanding: bool,
     /// `-isystem DIR` pairs, in order.
     pub system_includes: Vec<String>,
+    /// `-nodefaultlibs` or `-nostdlib`: clang adds no libraries to the link.
+    pub no_default_libs: bool,
 }
 
 impl CommandLine {
@@ -209,6 +216,7 @@ impl CommandLine {
                     };
                 }
                 Freestanding => cl.freestanding = true,
+                NoDefaultLibs => cl.no_default_libs = true,
                 SystemInclude => {
                     cl.system_includes.push(arg.clone());
                     if let Some(v) = value(&mut i) {

@@ -428,7 +428,13 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             for symbol in component.exported_symbols() {
                 args.push(format!("-Wl,--export-dynamic-symbol={symbol}"));
             }
-            args.push("-pthread".to_string());
+            // The runtime's threads. Not where clang adds no libraries (-nodefaultlibs, as
+            // rustc links): -pthread would add nothing there, and clang warns that it is unused,
+            // which nightly rustc shows on every link ("warning: linker stderr"); rustc's link
+            // names -lpthread and -lc itself.
+            if !command_line.no_default_libs {
+                args.push("-pthread".to_string());
+            }
         }
     }
     Ok(Action::Run(Plan {
@@ -698,6 +704,29 @@ mod tests {
             host.runtime_builds.borrow()[0],
             ["--target=aarch64-linux-gnu"]
         );
+    }
+
+    /// Issue 27 item 4: rustc links with -nodefaultlibs, where clang ignores -pthread and
+    /// warns, which nightly rustc printed on every link. Other links keep it.
+    #[test]
+    fn pthread_only_where_clang_adds_default_libraries() {
+        let host = FakeHost::new(&[("HOOKCC_TRACE", "1")]);
+        let plain = run(false, &["a.o", "-o", "prog"], &host);
+        assert!(plain.contains(&"-pthread".to_string()), "{plain:?}");
+        for flag in ["-nodefaultlibs", "-nostdlib"] {
+            let args = run(
+                false,
+                &["a.o", "-lpthread", "-lc", flag, "-o", "prog"],
+                &host,
+            );
+            assert!(args.contains(&"/cache/trace.o".to_string()), "{args:?}");
+            assert!(
+                args.iter()
+                    .any(|a| a.starts_with("-Wl,--export-dynamic-symbol=")),
+                "{args:?}"
+            );
+            assert!(!args.contains(&"-pthread".to_string()), "{flag}: {args:?}");
+        }
     }
 
     #[test]

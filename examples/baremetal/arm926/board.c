@@ -12,6 +12,8 @@
  * - A periodic tick interrupt (board_start_tick): SP804 timer 1 through the PL190 vector
  *   interrupt controller, its handler calling the program's function, for programs that show
  *   hooks running in an interrupt while the main line runs instrumented code.
+ * - gprof's sampling timer (board_start_sample, ../gprof_sampling.c): the same timer, whose
+ *   interrupt entry hands the interrupted PC (lr_irq - 4, ARM or Thumb alike) to __profile_hit.
  *
  * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
  */
@@ -66,6 +68,7 @@ BOARD_NOHOOKS uint64_t hkrt_ticks_per_second_extern(void)
 /* ---- The tick interrupt ---------------------------------------------------------------- */
 
 static void (*board_tick)(void);
+static void (*board_sample)(uintptr_t pc);
 static uint64_t board_irq_stack[128]; /* 1 KiB for the IRQ mode, 8-byte aligned */
 
 /* ARM code whatever the rest is (THUMB=1): the interrupt entry and the mode changes. */
@@ -75,15 +78,35 @@ __attribute__((interrupt("IRQ"), target("arm"))) static BOARD_NOHOOKS void board
     board_tick();
 }
 
-/* Calls tick() from the timer interrupt every period_us microseconds, from now on. The
- * exception vectors live at address 0 (RAM on versatilepb; qemu's boot stub there has run). */
-__attribute__((target("arm"))) BOARD_NOHOOKS void board_start_tick(unsigned period_us,
-                                                                    void (*tick)(void))
+/* gprof's sample, called by board_sample_irq with the interrupted PC. */
+__attribute__((target("arm"))) BOARD_NOHOOKS void board_sample_hit(uintptr_t pc)
 {
-    board_tick = tick;
+    *(volatile uint32_t *)(uintptr_t)(SP804_TIMER1 + SP804_INTCLR) = 1;
+    board_sample(pc);
+}
+
+/* The sampling interrupt's entry. On an IRQ, lr_irq is the address of the instruction to
+ * resume plus 4 in ARM and Thumb state alike (ARM ARM, A2.6.8), so the interrupted PC is
+ * lr - 4. The caller-saved registers and that PC are kept on the IRQ stack (six words: it stays
+ * 8-byte aligned), and ldm with ^ returns to it, restoring CPSR from SPSR. Naked: nothing is
+ * pushed before lr is read. */
+__attribute__((naked, target("arm"))) static void board_sample_irq(void)
+{
+    __asm__ __volatile__("sub lr, lr, #4\n\t"
+                         "push {r0-r3, r12, lr}\n\t"
+                         "mov r0, lr\n\t"
+                         "bl board_sample_hit\n\t"
+                         "ldm sp!, {r0-r3, r12, pc}^");
+}
+
+/* Calls handler on every timer 1 interrupt, every period_us microseconds, from now on. The
+ * exception vectors live at address 0 (RAM on versatilepb; qemu's boot stub there has run). */
+__attribute__((target("arm"))) static BOARD_NOHOOKS void board_start_timer1(unsigned period_us,
+                                                                             void (*handler)(void))
+{
     volatile uint32_t *vectors = (volatile uint32_t *)0;
-    vectors[6] = 0xE59FF018u;                      /* 0x18: ldr pc, [pc, #0x18] -> [0x38] */
-    vectors[14] = (uint32_t)(uintptr_t)board_irq; /* 0x38 */
+    vectors[6] = 0xE59FF018u;                    /* 0x18: ldr pc, [pc, #0x18] -> [0x38] */
+    vectors[14] = (uint32_t)(uintptr_t)handler; /* 0x38 */
     /* The IRQ mode's stack, then back to SVC, interrupts still masked. */
     uint32_t top = (uint32_t)(uintptr_t)(board_irq_stack + 128);
     __asm__ __volatile__("mrs r1, cpsr\n\t"
@@ -104,6 +127,22 @@ __attribute__((target("arm"))) BOARD_NOHOOKS void board_start_tick(unsigned peri
                          :
                          :
                          : "r1", "memory");
+}
+
+/* Calls tick() from the timer interrupt every period_us microseconds, from now on. */
+__attribute__((target("arm"))) BOARD_NOHOOKS void board_start_tick(unsigned period_us,
+                                                                    void (*tick)(void))
+{
+    board_tick = tick;
+    board_start_timer1(period_us, board_irq);
+}
+
+/* gprof's sampling timer: `sample` gets the interrupted PC every period_us. */
+__attribute__((target("arm"))) BOARD_NOHOOKS void board_start_sample(unsigned period_us,
+                                                                      void (*sample)(uintptr_t pc))
+{
+    board_sample = sample;
+    board_start_timer1(period_us, board_sample_irq);
 }
 
 /* Stops the tick: interrupts masked in the CPU and the timer off. */

@@ -8,6 +8,7 @@
  * - Where the NITRO profiler prints: stdout, through picolibc's semihosting.
  * - The tick interrupt of ../ti_tasks.c: the machine timer interrupt (mtimecmp), taken by a
  *   handler of our own installed in mtvec while the tick runs (picolibc's _trap otherwise).
+ *   The same interrupt samples the interrupted PC (mepc) for gprof (../gprof_sampling.c).
  * - The tasks' context switch (ra, s0-s11) and their first frames.
  *
  * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
@@ -60,6 +61,7 @@ __attribute__((constructor)) static BOARD_NOHOOKS void board_init(void)
 #define MSTATUS_MIE (1u << 3)
 
 static void (*board_tick)(void);
+static void (*board_sample)(uintptr_t pc);
 static uint64_t board_tick_period, board_next_tick;
 static uintptr_t board_saved_mtvec;
 
@@ -78,18 +80,37 @@ __attribute__((interrupt("machine"), aligned(4))) static BOARD_NOHOOKS void boar
 {
     board_next_tick += board_tick_period;
     board_set_mtimecmp(board_next_tick);
-    board_tick();
+    if (board_sample != 0) {
+        uintptr_t pc; /* where the interrupt came: the instruction mret returns to */
+        __asm__ __volatile__("csrr %0, mepc" : "=r"(pc));
+        board_sample(pc);
+    } else {
+        board_tick();
+    }
 }
 
-BOARD_NOHOOKS void board_start_tick(unsigned period_us, void (*tick)(void))
+static BOARD_NOHOOKS void board_start_timer(unsigned period_us)
 {
-    board_tick = tick;
     board_tick_period = (uint64_t)period_us * (MTIME_HZ / 1000000u);
     board_next_tick = hkrt_ticks_extern() + board_tick_period;
     board_set_mtimecmp(board_next_tick);
     __asm__ __volatile__("csrrw %0, mtvec, %1" : "=r"(board_saved_mtvec) : "r"(board_trap));
     __asm__ __volatile__("csrs mie, %0" : : "r"(MIE_MTIE));
     __asm__ __volatile__("csrs mstatus, %0" : : "r"(MSTATUS_MIE) : "memory");
+}
+
+BOARD_NOHOOKS void board_start_tick(unsigned period_us, void (*tick)(void))
+{
+    board_tick = tick;
+    board_sample = 0;
+    board_start_timer(period_us);
+}
+
+/* gprof's sampling timer: `sample` gets the interrupted PC every period_us. */
+BOARD_NOHOOKS void board_start_sample(unsigned period_us, void (*sample)(uintptr_t pc))
+{
+    board_sample = sample;
+    board_start_timer(period_us);
 }
 
 BOARD_NOHOOKS void board_stop_tick(void)

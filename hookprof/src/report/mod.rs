@@ -21,7 +21,7 @@ use std::str::FromStr;
 use std::collections::HashMap;
 
 use crate::model::{FunctionStats, Profile};
-use crate::symbols::{hex_name, Resolve};
+use crate::symbols::{function_labels, hex_name, Resolve};
 
 pub use self::csv::CsvFormat;
 pub use self::json::JsonFormat;
@@ -161,15 +161,8 @@ impl FlatReport {
             Some(ticks_per_second) => Unit::Nanoseconds { ticks_per_second },
             None => Unit::Ticks,
         };
-        let mut unknown = 0u64;
-        let mut named = HashMap::new();
-        for address in profile.addresses() {
-            let name = names.resolve(address).unwrap_or_else(|| {
-                unknown += 1;
-                hex_name(address)
-            });
-            named.insert(address, name);
-        }
+        // Same-named functions (static ones of different files) told apart.
+        let (named, unknown) = function_labels(profile.addresses(), names);
         let mut rows = Vec::new();
         let mut push_rows = |functions: &crate::model::HashMap<u64, FunctionStats>,
                              thread: Option<u64>,
@@ -300,9 +293,11 @@ impl FlatReport {
         // (thread, callee) → (caller, calls).
         type Callers = HashMap<(Option<u64>, u64), Vec<(String, u64)>>;
         let mut callers: Callers = HashMap::new();
-        let mut name = |address: Option<u64>| match address {
+        // The rows' labels, so a caller reads as its own row does.
+        let (labels, _) = function_labels(profile.addresses(), names);
+        let name = |address: Option<u64>| match address {
             None => "<spontaneous>".to_string(),
-            Some(a) => names.resolve(a).unwrap_or_else(|| hex_name(a)),
+            Some(a) => labels.get(&a).cloned().unwrap_or_else(|| hex_name(a)),
         };
         let mut add =
             |thread: Option<u64>,

@@ -9,7 +9,11 @@
 #   - spin.c: gprof's seconds match the CPU time the program used (the rate delivered);
 #     `hookprof gprof` turns the program's own dump of its data into the same gmon.out, byte
 #     for byte; with HOOKCC_GPROF_CALLGRAPH=0, `gprof --no-graph` works and no calls are counted;
-#   - scripts/gprof.gdb's gprof_dump in gdb, as on a bare-metal target, then hookprof gprof;
+#   - own_mcount.c: a firmware's own mcount calls __profile_mcount as <hookcc/gprof.h> declares
+#     it (uintptr_t, uintptr_t) in a translation unit the gprof build instruments; gprof shows
+#     the arcs it recorded;
+#   - scripts/gprof.gdb's gprof_dump in gdb, as on a bare-metal target: gprof.dump, and gmon.out
+#     written from it by hookprof gprof;
 #   - under qemu-user for aarch64 and s390x (big endian): the dump converted by hookprof equals
 #     the program's gmon.out (Debian's gprof reads only the host's architecture).
 #
@@ -101,34 +105,50 @@ rate_case() {
 }
 check "gprof: seconds in gmon.out are the CPU time used (delivered sampling rate)" rate_case
 
+# Issue 27 item 8: the pass called for __profile_mcount(void *, void *) and rejected the
+# header's (uintptr_t, uintptr_t) when a firmware's own mcount called it.
+own_mcount_case() {
+    "$HOOKCC" --hook-runtime=gprof -O1 -g "$here/own_mcount.c" -o prog || return 1
+    ./prog >/dev/null || { echo "exit status $?"; return 1; }
+    gprof -b -p prog gmon.out >flat.txt || return 1
+    cat flat.txt
+    expect_calls flat.txt handler=25 caller=1 || return 1
+    gprof -b -q prog gmon.out >graph.txt || return 1
+    grep -Eq '^ +[0-9.]+ +[0-9.]+ +25/25 +caller \[[0-9]+\]$' graph.txt ||
+        { echo "handler's parent line (25/25 from caller) is missing"; cat graph.txt; return 1; }
+}
+check "gprof: a firmware's own mcount calls __profile_mcount(uintptr_t, uintptr_t)" own_mcount_case
+
 # The bare-metal way, tried on the host: gdb, attached to qemu-user's gdb stub as a debugger
 # reaches a board (not by ptrace, which strace holds in a --fresh run), stops the program,
-# scripts/gprof.gdb's gprof_dump saves the data and resets the counts, hookprof gprof makes the
-# gmon.out.
+# scripts/gprof.gdb's gprof_dump saves the data, writes gmon.out from it with hookprof gprof
+# ($HOOKPROF) and resets the counts.
 gdb_case() {
     "$HOOKCC" --hook-runtime=gprof -O1 -g -no-pie "$here/gprof_calls.c" -o prog || return 1
     local port=$((20000 + $$ % 20000)) qemu
-    "qemu-$(uname -m)" -g "$port" ./prog >/dev/null &
+    HOOKCC_GMON_OUT=at-exit.out "qemu-$(uname -m)" -g "$port" ./prog >/dev/null &
     qemu=$!
     for _ in $(seq 50); do
         ss -ltn | grep -q ":$port " && break
         sleep 0.1
     done
-    timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" -ex "file prog" \
-        -ex "target remote localhost:$port" -ex 'break spin' -ex continue -ex gprof_dump \
-        -ex continue || { kill "$qemu"; return 1; }
+    HOOKPROF=$HOOKPROF timeout 120 gdb-multiarch -batch -nx -x "$root/scripts/gprof.gdb" \
+        -ex "file prog" -ex "target remote localhost:$port" -ex 'break spin' -ex continue \
+        -ex gprof_dump -ex continue || { kill "$qemu"; return 1; }
     wait "$qemu" || { echo "the program under qemu exited with $?"; return 1; }
+    [ -s gprof.dump ] || { echo "gprof_dump did not keep gprof.dump"; return 1; }
     "$HOOKPROF" gprof gprof.dump --exe prog -o dumped.out || return 1
-    gprof -b -p prog dumped.out >flat.txt || return 1
+    cmp gmon.out dumped.out || { echo "gprof_dump's gmon.out is not hookprof gprof's of gprof.dump"; return 1; }
+    gprof -b -p prog gmon.out >flat.txt || return 1
     cat flat.txt
     expect_calls flat.txt work=40 leaf=120 twice=20 || return 1
     # The counts were reset at the breakpoint: the program's own gmon.out at exit has none of
     # the calls made before it.
-    gprof -b -p prog gmon.out >after.txt || return 1
+    gprof -b -p prog at-exit.out >after.txt || return 1
     cat after.txt
     expect_calls after.txt work= leaf= twice=
 }
-check "gprof: gdb's gprof_dump (scripts/gprof.gdb), hookprof gprof" gdb_case
+check "gprof: gdb's gprof_dump (scripts/gprof.gdb) writes gmon.out with hookprof gprof" gdb_case
 
 qemu_case() { # ARCH
     local triple=$1-linux-gnu
