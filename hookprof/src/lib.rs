@@ -547,6 +547,7 @@ pub fn timeline_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.needs_records()?;
     prepared.progress = options.progress.clone();
     let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
     // Bytes a record makes at least, measured on short C names without -g (docs/views.md's
@@ -588,6 +589,7 @@ pub fn calltree_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.needs_records()?;
     prepared.progress = options.progress.clone();
     let tree = report::calltree::CallTree::start(out, &prepared.info).map_err(write_error)?;
     let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
@@ -676,6 +678,7 @@ pub fn speedscope_file(
     out: &mut dyn io::Write,
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.needs_records()?;
     prepared.progress = options.progress.clone();
     // Bytes a record makes at least: 34.5–36.5 measured on short C names (docs/views.md).
     let (sized, note) =

@@ -995,12 +995,10 @@ impl Prepared {
 
     /// Replays the trace into `view` through `filter`. Returns the view, the names it refers
     /// to and the warnings to show (those of `hookprof report`).
-    pub fn run<V: View>(
-        &mut self,
-        view: V,
-        filter: &Filter,
-    ) -> Result<(V, Names, Vec<String>), Error> {
-        if V::IN_TIME_ORDER && self.info.profiles > 0 && self.info.records == 0 {
+    /// Refuses a call-path profile (HOOKCC_MODE=profile) for a view of calls in time order:
+    /// called before the view writes anything.
+    pub fn needs_records(&self) -> Result<(), Error> {
+        if self.info.profiles > 0 && self.info.records == 0 {
             return Err(Error::Unsupported {
                 path: self.trace.path().to_path_buf(),
                 message: "a call-path profile (HOOKCC_MODE=profile) has sums per call path, \
@@ -1008,6 +1006,17 @@ impl Prepared {
                           or ring); report, flame, callgrind, gmon and diff read a profile"
                     .to_string(),
             });
+        }
+        Ok(())
+    }
+
+    pub fn run<V: View>(
+        &mut self,
+        view: V,
+        filter: &Filter,
+    ) -> Result<(V, Names, Vec<String>), Error> {
+        if V::IN_TIME_ORDER {
+            self.needs_records()?;
         }
         let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
             .with_progress(self.progress.clone());
