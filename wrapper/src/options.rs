@@ -136,6 +136,48 @@ impl HookParm {
     }
 }
 
+/// When in the optimization pipeline the hooks go in (`--hook-placement=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookPlacement {
+    /// At the start of the pipeline: every function of the source gets hooks, and a body the
+    /// optimizer inlines keeps them (exact source-level call counts).
+    Source,
+    /// At the end of the optimizer: only the functions left after inlining get hooks
+    /// (`--remove_hooks_when_inlining`, clang's `-finstrument-functions-after-inlining`).
+    AfterInlining,
+    /// Source at -O0, after inlining when optimizing (the pass reads the pipeline's level).
+    Auto,
+}
+
+impl HookPlacement {
+    const ALL: &'static [(&'static str, HookPlacement)] = &[
+        ("after-inlining", HookPlacement::AfterInlining),
+        ("auto", HookPlacement::Auto),
+        ("source", HookPlacement::Source),
+    ];
+
+    pub fn names() -> String {
+        Self::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    /// The pass's `-hookcc-placement=` value (the same words).
+    pub fn pass_name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(n, _)| *n)
+            .expect("every placement has a name")
+    }
+}
+
 /// One hook the pass inserts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hook {
@@ -148,7 +190,7 @@ pub struct Hook {
 pub struct PassConfig {
     pub entry: Option<Hook>,
     pub exit: Option<Hook>,
-    pub after_inlining: bool,
+    pub placement: HookPlacement,
     /// Unmarked functions get hooks; when false only `#pragma profile on` ones do.
     pub default_on: bool,
     /// No hooks in functions declared inline (TI).
@@ -184,8 +226,6 @@ pub struct TiOptions {
     pub entry_parm: Option<HookParm>,
     /// `--exit_parm={name|address|none}`.
     pub exit_parm: Option<HookParm>,
-    /// `--remove_hooks_when_inlining`.
-    pub remove_hooks_when_inlining: bool,
 }
 
 impl TiOptions {
@@ -217,6 +257,11 @@ pub struct HookOptions {
     pub exclude: Vec<String>,
     /// `--hook-min-size=N`.
     pub min_size: u32,
+    /// `--hook-placement=` / `--remove_hooks_when_inlining`, for every dialect; when unset,
+    /// the dialect's default (see [`HookOptions::pass_config`]).
+    pub placement: Option<HookPlacement>,
+    /// The option that set `placement`, as written (for conflicts).
+    pub placement_option: Option<String>,
     /// `--pfp-functions=GLOB` (repeatable): a TI profile point around each such function.
     pub pfp_functions: Vec<String>,
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
@@ -276,11 +321,16 @@ impl HookOptions {
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             hook_intrinsics: self.hook_intrinsics,
+            placement: self.placement.unwrap_or(config.placement),
             ..config
         })
     }
 
-    /// The dialect's hooks, before the exclusions every dialect takes.
+    /// The dialect's hooks, before the exclusions every dialect takes. Each dialect's default
+    /// placement: the native trace `auto` (docs/performance.md, "Hook placement": at -O2 the
+    /// source placement recorded zstd's inlined one-liners 100× more often than the functions
+    /// left, and its overhead swamped the times); TI, NITRO, GCC and profile points their own
+    /// tools' rule, hooks in every source function; gprof after inlining, as gcc -pg.
     fn dialect_config(&self) -> Option<PassConfig> {
         if self.trace {
             let hook = |symbol: &str, parm| {
@@ -292,7 +342,7 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__hookcc_enter", HookParm::Address),
                 exit: hook("__hookcc_exit", HookParm::ExitAddress),
-                after_inlining: false,
+                placement: HookPlacement::Auto,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
@@ -315,7 +365,7 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook(&ti.entry_hook, ti.entry_parm),
                 exit: hook(&ti.exit_hook, ti.exit_parm),
-                after_inlining: ti.remove_hooks_when_inlining,
+                placement: HookPlacement::Source,
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
@@ -337,7 +387,11 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__cyg_profile_func_enter"),
                 exit: hook("__cyg_profile_func_exit"),
-                after_inlining: self.gcc_after_inlining,
+                placement: if self.gcc_after_inlining {
+                    HookPlacement::AfterInlining
+                } else {
+                    HookPlacement::Source
+                },
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
@@ -360,7 +414,7 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__hookcc_pfp_begin"),
                 exit: hook("__hookcc_pfp_end"),
-                after_inlining: false,
+                placement: HookPlacement::Source,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
@@ -380,7 +434,7 @@ impl HookOptions {
                     parm: HookParm::CallSiteAddress,
                 }),
                 exit: None,
-                after_inlining: true,
+                placement: HookPlacement::AfterInlining,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
@@ -402,7 +456,7 @@ impl HookOptions {
                     symbol: "__PROFILE_EXIT".into(),
                     parm: HookParm::None,
                 }),
-                after_inlining: false,
+                placement: HookPlacement::Source,
                 default_on: self.profile,
                 skip_inline: false,
                 declare_hooks: false,
@@ -470,6 +524,7 @@ enum OwnOption {
     HookInclude,
     HookIntrinsics,
     HookMinSize,
+    HookPlacement,
     HookRuntime,
     NitroClock,
     PfpFunctions,
@@ -497,6 +552,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-include=", OwnOption::HookInclude),
     ("--hook-intrinsics", OwnOption::HookIntrinsics),
     ("--hook-min-size=", OwnOption::HookMinSize),
+    ("--hook-placement=", OwnOption::HookPlacement),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
@@ -697,7 +753,24 @@ pub fn take_own_options(
                     options.ti.exit_parm = Some(parm);
                 }
             }
-            OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
+            OwnOption::HookPlacement | OwnOption::RemoveHooksWhenInlining => {
+                let placement = if *option == OwnOption::HookPlacement {
+                    HookPlacement::parse(value).ok_or_else(|| bad(&HookPlacement::names()))?
+                } else {
+                    HookPlacement::AfterInlining
+                };
+                if let (Some(earlier), Some(written)) =
+                    (options.placement, &options.placement_option)
+                {
+                    if earlier != placement {
+                        return Err(OptionError::Conflict(format!(
+                            "{written} and {arg} ask for different hook placements; choose one"
+                        )));
+                    }
+                }
+                options.placement = Some(placement);
+                options.placement_option = Some(arg.clone());
+            }
             OwnOption::RustFlags => options.rustflags = true,
             OwnOption::HookIntrinsics => options.hook_intrinsics = true,
             OwnOption::PfpFunctions => {
@@ -815,6 +888,14 @@ hookcc options:
   --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
                         have no loop (as XRay's -fxray-instruction-threshold), unless
                         --hook-include names them
+  --hook-placement=source|after-inlining|auto
+                        when the hooks go in: `source` gives every function of the source
+                        hooks, inlined bodies keeping theirs (exact source-level counts);
+                        `after-inlining` only the functions the optimizer leaves (a body it
+                        inlines records nothing, and costs nothing); `auto` source at -O0,
+                        after inlining at -O1 and above. Default: auto with --trace; source
+                        with the TI, NITRO, GCC and pfp hooks; after-inlining with gprof.
+                        Every runtime honours it (docs/driver.md, docs/performance.md)
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
                         needs no hook option), gprof (a PC histogram and call-graph arcs
@@ -828,7 +909,8 @@ TI cgtools dialect (docs/dialects.md):
                         what the hook receives: void hook(const char *name),
                         void hook(void (*addr)()) or void hook(void) (the default)
   --remove_hooks_when_inlining
-                        no hooks for the bodies the optimizer inlines
+                        no hooks for the bodies the optimizer inlines: the same as
+                        --hook-placement=after-inlining, with any hook option
   #pragma NO_HOOKS(func) and __attribute__((no_instrument_function)) exclude a function;
   functions declared inline get no hooks.
 
@@ -922,7 +1004,8 @@ mod tests {
                 parm: HookParm::Name
             })
         );
-        assert!(c.skip_inline && c.declare_hooks && !c.after_inlining);
+        assert!(c.skip_inline && c.declare_hooks);
+        assert_eq!(c.placement, HookPlacement::Source);
         let e = take_own_options(&strings(&["--entry_hook", "--entry_parm=adress"]), &no_env)
             .unwrap_err();
         assert!(e.to_string().contains("name, address, none"), "{e}");
@@ -968,11 +1051,89 @@ mod tests {
                 parm: HookParm::CallSiteAddress
             })
         );
-        assert!(c.exit.is_none() && c.after_inlining && c.default_on);
+        assert!(c.exit.is_none() && c.default_on);
+        assert_eq!(c.placement, HookPlacement::AfterInlining);
         let e =
             take_own_options(&strings(&["--trace", "--hook-runtime=gprof"]), &no_env).unwrap_err();
         assert!(
             e.to_string().contains("cannot be combined with --trace"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn placement_is_one_option_every_dialect_takes() {
+        let placement = |args: &[&str]| {
+            take_own_options(&strings(args), &no_env)
+                .unwrap()
+                .0
+                .pass_config()
+                .unwrap()
+                .placement
+        };
+        // Each dialect's default.
+        assert_eq!(placement(&["--trace"]), HookPlacement::Auto);
+        assert_eq!(placement(&["--entry_hook"]), HookPlacement::Source);
+        assert_eq!(placement(&["-profile"]), HookPlacement::Source);
+        assert_eq!(
+            placement(&["-finstrument-functions"]),
+            HookPlacement::Source
+        );
+        assert_eq!(
+            placement(&["--hook-runtime=gprof"]),
+            HookPlacement::AfterInlining
+        );
+        // The TI spelling works with the native trace too (it used to be dropped there).
+        assert_eq!(
+            placement(&["--trace", "--remove_hooks_when_inlining"]),
+            HookPlacement::AfterInlining
+        );
+        for (args, expected) in [
+            (
+                &["--trace", "--hook-placement=source"][..],
+                HookPlacement::Source,
+            ),
+            (
+                &["-profile", "--hook-placement=after-inlining"],
+                HookPlacement::AfterInlining,
+            ),
+            (
+                &["--entry_hook", "--hook-placement=auto"],
+                HookPlacement::Auto,
+            ),
+            (
+                &["--hook-runtime=gprof", "--hook-placement=source"],
+                HookPlacement::Source,
+            ),
+            (
+                &["--pfp-functions=f", "--hook-placement=after-inlining"],
+                HookPlacement::AfterInlining,
+            ),
+            (
+                &[
+                    "-finstrument-functions-after-inlining",
+                    "--hook-placement=source",
+                ],
+                HookPlacement::Source,
+            ),
+        ] {
+            assert_eq!(placement(args), expected, "{args:?}");
+        }
+        let e = take_own_options(&strings(&["--trace", "--hook-placement=late"]), &no_env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--hook-placement=late") && e.contains("after-inlining, auto, source"),
+            "{e}"
+        );
+        let e = take_own_options(
+            &strings(&["--hook-placement=source", "--remove_hooks_when_inlining"]),
+            &no_env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--hook-placement=source and --remove_hooks_when_inlining"),
             "{e}"
         );
     }

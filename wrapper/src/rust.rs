@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::options::{read_glob_files, HookOptions, PassConfig, RuntimeComponent};
+use crate::options::{read_glob_files, HookOptions, HookPlacement, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
 
 /// What `--rustflags` needs from the machine (behind a trait so tests start no rustc).
@@ -92,8 +92,10 @@ pub fn pass_element(config: &PassConfig) -> String {
             items.push(format!("{which}-parm={}", hook.parm.pass_name()));
         }
     }
+    if config.placement != HookPlacement::Source {
+        items.push(format!("placement={}", config.placement.pass_name()));
+    }
     for (on, flag) in [
-        (config.after_inlining, "after-inlining"),
         (!config.default_on, "default-off"),
         (config.skip_inline, "skip-inline"),
     ] {
@@ -219,7 +221,7 @@ mod tests {
         assert_eq!(
             f[1],
             "-Cpasses=hookcc-options<entry=__hookcc_enter;entry-parm=address;\
-             exit=__hookcc_exit;exit-parm=exit-address>"
+             exit=__hookcc_exit;exit-parm=exit-address;placement=auto>"
         );
         assert_eq!(
             f[2..],
