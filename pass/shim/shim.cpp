@@ -72,6 +72,9 @@ cl::list<std::string> Include("hookcc-include",
 cl::opt<unsigned> MinSize("hookcc-min-size",
                           cl::desc("no hooks in functions of fewer IR instructions, unless they loop"),
                           cl::init(0), cl::cat(HookccCategory));
+cl::list<std::string> ExcludeCrate("hookcc-exclude-crate",
+                                   cl::desc("no hooks in Rust functions defined in this crate"),
+                                   cl::value_desc("crate"), cl::cat(HookccCategory));
 cl::list<std::string> Exclude("hookcc-exclude",
                               cl::desc("no hooks in functions whose name matches this glob"),
                               cl::value_desc("glob"), cl::cat(HookccCategory));
@@ -88,6 +91,7 @@ struct RawConfig {
   const char *include; // newline-separated globs
   const char *exclude;
   unsigned min_size;
+  const char *exclude_crates; // newline-separated
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -105,6 +109,7 @@ struct Settings {
   bool default_off = false, skip_inline = false;
   std::string include, exclude; // newline-separated globs
   unsigned min_size = 0;
+  std::string exclude_crates; // newline-separated
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;
@@ -126,6 +131,8 @@ Settings currentSettings() {
   for (const std::string &glob : Exclude)
     s.exclude += glob + "\n";
   s.min_size = MinSize;
+  for (const std::string &name : ExcludeCrate)
+    s.exclude_crates += name + "\n";
   return s;
 }
 
@@ -154,6 +161,7 @@ bool parseSettings(StringRef params) {
     else if (key == "skip-inline") s.skip_inline = true;
     else if (key == "include") s.include += value.str() + "\n";
     else if (key == "exclude") s.exclude += value.str() + "\n";
+    else if (key == "exclude-crate") s.exclude_crates += value.str() + "\n";
     else if (key == "min-size") {
       if (value.getAsInteger(10, s.min_size)) {
         errs() << "hookcc: min-size=" << value << " in hookcc-options<" << params
@@ -163,7 +171,7 @@ bool parseSettings(StringRef params) {
     } else {
       errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
              << "> (expected entry, exit, entry-parm, exit-parm, placement, after-inlining, "
-                "default-off, skip-inline, include, exclude, min-size)\n";
+                "default-off, skip-inline, include, exclude, exclude-crate, min-size)\n";
       return false;
     }
   }
@@ -208,7 +216,7 @@ struct HookccPass : PassInfoMixin<HookccPass> {
     RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
                      s.exit_parm.c_str(), after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
                      s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str(),
-                     s.min_size};
+                     s.min_size, s.exclude_crates.c_str()};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {

@@ -749,7 +749,9 @@ fn native_trace_in_ram_read_by_hookprof_on_every_board() {
         let dir = tempfile::tempdir().unwrap();
         let project = copy_example(board.dir, dir.path());
         let app = format!("APP={}", program_source("calls.c").display());
-        let mut variables = vec!["HOOKS=trace", app.as_str()];
+        // Exact counts: the source placement (--trace's default at -O1 is after inlining).
+        let cflags = format!("CFLAGS=-O1 -g {SOURCE_PLACEMENT}");
+        let mut variables = vec!["HOOKS=trace", app.as_str(), cflags.as_str()];
         variables.extend(board.variables);
         let out = make_run(&project, &variables);
         assert!(

@@ -213,6 +213,9 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     if config.min_size > 0 {
         mllvm(format!("-hookcc-min-size={}", config.min_size));
     }
+    for name in &config.exclude_crates {
+        mllvm(format!("-hookcc-exclude-crate={name}"));
+    }
     args
 }
 

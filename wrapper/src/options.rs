@@ -204,6 +204,8 @@ pub struct PassConfig {
     /// `--hook-min-size=N`: no hooks in functions of fewer than N IR instructions without a
     /// loop, unless an include glob names them (0: none left out).
     pub min_size: u32,
+    /// `--hook-exclude-crate=NAME,…`: no hooks in Rust functions defined in these crates.
+    pub exclude_crates: Vec<String>,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
     pub exclude_functions: Vec<String>,
@@ -257,6 +259,8 @@ pub struct HookOptions {
     pub exclude: Vec<String>,
     /// `--hook-min-size=N`.
     pub min_size: u32,
+    /// `--hook-exclude-crate=NAME,…` (repeatable).
+    pub exclude_crates: Vec<String>,
     /// `--hook-placement=` / `--remove_hooks_when_inlining`, for every dialect; when unset,
     /// the dialect's default (see [`HookOptions::pass_config`]).
     pub placement: Option<HookPlacement>,
@@ -318,6 +322,7 @@ impl HookOptions {
             },
             exclude: self.exclude.clone(),
             min_size: self.min_size,
+            exclude_crates: self.exclude_crates.clone(),
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             hook_intrinsics: self.hook_intrinsics,
@@ -349,6 +354,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -372,6 +378,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -398,6 +405,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -421,6 +429,7 @@ impl HookOptions {
                 include: self.pfp_functions.clone(),
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -441,6 +450,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -463,6 +473,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -521,6 +532,7 @@ enum OwnOption {
     GccExcludeFunctions,
     Help,
     HookExclude,
+    HookExcludeCrate,
     HookInclude,
     HookIntrinsics,
     HookMinSize,
@@ -548,6 +560,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--exit_hook=", OwnOption::ExitHookNamed),
     ("--exit_parm=", OwnOption::ExitParm),
     ("--help", OwnOption::Help),
+    ("--hook-exclude-crate=", OwnOption::HookExcludeCrate),
     ("--hook-exclude=", OwnOption::HookExclude),
     ("--hook-include=", OwnOption::HookInclude),
     ("--hook-intrinsics", OwnOption::HookIntrinsics),
@@ -780,6 +793,22 @@ pub fn take_own_options(
                 options.pfp_functions.push(value.to_string());
                 options.runtime.get_or_insert(RuntimeComponent::Pfp);
             }
+            OwnOption::HookExcludeCrate => {
+                let names: Vec<&str> = value.split(',').filter(|n| !n.is_empty()).collect();
+                let is_name = |n: &&str| {
+                    n.chars()
+                        .all(|c| c == '_' || c == '*' || c == '?' || c.is_ascii_alphanumeric())
+                };
+                if names.is_empty() || !names.iter().all(is_name) {
+                    return Err(bad(
+                        "crate names as Rust spells them (serde_json, not serde-json), \
+                         comma-separated: std,core,alloc",
+                    ));
+                }
+                options
+                    .exclude_crates
+                    .extend(names.into_iter().map(String::from));
+            }
             OwnOption::HookMinSize => {
                 options.min_size = value
                     .parse()
@@ -877,6 +906,10 @@ hookcc options:
                         `hookprof report`
   --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
+  --hook-exclude-crate=NAME,…
+                        no hooks in Rust functions defined in these crates (std,core,alloc:
+                        also their code instantiated or inlined into yours), judged from the
+                        symbol's crate path, not the printed name; `*`, `?` allowed
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
                         (either option also as =@FILE: one glob per line, # comments)
   --pfp-functions=GLOB  a TI profile point (<hookcc/pfp.h>) around each function whose name

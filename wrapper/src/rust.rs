@@ -112,6 +112,9 @@ pub fn pass_element(config: &PassConfig) -> String {
     if config.min_size > 0 {
         items.push(format!("min-size={}", config.min_size));
     }
+    for name in &config.exclude_crates {
+        items.push(format!("exclude-crate={name}"));
+    }
     format!("hookcc-options<{}>", items.join(";"))
 }
 
