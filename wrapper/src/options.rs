@@ -1172,6 +1172,31 @@ mod tests {
     }
 
     #[test]
+    fn exclude_crate_lists_add_up_and_bad_names_are_refused() {
+        let (o, rest) = take_own_options(
+            &strings(&[
+                "--trace",
+                "--hook-exclude-crate=std,core",
+                "--hook-exclude-crate=alloc,,serde_*",
+                "-O2",
+            ]),
+            &no_env,
+        )
+        .unwrap();
+        assert_eq!(rest, ["-O2"]);
+        assert_eq!(
+            o.pass_config().unwrap().exclude_crates,
+            ["std", "core", "alloc", "serde_*"]
+        );
+        for bad in ["--hook-exclude-crate=", "--hook-exclude-crate=serde-json"] {
+            let e = take_own_options(&strings(&["--trace", bad]), &no_env)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(bad) && e.contains("serde_json"), "{e}");
+        }
+    }
+
+    #[test]
     fn dialects_do_not_mix() {
         let e = take_own_options(&strings(&["--trace", "-profile"]), &no_env).unwrap_err();
         assert!(e.to_string().contains("--trace and -profile"), "{e}");

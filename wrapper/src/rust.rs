@@ -237,6 +237,35 @@ mod tests {
     }
 
     #[test]
+    fn placement_and_crate_exclusion_reach_the_pipeline_element() {
+        let f = flags(
+            &[
+                "--rustflags",
+                "--trace",
+                "--hook-placement=source",
+                "--hook-exclude-crate=std,core",
+            ],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap();
+        assert!(
+            f[1].ends_with("exit-parm=exit-address;exclude-crate=std;exclude-crate=core>"),
+            "{}",
+            f[1]
+        );
+        let f = flags(
+            &[
+                "--rustflags",
+                "--entry_hook",
+                "--remove_hooks_when_inlining",
+            ],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap();
+        assert!(f[1].contains(";placement=after-inlining;"), "{}", f[1]);
+    }
+
+    #[test]
     fn ti_flags_carry_parms_and_no_runtime() {
         let f = flags(
             &["--rustflags", "--entry_hook=h", "--entry_parm=name"],
