@@ -901,7 +901,8 @@ hookcc adds nothing and produces exactly what clang-19 produces.
 
 hookcc options:
   --trace               insert hookcc's native entry/exit hooks into every function defined in
-                        the sources, and link the trace runtime: the program writes
+                        the sources (at -O1 and above: every function left after inlining; see
+                        --hook-placement), and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
   --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
