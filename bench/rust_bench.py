@@ -11,7 +11,12 @@ Variants (all `cargo build --release --target <host>` of the same crate; RUSTFLA
   empty        hookcc's pass with -finstrument-functions' hooks, linked to empty ones
                (bench/empty_hooks.c): the cost of the two calls alone
   logger       the same hooks linked to bench/rdtsc_logger.c: the floor of a timed tracer
-  native       hookcc --trace (`hookcc --rustflags --trace`)
+  native       hookcc --trace (`hookcc --rustflags --trace`): at --release the hooks go in after
+               inlining (`--hook-placement=auto`, the default)
+  native-src   hookcc --trace --hook-placement=source: every source-level call
+  native-crate the same with --hook-exclude-crate=std,core,alloc
+  native-min   the same with --hook-min-size=20
+  native-crate-after  --hook-exclude-crate=std,core,alloc, after inlining
   xray         rustc -Zinstrument-xray=always, XRay basic mode (clang-19's runtime, linked by
                clang-19 -fxray-instrument), every function patched at start
   uftrace      rustc -Zinstrument-mcount -Cforce-frame-pointers=yes, run under uftrace record
@@ -29,7 +34,7 @@ Measures
   pairs/round  call pairs the tracer recorded in one json round (runs of 2 and 4 rounds)
   ns/pair      json time over plain, per recorded pair: what one traced call costs (the tools
                do not trace the same calls: XRay and uftrace place their hooks after inlining,
-               hookcc before, so every source-level function call counts)
+               as hookcc's default does at --release; native-src counts every source-level call)
 
 As bench/bench.py: nothing fails on a missing tool or a failed variant, each is reported.
 """
@@ -108,7 +113,20 @@ def make_variants(hookcc: str, work: Path) -> list:
         Variant("empty", "hookcc pass, empty hooks", gcc_style, c_object="empty_hooks"),
         Variant("logger", "hookcc pass, rdtsc TLS logger (the floor)", gcc_style,
                 c_object="rdtsc_logger", env={"HOOKLOG_OUTPUT": "rdtsc.hklog"}),
-        Variant("native", "hookcc --trace", rustflags_of(hookcc, ["--trace"]),
+        Variant("native", "hookcc --trace (after inlining at --release)",
+                rustflags_of(hookcc, ["--trace"]), env={"HOOKCC_OUTPUT": "trace.hktrace"}),
+        Variant("native-src", "hookcc --trace --hook-placement=source",
+                rustflags_of(hookcc, ["--trace", "--hook-placement=source"]),
+                env={"HOOKCC_OUTPUT": "trace.hktrace"}),
+        Variant("native-crate", "… source, --hook-exclude-crate=std,core,alloc",
+                rustflags_of(hookcc, ["--trace", "--hook-placement=source",
+                                      "--hook-exclude-crate=std,core,alloc"]),
+                env={"HOOKCC_OUTPUT": "trace.hktrace"}),
+        Variant("native-min", "… source, --hook-min-size=20",
+                rustflags_of(hookcc, ["--trace", "--hook-placement=source", "--hook-min-size=20"]),
+                env={"HOOKCC_OUTPUT": "trace.hktrace"}),
+        Variant("native-crate-after", "… after inlining, --hook-exclude-crate=std,core,alloc",
+                rustflags_of(hookcc, ["--trace", "--hook-exclude-crate=std,core,alloc"]),
                 env={"HOOKCC_OUTPUT": "trace.hktrace"}),
         Variant("xray", "rustc -Zinstrument-xray, XRay basic",
                 ["-Zinstrument-xray=always", "-Clinker=clang-19", "-Clink-arg=-fxray-instrument"],
@@ -177,7 +195,7 @@ def callgrind_ir(v: Variant, n: int, work: Path) -> tuple:
 
 def recorded_pairs(v: Variant, d: Path) -> int | None:
     """Entry/exit pairs the variant's tracer wrote in directory d, or None if it writes none."""
-    if v.key == "native":
+    if v.key.startswith("native"):
         return hktrace_pairs(d)
     if v.key == "logger":  # 16-byte records, no header
         return sum(f.stat().st_size for f in d.glob("*.hklog")) // 32
@@ -194,6 +212,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller N and fewer repetitions")
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     ap.add_argument("--no-build", action="store_true", help="use the hookcc already built")
+    ap.add_argument("--variants", help="comma-separated variants to run (default: all)")
+    ap.add_argument("--no-callgrind", action="store_true", help="skip the Ir/call runs")
     args = ap.parse_args()
     scale = QUICK if args.quick else FULL
 
@@ -218,6 +238,9 @@ def main() -> int:
                      "missing_packages": missing, "variants": {}}
     try:
         variants = make_variants(hk["hookcc"], work)
+        if args.variants:
+            wanted = args.variants.split(",")
+            variants = [v for v in variants if v.key == "plain" or v.key in wanted]
         for v in variants:
             log(f"build {v.key}")
             try:
@@ -255,7 +278,7 @@ def main() -> int:
         # trace once more with 16-byte records (HOOKCC_PACK=0): what PACKED saves.
         sizes: dict = {}
         for v in ok:
-            runs = [(v.key, {})] + ([("native-raw", {"HOOKCC_PACK": "0"})] if v.key == "native" else [])
+            runs = [(v.key, {})] + ([("native-raw", {"HOOKCC_PACK": "0"})] if v.key == "native-src" else [])
             for label, extra in runs:
                 if v.key in ("plain", "empty"):
                     continue
@@ -270,7 +293,7 @@ def main() -> int:
 
         n1, n2 = scale["cg"]
         ir = {}
-        if shutil.which("valgrind"):
+        if shutil.which("valgrind") and not args.no_callgrind:
             for v in ok:
                 log(f"callgrind {v.key} N={n1},{n2}")
                 try:
@@ -327,12 +350,12 @@ def main() -> int:
 
     lines = [f"Rust ({results['rustc']}, {triple}); micro: {scale['micro']:,} calls, "
              f"json: {scale['json']} rounds",
-             f"{'variant':<9} {'Ir/call':>8} {'micro x':>8} {'json x':>8} {'/ floor':>8} "
+             f"{'variant':<18} {'Ir/call':>8} {'micro x':>8} {'json x':>8} {'/ floor':>8} "
              f"{'pairs/round':>12} {'ns/pair':>8}  what / status"]
     for key, res in results["variants"].items():
         status = "" if res["status"] == "ok" else f"  [{res['status']}]"
         notes = "".join(f"  [{n}]" for n in res["notes"])
-        lines.append(f"{key:<9} {f(res.get('ir_per_call'), '8.1f')} {f(res.get('micro_x'), '8.2f')} "
+        lines.append(f"{key:<18} {f(res.get('ir_per_call'), '8.1f')} {f(res.get('micro_x'), '8.2f')} "
                      f"{f(res.get('json_x'), '8.2f')} {f(res.get('json_over_floor'), '8.2f')} "
                      f"{f(res.get('pairs_per_json_round'), '12,.0f')} "
                      f"{f(res.get('json_ns_per_pair'), '8.1f')}  {res['what']}{status}{notes}")

@@ -50,8 +50,14 @@ cl::opt<std::string>
              cl::desc("what the exit hook receives: none, name, address, exit-address, name-callsite-args, callsite-address, address-callsite"),
              cl::init("none"), cl::cat(HookccCategory));
 cl::opt<bool> AfterInlining("hookcc-after-inlining",
-                            cl::desc("insert hooks after inlining (inlined bodies get none)"),
+                            cl::desc("insert hooks after inlining (inlined bodies get none); "
+                                     "the same as -hookcc-placement=after-inlining"),
                             cl::init(false), cl::cat(HookccCategory));
+cl::opt<std::string>
+    PlacementOption("hookcc-placement",
+                    cl::desc("when hooks go in: source (start of the pipeline), after-inlining "
+                             "(end of the optimizer), auto (source at -O0, else after inlining)"),
+                    cl::init("source"), cl::cat(HookccCategory));
 
 cl::opt<bool> DefaultOff("hookcc-default-off",
                          cl::desc("only functions marked hookcc:on (#pragma profile on) get hooks"),
@@ -66,6 +72,9 @@ cl::list<std::string> Include("hookcc-include",
 cl::opt<unsigned> MinSize("hookcc-min-size",
                           cl::desc("no hooks in functions of fewer IR instructions, unless they loop"),
                           cl::init(0), cl::cat(HookccCategory));
+cl::list<std::string> ExcludeCrate("hookcc-exclude-crate",
+                                   cl::desc("no hooks in Rust functions defined in this crate"),
+                                   cl::value_desc("crate"), cl::cat(HookccCategory));
 cl::list<std::string> Exclude("hookcc-exclude",
                               cl::desc("no hooks in functions whose name matches this glob"),
                               cl::value_desc("glob"), cl::cat(HookccCategory));
@@ -82,6 +91,7 @@ struct RawConfig {
   const char *include; // newline-separated globs
   const char *exclude;
   unsigned min_size;
+  const char *exclude_crates; // newline-separated
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -95,9 +105,11 @@ enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 
 // and exclude repeat.
 struct Settings {
   std::string entry_hook, exit_hook, entry_parm = "none", exit_parm = "none";
-  bool after_inlining = false, default_off = false, skip_inline = false;
+  std::string placement = "source"; // source, after-inlining or auto
+  bool default_off = false, skip_inline = false;
   std::string include, exclude; // newline-separated globs
   unsigned min_size = 0;
+  std::string exclude_crates; // newline-separated
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;
@@ -111,7 +123,7 @@ Settings currentSettings() {
   s.exit_hook = ExitHook;
   s.entry_parm = EntryParm;
   s.exit_parm = ExitParm;
-  s.after_inlining = AfterInlining;
+  s.placement = AfterInlining ? std::string("after-inlining") : PlacementOption.getValue();
   s.default_off = DefaultOff;
   s.skip_inline = SkipInline;
   for (const std::string &glob : Include)
@@ -119,6 +131,8 @@ Settings currentSettings() {
   for (const std::string &glob : Exclude)
     s.exclude += glob + "\n";
   s.min_size = MinSize;
+  for (const std::string &name : ExcludeCrate)
+    s.exclude_crates += name + "\n";
   return s;
 }
 
@@ -134,11 +148,20 @@ bool parseSettings(StringRef params) {
     else if (key == "exit") s.exit_hook = value.str();
     else if (key == "entry-parm") s.entry_parm = value.str();
     else if (key == "exit-parm") s.exit_parm = value.str();
-    else if (key == "after-inlining") s.after_inlining = true;
+    else if (key == "after-inlining") s.placement = "after-inlining";
+    else if (key == "placement") {
+      if (value != "source" && value != "after-inlining" && value != "auto") {
+        errs() << "hookcc: placement=" << value << " in hookcc-options<" << params
+               << "> (expected source, after-inlining or auto)\n";
+        return false;
+      }
+      s.placement = value.str();
+    }
     else if (key == "default-off") s.default_off = true;
     else if (key == "skip-inline") s.skip_inline = true;
     else if (key == "include") s.include += value.str() + "\n";
     else if (key == "exclude") s.exclude += value.str() + "\n";
+    else if (key == "exclude-crate") s.exclude_crates += value.str() + "\n";
     else if (key == "min-size") {
       if (value.getAsInteger(10, s.min_size)) {
         errs() << "hookcc: min-size=" << value << " in hookcc-options<" << params
@@ -147,8 +170,8 @@ bool parseSettings(StringRef params) {
       }
     } else {
       errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
-             << "> (expected entry, exit, entry-parm, exit-parm, after-inlining, default-off, "
-                "skip-inline, include, exclude, min-size)\n";
+             << "> (expected entry, exit, entry-parm, exit-parm, placement, after-inlining, "
+                "default-off, skip-inline, include, exclude, exclude-crate, min-size)\n";
       return false;
     }
   }
@@ -171,14 +194,29 @@ namespace {
 
 struct HookccPass : PassInfoMixin<HookccPass> {
   Phase phase;
-  explicit HookccPass(Phase p) : phase(p) {}
+  // The pipeline optimizes (-O1 and above, -Os, -Oz): `auto` then places hooks after inlining.
+  bool optimizing;
+  HookccPass(Phase p, OptimizationLevel level)
+      : phase(p), optimizing(level != OptimizationLevel::O0) {}
 
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     Settings s = currentSettings();
+    bool after_inlining;
+    if (s.placement == "source")
+      after_inlining = false;
+    else if (s.placement == "after-inlining")
+      after_inlining = true;
+    else if (s.placement == "auto")
+      after_inlining = optimizing;
+    else {
+      M.getContext().emitError(Twine("hookcc: -hookcc-placement=") + s.placement +
+                               ": expected source, after-inlining or auto");
+      return PreservedAnalyses::all();
+    }
     RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
-                     s.exit_parm.c_str(), s.after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
+                     s.exit_parm.c_str(), after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
                      s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str(),
-                     s.min_size};
+                     s.min_size, s.exclude_crates.c_str()};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {
@@ -195,27 +233,27 @@ struct HookccPass : PassInfoMixin<HookccPass> {
 };
 
 void registerCallbacks(PassBuilder &PB) {
-  PB.registerPipelineStartEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
-    MPM.addPass(HookccPass(PhaseStart));
+  PB.registerPipelineStartEPCallback([](ModulePassManager &MPM, OptimizationLevel Level) {
+    MPM.addPass(HookccPass(PhaseStart, Level));
   });
   // Runs at every level, -O0 included (checked with clang-19), so after-inlining mode needs no
   // special case for -O0.
   // LLVM 20 added the LTO phase to this callback's signature.
 #if LLVM_VERSION_MAJOR >= 20
   PB.registerOptimizerLastEPCallback(
-      [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
-        MPM.addPass(HookccPass(PhaseOptimizerLast));
+      [](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
+        MPM.addPass(HookccPass(PhaseOptimizerLast, Level));
       });
 #else
-  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
-    MPM.addPass(HookccPass(PhaseOptimizerLast));
+  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel Level) {
+    MPM.addPass(HookccPass(PhaseOptimizerLast, Level));
   });
 #endif
   // For opt-19 -passes=hookcc (IR tests): runs whatever the options say, once.
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
         if (Name == "hookcc") {
-          MPM.addPass(HookccPass(PhaseExplicit));
+          MPM.addPass(HookccPass(PhaseExplicit, OptimizationLevel::O0));
           return true;
         }
         if (Name.consume_front("hookcc-options<") && Name.consume_back(">"))

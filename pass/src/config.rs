@@ -102,6 +102,9 @@ pub struct Config {
     /// `--hook-min-size=N`: a function of fewer than N IR instructions gets no hooks unless
     /// it has a loop or an include glob names it (0: every function).
     pub min_size: u32,
+    /// `--hook-exclude-crate=NAME`: no hooks in Rust functions defined in these crates (globs),
+    /// judged from the symbol ([`crate::mangling::rust_defining_crate`]).
+    pub exclude_crates: Vec<String>,
 }
 
 /// `--hook-include=GLOB` / `--hook-exclude=GLOB`: with includes, only functions matching one
@@ -206,11 +209,24 @@ impl Config {
             skip_inline,
             names: NameFilter::default(),
             min_size: 0,
+            exclude_crates: Vec::new(),
         })
     }
 
     pub fn is_empty(&self) -> bool {
         self.entry.is_none() && self.exit.is_none()
+    }
+
+    /// True if `symbol` is a Rust function defined in an excluded crate.
+    pub fn excludes_crate_of(&self, symbol: &str) -> bool {
+        if self.exclude_crates.is_empty() {
+            return false;
+        }
+        crate::mangling::rust_defining_crate(symbol).is_some_and(|krate| {
+            self.exclude_crates
+                .iter()
+                .any(|glob| glob_matches(glob, &krate))
+        })
     }
 
     /// True if `name` is one of the hooks: hooks never get hooks of their own.

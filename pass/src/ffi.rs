@@ -40,6 +40,8 @@ pub struct RawConfig {
     exclude: *const c_char,
     /// `-hookcc-min-size`: 0 for none.
     min_size: c_uint,
+    /// Newline-separated crate names (`-hookcc-exclude-crate`).
+    exclude_crates: *const c_char,
 }
 
 extern "C" {
@@ -141,6 +143,11 @@ pub extern "C" fn hookcc_instrument_module(
         let config = Config {
             names: NameFilter::from_lists(&c_str(raw.include), &c_str(raw.exclude)),
             min_size: raw.min_size,
+            exclude_crates: c_str(raw.exclude_crates)
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect(),
             ..config
         };
         let phase = match phase {

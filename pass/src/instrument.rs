@@ -82,6 +82,42 @@ fn take_rust_marks(module: &Module<'_>) -> bool {
         );
         ffi::delete_call(*call);
     }
+    // A closure the attribute could not put a marker in (one written inside a macro's
+    // arguments, whose tokens the attribute does not parse) still has its function's path in
+    // its name: `marks::quiet::{closure#0}`. It takes its function's mark when both are in
+    // this codegen unit.
+    let marked_paths: Vec<(String, &str)> = marked
+        .iter()
+        .filter_map(|(function, attribute, _)| {
+            let name = mangling::rust_demangled(&function.get_name().to_string_lossy())?;
+            Some((
+                mangling::without_generic_args(&name).to_string(),
+                *attribute,
+            ))
+        })
+        .collect();
+    for function in module.get_functions() {
+        let Some(name) = mangling::rust_demangled(&function.get_name().to_string_lossy()) else {
+            continue;
+        };
+        let has_mark = [OFF_ATTRIBUTE, ON_ATTRIBUTE].iter().any(|a| {
+            function
+                .get_string_attribute(AttributeLoc::Function, a)
+                .is_some()
+        });
+        if has_mark {
+            continue;
+        }
+        if let Some((_, attribute)) = marked_paths
+            .iter()
+            .find(|(path, _)| mangling::is_closure_of(&name, path))
+        {
+            function.add_attribute(
+                AttributeLoc::Function,
+                context.create_string_attribute(attribute, ""),
+            );
+        }
+    }
     !marked.is_empty()
 }
 
@@ -177,6 +213,9 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
         return false;
     }
     if !config.default_on && !has_string(ON_ATTRIBUTE) {
+        return false;
+    }
+    if config.excludes_crate_of(&name) {
         return false;
     }
     if !config.names.is_empty() || config.min_size > 0 {

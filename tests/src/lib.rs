@@ -161,7 +161,12 @@ pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// Builds `sources` (from tests/programs) with `hookcc --trace` and `flags` into `dir/name`.
+/// The flag for exact source-level counts: the tests count calls by construction, and at -O1
+/// and above `--trace` places hooks after inlining by default (docs/driver.md).
+pub const SOURCE_PLACEMENT: &str = "--hook-placement=source";
+
+/// Builds `sources` (from tests/programs) with `hookcc --trace`, the source placement (exact
+/// counts at every level) and `flags` into `dir/name`.
 pub fn build_traced(
     dir: &Path,
     name: &str,
@@ -170,7 +175,7 @@ pub fn build_traced(
     cxx: bool,
 ) -> PathBuf {
     let mut cmd = hookcc(dir, cxx);
-    cmd.arg("--trace").args(flags);
+    cmd.args(["--trace", SOURCE_PLACEMENT]).args(flags);
     for s in sources {
         cmd.arg(program_source(s));
     }
@@ -183,7 +188,7 @@ pub fn build_traced(
 pub fn build_traced_shlib(dir: &Path) {
     run_ok(
         hookcc(dir, false)
-            .args(["--trace", "-O1", "-shared", "-fPIC"])
+            .args(["--trace", SOURCE_PLACEMENT, "-O1", "-shared", "-fPIC"])
             .arg(program_source("shlib.c"))
             .args(["-o", "libshlib.so"]),
     );
@@ -195,7 +200,7 @@ pub fn build_shlib_program(dir: &Path) -> PathBuf {
     build_traced_shlib(dir);
     run_ok(
         hookcc(dir, false)
-            .args(["--trace", "-O1"])
+            .args(["--trace", SOURCE_PLACEMENT, "-O1"])
             .arg(program_source("shlib_main.c"))
             .args(["-L.", "-lshlib", "-Wl,-rpath,$ORIGIN", "-o", "shlib_main"]),
     );

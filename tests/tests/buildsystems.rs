@@ -89,8 +89,8 @@ fn cmake_builds_a_shared_library_and_a_cpp_program_traced_through_one_runtime() 
             .args([
                 "-DCMAKE_C_COMPILER=hookcc",
                 "-DCMAKE_CXX_COMPILER=hookcc++",
-                "-DCMAKE_C_FLAGS=--trace",
-                "-DCMAKE_CXX_FLAGS=--trace",
+                "-DCMAKE_C_FLAGS=--trace --hook-placement=source",
+                "-DCMAKE_CXX_FLAGS=--trace --hook-placement=source",
                 "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
             ]),
     );
@@ -178,7 +178,7 @@ fn make_j_links_four_programs_at_once_from_an_empty_runtime_cache() {
                 "-j4",
                 "CC=hookcc",
                 "CXX=hookcc++",
-                "CFLAGS=-O1 --trace",
+                "CFLAGS=-O1 --trace --hook-placement=source",
             ])
             .current_dir(&source),
     );

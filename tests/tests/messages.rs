@@ -99,7 +99,7 @@ fn a_corrupted_cached_runtime_is_rebuilt_and_clear_cache_empties_the_cache() {
         run_ok(
             hookcc(d, false)
                 .env("HOOKCC_CACHE_DIR", &cache)
-                .args(["--trace", "-O1"])
+                .args(["--trace", SOURCE_PLACEMENT, "-O1"])
                 .arg(program_source("calls.c"))
                 .args(["-o", "calls"]),
         )

@@ -20,7 +20,7 @@ fn calc_counts(hookcc: &Path, hookprof: &Path, dir: &Path) -> Vec<(String, u64)>
         Command::new(hookcc)
             .current_dir(dir)
             .env("HOOKCC_CACHE_DIR", dir.join("cache"))
-            .args(["--trace", "-O2"])
+            .args(["--trace", "--hook-placement=source", "-O2"])
             .arg(workspace_root().join("examples/calc.c"))
             .arg("-o")
             .arg(&program),
@@ -148,7 +148,7 @@ fn cargo_install_of_the_wrapper_gives_a_hookcc_that_finds_its_plugin_and_runtime
             .current_dir(&dir)
             .env("CARGO_TARGET_DIR", &cargo_target)
             .env("HOOKCC_CACHE_DIR", dir.join("cache"))
-            .args(["--trace", "-O2"])
+            .args(["--trace", "--hook-placement=source", "-O2"])
             .arg(workspace_root().join("examples/calc.c"))
             .arg("-o")
             .arg(&program),

@@ -484,7 +484,7 @@ fn a_link_without_hook_options_gets_the_runtime_its_inputs_call() {
     for lto in [false, true] {
         let mut compile = hookcc(d, false);
         compile
-            .args(["--trace", "-O1", "-c"])
+            .args(["--trace", SOURCE_PLACEMENT, "-O1", "-c"])
             .arg(program_source("shlib.c"))
             .args(["-o", "lib.o"]);
         if lto {

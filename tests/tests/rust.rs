@@ -70,7 +70,8 @@ fn cargo_hookcc_run_traces_a_rust_program_at_debug_with_exact_counts() {
 fn rustflags_from_hookcc_trace_a_release_build_with_exact_counts() {
     let dir = tempfile::tempdir().unwrap();
     let project = calls_project(dir.path());
-    let out = run_ok(Command::new(tool("hookcc")).args(["--rustflags", "--trace"]));
+    let out =
+        run_ok(Command::new(tool("hookcc")).args(["--rustflags", "--trace", SOURCE_PLACEMENT]));
     let rustflags = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let host = rust_host();
     run_ok(
@@ -189,6 +190,7 @@ fn run_marks(dir: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
                 "hookcc",
                 "run",
                 "--trace",
+                SOURCE_PLACEMENT,
                 "--hook-exclude=marks::noi*",
                 "--quiet",
             ])
@@ -225,6 +227,56 @@ fn no_hooks_attribute_and_hook_exclude_leave_out_exactly_the_marked_functions() 
                     || name.starts_with("hookcc::")),
                 "{context}: `{name}` should have no hooks; whole report: {counts:#?}"
             );
+        }
+    }
+}
+
+/// True if a row of tests/rust/calls's report is the crate's own code (its functions, its impls,
+/// the C `main` rustc generates), judged from the printed name.
+fn is_calls_own_row(name: &str) -> bool {
+    name == "main" || name.starts_with("calls::") || name.starts_with("<calls::")
+}
+
+#[test]
+fn hook_exclude_crate_leaves_out_std_core_and_alloc_and_keeps_own_counts() {
+    for profile in [&[][..], &["--release", SOURCE_PLACEMENT][..]] {
+        let run = |extra: &[&str], name: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let project = calls_project(dir.path());
+            let trace = dir.path().join(format!("{name}.hktrace"));
+            let out = run_ok(
+                cargo_with_hookcc(&project)
+                    .args(["hookcc", "run", "--trace", "--quiet"])
+                    .args(profile)
+                    .args(extra)
+                    .env("HOOKCC_OUTPUT", &trace)
+                    .env("HOOKCC_MAX_BYTES", "64000000"),
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stdout), CALLS_OUTPUT);
+            assert_balanced(&trace);
+            call_counts(&trace, &[])
+        };
+        let context = format!("cargo hookcc run {profile:?}");
+        let all = run(&[], "all");
+        let others: Vec<&String> = all.keys().filter(|n| !is_calls_own_row(n)).collect();
+        assert!(
+            !others.is_empty(),
+            "{context}: without the option std's instantiated code should have rows: {all:#?}"
+        );
+        let own = run(
+            &[
+                "--hook-exclude-crate=std,core",
+                "--hook-exclude-crate=alloc",
+            ],
+            "own",
+        );
+        expect_counts(&own, &format!("{context} --hook-exclude-crate"));
+        for (name, calls) in &own {
+            assert!(
+                is_calls_own_row(name),
+                "{context}: `{name}` is not the crate's own code; whole report: {own:#?}"
+            );
+            assert_eq!(all.get(name), Some(calls), "{context}: calls of `{name}`");
         }
     }
 }
@@ -473,12 +525,20 @@ fn cargo_hookcc_cross_builds_rust_for_aarch64_and_the_trace_decodes_on_the_host(
         let project = copy_cargo_project(&workspace_root().join("tests/rust/nocore"), dir.path());
         let trace = dir.path().join("nocore.hktrace");
         let mut cmd = cargo_with_hookcc(&project);
-        cmd.args(["hookcc", "run", "--trace", "--quiet", "--target", target])
-            .env(
-                "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
-                format!("qemu-aarch64 -L {SYSROOT}"),
-            )
-            .env("HOOKCC_OUTPUT", &trace);
+        cmd.args([
+            "hookcc",
+            "run",
+            "--trace",
+            SOURCE_PLACEMENT,
+            "--quiet",
+            "--target",
+            target,
+        ])
+        .env(
+            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
+            format!("qemu-aarch64 -L {SYSROOT}"),
+        )
+        .env("HOOKCC_OUTPUT", &trace);
         if profile == "release" {
             cmd.arg("--release");
         }
@@ -550,7 +610,14 @@ fn a_sys_style_build_of_lua_and_cpp_is_traced_with_counts_equal_to_callgrinds() 
     let trace = dir.path().join("sys.hktrace");
     let out = run_ok(
         cargo_with_hookcc(&project)
-            .args(["hookcc", "run", "--trace", "--release", "--quiet"])
+            .args([
+                "hookcc",
+                "run",
+                "--trace",
+                SOURCE_PLACEMENT,
+                "--release",
+                "--quiet",
+            ])
             .env("CFLAGS", cflags)
             .env("HOOKCC_OUTPUT", &trace),
     );
@@ -668,7 +735,7 @@ fn hook_exclude_and_include_match_cpp_names_demangled() {
         let program = dir.path().join("geo");
         run_ok(
             hookcc(dir.path(), true)
-                .args(["--trace", "-O2", filter])
+                .args(["--trace", SOURCE_PLACEMENT, "-O2", filter])
                 .arg(&source)
                 .arg("-o")
                 .arg(&program),

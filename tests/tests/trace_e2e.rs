@@ -55,7 +55,7 @@ fn several_translation_units_compiled_separately_and_linked() {
     for (src, obj) in [("tu_main.c", "tu_main.o"), ("tu_util.c", "tu_util.o")] {
         run_ok(
             hookcc(d, false)
-                .args(["--trace", "-O2", "-c"])
+                .args(["--trace", SOURCE_PLACEMENT, "-O2", "-c"])
                 .arg(program_source(src))
                 .args(["-o", obj]),
         );

@@ -123,7 +123,7 @@ fn response_files_are_understood() {
         ),
     )
     .unwrap();
-    run_ok(hookcc(d, false).args(["--trace", "@args.rsp"]));
+    run_ok(hookcc(d, false).args(["--trace", SOURCE_PLACEMENT, "@args.rsp"]));
     run_ok(hookcc(d, false).args(["--trace", "calls.o", "-o", "calls"]));
     let (trace, _) = run_traced(d, &d.join("calls"), &[]);
     assert_eq!(call_counts(&trace, &[]).get("fib"), Some(&1973));

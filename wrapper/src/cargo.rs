@@ -12,8 +12,11 @@ Usage: cargo hookcc <cargo command> [hookcc options] [cargo arguments]
 
 Runs `cargo <command>` with the user's crates (not the precompiled std) and the C that `cc`
 build scripts compile instrumented by hookcc. hookcc options are those of `hookcc --help`
-(--trace, -profile, --entry_hook/--exit_hook/--*_parm, --hook-runtime=…, --hook-exclude=…);
-without one, --trace. The build goes to <target dir>/hookcc/<target triple>/.
+(--trace, -profile, --entry_hook/--exit_hook/--*_parm, --hook-runtime=…, --hook-exclude=…,
+--hook-exclude-crate=std,core,alloc, --hook-placement=…); without one, --trace. With --trace a
+--release build has hooks only in the functions left after inlining, a debug build in every
+function (--hook-placement=source: every function at any level). The build goes to
+<target dir>/hookcc/<target triple>/.
 ";
 
 /// The cargo command to run.

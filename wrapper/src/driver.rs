@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::args::{expand_response_files, quote_gnu, CommandLine};
 use crate::options::{
-    is_own_option, read_glob_files, take_own_options, HookOptions, PassConfig, RuntimeComponent,
+    is_own_option, read_glob_files, take_own_options, HookOptions, HookPlacement, PassConfig,
+    RuntimeComponent,
 };
 use crate::toolchain::Layout;
 
@@ -202,8 +203,11 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
             mllvm(format!("-hookcc-{which}-parm={}", hook.parm.pass_name()));
         }
     }
-    if config.after_inlining {
-        mllvm("-hookcc-after-inlining".to_string());
+    if config.placement != HookPlacement::Source {
+        mllvm(format!(
+            "-hookcc-placement={}",
+            config.placement.pass_name()
+        ));
     }
     if !config.default_on {
         mllvm("-hookcc-default-off".to_string());
@@ -219,6 +223,9 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     }
     if config.min_size > 0 {
         mllvm(format!("-hookcc-min-size={}", config.min_size));
+    }
+    for name in &config.exclude_crates {
+        mllvm(format!("-hookcc-exclude-crate={name}"));
     }
     args
 }
@@ -771,7 +778,7 @@ mod tests {
             "-hookcc-entry=h",
             "-hookcc-entry-parm=address",
             "-hookcc-exit-parm=none",
-            "-hookcc-after-inlining",
+            "-hookcc-placement=after-inlining",
             "-hookcc-skip-inline",
             "/cache/decl.h",
         ] {

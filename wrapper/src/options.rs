@@ -136,6 +136,48 @@ impl HookParm {
     }
 }
 
+/// When in the optimization pipeline the hooks go in (`--hook-placement=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookPlacement {
+    /// At the start of the pipeline: every function of the source gets hooks, and a body the
+    /// optimizer inlines keeps them (exact source-level call counts).
+    Source,
+    /// At the end of the optimizer: only the functions left after inlining get hooks
+    /// (`--remove_hooks_when_inlining`, clang's `-finstrument-functions-after-inlining`).
+    AfterInlining,
+    /// Source at -O0, after inlining when optimizing (the pass reads the pipeline's level).
+    Auto,
+}
+
+impl HookPlacement {
+    const ALL: &'static [(&'static str, HookPlacement)] = &[
+        ("after-inlining", HookPlacement::AfterInlining),
+        ("auto", HookPlacement::Auto),
+        ("source", HookPlacement::Source),
+    ];
+
+    pub fn names() -> String {
+        Self::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    /// The pass's `-hookcc-placement=` value (the same words).
+    pub fn pass_name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(n, _)| *n)
+            .expect("every placement has a name")
+    }
+}
+
 /// One hook the pass inserts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hook {
@@ -148,7 +190,7 @@ pub struct Hook {
 pub struct PassConfig {
     pub entry: Option<Hook>,
     pub exit: Option<Hook>,
-    pub after_inlining: bool,
+    pub placement: HookPlacement,
     /// Unmarked functions get hooks; when false only `#pragma profile on` ones do.
     pub default_on: bool,
     /// No hooks in functions declared inline (TI).
@@ -162,6 +204,8 @@ pub struct PassConfig {
     /// `--hook-min-size=N`: no hooks in functions of fewer than N IR instructions without a
     /// loop, unless an include glob names them (0: none left out).
     pub min_size: u32,
+    /// `--hook-exclude-crate=NAME,…`: no hooks in Rust functions defined in these crates.
+    pub exclude_crates: Vec<String>,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
     pub exclude_functions: Vec<String>,
@@ -184,8 +228,6 @@ pub struct TiOptions {
     pub entry_parm: Option<HookParm>,
     /// `--exit_parm={name|address|none}`.
     pub exit_parm: Option<HookParm>,
-    /// `--remove_hooks_when_inlining`.
-    pub remove_hooks_when_inlining: bool,
 }
 
 impl TiOptions {
@@ -217,6 +259,13 @@ pub struct HookOptions {
     pub exclude: Vec<String>,
     /// `--hook-min-size=N`.
     pub min_size: u32,
+    /// `--hook-exclude-crate=NAME,…` (repeatable).
+    pub exclude_crates: Vec<String>,
+    /// `--hook-placement=` / `--remove_hooks_when_inlining`, for every dialect; when unset,
+    /// the dialect's default (see [`HookOptions::pass_config`]).
+    pub placement: Option<HookPlacement>,
+    /// The option that set `placement`, as written (for conflicts).
+    pub placement_option: Option<String>,
     /// `--pfp-functions=GLOB` (repeatable): a TI profile point around each such function.
     pub pfp_functions: Vec<String>,
     /// `--rustflags`: print the RUSTFLAGS that make rustc do what the other options say
@@ -278,14 +327,20 @@ impl HookOptions {
             },
             exclude: self.exclude.clone(),
             min_size: self.min_size,
+            exclude_crates: self.exclude_crates.clone(),
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             hook_intrinsics: self.hook_intrinsics,
+            placement: self.placement.unwrap_or(config.placement),
             ..config
         })
     }
 
-    /// The dialect's hooks, before the exclusions every dialect takes.
+    /// The dialect's hooks, before the exclusions every dialect takes. Each dialect's default
+    /// placement: the native trace `auto` (docs/performance.md, "Hook placement": at -O2 the
+    /// source placement recorded zstd's inlined one-liners 100× more often than the functions
+    /// left, and its overhead swamped the times); TI, NITRO, GCC and profile points their own
+    /// tools' rule, hooks in every source function; gprof after inlining, as gcc -pg.
     fn dialect_config(&self) -> Option<PassConfig> {
         if self.trace {
             let hook = |symbol: &str, parm| {
@@ -297,13 +352,14 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__hookcc_enter", HookParm::Address),
                 exit: hook("__hookcc_exit", HookParm::ExitAddress),
-                after_inlining: false,
+                placement: HookPlacement::Auto,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -320,13 +376,14 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook(&ti.entry_hook, ti.entry_parm),
                 exit: hook(&ti.exit_hook, ti.exit_parm),
-                after_inlining: ti.remove_hooks_when_inlining,
+                placement: HookPlacement::Source,
                 default_on: true,
                 skip_inline: true,
                 declare_hooks: true,
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -342,13 +399,18 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__cyg_profile_func_enter"),
                 exit: hook("__cyg_profile_func_exit"),
-                after_inlining: self.gcc_after_inlining,
+                placement: if self.gcc_after_inlining {
+                    HookPlacement::AfterInlining
+                } else {
+                    HookPlacement::Source
+                },
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -365,13 +427,14 @@ impl HookOptions {
             return Some(PassConfig {
                 entry: hook("__hookcc_pfp_begin"),
                 exit: hook("__hookcc_pfp_end"),
-                after_inlining: false,
+                placement: HookPlacement::Source,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
                 include: self.pfp_functions.clone(),
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -385,13 +448,14 @@ impl HookOptions {
                     parm: HookParm::CallSiteAddress,
                 }),
                 exit: None,
-                after_inlining: true,
+                placement: HookPlacement::AfterInlining,
                 default_on: true,
                 skip_inline: false,
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -407,13 +471,14 @@ impl HookOptions {
                     symbol: "__PROFILE_EXIT".into(),
                     parm: HookParm::None,
                 }),
-                after_inlining: false,
+                placement: HookPlacement::Source,
                 default_on: self.profile,
                 skip_inline: false,
                 declare_hooks: false,
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
                 hook_intrinsics: false,
@@ -472,9 +537,11 @@ enum OwnOption {
     GccExcludeFunctions,
     Help,
     HookExclude,
+    HookExcludeCrate,
     HookInclude,
     HookIntrinsics,
     HookMinSize,
+    HookPlacement,
     HookRuntime,
     NitroClock,
     PfpFunctions,
@@ -500,10 +567,12 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--exit_hook=", OwnOption::ExitHookNamed),
     ("--exit_parm=", OwnOption::ExitParm),
     ("--help", OwnOption::Help),
+    ("--hook-exclude-crate=", OwnOption::HookExcludeCrate),
     ("--hook-exclude=", OwnOption::HookExclude),
     ("--hook-include=", OwnOption::HookInclude),
     ("--hook-intrinsics", OwnOption::HookIntrinsics),
     ("--hook-min-size=", OwnOption::HookMinSize),
+    ("--hook-placement=", OwnOption::HookPlacement),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
     ("--hookcc-verbose", OwnOption::Verbose),
@@ -727,7 +796,24 @@ pub fn take_own_options(
                     options.ti.exit_parm = Some(parm);
                 }
             }
-            OwnOption::RemoveHooksWhenInlining => options.ti.remove_hooks_when_inlining = true,
+            OwnOption::HookPlacement | OwnOption::RemoveHooksWhenInlining => {
+                let placement = if *option == OwnOption::HookPlacement {
+                    HookPlacement::parse(value).ok_or_else(|| bad(&HookPlacement::names()))?
+                } else {
+                    HookPlacement::AfterInlining
+                };
+                if let (Some(earlier), Some(written)) =
+                    (options.placement, &options.placement_option)
+                {
+                    if earlier != placement {
+                        return Err(OptionError::Conflict(format!(
+                            "{written} and {arg} ask for different hook placements; choose one"
+                        )));
+                    }
+                }
+                options.placement = Some(placement);
+                options.placement_option = Some(arg.clone());
+            }
             OwnOption::RustFlags => options.rustflags = true,
             OwnOption::HookIntrinsics => options.hook_intrinsics = true,
             OwnOption::PfpFunctions => {
@@ -736,6 +822,22 @@ pub fn take_own_options(
                 }
                 options.pfp_functions.push(value.to_string());
                 options.runtime.get_or_insert(RuntimeComponent::Pfp);
+            }
+            OwnOption::HookExcludeCrate => {
+                let names: Vec<&str> = value.split(',').filter(|n| !n.is_empty()).collect();
+                let is_name = |n: &&str| {
+                    n.chars()
+                        .all(|c| c == '_' || c == '*' || c == '?' || c.is_ascii_alphanumeric())
+                };
+                if names.is_empty() || !names.iter().all(is_name) {
+                    return Err(bad(
+                        "crate names as Rust spells them (serde_json, not serde-json), \
+                         comma-separated: std,core,alloc",
+                    ));
+                }
+                options
+                    .exclude_crates
+                    .extend(names.into_iter().map(String::from));
             }
             OwnOption::HookMinSize => {
                 options.min_size = value
@@ -841,7 +943,8 @@ hookcc adds nothing and produces exactly what clang-19 produces.
 
 hookcc options:
   --trace               insert hookcc's native entry/exit hooks into every function defined in
-                        the sources, and link the trace runtime: the program writes
+                        the sources (at -O1 and above: every function left after inlining; see
+                        --hook-placement), and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
   --trace-start=F,…     record only from an entry of one of these functions (symbol names as
@@ -851,6 +954,10 @@ hookcc options:
                         HOOKCC_TRACE_STOP override them at run time (docs/recording.md)
   --hook-exclude=GLOB   no hooks in functions whose name (symbol, or demangled Rust name
                         such as mycrate::parse::*) matches GLOB (`*`, `?`); repeatable
+  --hook-exclude-crate=NAME,…
+                        no hooks in Rust functions defined in these crates (std,core,alloc:
+                        also their code instantiated or inlined into yours), judged from the
+                        symbol's crate path, not the printed name; `*`, `?` allowed
   --hook-include=GLOB   only functions whose name matches one such GLOB get hooks
                         (either option also as =@FILE: one glob per line, # comments)
   --pfp-functions=GLOB  a TI profile point (<hookcc/pfp.h>) around each function whose name
@@ -862,6 +969,14 @@ hookcc options:
   --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
                         have no loop (as XRay's -fxray-instruction-threshold), unless
                         --hook-include names them
+  --hook-placement=source|after-inlining|auto
+                        when the hooks go in: `source` gives every function of the source
+                        hooks, inlined bodies keeping theirs (exact source-level counts);
+                        `after-inlining` only the functions the optimizer leaves (a body it
+                        inlines records nothing, and costs nothing); `auto` source at -O0,
+                        after inlining at -O1 and above. Default: auto with --trace; source
+                        with the TI, NITRO, GCC and pfp hooks; after-inlining with gprof.
+                        Every runtime honours it (docs/driver.md, docs/performance.md)
   --hook-runtime=NAME   runtime component linked into executables: trace, ti,
                         calltrace, functioncost, pfp (TI profile points, <hookcc/pfp.h>:
                         needs no hook option), gprof (a PC histogram and call-graph arcs
@@ -875,7 +990,8 @@ TI cgtools dialect (docs/dialects.md):
                         what the hook receives: void hook(const char *name),
                         void hook(void (*addr)()) or void hook(void) (the default)
   --remove_hooks_when_inlining
-                        no hooks for the bodies the optimizer inlines
+                        no hooks for the bodies the optimizer inlines: the same as
+                        --hook-placement=after-inlining, with any hook option
   #pragma NO_HOOKS(func) and __attribute__((no_instrument_function)) exclude a function;
   functions declared inline get no hooks.
 
@@ -969,7 +1085,8 @@ mod tests {
                 parm: HookParm::Name
             })
         );
-        assert!(c.skip_inline && c.declare_hooks && !c.after_inlining);
+        assert!(c.skip_inline && c.declare_hooks);
+        assert_eq!(c.placement, HookPlacement::Source);
         let e = take_own_options(&strings(&["--entry_hook", "--entry_parm=adress"]), &no_env)
             .unwrap_err();
         assert!(e.to_string().contains("name, address, none"), "{e}");
@@ -1015,13 +1132,116 @@ mod tests {
                 parm: HookParm::CallSiteAddress
             })
         );
-        assert!(c.exit.is_none() && c.after_inlining && c.default_on);
+        assert!(c.exit.is_none() && c.default_on);
+        assert_eq!(c.placement, HookPlacement::AfterInlining);
         let e =
             take_own_options(&strings(&["--trace", "--hook-runtime=gprof"]), &no_env).unwrap_err();
         assert!(
             e.to_string().contains("cannot be combined with --trace"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn placement_is_one_option_every_dialect_takes() {
+        let placement = |args: &[&str]| {
+            take_own_options(&strings(args), &no_env)
+                .unwrap()
+                .0
+                .pass_config()
+                .unwrap()
+                .placement
+        };
+        // Each dialect's default.
+        assert_eq!(placement(&["--trace"]), HookPlacement::Auto);
+        assert_eq!(placement(&["--entry_hook"]), HookPlacement::Source);
+        assert_eq!(placement(&["-profile"]), HookPlacement::Source);
+        assert_eq!(
+            placement(&["-finstrument-functions"]),
+            HookPlacement::Source
+        );
+        assert_eq!(
+            placement(&["--hook-runtime=gprof"]),
+            HookPlacement::AfterInlining
+        );
+        // The TI spelling works with the native trace too (it used to be dropped there).
+        assert_eq!(
+            placement(&["--trace", "--remove_hooks_when_inlining"]),
+            HookPlacement::AfterInlining
+        );
+        for (args, expected) in [
+            (
+                &["--trace", "--hook-placement=source"][..],
+                HookPlacement::Source,
+            ),
+            (
+                &["-profile", "--hook-placement=after-inlining"],
+                HookPlacement::AfterInlining,
+            ),
+            (
+                &["--entry_hook", "--hook-placement=auto"],
+                HookPlacement::Auto,
+            ),
+            (
+                &["--hook-runtime=gprof", "--hook-placement=source"],
+                HookPlacement::Source,
+            ),
+            (
+                &["--pfp-functions=f", "--hook-placement=after-inlining"],
+                HookPlacement::AfterInlining,
+            ),
+            (
+                &[
+                    "-finstrument-functions-after-inlining",
+                    "--hook-placement=source",
+                ],
+                HookPlacement::Source,
+            ),
+        ] {
+            assert_eq!(placement(args), expected, "{args:?}");
+        }
+        let e = take_own_options(&strings(&["--trace", "--hook-placement=late"]), &no_env)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--hook-placement=late") && e.contains("after-inlining, auto, source"),
+            "{e}"
+        );
+        let e = take_own_options(
+            &strings(&["--hook-placement=source", "--remove_hooks_when_inlining"]),
+            &no_env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--hook-placement=source and --remove_hooks_when_inlining"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn exclude_crate_lists_add_up_and_bad_names_are_refused() {
+        let (o, rest) = take_own_options(
+            &strings(&[
+                "--trace",
+                "--hook-exclude-crate=std,core",
+                "--hook-exclude-crate=alloc,,serde_*",
+                "-O2",
+            ]),
+            &no_env,
+        )
+        .unwrap();
+        assert_eq!(rest, ["-O2"]);
+        assert_eq!(
+            o.pass_config().unwrap().exclude_crates,
+            ["std", "core", "alloc", "serde_*"]
+        );
+        for bad in ["--hook-exclude-crate=", "--hook-exclude-crate=serde-json"] {
+            let e = take_own_options(&strings(&["--trace", bad]), &no_env)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(bad) && e.contains("serde_json"), "{e}");
+        }
     }
 
     #[test]

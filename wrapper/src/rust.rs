@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::options::{read_glob_files, HookOptions, PassConfig, RuntimeComponent};
+use crate::options::{read_glob_files, HookOptions, HookPlacement, PassConfig, RuntimeComponent};
 use crate::toolchain::Layout;
 
 /// What `--rustflags` needs from the machine (behind a trait so tests start no rustc).
@@ -92,8 +92,10 @@ pub fn pass_element(config: &PassConfig) -> String {
             items.push(format!("{which}-parm={}", hook.parm.pass_name()));
         }
     }
+    if config.placement != HookPlacement::Source {
+        items.push(format!("placement={}", config.placement.pass_name()));
+    }
     for (on, flag) in [
-        (config.after_inlining, "after-inlining"),
         (!config.default_on, "default-off"),
         (config.skip_inline, "skip-inline"),
     ] {
@@ -109,6 +111,9 @@ pub fn pass_element(config: &PassConfig) -> String {
     }
     if config.min_size > 0 {
         items.push(format!("min-size={}", config.min_size));
+    }
+    for name in &config.exclude_crates {
+        items.push(format!("exclude-crate={name}"));
     }
     format!("hookcc-options<{}>", items.join(";"))
 }
@@ -219,7 +224,7 @@ mod tests {
         assert_eq!(
             f[1],
             "-Cpasses=hookcc-options<entry=__hookcc_enter;entry-parm=address;\
-             exit=__hookcc_exit;exit-parm=exit-address>"
+             exit=__hookcc_exit;exit-parm=exit-address;placement=auto>"
         );
         assert_eq!(
             f[2..],
@@ -229,6 +234,35 @@ mod tests {
                 "-Clink-arg=--hook-runtime=trace"
             ]
         );
+    }
+
+    #[test]
+    fn placement_and_crate_exclusion_reach_the_pipeline_element() {
+        let f = flags(
+            &[
+                "--rustflags",
+                "--trace",
+                "--hook-placement=source",
+                "--hook-exclude-crate=std,core",
+            ],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap();
+        assert!(
+            f[1].ends_with("exit-parm=exit-address;exclude-crate=std;exclude-crate=core>"),
+            "{}",
+            f[1]
+        );
+        let f = flags(
+            &[
+                "--rustflags",
+                "--entry_hook",
+                "--remove_hooks_when_inlining",
+            ],
+            &FakeRust("LLVM version: 22.1.2"),
+        )
+        .unwrap();
+        assert!(f[1].contains(";placement=after-inlining;"), "{}", f[1]);
     }
 
     #[test]

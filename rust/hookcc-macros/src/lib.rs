@@ -10,8 +10,10 @@
 
 use proc_macro::TokenStream;
 use quote::quote;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
 use syn::visit_mut::VisitMut;
-use syn::{parse_macro_input, parse_quote, Expr, ExprClosure, Item, ItemFn};
+use syn::{parse_macro_input, parse_quote, Expr, ExprClosure, Item, ItemFn, Macro, Token};
 
 /// No hooks in this function, its closures and its generic instances
 /// (`#pragma NO_HOOKS` / `no_instrument_function` in C).
@@ -60,8 +62,11 @@ fn mark(mut function: ItemFn, marker: proc_macro2::TokenStream) -> TokenStream {
     quote!(#function).into()
 }
 
-/// Puts the marker first in every closure of a body (nested ones included), but not in the
-/// items (nested `fn`s) declared there: those are functions of their own.
+/// Puts the marker first in every closure of a body (nested ones included, and those in the
+/// arguments of a macro whose arguments are expressions, as `println!`, `assert!` or
+/// `vec![…]`), but not in the items (nested `fn`s) declared there: those are functions of their
+/// own. (A closure in a macro whose arguments are not expressions gets its function's mark in
+/// the pass, from its name, when the two are in one codegen unit.)
 struct MarkClosures {
     marker: proc_macro2::TokenStream,
 }
@@ -76,4 +81,18 @@ impl VisitMut for MarkClosures {
     }
 
     fn visit_item_mut(&mut self, _: &mut Item) {}
+
+    fn visit_macro_mut(&mut self, mac: &mut Macro) {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        let Ok(mut args) = parser.parse2(mac.tokens.clone()) else {
+            return;
+        };
+        let before = quote!(#args).to_string();
+        for arg in args.iter_mut() {
+            self.visit_expr_mut(arg);
+        }
+        if quote!(#args).to_string() != before {
+            mac.tokens = quote!(#args);
+        }
+    }
 }

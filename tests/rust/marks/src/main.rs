@@ -1,6 +1,6 @@
 //! Which functions get hooks, by construction (checked by tests/tests/rust.rs, built with
 //! `cargo hookcc run --trace --hook-exclude=marks::noi*`):
-//! - `quiet`, its closure and both instances of `quiet_generic`: none (`#[hookcc::no_hooks]`);
+//! - `quiet`, its closures (one in `assert!`'s arguments) and both instances of `quiet_generic`: none (`#[hookcc::no_hooks]`);
 //! - `noisy`: none (`--hook-exclude`);
 //! - `helper` ×3 (called from the unhooked `quiet`), `loud` ×5, `main` ×1: hooks.
 
@@ -9,6 +9,9 @@ use std::hint::black_box;
 #[hookcc::no_hooks]
 fn quiet(n: u32) -> u32 {
     let next = |x: u32| x + 1;
+    // A closure in a macro's arguments: no hooks either.
+    let pair = black_box([n, n + 2]);
+    assert!(pair.iter().all(|x| x % 2 == n % 2));
     next(n) + helper(n)
 }
 
