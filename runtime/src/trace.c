@@ -136,7 +136,12 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 #define HKRT_MAX_NAME_TRIES 100000
 /* Call paths a thread's tree holds under HOOKCC_MODE=profile (64 bytes each, mapped as used). */
 #define HKRT_DEFAULT_PROFILE_NODES (1u << 22)
-#define HKRT_MAX_TRIGGERS 32 /* functions HOOKCC_TRACE_START (and _STOP) may name */
+#define HKRT_MAX_TRIGGERS HOOKCC_TRACE_MAX_TRIGGERS /* functions HOOKCC_TRACE_START may name */
+_Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "trigger addresses are 64-bit");
+
+/* The trigger table (<hookcc/trace.h>), exported so that a debugger can write it. Read by
+ * whoever writes a thread's records: n_start and n_stop atomically, the entries below them. */
+__attribute__((visibility("default"))) struct hookcc_trace_triggers hookcc_trace_triggers;
 #define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
@@ -277,9 +282,6 @@ static struct {
     int profile;        /* HOOKCC_MODE=profile: records are folded into call-path trees */
     uint32_t profile_nodes; /* HOOKCC_PROFILE_NODES: call paths a thread's tree holds */
     uint64_t min_duration_ns; /* HOOKCC_MIN_DURATION (trace mode): shorter calls are folded */
-    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: run-time addresses of the functions named. */
-    uint64_t trigger_start[HKRT_MAX_TRIGGERS], trigger_stop[HKRT_MAX_TRIGGERS];
-    uint32_t n_trigger_start, n_trigger_stop;
     hkrt_u64a min_ticks;      /* atomic: min_duration_ns in ticks, once the clock is known */
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
@@ -1073,7 +1075,7 @@ static HKRT_FN void hkrt_read_options(void)
             g.raw_records = 0;
     }
     /* Triggers: the environment's, else the ones hookcc --trace-start/--trace-stop built in. */
-    g.n_trigger_start = g.n_trigger_stop = 0;
+    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
     v = hkrt_getenv("HOOKCC_TRACE_START");
     const char *stop = hkrt_getenv("HOOKCC_TRACE_STOP");
 #ifdef HKRT_TRACE_START
@@ -1087,10 +1089,18 @@ static HKRT_FN void hkrt_read_options(void)
 #endif
     /* HOOKCC_TRACE_START=none: everything, whatever was built in (an empty value is unset). */
     if (v != NULL && strcmp(v, "none") != 0) {
-        g.n_trigger_start = hkrt_resolve_functions(v, g.trigger_start, "HOOKCC_TRACE_START");
-        if (stop != NULL && stop[0] != '\0')
-            g.n_trigger_stop = hkrt_resolve_functions(stop, g.trigger_stop, "HOOKCC_TRACE_STOP");
-        if (g.n_trigger_start == 0) {
+        uint64_t found[HKRT_MAX_TRIGGERS];
+        uint32_t n = hkrt_resolve_functions(v, found, "HOOKCC_TRACE_START");
+        for (uint32_t i = 0; i < n; i++)
+            trig->start[i] = found[i];
+        if (stop != NULL && stop[0] != '\0') {
+            uint32_t m = hkrt_resolve_functions(stop, found, "HOOKCC_TRACE_STOP");
+            for (uint32_t i = 0; i < m; i++)
+                trig->stop[i] = found[i];
+            __atomic_store_n(&trig->n_stop, m, __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&trig->n_start, n, __ATOMIC_RELEASE);
+        if (n == 0) {
             /* Nothing could ever open a window: nothing would be recorded. */
             hkrt_warn("HOOKCC_TRACE_START names no function of the program: recording "
                       "everything, as without it:", v, 0);
@@ -1946,15 +1956,46 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
 static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
                                         uint64_t n)
 {
-    if (g.n_trigger_start == 0 || n == 0)
+    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
+    uint32_t starts = __atomic_load_n(&trig->n_start, __ATOMIC_ACQUIRE);
+    uint32_t stops = __atomic_load_n(&trig->n_stop, __ATOMIC_ACQUIRE);
+    if (starts == 0 || n == 0)
         return n;
-    if (t->window.start == NULL) {
-        t->window.start = g.trigger_start;
-        t->window.n_start = g.n_trigger_start;
-        t->window.stop = g.trigger_stop;
-        t->window.n_stop = g.n_trigger_stop;
-    }
+    t->window.start = (const uint64_t *)trig->start;
+    t->window.n_start = starts < HKRT_MAX_TRIGGERS ? starts : HKRT_MAX_TRIGGERS;
+    t->window.stop = (const uint64_t *)trig->stop;
+    t->window.n_stop = stops < HKRT_MAX_TRIGGERS ? stops : HKRT_MAX_TRIGGERS;
     return hkt_window_filter(&t->window, (struct hkt_record *)(uintptr_t)r, (size_t)n);
+}
+
+HKRT_EXPORT int hookcc_trace_trigger(void (*start)(void), void (*stop)(void))
+{
+    int saved_errno = errno;
+    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
+    hookcc_trace_flush(); /* the calling thread's records so far, by the table as it was */
+    hkrt_lock();
+    uint32_t starts = trig->n_start, stops = trig->n_stop;
+    int ok = start != NULL && starts < HKRT_MAX_TRIGGERS && (stop == NULL || stops < HKRT_MAX_TRIGGERS);
+    if (ok) {
+        if (stop != NULL) {
+            trig->stop[stops] = (uint64_t)(uintptr_t)stop;
+            __atomic_store_n(&trig->n_stop, stops + 1, __ATOMIC_RELEASE);
+        }
+        trig->start[starts] = (uint64_t)(uintptr_t)start;
+        __atomic_store_n(&trig->n_start, starts + 1, __ATOMIC_RELEASE);
+    }
+    hkrt_unlock();
+    errno = saved_errno;
+    return ok ? 0 : -1;
+}
+
+HKRT_EXPORT void hookcc_trace_triggers_clear(void)
+{
+    int saved_errno = errno;
+    hookcc_trace_flush();
+    __atomic_store_n(&hookcc_trace_triggers.n_start, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hookcc_trace_triggers.n_stop, 0, __ATOMIC_RELEASE);
+    errno = saved_errno;
 }
 
 /* HOOKCC_MIN_DURATION in ticks: from the target's fixed rate, else measured against the

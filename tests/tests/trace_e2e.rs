@@ -1321,3 +1321,36 @@ fn same_named_static_functions_are_told_apart() {
         "labels {by_address:?}, nm {helpers:x?}"
     );
 }
+
+/// Issue 23, the trigger table at run time: the program adds a start function with
+/// `hookcc_trace_trigger()` and empties the table with `hookcc_trace_triggers_clear()`; the
+/// records follow, from the call on (the calling thread's buffer is written first). A debugger
+/// writes the same table (`hookcc_trace_triggers`, exported).
+#[test]
+fn the_program_changes_the_trigger_table_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "trigger_api", &["trigger_api.c"], &["-O1"], false);
+    let (trace, _) = run_traced(d, &program, &[]);
+    // 100 rounds whole, 100 of middle() alone, 10 whole.
+    let counts = call_counts(&trace, &[]);
+    let want: BTreeMap<String, u64> = [
+        ("main", 1),
+        ("round_of", 110),
+        ("middle", 210),
+        ("leaf", 420),
+        ("fib", 11 * 177),
+    ]
+    .iter()
+    .map(|(f, c)| (f.to_string(), *c))
+    .collect();
+    assert_eq!(counts, want);
+    assert_balanced(&trace);
+    let nm = run_ok(std::process::Command::new("nm").arg(&program)).stdout;
+    assert!(
+        String::from_utf8_lossy(&nm)
+            .lines()
+            .any(|l| l.ends_with(" B hookcc_trace_triggers")),
+        "the table is a global symbol a debugger finds"
+    );
+}

@@ -39,8 +39,34 @@ HOOKCC_TRACE_API void hookcc_trace_flush(void);
 
 /* HOOKCC_MODE=ring (a flight recorder: each thread keeps its last HOOKCC_RING_BYTES of
  * records, nothing is written until a snapshot): writes what every thread's ring holds since
- * the previous snapshot. SIGUSR2 does the same, from outside. Does nothing in the default mode. */
+ * the previous snapshot. HOOKCC_MODE=profile: writes every thread's call-path tree as it is.
+ * SIGUSR2 does the same, from outside. Does nothing in the default mode. */
 HOOKCC_TRACE_API void hookcc_trace_snapshot(void);
+
+/* Triggers (docs/recording.md): records are kept only from an entry of a start function to its
+ * return, or, where stop functions are set, to the return of the first one called after it;
+ * per thread. With no start function, everything is kept. The table is filled at start from
+ * HOOKCC_TRACE_START / HOOKCC_TRACE_STOP (or hookcc --trace-start / --trace-stop), and may be
+ * changed while the program runs: by the calls below, or by a debugger writing it (gdb:
+ * `set var hookcc_trace_triggers.start[0] = (unsigned long long)&parse`, then
+ * `set var hookcc_trace_triggers.n_start = 1`). A thread's records are judged by the table
+ * when its buffer is written; the calls below first write the calling thread's buffer, so that
+ * the change holds for it from the call on. Not under HOOKCC_PACK=0 (everything is kept). */
+#define HOOKCC_TRACE_MAX_TRIGGERS 32
+struct hookcc_trace_triggers {
+    unsigned int n_start; /* entries of start[] in use */
+    unsigned int n_stop;
+    unsigned long long start[HOOKCC_TRACE_MAX_TRIGGERS]; /* function addresses */
+    unsigned long long stop[HOOKCC_TRACE_MAX_TRIGGERS];
+};
+extern HOOKCC_TRACE_API struct hookcc_trace_triggers hookcc_trace_triggers;
+
+/* Adds a start function and, if `stop` is not NULL, a stop function. Returns 0, or -1 if the
+ * table is full. */
+HOOKCC_TRACE_API int hookcc_trace_trigger(void (*start)(void), void (*stop)(void));
+
+/* Empties the table: everything is kept again. */
+HOOKCC_TRACE_API void hookcc_trace_triggers_clear(void);
 
 /* Starts recording again, in every thread (tracing is process-wide). Records buffered before a
  * disable are kept. No effect once the trace is finished (after exit began). */
