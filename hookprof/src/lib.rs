@@ -21,6 +21,7 @@
 
 pub mod callgraph;
 pub mod cct;
+pub mod coredump;
 pub mod format;
 pub mod fuzz;
 pub mod gprof;

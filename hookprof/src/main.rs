@@ -165,6 +165,13 @@ calls it had in progress. See docs/ti-post.md.")]
     /// gprof's "self seconds" are the trace's exclusive times. Only the executable's
     /// functions; all threads together. See docs/views.md.
     Gmon(GmonArgs),
+    /// A trace of the records a program still held in memory, read out of its core file.
+    ///
+    /// For a program built with `hookcc --trace` that died without writing them: under
+    /// HOOKCC_MODE=ring its threads' last calls (killed by SIGKILL, SIGQUIT's core dump, or a
+    /// hang caught with `gcore`), in the default mode the records since each thread's last
+    /// full buffer. Every view reads the trace it writes. See docs/recording.md.
+    Core(CoreArgs),
     /// Shell completions: `hookprof completions bash > ~/.local/share/bash-completion/completions/hookprof`.
     ///
     /// For bash, zsh, fish, elvish and PowerShell, generated from this program's own options.
@@ -193,6 +200,61 @@ fn gmon(args: &GmonArgs) -> Result<()> {
     let mut bytes = Vec::new();
     let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
     emit(&warnings, &bytes, &args.trace, Some(&args.output))
+}
+
+#[derive(clap::Args, Debug)]
+struct CoreArgs {
+    /// The program (the same executable the core is of: its symbols find the runtime).
+    program: PathBuf,
+    /// The core file (`core`, `core.PID`, or gcore's).
+    core: PathBuf,
+    /// Where to write the trace (default: CORE.hktrace).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The clock's rate, where the target does not fix it (x86's TSC): by default measured on
+    /// this machine, right if the core was taken here.
+    #[arg(long, value_name = "N")]
+    ticks_per_second: Option<u64>,
+}
+
+fn core(args: &CoreArgs) -> Result<()> {
+    let output = args.output.clone().unwrap_or_else(|| {
+        let mut name = args.core.clone().into_os_string();
+        name.push(".hktrace");
+        PathBuf::from(name)
+    });
+    check_output(&args.core, Some(&output))?;
+    check_output(&args.program, Some(&output))?;
+    let s = hookprof::coredump::core_to_trace(
+        &args.program,
+        &args.core,
+        &output,
+        args.ticks_per_second,
+    )?;
+    eprintln!(
+        "hookprof: {}: {} records of {} threads{}{}",
+        output.display(),
+        s.records,
+        s.threads,
+        if s.ring {
+            format!(
+                " (HOOKCC_MODE=ring: {} records before them no longer in the rings)",
+                s.dropped
+            )
+        } else {
+            " (the records not yet written to the program's trace)".to_string()
+        },
+        if s.rate_measured {
+            format!(
+                "; clock rate {} ticks/s measured on this machine (--ticks-per-second \
+                 otherwise)",
+                s.ticks_per_second
+            )
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
 }
 
 #[derive(clap::Args, Debug)]
@@ -998,6 +1060,7 @@ fn main() -> ExitCode {
         }),
         Command::Diff(args) => diff(args),
         Command::Gmon(args) => gmon(args),
+        Command::Core(args) => core(args),
         Command::Completions(args) => install_docs::completions(args, Cli::command()),
         Command::Man(args) => install_docs::man(args, Cli::command()),
         Command::Speedscope(args) => stream_view(&args.view, |o, out| {

@@ -300,6 +300,37 @@ static struct {
     char opened_path[PATH_MAX]; /* the trace as it was opened (start_dir/path if relative) */
 } g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
 
+/* For a reader of a core file (trace_format.h, struct hkt_state). */
+__attribute__((visibility("default"))) struct hkt_state hookcc_trace_state;
+
+static HKRT_FN void hkrt_describe_state(void)
+{
+    struct hkt_state *s = &hookcc_trace_state;
+    s->version = HKT_STATE_VERSION;
+    s->ring = (uint32_t)g.ring;
+    s->threads = (uint64_t)(uintptr_t)&g.threads;
+    s->start_ticks = g.clock_start.ticks;
+    s->ticks_per_second = hkrt_ticks_per_second_fixed();
+    s->pid = (uint64_t)getpid();
+    s->start_realtime_ns = g.header.start_realtime_ns;
+    s->buffer_records = g.buffer_records;
+    s->off_next = offsetof(struct hkrt_thread, next);
+    s->off_buf = offsetof(struct hkrt_thread, buf);
+    s->off_buf_end = offsetof(struct hkrt_thread, buf_end);
+    s->off_pos = offsetof(struct hkrt_thread, pos);
+    s->off_held_pos = offsetof(struct hkrt_thread, held_pos);
+    s->off_busy = offsetof(struct hkrt_thread, busy);
+    s->off_tid = offsetof(struct hkrt_thread, tid);
+    s->off_sequence = offsetof(struct hkrt_thread, sequence);
+    s->off_ring_laps = offsetof(struct hkrt_thread, ring_laps);
+    s->off_ring_mark = offsetof(struct hkrt_thread, ring_mark);
+    s->off_life = offsetof(struct hkrt_thread, life);
+    s->off_final_written = offsetof(struct hkrt_thread, final_written);
+    s->live = HKRT_THREAD_LIVE;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(s->magic, HKT_STATE_MAGIC, sizeof s->magic);
+}
+
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
 static struct sigaction g_old_actions[HKRT_NFATAL];
@@ -1419,6 +1450,7 @@ static HKRT_FN void hkrt_start_locked(void)
         hkrt_install_fatal_handlers();
     }
     hkrt_open_file();
+    hkrt_describe_state();
     if (g.ring || g.profile) {
         /* SIGUSR2 takes a snapshot, where the program leaves it at its default action. */
         struct sigaction old, sa;

@@ -218,6 +218,28 @@ struct hkt_folded {
     uint64_t calls;     /* 8: calls left out */
 };
 
+/* Not in a file: the runtime's state as a reader of a core file finds it (`hookprof core`,
+ * docs/recording.md), the exported variable `hookcc_trace_state`. It says where the list of
+ * threads is and where each thread's fields are, so that the reader needs no copy of the
+ * runtime's private structures. Written once at start (`ticks_per_second` when known). */
+#define HKT_STATE_MAGIC "HKSTATE" /* 8 bytes with its NUL */
+#define HKT_STATE_VERSION 1
+struct hkt_state {
+    char magic[8];              /*  0: HKT_STATE_MAGIC: 0 until the runtime started */
+    uint32_t version;           /*  8 */
+    uint32_t ring;              /* 12: HOOKCC_MODE=ring */
+    uint64_t threads;           /* 16: address of the pointer to the first thread */
+    uint64_t start_ticks;       /* 24: the clock when the runtime started */
+    uint64_t ticks_per_second;  /* 32: the clock's rate where the target fixes it, else 0 */
+    uint64_t pid;               /* 40 */
+    uint64_t start_realtime_ns; /* 48 */
+    uint32_t buffer_records;    /* 56: records of a thread's buffer (its ring) */
+    uint16_t off_next, off_buf, off_buf_end, off_pos, off_held_pos, off_busy, off_tid,
+        off_sequence, off_ring_laps, off_ring_mark, off_life, off_final_written; /* 60.. */
+    uint16_t live;               /* 84: the value of `life` of a thread recording */
+    uint16_t pad;
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -247,6 +269,8 @@ _Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
 _Static_assert(sizeof(struct hkt_ring) == 8, "hkt_ring is 8 bytes");
 _Static_assert(sizeof(struct hkt_profile) == 48, "hkt_profile is 48 bytes");
 _Static_assert(sizeof(struct hkt_folded) == 16, "hkt_folded is 16 bytes");
+_Static_assert(sizeof(struct hkt_state) == 88, "hkt_state is 88 bytes");
+_Static_assert(offsetof(struct hkt_state, off_next) == 60, "hkt_state.off_next");
 _Static_assert(offsetof(struct hkt_profile, nodes) == 32, "hkt_profile.nodes");
 _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");

@@ -1354,3 +1354,128 @@ fn the_program_changes_the_trigger_table_while_it_runs() {
         "the table is a global symbol a debugger finds"
     );
 }
+
+/// Issue 23, the flight recorder's rings out of a core file: a ring-mode program with two
+/// threads hangs (it never writes a snapshot); `gcore` (gdb) takes its core and it is killed.
+/// `hookprof core` follows the runtime's exported state through the core's memory and writes the
+/// live thread's ring as a trace (the thread that ended wrote its own at its end); with a small
+/// ring, the calls whose entries fell out are counted, not errors.
+#[test]
+fn a_ring_is_read_out_of_the_core_of_a_program_that_hung() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(
+        d,
+        "ring_hang",
+        &["ring_hang.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let run = |name: &str, ring_bytes: &str| -> (PathBuf, PathBuf) {
+        let trace = d.join(format!("{name}.hktrace"));
+        let mut child = std::process::Command::new(&program)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", "ring")
+            .env("HOOKCC_RING_BYTES", ring_bytes)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n");
+        let core = d.join(format!("{name}.core"));
+        let out = std::process::Command::new("gdb-multiarch")
+            .args(["-batch", "-nx", "-p", &child.id().to_string(), "-ex"])
+            .arg(format!("gcore {}", core.display()))
+            .output()
+            .unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            core.is_file(),
+            "gcore (gdb-multiarch) could not take the core: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (trace, core)
+    };
+
+    let (trace, core) = run("big", "1M");
+    let from_core = d.join("big.from-core.hktrace");
+    let out = run_ok(
+        hookprof()
+            .arg("core")
+            .arg(&program)
+            .arg(&core)
+            .arg("-o")
+            .arg(&from_core),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("records of 1 threads"), "{said}");
+    let counts = call_counts(&from_core, &[]);
+    expect_counts(
+        &counts,
+        &[("main", 1), ("outer", 7), ("work", 1000), ("hang", 1)],
+        "the hung thread's ring, from the core",
+    );
+    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&from_core)).stdout)
+        .into_owned();
+    assert!(
+        info.contains("closed at end:     2"),
+        "main and hang: {info}"
+    );
+    // The worker ended: its ring went to the file then (worker, 7 outer, 1000 work: 2016
+    // records; the file has no clock, as the program was killed).
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
+    assert!(
+        info.contains(": 2016 records (1008 entries, 1008 exits)"),
+        "{info}"
+    );
+
+    // 1 KiB rings: the last 64 records, the earlier ones counted as no longer in the ring.
+    let (_, core) = run("small", "1K");
+    let from_core = d.join("small.from-core.hktrace");
+    let out = run_ok(
+        hookprof()
+            .arg("core")
+            .arg(&program)
+            .arg(&core)
+            .arg("-o")
+            .arg(&from_core),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("64 records of 1 threads"), "{said}");
+    let report = run_ok(hookprof().arg("report").arg(&from_core));
+    assert!(
+        !String::from_utf8_lossy(&report.stderr).contains("unmatched"),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let work = call_counts(&from_core, &[])
+        .get("work")
+        .copied()
+        .unwrap_or(0);
+    assert!(
+        (25..=32).contains(&work),
+        "work calls in a 64-record ring: {work}"
+    );
+
+    // Not a core of this program: said so.
+    let out = hookprof()
+        .arg("core")
+        .arg(&program)
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a core file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
