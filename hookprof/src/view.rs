@@ -690,7 +690,7 @@ impl<V: View> Viewer<'_, V> {
 
     /// A hidden path's time, given to the shown frames above it (`frames`, if any) as their
     /// exclusive time.
-    fn to_caller(&mut self, tid: u64, frames: &[ViewFrame], calls: &Aggregate) {
+    fn give_to_caller(&mut self, tid: u64, frames: &[ViewFrame], calls: &Aggregate) {
         if !frames.is_empty() && calls.ticks != 0 {
             let hidden = Aggregate {
                 exclusive: calls.ticks,
@@ -772,7 +772,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
             showing |= flags & MATCHES != 0;
             if flags & EXCLUDED != 0 || (showing && frames.len() >= self.depth) {
                 if last {
-                    self.to_caller(tid, &frames, calls);
+                    self.give_to_caller(tid, &frames, calls);
                 }
                 return;
             }
@@ -787,7 +787,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
         }
         if calls.ticks / calls.calls < self.min_ticks {
             frames.pop();
-            return self.to_caller(tid, &frames, calls);
+            return self.give_to_caller(tid, &frames, calls);
         }
         self.view.aggregate(tid, &frames, calls, &self.names);
     }
