@@ -40,6 +40,10 @@ endif
 ifeq ($(HOOKS),trace)
 HOOKCC_FLAGS := --trace
 EXTRA_OBJS := trace_out.o
+# make run HOOKS=trace TRACE_RING=N: a flight recorder of the last N records (a power of two).
+ifneq ($(TRACE_RING),)
+CPPFLAGS += -DTRACE_RING=$(TRACE_RING)
+endif
 endif
 
 # gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the

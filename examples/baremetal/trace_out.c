@@ -9,10 +9,14 @@
 
 #include <hookcc/trace_baremetal.h>
 
+#ifdef TRACE_RING
+HOOKCC_TRACE_RING_BUFFER(TRACE_RING); /* make run HOOKS=trace TRACE_RING=64: the last 64 */
+#else
 #ifndef TRACE_RECORDS
 #define TRACE_RECORDS 16384 /* 256 KiB: these boards have megabytes of RAM */
 #endif
 HOOKCC_TRACE_BUFFER(TRACE_RECORDS);
+#endif
 
 static HOOKCC_TRACE_NOHOOKS void trace_out(void)
 {

@@ -48,9 +48,14 @@ __attribute__((weak, aligned(8), visibility("default"))) uint64_t
     hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * HOOKCC_TRACE_DEFAULT_RECORDS];
 __attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_capacity =
     HOOKCC_TRACE_DEFAULT_RECORDS;
+/* 1: the buffer is a ring (HOOKCC_TRACE_RING_BUFFER). */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_ring = 0;
 
 /* Records reserved since start (kept or not). */
 static uint32_t hktb_count;
+/* A ring's slot s is record (s - hktb_base) mod capacity: hookcc_trace_finish() rotates the
+ * records to put the oldest first, and moves the base with them. */
+static uint32_t hktb_base;
 
 static inline HKTB_FN struct hkt_record *hktb_records(void)
 {
@@ -62,7 +67,10 @@ static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t add
     uint64_t time = hkrt_ticks();
     uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
     /* volatile: the capacity linked in, never the runtime's own default folded in */
-    if (__builtin_expect(slot < *(const volatile uint32_t *)&hookcc_trace_capacity, 1)) {
+    uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
+    if (*(const volatile uint32_t *)&hookcc_trace_ring)
+        slot = (slot - hktb_base) & (capacity - 1);
+    if (__builtin_expect(slot < capacity, 1)) {
         struct hkt_record *r = &hktb_records()[slot];
         r->time = time;
         r->address_kind = (uint64_t)address_kind;
@@ -87,6 +95,15 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
     uint64_t time = hkrt_ticks();
     uint32_t slot = __atomic_fetch_add(&hktb_count, 2u, __ATOMIC_RELAXED);
     uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
+    if (*(const volatile uint32_t *)&hookcc_trace_ring) {
+        uint32_t mask = capacity - 1;
+        struct hkt_record *r = hktb_records();
+        r[(slot - hktb_base) & mask].time = time;
+        r[(slot - hktb_base) & mask].address_kind = HKT_RESYNC_ESCAPE;
+        r[(slot + 1 - hktb_base) & mask].time = time;
+        r[(slot + 1 - hktb_base) & mask].address_kind = (uint64_t)(uintptr_t)fn;
+        return;
+    }
     if (slot < capacity) {
         /* With one slot left, the escape alone: a reader ignores an escape nothing follows,
          * and the slot must hold a record (the kept count includes it). */
@@ -97,6 +114,16 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
             r[1].time = time;
             r[1].address_kind = (uint64_t)(uintptr_t)fn;
         }
+    }
+}
+
+/* Reverses records [from, to). */
+static HKTB_FN void hktb_reverse(struct hkt_record *r, uint32_t from, uint32_t to)
+{
+    while (from + 1 < to) {
+        struct hkt_record x = r[from];
+        r[from++] = r[--to];
+        r[to] = x;
     }
 }
 
@@ -114,6 +141,19 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
     uint32_t count = __atomic_load_n(&hktb_count, __ATOMIC_ACQUIRE);
     uint32_t kept = count < capacity ? count : capacity;
+    int ring = *(const volatile uint32_t *)&hookcc_trace_ring != 0;
+    if (ring && count > capacity) {
+        /* The oldest record is at the next slot: rotate it to the front (three reversals,
+         * no memory needed), and move the base so that later records land after it. */
+        uint32_t first = (count - hktb_base) & (capacity - 1);
+        if (first != 0) {
+            struct hkt_record *r = hktb_records();
+            hktb_reverse(r, 0, first);
+            hktb_reverse(r, first, capacity);
+            hktb_reverse(r, 0, capacity);
+            hktb_base += first;
+        }
+    }
     uint64_t now = hkrt_ticks();
     uint64_t tps = hkrt_ticks_per_second_fixed();
 
@@ -132,7 +172,7 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     p->header.flags = HKT_FLAG_COMPLETE;
     p->header.start_realtime_ns = 0; /* no calendar clock on the target */
     p->header.records = kept;
-    p->header.lost = count - kept;
+    p->header.lost = ring ? 0 : count - kept;
 
     /* The firmware is the whole address space, linked where it runs. */
     hktb_chunk(&p->module_chunk, HKT_CHUNK_MODULE, sizeof p->module + sizeof p->module_path, 0);
@@ -145,7 +185,9 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     p->clock.ticks_per_second = tps;
     p->clock.first_tick = kept > 0 ? hktb_records()[0].time : now;
     p->clock.last_tick = now;
-    hktb_chunk(&p->lost_chunk, HKT_CHUNK_LOST, sizeof p->lost, 1);
+    /* A ring's records written over are not lost: a RING chunk (the same 8 bytes) says how
+     * many came before the window. */
+    hktb_chunk(&p->lost_chunk, ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, sizeof p->lost, 1);
     p->lost.records = count - kept;
     /* One thread: the firmware (interrupt handlers' calls nest inside it). */
     hktb_chunk(&p->events_chunk, HKT_CHUNK_EVENTS, kept * (uint32_t)sizeof(struct hkt_record), 1);

@@ -984,3 +984,68 @@ fn profile_points_on_every_board_pre_empted_by_an_interrupt_and_dumped_by_gdb() 
         );
     }
 }
+
+/// Issue 23, the flight recorder on bare metal: `make run HOOKS=trace TRACE_RING=64` makes the
+/// trace buffer a ring of 64 records (HOOKCC_TRACE_RING_BUFFER); at exit the file holds the
+/// last 64 records, oldest first, after a RING chunk counting the ones written over, on every
+/// board. The calls whose entries were written over are not reported as errors.
+#[test]
+fn a_ring_buffer_keeps_the_last_records_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    let made: u64 = 2 * CALLS_C.iter().map(|(_, calls)| calls).sum::<u64>();
+    for board in BOARDS {
+        let what = format!(
+            "{} {} calls.c TRACE_RING=64",
+            board.dir,
+            board.variables.join(" ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let app = format!("APP={}", program_source("calls.c").display());
+        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+        let mut variables = vec![
+            "HOOKS=trace",
+            "TRACE_RING=64",
+            app.as_str(),
+            hookcc_flags.as_str(),
+        ];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = project.join("firmware.hktrace");
+        let exe = project.join("firmware.elf");
+        let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
+            .into_owned();
+        assert!(info.contains("records:           64"), "{what}:\n{info}");
+        assert!(
+            info.contains(&format!(
+                "ring:              1 windows (HOOKCC_MODE=ring snapshots), {} records dropped",
+                made - 64
+            )),
+            "{what}: {made} records made:\n{info}"
+        );
+        assert!(info.contains("unmatched exits:   0"), "{what}:\n{info}");
+        // The last calls: main's return is the last record.
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--exe")
+                .arg(&exe)
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        let calls: u64 = rows.iter().map(|r| r.calls).sum();
+        assert!(
+            (20..=32).contains(&calls),
+            "{what}: {calls} complete calls in 64 records: {rows:?}"
+        );
+    }
+}

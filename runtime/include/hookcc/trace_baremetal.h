@@ -41,6 +41,17 @@ HOOKCC_TRACE_API extern const uint32_t hookcc_trace_capacity;
         __attribute__((aligned(8)));                                                           \
     const uint32_t hookcc_trace_capacity = (n)
 
+/* A flight recorder (docs/recording.md): the buffer as a ring of n records (a power of two),
+ * which starts over when full instead of stopping; hookcc_trace_finish() then gives the last n
+ * records, oldest first, after a RING chunk that counts the ones written over. It moves the
+ * records into that order: let no interrupt record meanwhile (the end of the program, or a
+ * debugger calling it with the target halted). */
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_ring;
+#define HOOKCC_TRACE_RING_BUFFER(n)                                                            \
+    _Static_assert((n) > 0 && ((n) & ((n)-1)) == 0, "a ring of a power of two records");       \
+    HOOKCC_TRACE_BUFFER(n);                                                                    \
+    const uint32_t hookcc_trace_ring = 1
+
 /* Completes the file in front of the records made so far and returns its start (the buffer)
  * and size. Records made afterwards are not in it; calling it again includes them. Hooks that
  * found the buffer full are counted in the file's LOST chunk. */
