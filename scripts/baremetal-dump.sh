@@ -14,6 +14,9 @@
 #               as <hookcc/ti.h> says: `hookprof ti`
 #     @gprof    the gprof data profile_on set up (hookcc_gprof_data_size bytes from
 #               hookcc_gprof_data, as scripts/gprof.gdb's gprof_fetch): `hookprof gprof`
+#     @trace    the native trace (hookcc --trace): gdb calls hookcc_trace_finish() in the
+#               halted target and saves the file it completes (a ring's last records, oldest
+#               first): `hookprof report DUMP --exe FIRMWARE.elf`
 #   QEMU-COMMAND is how the firmware boots (qemu-system-arm -M versatilepb … -kernel
 #   FIRMWARE.elf); -S (wait for the debugger) and a gdb stub on a free port are added.
 #   What the firmware prints goes to stdout; the exit status is the firmware's (qemu's).
@@ -55,8 +58,17 @@ case "$what" in
             -ex "dump binary memory $dump \$start \$start + \$size"
             -ex 'printf "hookcc: dumped %lu bytes of gprof data at %p\n", $size, $start'
         ) ;;
+    @trace)
+        # The file is HOOKCC_TRACE_PREFIX_BYTES (192) then the header's `records` (offset 48)
+        # 16-byte records (<hookcc/trace_baremetal.h>).
+        save=(
+            -ex 'set $t = (char *)((void *(*)(void *))hookcc_trace_finish)(0)'
+            -ex 'set $n = *(unsigned long long *)($t + 48)'
+            -ex "dump binary memory $dump \$t \$t + 192 + \$n * 16"
+            -ex 'printf "hookcc: dumped the native trace: %llu records\n", $n'
+        ) ;;
     @*)
-        echo "$0: unknown WHAT $what (a variable, @ti or @gprof)" >&2
+        echo "$0: unknown WHAT $what (a variable, @ti, @gprof or @trace)" >&2
         exit 2 ;;
     *)
         # The symbol's size from the ELF symbol table: a runtime's variables (pfpInst) have no

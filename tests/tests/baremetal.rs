@@ -1047,5 +1047,47 @@ fn a_ring_buffer_keeps_the_last_records_on_every_board() {
             (20..=32).contains(&calls),
             "{what}: {calls} complete calls in 64 records: {rows:?}"
         );
+
+        // A debugger halted inside the program (at negate's first call) finishes the file and
+        // saves it: scripts/baremetal-dump.sh's @trace.
+        let mut variables = vec![
+            "HOOKS=trace",
+            "TRACE_RING=64",
+            "BREAK=negate",
+            "BUFFER=@trace",
+            app.as_str(),
+            hookcc_flags.as_str(),
+        ];
+        variables.extend(board.variables);
+        let out = make_target(&project, "gdb-dump", &variables);
+        assert!(
+            out.status.success(),
+            "{what}: make gdb-dump failed\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dump = project.join("@trace.bin");
+        let info =
+            String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&dump)).stdout).into_owned();
+        assert!(
+            info.contains("records:           64"),
+            "{what}, @trace:\n{info}"
+        );
+        assert!(
+            info.contains("unmatched exits:   0"),
+            "{what}, @trace:\n{info}"
+        );
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&dump)
+                .arg("--exe")
+                .arg(&exe)
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        assert!(
+            rows.iter().any(|r| r.function == "negate" && r.calls == 1),
+            "{what}: negate, where the debugger stopped, is the last frame open: {rows:?}"
+        );
     }
 }
