@@ -905,8 +905,10 @@ fn recording_modes_give_a_rust_programs_threads_the_same_counts() {
     run_ok(cargo_with_hookcc(&project).args(["hookcc", "build", "--trace", "--quiet"]));
     let program = project.join(format!("target/hookcc/{}/debug/threads", rust_host()));
     let rounds = 200u64;
+    let runs = std::cell::Cell::new(0);
     let run = |mode: &str, extra: &[(&str, &str)]| -> std::path::PathBuf {
-        let trace = dir.path().join(format!("{mode}.hktrace"));
+        runs.set(runs.get() + 1);
+        let trace = dir.path().join(format!("{mode}-{}.hktrace", runs.get()));
         let mut cmd = Command::new(&program);
         cmd.arg(rounds.to_string())
             .env("HOOKCC_OUTPUT", &trace)
@@ -960,6 +962,40 @@ fn recording_modes_give_a_rust_programs_threads_the_same_counts() {
     assert!(
         per_thread.iter().all(|(_, c)| *c == rounds),
         "{per_thread:?}"
+    );
+
+    // A duration threshold: the same report (from the threads' trees), few records kept.
+    let short = run("trace", &[("HOOKCC_MIN_DURATION", "1ms")]);
+    check(&short, "HOOKCC_MIN_DURATION=1ms");
+    assert!(
+        std::fs::metadata(&short).unwrap().len() * 4 < std::fs::metadata(&trace).unwrap().len(),
+        "the threshold's file is a fraction of the trace"
+    );
+    // A trigger by the symbol's name as nm prints it (v0 or legacy mangling): only fib's calls.
+    // nm and nm -C list the same symbols in the same order.
+    let (mangled, demangled) = (
+        run_ok(Command::new("nm").arg(&program)).stdout,
+        run_ok(Command::new("nm").arg("-C").arg(&program)).stdout,
+    );
+    let fib = String::from_utf8_lossy(&mangled)
+        .lines()
+        .zip(String::from_utf8_lossy(&demangled).lines())
+        .find(|(_, d)| d.ends_with(" threads::fib") || d.contains(" threads::fib::h"))
+        .and_then(|(m, _)| m.split_whitespace().nth(2).map(String::from))
+        .expect("threads::fib in nm's output");
+    let only_fib = run("trace", &[("HOOKCC_TRACE_START", fib.as_str())]);
+    let counts = call_counts(&only_fib, &[]);
+    // fib's calls and what they call (u64::from at each of fib(12)'s 233 leaves).
+    assert_eq!(
+        counts.into_iter().collect::<Vec<_>>(),
+        vec![
+            (
+                "<u64 as core::convert::From<u32>>::from".to_string(),
+                5 * rounds / 10 * 233
+            ),
+            ("threads::fib".to_string(), 5 * rounds / 10 * 465)
+        ],
+        "HOOKCC_TRACE_START={fib}"
     );
 
     // 4 KiB rings: 256 records a thread at the end, no unmatched exit reported.
