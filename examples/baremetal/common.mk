@@ -44,6 +44,10 @@ EXTRA_OBJS := trace_out.o
 ifneq ($(TRACE_RING),)
 CPPFLAGS += -DTRACE_RING=$(TRACE_RING)
 endif
+# make run HOOKS=trace TRACE_PROFILE=N: a call-path profile of at most N paths (a power of two).
+ifneq ($(TRACE_PROFILE),)
+CPPFLAGS += -DTRACE_PROFILE=$(TRACE_PROFILE)
+endif
 endif
 
 # gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the

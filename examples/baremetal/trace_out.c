@@ -9,7 +9,11 @@
 
 #include <hookcc/trace_baremetal.h>
 
-#ifdef TRACE_RING
+#if defined(TRACE_PROFILE)
+/* make run HOOKS=trace TRACE_PROFILE=64: a call-path profile of at most 64 paths, folded from a
+ * buffer of 1024 records each time it fills */
+HOOKCC_TRACE_PROFILE_BUFFER(1024, TRACE_PROFILE);
+#elif defined(TRACE_RING)
 HOOKCC_TRACE_RING_BUFFER(TRACE_RING); /* make run HOOKS=trace TRACE_RING=64: the last 64 */
 #else
 #ifndef TRACE_RECORDS

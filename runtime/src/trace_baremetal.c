@@ -22,6 +22,7 @@
 #include "baremetal_atomic.h"
 #include "clock.h"
 #include "trace_format.h"
+#include "trace_cct.h"
 
 #define HKTB_FN HKRT_NOINSTR
 #define HKTB_EXPORT __attribute__((visibility("default"))) HKRT_NOINSTR
@@ -57,6 +58,63 @@ static uint32_t hktb_count;
  * records to put the oldest first, and moves the base with them. */
 static uint32_t hktb_base;
 
+static inline HKTB_FN struct hkt_record *hktb_records(void);
+
+/* HOOKCC_TRACE_PROFILE_BUFFER: call paths (0: no profile), the tree's memory, the tree. */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_profile_paths = 0;
+__attribute__((weak, visibility("default"))) uint64_t hookcc_trace_profile_memory[1];
+static struct hkt_cct hktb_tree;
+static uint32_t hktb_tree_ready;
+static uint32_t hktb_profile_lost; /* records reserved while a full buffer was folded */
+#define HKTB_PROFILE_DEPTH 256
+
+/* The tree's memory never grows: all of it is given at once. */
+static HKTB_FN void *hktb_no_growth(void *old, size_t old_bytes, size_t new_bytes)
+{
+    (void)old;
+    (void)old_bytes;
+    (void)new_bytes;
+    return NULL;
+}
+
+static HKTB_FN void hktb_tree_init(uint32_t paths)
+{
+    char *m = (char *)hookcc_trace_profile_memory;
+    hkt_cct_init(&hktb_tree, hktb_no_growth, paths);
+    hktb_tree.nodes = (struct hkt_cct_node *)(void *)m;
+    hktb_tree.cap_nodes = paths;
+    m += (size_t)paths * sizeof(struct hkt_cct_node);
+    hktb_tree.buckets = (uint32_t *)(void *)m; /* zero: .bss */
+    hktb_tree.n_buckets = paths;
+    m += (size_t)paths * sizeof(uint32_t);
+    hktb_tree.stack = (struct hkt_cct_frame *)(void *)m;
+    hktb_tree.cap_depth = HKTB_PROFILE_DEPTH;
+    m += HKTB_PROFILE_DEPTH * sizeof(struct hkt_cct_frame);
+    hktb_tree.unmatched = (struct hkt_cct_unmatched *)(void *)m;
+    hktb_tree.cap_unmatched = 16;
+    hktb_tree_ready = 1;
+}
+
+/* The hook that took slot `capacity` (the first past the end) folds the full buffer and its
+ * own record into the tree and starts the buffer over; the records reserved meanwhile (an
+ * interrupt's) are counted lost. Others past the end return. */
+static __attribute__((noinline)) HKTB_FN void hktb_fold_full(uint64_t time, uintptr_t word,
+                                                             uint32_t slot, uint32_t capacity,
+                                                             uint32_t paths)
+{
+    if (slot != capacity)
+        return;
+    if (!hktb_tree_ready)
+        hktb_tree_init(paths);
+    uint64_t from = hkrt_ticks();
+    hkt_cct_fold(&hktb_tree, hktb_records(), capacity);
+    struct hkt_record own = {time, (uint64_t)word};
+    hkt_cct_fold(&hktb_tree, &own, 1);
+    hktb_tree.shift += hkrt_ticks() - from; /* the fold is the runtime's time */
+    uint32_t during = __atomic_exchange_n(&hktb_count, 0u, __ATOMIC_ACQ_REL) - capacity - 1;
+    __atomic_fetch_add(&hktb_profile_lost, during, __ATOMIC_RELAXED);
+}
+
 static inline HKTB_FN struct hkt_record *hktb_records(void)
 {
     return (struct hkt_record *)((char *)hookcc_trace_buffer + HOOKCC_TRACE_PREFIX_BYTES);
@@ -74,7 +132,11 @@ static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t add
         struct hkt_record *r = &hktb_records()[slot];
         r->time = time;
         r->address_kind = (uint64_t)address_kind;
+        return;
     }
+    uint32_t paths = *(const volatile uint32_t *)&hookcc_trace_profile_paths;
+    if (paths != 0)
+        hktb_fold_full(time, address_kind, slot, capacity, paths);
 }
 
 HKTB_EXPORT void __hookcc_enter(void *fn)
@@ -92,6 +154,12 @@ HKTB_EXPORT void __hookcc_exit(void *fn_exit)
  * that an interrupt's records never come between them. */
 HKTB_EXPORT void __hookcc_resync(void *fn)
 {
+    if (*(const volatile uint32_t *)&hookcc_trace_profile_paths != 0) {
+        /* A profile's buffer folds when full: two records, each where it lands. */
+        hktb_put(HKT_RESYNC_ESCAPE);
+        hktb_put((uintptr_t)fn);
+        return;
+    }
     uint64_t time = hkrt_ticks();
     uint32_t slot = __atomic_fetch_add(&hktb_count, 2u, __ATOMIC_RELAXED);
     uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
@@ -135,28 +203,12 @@ static HKTB_FN void hktb_chunk(struct hkt_chunk_header *c, uint32_t type, uint32
     c->thread = thread;
 }
 
-HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
+/* The file's header and chunks in front of the records (records, lost and the last chunk's
+ * header are the caller's). `lost_type`: LOST, or RING for a ring (the same 8 bytes: how many
+ * records came before the window). */
+static HKTB_FN void hktb_prefix(struct hktb_prefix *p, uint64_t tps, uint64_t first,
+                                uint64_t last, uint32_t lost_type, uint64_t lost)
 {
-    struct hktb_prefix *p = (struct hktb_prefix *)hookcc_trace_buffer;
-    uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
-    uint32_t count = __atomic_load_n(&hktb_count, __ATOMIC_ACQUIRE);
-    uint32_t kept = count < capacity ? count : capacity;
-    int ring = *(const volatile uint32_t *)&hookcc_trace_ring != 0;
-    if (ring && count > capacity) {
-        /* The oldest record is at the next slot: rotate it to the front (three reversals,
-         * no memory needed), and move the base so that later records land after it. */
-        uint32_t first = (count - hktb_base) & (capacity - 1);
-        if (first != 0) {
-            struct hkt_record *r = hktb_records();
-            hktb_reverse(r, 0, first);
-            hktb_reverse(r, first, capacity);
-            hktb_reverse(r, 0, capacity);
-            hktb_base += first;
-        }
-    }
-    uint64_t now = hkrt_ticks();
-    uint64_t tps = hkrt_ticks_per_second_fixed();
-
     for (int i = 0; i < HKT_MAGIC_SIZE; i++)
         p->header.magic[i] = HKT_MAGIC[i];
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -171,8 +223,6 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     p->header.pid = 0;
     p->header.flags = HKT_FLAG_COMPLETE;
     p->header.start_realtime_ns = 0; /* no calendar clock on the target */
-    p->header.records = kept;
-    p->header.lost = ring ? 0 : count - kept;
 
     /* The firmware is the whole address space, linked where it runs. */
     hktb_chunk(&p->module_chunk, HKT_CHUNK_MODULE, sizeof p->module + sizeof p->module_path, 0);
@@ -183,12 +233,75 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
         p->module_path[i] = 0;
     hktb_chunk(&p->clock_chunk, HKT_CHUNK_CLOCK, sizeof p->clock, 0);
     p->clock.ticks_per_second = tps;
-    p->clock.first_tick = kept > 0 ? hktb_records()[0].time : now;
-    p->clock.last_tick = now;
-    /* A ring's records written over are not lost: a RING chunk (the same 8 bytes) says how
-     * many came before the window. */
-    hktb_chunk(&p->lost_chunk, ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, sizeof p->lost, 1);
-    p->lost.records = count - kept;
+    p->clock.first_tick = first;
+    p->clock.last_tick = last;
+    hktb_chunk(&p->lost_chunk, lost_type, sizeof p->lost, 1);
+    p->lost.records = lost;
+}
+
+/* hookcc_trace_finish() of a profile: the records since the last fold folded too, then the
+ * tree encoded where the records were, as a PROFILE chunk (version 5). The buffer starts
+ * over. */
+static HKTB_FN const void *hktb_finish_profile(size_t *size, uint32_t n, uint32_t capacity,
+                                               uint32_t paths)
+{
+    struct hktb_prefix *p = (struct hktb_prefix *)hookcc_trace_buffer;
+    if (!hktb_tree_ready)
+        hktb_tree_init(paths);
+    hkt_cct_fold(&hktb_tree, hktb_records(), n);
+    uint32_t after = __atomic_exchange_n(&hktb_count, 0u, __ATOMIC_ACQ_REL);
+    uint64_t lost = __atomic_exchange_n(&hktb_profile_lost, 0u, __ATOMIC_RELAXED) +
+                    (after > n ? after - n : 0) + hktb_tree.lost;
+    hktb_tree.lost = 0;
+    uint64_t now = hkrt_ticks();
+    hktb_prefix(p, hkrt_ticks_per_second_fixed(), hktb_tree.started ? hktb_tree.first_tick : now,
+                now, HKT_CHUNK_LOST, lost);
+    p->header.version = HKT_VERSION_PROFILE;
+    p->header.records = hktb_tree.records;
+    p->header.lost = lost;
+    /* The tree's encoding where the records were, after its 48-byte fixed part. */
+    uint8_t *out = (uint8_t *)hktb_records();
+    size_t room = (size_t)capacity * sizeof(struct hkt_record);
+    size_t stream = 0;
+    struct hkt_profile fixed = {0};
+    if (sizeof fixed + hkt_cct_bound(&hktb_tree) <= room)
+        stream = hkt_cct_encode(&hktb_tree, 1, &fixed, out + sizeof fixed);
+    uint8_t *f = (uint8_t *)&fixed;
+    for (size_t i = 0; i < sizeof fixed; i++)
+        out[i] = f[i];
+    hktb_chunk(&p->events_chunk, HKT_CHUNK_PROFILE, (uint32_t)(sizeof fixed + stream), 1);
+    if (size != NULL)
+        *size = HOOKCC_TRACE_PREFIX_BYTES + sizeof fixed + stream;
+    return hookcc_trace_buffer;
+}
+
+HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
+{
+    struct hktb_prefix *p = (struct hktb_prefix *)hookcc_trace_buffer;
+    uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
+    uint32_t count = __atomic_load_n(&hktb_count, __ATOMIC_ACQUIRE);
+    uint32_t kept = count < capacity ? count : capacity;
+    int ring = *(const volatile uint32_t *)&hookcc_trace_ring != 0;
+    uint32_t paths = *(const volatile uint32_t *)&hookcc_trace_profile_paths;
+    if (paths != 0)
+        return hktb_finish_profile(size, count < capacity ? count : capacity, capacity, paths);
+    if (ring && count > capacity) {
+        /* The oldest record is at the next slot: rotate it to the front (three reversals,
+         * no memory needed), and move the base so that later records land after it. */
+        uint32_t first = (count - hktb_base) & (capacity - 1);
+        if (first != 0) {
+            struct hkt_record *r = hktb_records();
+            hktb_reverse(r, 0, first);
+            hktb_reverse(r, first, capacity);
+            hktb_reverse(r, 0, capacity);
+            hktb_base += first;
+        }
+    }
+    uint64_t now = hkrt_ticks();
+    hktb_prefix(p, hkrt_ticks_per_second_fixed(), kept > 0 ? hktb_records()[0].time : now, now,
+                ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, count - kept);
+    p->header.records = kept;
+    p->header.lost = ring ? 0 : count - kept;
     /* One thread: the firmware (interrupt handlers' calls nest inside it). */
     hktb_chunk(&p->events_chunk, HKT_CHUNK_EVENTS, kept * (uint32_t)sizeof(struct hkt_record), 1);
 

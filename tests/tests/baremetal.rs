@@ -1091,3 +1091,71 @@ fn a_ring_buffer_keeps_the_last_records_on_every_board() {
         );
     }
 }
+
+/// Issue 23, the profile mode on bare metal: `make run HOOKS=trace TRACE_PROFILE=64` folds the
+/// 1024-record buffer into a tree of call paths each time it fills (calls.c makes 4348 records:
+/// four folds and the rest at exit), and the file at exit is the tree: calls.c's exact counts,
+/// on every board, in under a kilobyte where the trace has 69 KB.
+#[test]
+fn a_call_path_profile_in_constant_memory_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!(
+            "{} {} calls.c TRACE_PROFILE=64",
+            board.dir,
+            board.variables.join(" ")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let app = format!("APP={}", program_source("calls.c").display());
+        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+        let mut variables = vec![
+            "HOOKS=trace",
+            "TRACE_PROFILE=64",
+            app.as_str(),
+            hookcc_flags.as_str(),
+        ];
+        variables.extend(board.variables);
+        let out = make_run(&project, &variables);
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
+        let trace = project.join("firmware.hktrace");
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--format=csv"),
+        );
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(
+            stderr.is_empty(),
+            "{what}: hookprof report warned:\n{stderr}"
+        );
+        let counts: std::collections::BTreeMap<String, u64> =
+            parse_report_csv(&String::from_utf8_lossy(&report.stdout))
+                .into_iter()
+                .map(|r| (r.function, r.calls))
+                .collect();
+        let expected: std::collections::BTreeMap<String, u64> =
+            CALLS_C.iter().map(|(f, c)| (f.to_string(), *c)).collect();
+        assert_eq!(counts, expected, "{what}");
+        let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
+            .into_owned();
+        assert!(
+            info.contains("format:            version 5"),
+            "{what}:\n{info}"
+        );
+        assert!(info.contains("records:           4348"), "{what}:\n{info}");
+        let size = std::fs::metadata(&trace).unwrap().len();
+        assert!(size < 1024, "{what}: the profile has {size} bytes");
+    }
+}

@@ -47,6 +47,24 @@ HOOKCC_TRACE_API extern const uint32_t hookcc_trace_capacity;
  * records into that order: let no interrupt record meanwhile (the end of the program, or a
  * debugger calling it with the target halted). */
 HOOKCC_TRACE_API extern const uint32_t hookcc_trace_ring;
+
+/* A call-path profile (HOOKCC_MODE=profile's, docs/recording.md): exact counts and times per
+ * call path in memory that does not grow. The buffer holds `records` records; the hook that
+ * finds it full folds them into a tree of at most `paths` call paths (a power of two; 64 bytes
+ * each, plus 4 for its hash), the records interrupts make meanwhile counted lost, and the fold's
+ * time taken out of the later times. hookcc_trace_finish() folds the rest and puts the tree in
+ * the buffer as a PROFILE chunk (format version 5): the buffer must hold it, about 90 bytes a
+ * path and 30 an open frame (the assert below). Frames deeper than 256 are counted lost. */
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_profile_paths;
+HOOKCC_TRACE_API extern uint64_t hookcc_trace_profile_memory[];
+#define HOOKCC_TRACE_PROFILE_WORDS(paths) ((paths)*8 + (paths) / 2 + 256 * 4 + 16 * 2)
+#define HOOKCC_TRACE_PROFILE_BUFFER(records, paths)                                            \
+    _Static_assert((paths) > 0 && ((paths) & ((paths)-1)) == 0, "a power of two paths");     \
+    _Static_assert((records)*16 >= (paths)*90 + 256 * 30 + 16 * 20 + 64,                       \
+                   "a buffer that holds the tree at the end");                                 \
+    HOOKCC_TRACE_BUFFER(records);                                                              \
+    uint64_t hookcc_trace_profile_memory[HOOKCC_TRACE_PROFILE_WORDS(paths)];                   \
+    const uint32_t hookcc_trace_profile_paths = (paths)
 #define HOOKCC_TRACE_RING_BUFFER(n)                                                            \
     _Static_assert((n) > 0 && ((n) & ((n)-1)) == 0, "a ring of a power of two records");       \
     HOOKCC_TRACE_BUFFER(n);                                                                    \
