@@ -48,6 +48,14 @@ endif
 ifneq ($(TRACE_PROFILE),)
 CPPFLAGS += -DTRACE_PROFILE=$(TRACE_PROFILE)
 endif
+# TRACE_MIN_TICKS=N (with TRACE_PROFILE): records of calls of N ticks or more, every call in the
+# tree. TRACE_START=FUNCTION: only the calls made inside FUNCTION.
+ifneq ($(TRACE_MIN_TICKS),)
+CPPFLAGS += -DTRACE_MIN_TICKS=$(TRACE_MIN_TICKS)
+endif
+ifneq ($(TRACE_START),)
+CPPFLAGS += -DTRACE_START=$(TRACE_START)
+endif
 endif
 
 # gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the

@@ -4,6 +4,7 @@
  * same bytes over its UART, or a debugger dumps hookcc_trace_buffer (docs/baremetal.md).
  * Read it with: hookprof report firmware.hktrace --exe firmware.elf
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +21,26 @@ HOOKCC_TRACE_RING_BUFFER(TRACE_RING); /* make run HOOKS=trace TRACE_RING=64: the
 #define TRACE_RECORDS 16384 /* 256 KiB: these boards have megabytes of RAM */
 #endif
 HOOKCC_TRACE_BUFFER(TRACE_RECORDS);
+#endif
+
+#ifdef TRACE_MIN_TICKS
+/* make run HOOKS=trace TRACE_PROFILE=64 TRACE_MIN_TICKS=N: the records of calls of N ticks or
+ * more, and the tree of every call */
+__attribute__((constructor)) static HOOKCC_TRACE_NOHOOKS void trace_threshold(void)
+{
+    hookcc_trace_min_ticks = TRACE_MIN_TICKS;
+}
+#endif
+
+#ifdef TRACE_START
+/* make run HOOKS=trace TRACE_START=apply: only the calls made inside apply() (a function with
+ * external linkage: its address is all this needs) */
+extern char TRACE_START[];
+__attribute__((constructor)) static HOOKCC_TRACE_NOHOOKS void trace_trigger(void)
+{
+    hookcc_trace_triggers.start[0] = (unsigned long long)(uintptr_t)TRACE_START;
+    hookcc_trace_triggers.n_start = 1;
+}
 #endif
 
 static HOOKCC_TRACE_NOHOOKS void trace_out(void)

@@ -64,9 +64,18 @@ static inline HKTB_FN struct hkt_record *hktb_records(void);
 __attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_profile_paths = 0;
 __attribute__((weak, visibility("default"))) uint64_t hookcc_trace_profile_memory[1];
 static struct hkt_cct hktb_tree;
+static struct hkt_keep hktb_keep;
 static uint32_t hktb_tree_ready;
-static uint32_t hktb_profile_lost; /* records reserved while a full buffer was folded */
+static uint32_t hktb_profile_lost; /* records reserved while a full buffer was processed */
 #define HKTB_PROFILE_DEPTH 256
+
+/* Triggers and the duration threshold (<hookcc/trace_baremetal.h>), set by the program or a
+ * debugger. Records [0, hktb_done) are processed already: cut to the windows, and under a
+ * threshold folded into the tree with the short calls taken out. */
+__attribute__((visibility("default"))) struct hookcc_trace_triggers hookcc_trace_triggers;
+__attribute__((visibility("default"))) volatile uint64_t hookcc_trace_min_ticks;
+static struct hkt_window hktb_window;
+static uint32_t hktb_done;
 
 /* The tree's memory never grows: all of it is given at once. */
 static HKTB_FN void *hktb_no_growth(void *old, size_t old_bytes, size_t new_bytes)
@@ -90,28 +99,72 @@ static HKTB_FN void hktb_tree_init(uint32_t paths)
     hktb_tree.stack = (struct hkt_cct_frame *)(void *)m;
     hktb_tree.cap_depth = HKTB_PROFILE_DEPTH;
     m += HKTB_PROFILE_DEPTH * sizeof(struct hkt_cct_frame);
-    hktb_tree.unmatched = (struct hkt_cct_unmatched *)(void *)m;
+    m += 16 * sizeof(struct hkt_cct_unmatched);
+    hktb_tree.unmatched = (struct hkt_cct_unmatched *)(void *)(m - 16 * sizeof(struct hkt_cct_unmatched));
     hktb_tree.cap_unmatched = 16;
+    hkt_keep_init(&hktb_keep, hktb_no_growth, 0);
+    hktb_keep.stack = (struct hkt_keep_frame *)(void *)m;
+    hktb_keep.cap = HKTB_PROFILE_DEPTH;
     hktb_tree_ready = 1;
 }
 
-/* The hook that took slot `capacity` (the first past the end) folds the full buffer and its
- * own record into the tree and starts the buffer over; the records reserved meanwhile (an
- * interrupt's) are counted lost. Others past the end return. */
-static __attribute__((noinline)) HKTB_FN void hktb_fold_full(uint64_t time, uintptr_t word,
-                                                             uint32_t slot, uint32_t capacity,
-                                                             uint32_t paths)
+/* Records are processed (cut, folded, filtered) when the buffer fills and at the end: with
+ * triggers, or a profile's memory. */
+static HKTB_FN int hktb_processing(uint32_t paths)
 {
-    if (slot != capacity)
+    return paths != 0 || __atomic_load_n(&hookcc_trace_triggers.n_start, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Processes records [from, to) in place: the triggers' windows kept, then with a profile's
+ * memory every one folded into the tree and, under a threshold, the calls at least that long
+ * kept (without one: none). Returns the end of the records kept. */
+static HKTB_FN uint32_t hktb_process(uint32_t from, uint32_t to, uint32_t paths)
+{
+    struct hkt_record *r = hktb_records() + from;
+    size_t n = to - from;
+    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
+    uint32_t starts = __atomic_load_n(&trig->n_start, __ATOMIC_ACQUIRE);
+    if (starts != 0 && n != 0) {
+        uint32_t stops = __atomic_load_n(&trig->n_stop, __ATOMIC_ACQUIRE);
+        hktb_window.start = (const uint64_t *)trig->start;
+        hktb_window.n_start = starts < HOOKCC_TRACE_MAX_TRIGGERS ? starts : HOOKCC_TRACE_MAX_TRIGGERS;
+        hktb_window.stop = (const uint64_t *)trig->stop;
+        hktb_window.n_stop = stops < HOOKCC_TRACE_MAX_TRIGGERS ? stops : HOOKCC_TRACE_MAX_TRIGGERS;
+        n = hkt_window_filter(&hktb_window, r, n);
+    }
+    if (paths != 0 && n != 0) {
+        if (!hktb_tree_ready)
+            hktb_tree_init(paths);
+        hkt_cct_fold(&hktb_tree, r, n);
+        hktb_keep.min_ticks = hookcc_trace_min_ticks;
+        n = hktb_keep.min_ticks != 0 ? hkt_keep_filter(&hktb_keep, r, n) : 0;
+    }
+    return from + (uint32_t)n;
+}
+
+/* The hook that took slot `capacity` (the first past the end) processes the full buffer and
+ * its own record, and lets the next records follow the ones kept; the records reserved
+ * meanwhile (an interrupt's) are counted lost. Others past the end return. A buffer full of
+ * records kept stays full: later records are lost. */
+static __attribute__((noinline)) HKTB_FN void hktb_full(uint64_t time, uintptr_t word,
+                                                        uint32_t slot, uint32_t capacity,
+                                                        uint32_t paths)
+{
+    if (slot != capacity || !hktb_processing(paths))
         return;
-    if (!hktb_tree_ready)
-        hktb_tree_init(paths);
     uint64_t from = hkrt_ticks();
-    hkt_cct_fold(&hktb_tree, hktb_records(), capacity);
-    struct hkt_record own = {time, (uint64_t)word};
-    hkt_cct_fold(&hktb_tree, &own, 1);
-    hktb_tree.shift += hkrt_ticks() - from; /* the fold is the runtime's time */
-    uint32_t during = __atomic_exchange_n(&hktb_count, 0u, __ATOMIC_ACQ_REL) - capacity - 1;
+    uint32_t done = hktb_process(hktb_done, capacity, paths);
+    if (done < capacity) {
+        struct hkt_record *own = &hktb_records()[done];
+        own->time = time;
+        own->address_kind = (uint64_t)word;
+        done = hktb_process(done, done + 1, paths);
+    }
+    hktb_done = done;
+    if (hktb_tree_ready)
+        hktb_tree.shift += hkrt_ticks() - from; /* the processing is the runtime's time */
+    uint32_t next = done < capacity ? done : capacity + 1;
+    uint32_t during = __atomic_exchange_n(&hktb_count, next, __ATOMIC_ACQ_REL) - capacity - 1;
     __atomic_fetch_add(&hktb_profile_lost, during, __ATOMIC_RELAXED);
 }
 
@@ -134,9 +187,8 @@ static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t add
         r->address_kind = (uint64_t)address_kind;
         return;
     }
-    uint32_t paths = *(const volatile uint32_t *)&hookcc_trace_profile_paths;
-    if (paths != 0)
-        hktb_fold_full(time, address_kind, slot, capacity, paths);
+    hktb_full(time, address_kind, slot, capacity,
+              *(const volatile uint32_t *)&hookcc_trace_profile_paths);
 }
 
 HKTB_EXPORT void __hookcc_enter(void *fn)
@@ -154,8 +206,8 @@ HKTB_EXPORT void __hookcc_exit(void *fn_exit)
  * that an interrupt's records never come between them. */
 HKTB_EXPORT void __hookcc_resync(void *fn)
 {
-    if (*(const volatile uint32_t *)&hookcc_trace_profile_paths != 0) {
-        /* A profile's buffer folds when full: two records, each where it lands. */
+    if (hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths)) {
+        /* A buffer processed when full: two records, each where it lands. */
         hktb_put(HKT_RESYNC_ESCAPE);
         hktb_put((uintptr_t)fn);
         return;
@@ -239,39 +291,63 @@ static HKTB_FN void hktb_prefix(struct hktb_prefix *p, uint64_t tps, uint64_t fi
     p->lost.records = lost;
 }
 
-/* hookcc_trace_finish() of a profile: the records since the last fold folded too, then the
- * tree encoded where the records were, as a PROFILE chunk (version 5). The buffer starts
- * over. */
-static HKTB_FN const void *hktb_finish_profile(size_t *size, uint32_t n, uint32_t capacity,
-                                               uint32_t paths)
+/* hookcc_trace_finish() of a processed buffer (hktb_processing): the records since the last
+ * processing processed too; the records kept (a threshold's long calls, a trigger's windows)
+ * as the EVENTS chunk; then, with a profile's memory, the tree as a PROFILE chunk (version 5)
+ * and the calls left out as a FOLDED chunk, after the records kept. Later records follow the
+ * ones kept (a profile's: the buffer starts over). */
+static HKTB_FN const void *hktb_finish_processed(size_t *size, uint32_t count, uint32_t capacity,
+                                                 uint32_t paths)
 {
     struct hktb_prefix *p = (struct hktb_prefix *)hookcc_trace_buffer;
-    if (!hktb_tree_ready)
-        hktb_tree_init(paths);
-    hkt_cct_fold(&hktb_tree, hktb_records(), n);
-    uint32_t after = __atomic_exchange_n(&hktb_count, 0u, __ATOMIC_ACQ_REL);
+    uint32_t n = count < capacity ? count : capacity;
+    uint32_t done = n > hktb_done ? hktb_process(hktb_done, n, paths) : hktb_done;
+    hktb_done = done;
+    uint32_t after = __atomic_exchange_n(&hktb_count, done, __ATOMIC_ACQ_REL);
     uint64_t lost = __atomic_exchange_n(&hktb_profile_lost, 0u, __ATOMIC_RELAXED) +
                     (after > n ? after - n : 0) + hktb_tree.lost;
     hktb_tree.lost = 0;
     uint64_t now = hkrt_ticks();
-    hktb_prefix(p, hkrt_ticks_per_second_fixed(), hktb_tree.started ? hktb_tree.first_tick : now,
-                now, HKT_CHUNK_LOST, lost);
-    p->header.version = HKT_VERSION_PROFILE;
-    p->header.records = hktb_tree.records;
+    struct hkt_record *records = hktb_records();
+    uint64_t first = hktb_tree.started ? hktb_tree.first_tick : done > 0 ? records[0].time : now;
+    hktb_prefix(p, hkrt_ticks_per_second_fixed(), first, now, HKT_CHUNK_LOST, lost);
+    p->header.records = done;
     p->header.lost = lost;
-    /* The tree's encoding where the records were, after its 48-byte fixed part. */
-    uint8_t *out = (uint8_t *)hktb_records();
-    size_t room = (size_t)capacity * sizeof(struct hkt_record);
-    size_t stream = 0;
-    struct hkt_profile fixed = {0};
-    if (sizeof fixed + hkt_cct_bound(&hktb_tree) <= room)
-        stream = hkt_cct_encode(&hktb_tree, 1, &fixed, out + sizeof fixed);
-    uint8_t *f = (uint8_t *)&fixed;
-    for (size_t i = 0; i < sizeof fixed; i++)
-        out[i] = f[i];
-    hktb_chunk(&p->events_chunk, HKT_CHUNK_PROFILE, (uint32_t)(sizeof fixed + stream), 1);
+    hktb_chunk(&p->events_chunk, HKT_CHUNK_EVENTS, done * (uint32_t)sizeof(struct hkt_record), 1);
+    size_t bytes = HOOKCC_TRACE_PREFIX_BYTES + (size_t)done * sizeof(struct hkt_record);
+    if (paths != 0 && hktb_tree_ready) {
+        /* The tree after the records kept, if it fits: a chunk header, its fixed part, its
+         * stream; then FOLDED. */
+        p->header.version = HKT_VERSION_PROFILE;
+        if (hookcc_trace_min_ticks == 0)
+            p->header.records = hktb_tree.records; /* a profile: the records folded */
+        uint8_t *out = (uint8_t *)(records + done);
+        size_t room = (size_t)(capacity - done) * sizeof(struct hkt_record);
+        struct hkt_profile fixed = {0};
+        size_t head = sizeof(struct hkt_chunk_header) + sizeof fixed;
+        size_t tail = 2 * sizeof(struct hkt_chunk_header) + sizeof(struct hkt_folded);
+        if (head + hkt_cct_bound(&hktb_tree) + tail <= room) {
+            size_t stream = hkt_cct_encode(&hktb_tree, 1, &fixed, out + head);
+            hktb_chunk((struct hkt_chunk_header *)(void *)out, HKT_CHUNK_PROFILE,
+                       (uint32_t)(sizeof fixed + stream), 1);
+            uint8_t *f = (uint8_t *)&fixed;
+            for (size_t i = 0; i < sizeof fixed; i++)
+                out[sizeof(struct hkt_chunk_header) + i] = f[i];
+            out += head + stream;
+            if (hookcc_trace_min_ticks != 0) {
+                hktb_chunk((struct hkt_chunk_header *)(void *)out, HKT_CHUNK_FOLDED,
+                           sizeof(struct hkt_folded), 1);
+                struct hkt_folded *folded =
+                    (struct hkt_folded *)(void *)(out + sizeof(struct hkt_chunk_header));
+                folded->min_ticks = hookcc_trace_min_ticks;
+                folded->calls = hktb_keep.folded;
+                out += sizeof(struct hkt_chunk_header) + sizeof(struct hkt_folded);
+            }
+            bytes = (size_t)(out - (uint8_t *)hookcc_trace_buffer);
+        }
+    }
     if (size != NULL)
-        *size = HOOKCC_TRACE_PREFIX_BYTES + sizeof fixed + stream;
+        *size = bytes;
     return hookcc_trace_buffer;
 }
 
@@ -283,8 +359,8 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     uint32_t kept = count < capacity ? count : capacity;
     int ring = *(const volatile uint32_t *)&hookcc_trace_ring != 0;
     uint32_t paths = *(const volatile uint32_t *)&hookcc_trace_profile_paths;
-    if (paths != 0)
-        return hktb_finish_profile(size, count < capacity ? count : capacity, capacity, paths);
+    if (!ring && hktb_processing(paths))
+        return hktb_finish_processed(size, count, capacity, paths);
     if (ring && count > capacity) {
         /* The oldest record is at the next slot: rotate it to the front (three reversals,
          * no memory needed), and move the base so that later records land after it. */

@@ -1159,3 +1159,78 @@ fn a_call_path_profile_in_constant_memory_on_every_board() {
         assert!(size < 1024, "{what}: the profile has {size} bytes");
     }
 }
+
+/// Issue 23, the duration threshold and triggers on bare metal: with a profile's memory and
+/// `hookcc_trace_min_ticks` set (TRACE_MIN_TICKS), every call is in the tree (calls.c's exact
+/// counts) and the records keep only the long calls, with the number left out; with a start
+/// function in `hookcc_trace_triggers` (TRACE_START=apply), only apply's calls and theirs.
+#[test]
+fn threshold_and_triggers_cut_a_firmwares_records_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        for (extra, name) in [
+            (
+                &["TRACE_PROFILE=64", "TRACE_MIN_TICKS=100000000"][..],
+                "threshold",
+            ),
+            (&["TRACE_START=apply"][..], "trigger"),
+        ] {
+            let what = format!("{} {} calls.c {name}", board.dir, board.variables.join(" "));
+            let dir = tempfile::tempdir().unwrap();
+            let project = copy_example(board.dir, dir.path());
+            let app = format!("APP={}", program_source("calls.c").display());
+            let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+            let mut variables = vec!["HOOKS=trace", app.as_str(), hookcc_flags.as_str()];
+            variables.extend(extra);
+            variables.extend(board.variables);
+            let out = make_run(&project, &variables);
+            assert!(
+                out.status.success(),
+                "{what}: make run failed with {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let trace = project.join("firmware.hktrace");
+            let report = run_ok(
+                hookprof()
+                    .arg("report")
+                    .arg(&trace)
+                    .arg("--exe")
+                    .arg(project.join("firmware.elf"))
+                    .arg("--format=csv"),
+            );
+            let counts: std::collections::BTreeMap<String, u64> =
+                parse_report_csv(&String::from_utf8_lossy(&report.stdout))
+                    .into_iter()
+                    .map(|r| (r.function, r.calls))
+                    .collect();
+            let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
+                .into_owned();
+            if name == "threshold" {
+                let expected: std::collections::BTreeMap<String, u64> =
+                    CALLS_C.iter().map(|(f, c)| (f.to_string(), *c)).collect();
+                assert_eq!(counts, expected, "{what}");
+                let kept: u64 = info
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("records:           4348 in the trees (every call), ")
+                    })
+                    .and_then(|l| l.split(' ').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{what}: no records line:\n{info}"));
+                assert!(kept < 200, "{what}: {kept} records kept:\n{info}");
+                assert!(info.contains("calls under"), "{what}:\n{info}");
+            } else {
+                let expected: std::collections::BTreeMap<String, u64> =
+                    [("apply", 50), ("twice", 25), ("negate", 25)]
+                        .iter()
+                        .map(|(f, c)| (f.to_string(), *c))
+                        .collect();
+                assert_eq!(counts, expected, "{what}");
+                assert!(info.contains("records:           200"), "{what}:\n{info}");
+            }
+        }
+    }
+}

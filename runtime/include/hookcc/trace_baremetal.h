@@ -57,7 +57,27 @@ HOOKCC_TRACE_API extern const uint32_t hookcc_trace_ring;
  * path and 30 an open frame (the assert below). Frames deeper than 256 are counted lost. */
 HOOKCC_TRACE_API extern const uint32_t hookcc_trace_profile_paths;
 HOOKCC_TRACE_API extern uint64_t hookcc_trace_profile_memory[];
-#define HOOKCC_TRACE_PROFILE_WORDS(paths) ((paths)*8 + (paths) / 2 + 256 * 4 + 16 * 2)
+#define HOOKCC_TRACE_PROFILE_WORDS(paths) ((paths)*8 + (paths) / 2 + 256 * 4 + 16 * 2 + 256 * 3)
+
+/* The duration threshold (HOOKCC_MIN_DURATION's, docs/recording.md), with a profile's memory:
+ * when set (in the board's counter ticks, by the program or a debugger), every call still goes
+ * into the tree, and the records keep the calls at least this long, in time order, for a
+ * timeline: the file has both. 0: a profile alone. */
+HOOKCC_TRACE_API extern volatile uint64_t hookcc_trace_min_ticks;
+
+/* Triggers (docs/recording.md): with a start function in the table, only the records from an
+ * entry of one to its return (or, with stop functions, to the return of the first of them
+ * called after it) are kept; the buffer is cut to them each time it fills and at the end. The
+ * program or a debugger writes the table (gdb: `set var hookcc_trace_triggers.start[0] =
+ * (unsigned long long)&parse`, then `set var hookcc_trace_triggers.n_start = 1`). */
+#define HOOKCC_TRACE_MAX_TRIGGERS 32
+struct hookcc_trace_triggers {
+    unsigned int n_start;
+    unsigned int n_stop;
+    unsigned long long start[HOOKCC_TRACE_MAX_TRIGGERS];
+    unsigned long long stop[HOOKCC_TRACE_MAX_TRIGGERS];
+};
+HOOKCC_TRACE_API extern struct hookcc_trace_triggers hookcc_trace_triggers;
 #define HOOKCC_TRACE_PROFILE_BUFFER(records, paths)                                            \
     _Static_assert((paths) > 0 && ((paths) & ((paths)-1)) == 0, "a power of two paths");     \
     _Static_assert((records)*16 >= (paths)*90 + 256 * 30 + 16 * 20 + 64,                       \
