@@ -1273,7 +1273,8 @@ fn contents(trace: &Trace<'_>) -> (bool, bool) {
     for chunk in trace.chunks() {
         match chunk.map(|c| c.chunk) {
             Ok(Chunk::Profile(_)) => trees = true,
-            Ok(Chunk::Events(_)) => records = true,
+            // An empty one (a firmware's profile keeps its EVENTS chunk's header) holds none.
+            Ok(Chunk::Events(events)) => records |= events.len() > 0,
             Ok(_) => {}
             Err(_) => break,
         }
