@@ -984,3 +984,124 @@ fn profile_points_on_every_board_pre_empted_by_an_interrupt_and_dumped_by_gdb() 
         );
     }
 }
+
+/// The EVENTS chunks of each thread in a trace file (a little-endian one, as the bare-metal
+/// runtime writes on these boards): walked chunk by chunk from the header.
+fn events_chunks_per_thread(trace: &[u8]) -> std::collections::BTreeMap<u64, u64> {
+    let u32_at = |at: usize| u32::from_le_bytes(trace[at..at + 4].try_into().unwrap());
+    let mut chunks = std::collections::BTreeMap::new();
+    let mut at = 64;
+    while at < trace.len() {
+        assert!(at + 16 <= trace.len(), "chunk header cut at byte {at}");
+        let (kind, length) = (u32_at(at), u32_at(at + 4) as usize);
+        let thread = u64::from_le_bytes(trace[at + 8..at + 16].try_into().unwrap());
+        if kind == 3 {
+            *chunks.entry(thread).or_insert(0) += 1;
+        }
+        at += 16 + length;
+    }
+    assert_eq!(at, trace.len(), "the last chunk runs past the end");
+    chunks
+}
+
+/// FreeRTOS-Kernel V11.2.0 (fetched from crates.io by scripts/freertos-kernel.sh) on the
+/// Cortex-M3 board: examples/baremetal/freertos's application (four tasks of its own, a queue,
+/// a software timer, the tick interrupt from timer 0) and the kernel, all compiled by hookcc
+/// with the native trace, end the run with exit() from a task. <hookcc/freertos.h> makes every
+/// task a thread of the trace: each task's calls counted by the report equal the program's own
+/// counters (checksum() is called by all four, each counting its own), every thread's entries
+/// and exits match, the tick handler's calls equal the kernel's tick count, and the trace's
+/// switches (EVENTS chunks of the tasks) equal the kernel's count of traceTASK_SWITCHED_IN.
+#[test]
+fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
+    if !have_tools() {
+        return;
+    }
+    let what = "freertos rtos_app.c --trace";
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("freertos", dir.path());
+    let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+    let out = make_run(&project, &["HOOKS=trace", hookcc_flags.as_str()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: make run failed with {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The program's own numbers: "total X ticks T switches S", then "count TASK FUNCTION N".
+    let mut app_counts = std::collections::BTreeMap::new();
+    let (mut ticks, mut switches) = (None, None);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("count ") {
+            let mut fields = rest.rsplitn(3, ' ');
+            let calls: u64 = fields.next().unwrap().parse().expect(line);
+            let function = fields.next().expect(line).to_string();
+            let task = fields.next().expect(line).to_string();
+            app_counts.insert((task, function), calls);
+        } else if line.starts_with("total ") {
+            let fields: Vec<&str> = line.split(' ').collect();
+            ticks = Some(fields[3].parse::<u64>().expect(line));
+            switches = Some(fields[5].parse::<u64>().expect(line));
+        }
+    }
+    let (ticks, switches) = (ticks.expect(&stdout), switches.expect(&stdout));
+    assert_eq!(app_counts.len(), 8, "{what}: the program's counts:\n{stdout}");
+    assert!(ticks >= 20, "{what}: only {ticks} ticks");
+
+    let trace = project.join("firmware.hktrace");
+    let elf = project.join("firmware.elf");
+    // The threads' names, from hookprof info: `#2 tid 2 "producer": … unmatched entries 0, …`.
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    let mut names = std::collections::BTreeMap::new();
+    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        let sequence = line[1..line.find(' ').unwrap()].to_string();
+        let name = line.split('"').nth(1).expect(line).to_string();
+        assert!(
+            line.contains("unmatched entries 0, unmatched exits 0"),
+            "{what}: thread {name}: {line}"
+        );
+        names.insert(sequence, name);
+    }
+    let expected_threads = ["main", "producer", "consumer", "worker", "IDLE", "Tmr Svc"];
+    let mut seen: Vec<&str> = names.values().map(String::as_str).collect();
+    seen.sort_unstable();
+    let mut expected_sorted = expected_threads.to_vec();
+    expected_sorted.sort_unstable();
+    assert_eq!(seen, expected_sorted, "{what}: threads\n{info}");
+
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("--per-thread")
+            .arg("--format=csv"),
+    );
+    let stderr = String::from_utf8_lossy(&report.stderr);
+    assert!(stderr.is_empty(), "{what}: hookprof report warned:\n{stderr}");
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let mut traced = std::collections::BTreeMap::new();
+    let mut ticks_traced = 0;
+    for row in &rows {
+        let thread = row.thread.as_ref().expect("a thread column");
+        let name = names
+            .get(thread)
+            .unwrap_or_else(|| panic!("{what}: thread {thread} of the report has no name"));
+        if row.function == "xPortSysTickHandler" {
+            ticks_traced += row.calls;
+        }
+        if app_counts.contains_key(&(name.clone(), row.function.clone())) {
+            traced.insert((name.clone(), row.function.clone()), row.calls);
+        }
+    }
+    assert_eq!(traced, app_counts, "{what}: calls per task, traced vs counted");
+    assert_eq!(ticks_traced, ticks, "{what}: tick interrupts, traced vs the kernel's");
+
+    let chunks = events_chunks_per_thread(&std::fs::read(&trace).unwrap());
+    let task_chunks: u64 = chunks.iter().filter(|(t, _)| **t >= 2).map(|(_, n)| n).sum();
+    assert_eq!(task_chunks, switches, "{what}: task switches, traced vs the kernel's");
+}

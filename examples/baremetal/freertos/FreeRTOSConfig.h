@@ -72,12 +72,23 @@ void rtos_assert_failed(const char *file, int line);
 #define INCLUDE_xTaskGetSchedulerState 1
 #define INCLUDE_xTimerPendFunctionCall 0
 
+/* The kernel's count of task switches (rtos_board.c), which the example prints to compare with
+ * the trace's; the switch is then hookcc's (below). */
+#ifndef __ASSEMBLER__
+extern volatile unsigned long rtos_task_switches;
+#endif
+#define traceTASK_SWITCHED_IN()                                                                \
+    do {                                                                                       \
+        rtos_task_switches++;                                                                  \
+        HOOKCC_FREERTOS_TASK_SWITCHED_IN();                                                    \
+    } while (0)
+
 /* The tasks for hookcc's runtimes: each task its own thread in the trace. hookcc puts its
  * headers on the include path when it adds hooks; without hooks there is nothing to map. */
-#if defined(__has_include)
-#if __has_include(<hookcc/freertos.h>)
+#if defined(__has_include) && __has_include(<hookcc/freertos.h>)
 #include <hookcc/freertos.h>
-#endif
+#else
+#define HOOKCC_FREERTOS_TASK_SWITCHED_IN() ((void)0)
 #endif
 
 #endif /* FREERTOS_CONFIG_H */

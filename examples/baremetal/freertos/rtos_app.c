@@ -95,7 +95,8 @@ static void producer(void *unused)
 
 static void finish(void)
 {
-    printf("total %u ticks %u\n", (unsigned)total, (unsigned)xTaskGetTickCount());
+    printf("total %u ticks %u switches %lu\n", (unsigned)total, (unsigned)xTaskGetTickCount(),
+           rtos_task_switches);
     for (unsigned i = 0; i < sizeof counts / sizeof counts[0]; i++)
         printf("count %s %s %u\n", counts[i].task, counts[i].function, counts[i].calls);
 }

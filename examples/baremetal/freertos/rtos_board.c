@@ -24,6 +24,9 @@ void xPortSysTickHandler(void);
 /* NVIC interrupt priority registers, one byte an interrupt (ARMv7-M ARM, B3.4). */
 #define NVIC_IPR ((volatile uint8_t *)0xE000E400u)
 
+/* Counted by FreeRTOSConfig.h's traceTASK_SWITCHED_IN. */
+volatile unsigned long rtos_task_switches;
+
 RTOS_NOHOOKS void vPortSetupTimerInterrupt(void)
 {
     NVIC_IPR[TIMER0_IRQ] = configKERNEL_INTERRUPT_PRIORITY;

@@ -33,20 +33,24 @@ __attribute__((weak)) void hookcc_trace_task_switched_in(const void *task);
 }
 #endif
 
-#ifndef traceTASK_CREATE
-#define traceTASK_CREATE(pxNewTCB)                                                             \
+/* What the macros do, for a FreeRTOSConfig.h that defines them itself (to count switches, or
+ * to call another tracer as well): call these from its own definitions. */
+#define HOOKCC_FREERTOS_TASK_CREATE(pxNewTCB)                                                  \
     do {                                                                                       \
         if (hookcc_trace_task_created != 0)                                                    \
             hookcc_trace_task_created((pxNewTCB), (pxNewTCB)->pcTaskName);                     \
     } while (0)
-#endif
-
-#ifndef traceTASK_SWITCHED_IN
-#define traceTASK_SWITCHED_IN()                                                                \
+#define HOOKCC_FREERTOS_TASK_SWITCHED_IN()                                                     \
     do {                                                                                       \
         if (hookcc_trace_task_switched_in != 0)                                                \
             hookcc_trace_task_switched_in(pxCurrentTCB);                                       \
     } while (0)
+
+#ifndef traceTASK_CREATE
+#define traceTASK_CREATE(pxNewTCB) HOOKCC_FREERTOS_TASK_CREATE(pxNewTCB)
+#endif
+#ifndef traceTASK_SWITCHED_IN
+#define traceTASK_SWITCHED_IN() HOOKCC_FREERTOS_TASK_SWITCHED_IN()
 #endif
 
 #endif /* __ASSEMBLER__ */
