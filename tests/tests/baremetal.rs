@@ -1105,3 +1105,125 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     let task_chunks: u64 = chunks.iter().filter(|(t, _)| **t >= 2).map(|(_, n)| n).sum();
     assert_eq!(task_chunks, switches, "{what}: task switches, traced vs the kernel's");
 }
+
+/// The bare-metal trace runtime's task switches, driven by hand on the host
+/// (tests/programs/baremetal_tasks.c compiled with runtime/src/trace_baremetal.c by clang-19):
+/// each task's calls in its own thread, named; the 16 tasks the runtime names, a name cut to 15
+/// bytes, later tasks in one shared thread; hookcc_trace_finish called again continues where
+/// it stopped; a full buffer keeps what fits, switches included, and counts the rest as lost.
+#[test]
+fn bare_metal_trace_task_switches_become_threads_on_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = workspace_root().join("runtime");
+    // Buffer records, then for each file: calls by (thread name, function), the lost line.
+    type Expected = (&'static [(&'static str, &'static str, u64)], &'static str);
+    let cases: [(u32, [Expected; 2]); 2] = [
+        (
+            256,
+            [
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                        ("other tasks", "fc", 2),
+                    ],
+                    "lost:              0",
+                ),
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 3),
+                        ("other tasks", "fc", 2),
+                    ],
+                    "lost:              0",
+                ),
+            ],
+        ),
+        (
+            // main_fn's entry, a switch, fa's entry, a switch, fb: then full.
+            6,
+            [
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                    ],
+                    "lost:              8",
+                ),
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                    ],
+                    "lost:              13",
+                ),
+            ],
+        ),
+    ];
+    for (records, parts) in cases {
+        let exe = dir.path().join(format!("tasks{records}"));
+        run_ok(
+            Command::new("clang-19")
+                .args(["-O1", "-g", "-no-pie", &format!("-DRECORDS={records}")])
+                .arg("-I")
+                .arg(runtime.join("include"))
+                .arg("-I")
+                .arg(runtime.join("src"))
+                .arg("-o")
+                .arg(&exe)
+                .arg(program_source("baremetal_tasks.c"))
+                .arg(runtime.join("src/trace_baremetal.c")),
+        );
+        let files = [
+            dir.path().join(format!("{records}-1.hktrace")),
+            dir.path().join(format!("{records}-2.hktrace")),
+        ];
+        run_ok(Command::new(&exe).args(&files));
+        for (file, (expected, lost)) in files.iter().zip(parts) {
+            let what = format!("{records} records, {}", file.display());
+            let info = run_ok(hookprof().arg("info").arg(file));
+            let info = String::from_utf8_lossy(&info.stdout);
+            assert!(info.contains(&format!("{lost}\n")), "{what}: {lost}?\n{info}");
+            let mut names = std::collections::BTreeMap::new();
+            for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+                let sequence = line[1..line.find(' ').unwrap()].to_string();
+                names.insert(sequence, line.split('"').nth(1).expect(line).to_string());
+                assert!(
+                    line.contains("unmatched entries 0, unmatched exits 0"),
+                    "{what}: {line}"
+                );
+            }
+            let report = run_ok(
+                hookprof()
+                    .arg("report")
+                    .arg(file)
+                    .arg("--exe")
+                    .arg(&exe)
+                    .arg("--per-thread")
+                    .arg("--format=csv"),
+            );
+            // thread,function,calls,… (in ticks: the host's counter has no rate here)
+            let csv = String::from_utf8_lossy(&report.stdout);
+            let mut calls: Vec<(String, String, u64)> = csv
+                .lines()
+                .skip(1)
+                .map(|line| {
+                    let fields: Vec<&str> = line.split(',').collect();
+                    let name = names.get(fields[0]).unwrap_or_else(|| panic!("{what}: {line}"));
+                    (name.clone(), fields[1].to_string(), fields[2].parse().unwrap())
+                })
+                .collect();
+            calls.sort();
+            let mut expected: Vec<(String, String, u64)> = expected
+                .iter()
+                .map(|(t, f, n)| (t.to_string(), f.to_string(), *n))
+                .collect();
+            expected.sort();
+            assert_eq!(calls, expected, "{what}");
+        }
+    }
+}
