@@ -1005,23 +1005,34 @@ fn events_chunks_per_thread(trace: &[u8]) -> std::collections::BTreeMap<u64, u64
 }
 
 /// FreeRTOS-Kernel V11.2.0 (fetched from crates.io by scripts/freertos-kernel.sh) on the
-/// Cortex-M3 board: examples/baremetal/freertos's application (four tasks of its own, a queue,
-/// a software timer, the tick interrupt from timer 0) and the kernel, all compiled by hookcc
-/// with the native trace, end the run with exit() from a task. <hookcc/freertos.h> makes every
+/// Cortex-M3 board (port GCC/ARM_CM3, the tick from timer 0) and the RV32 board (port
+/// GCC/RISC-V, the tick from the CLINT): examples/baremetal/freertos's application (four tasks
+/// of its own, a queue, a software timer) and the kernel, all compiled by hookcc with the
+/// native trace, end the run with exit() from a task. <hookcc/freertos.h> makes every
 /// task a thread of the trace: each task's calls counted by the report equal the program's own
 /// counters (checksum() is called by all four, each counting its own), every thread's entries
-/// and exits match, the tick handler's calls equal the kernel's tick count, and the trace's
+/// and exits match, the tick's calls of xTaskIncrementTick equal the kernel's tick count, and the trace's
 /// switches (EVENTS chunks of the tasks) equal the kernel's count of traceTASK_SWITCHED_IN.
 #[test]
 fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     if !have_tools() {
         return;
     }
-    let what = "freertos rtos_app.c --trace";
+    for board in ["cortex-m3", "riscv32"] {
+        freertos_trace_on(board);
+    }
+}
+
+fn freertos_trace_on(board: &str) {
+    let what = format!("freertos BOARD={board} rtos_app.c --trace");
     let dir = tempfile::tempdir().unwrap();
     let project = copy_example("freertos", dir.path());
     let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
-    let out = make_run(&project, &["HOOKS=trace", hookcc_flags.as_str()]);
+    let board_variable = format!("BOARD={board}");
+    let out = make_run(
+        &project,
+        &["HOOKS=trace", hookcc_flags.as_str(), board_variable.as_str()],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -1091,7 +1102,7 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
         let name = names
             .get(thread)
             .unwrap_or_else(|| panic!("{what}: thread {thread} of the report has no name"));
-        if row.function == "xPortSysTickHandler" {
+        if row.function == "xTaskIncrementTick" {
             ticks_traced += row.calls;
         }
         if app_counts.contains_key(&(name.clone(), row.function.clone())) {

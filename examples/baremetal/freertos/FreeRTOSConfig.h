@@ -1,5 +1,6 @@
 /* FreeRTOS's configuration for the example (examples/baremetal/freertos): FreeRTOS-Kernel
- * V11.2.0 with its GCC/ARM_CM3 port on qemu's mps2-an385 (docs/baremetal.md, "FreeRTOS").
+ * V11.2.0 with its GCC/ARM_CM3 port on qemu's mps2-an385, or its GCC/RISC-V port on qemu's
+ * RV32 virt (docs/baremetal.md, "FreeRTOS").
  * The settings are the kernel's documented ones (FreeRTOS.h lists every default); what is
  * particular to this board and to hookcc is explained where it is set. */
 #ifndef FREERTOS_CONFIG_H
@@ -8,7 +9,15 @@
 #define configUSE_PREEMPTION 1
 #define configUSE_PORT_OPTIMISED_TASK_SELECTION 0
 #define configUSE_TICKLESS_IDLE 0
+#if defined(__riscv)
+/* The port's tick counts the CLINT's mtime (10 MHz on virt) and compares with mtimecmp. */
+#define configCPU_CLOCK_HZ 10000000
+#define configMTIME_BASE_ADDRESS 0x0200BFF8
+#define configMTIMECMP_BASE_ADDRESS 0x02004000
+#define configISR_STACK_SIZE_WORDS 1024
+#else
 #define configCPU_CLOCK_HZ 25000000 /* AN385's SYSCLK */
+#endif
 #define configTICK_RATE_HZ 1000
 #define configMAX_PRIORITIES 5
 #define configMINIMAL_STACK_SIZE 256 /* words */
@@ -46,6 +55,7 @@
 #define configTIMER_QUEUE_LENGTH 4
 #define configTIMER_TASK_STACK_DEPTH 512
 
+#if defined(__arm__)
 /* Interrupt priorities, ARMv7-M's (lower number: more urgent), as the top bits of the 8-bit
  * field: the kernel's own interrupts (PendSV, SysTick, and the tick timer here) at the lowest,
  * interrupts that call FreeRTOS's FromISR functions no more urgent than 5 << 5. */
@@ -57,6 +67,7 @@
 #define vPortSVCHandler arm_svc_isr
 #define xPortPendSVHandler arm_pendsv_isr
 #define configCHECK_HANDLER_INSTALLATION 1
+#endif
 
 /* A failed assertion says where and ends the run (rtos_board.c). */
 void rtos_assert_failed(const char *file, int line);
