@@ -1031,7 +1031,11 @@ fn freertos_trace_on(board: &str) {
     let board_variable = format!("BOARD={board}");
     let out = make_run(
         &project,
-        &["HOOKS=trace", hookcc_flags.as_str(), board_variable.as_str()],
+        &[
+            "HOOKS=trace",
+            hookcc_flags.as_str(),
+            board_variable.as_str(),
+        ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -1058,7 +1062,11 @@ fn freertos_trace_on(board: &str) {
         }
     }
     let (ticks, switches) = (ticks.expect(&stdout), switches.expect(&stdout));
-    assert_eq!(app_counts.len(), 8, "{what}: the program's counts:\n{stdout}");
+    assert_eq!(
+        app_counts.len(),
+        8,
+        "{what}: the program's counts:\n{stdout}"
+    );
     assert!(ticks >= 20, "{what}: only {ticks} ticks");
 
     let trace = project.join("firmware.hktrace");
@@ -1093,7 +1101,10 @@ fn freertos_trace_on(board: &str) {
             .arg("--format=csv"),
     );
     let stderr = String::from_utf8_lossy(&report.stderr);
-    assert!(stderr.is_empty(), "{what}: hookprof report warned:\n{stderr}");
+    assert!(
+        stderr.is_empty(),
+        "{what}: hookprof report warned:\n{stderr}"
+    );
     let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
     let mut traced = std::collections::BTreeMap::new();
     let mut ticks_traced = 0;
@@ -1109,12 +1120,25 @@ fn freertos_trace_on(board: &str) {
             traced.insert((name.clone(), row.function.clone()), row.calls);
         }
     }
-    assert_eq!(traced, app_counts, "{what}: calls per task, traced vs counted");
-    assert_eq!(ticks_traced, ticks, "{what}: tick interrupts, traced vs the kernel's");
+    assert_eq!(
+        traced, app_counts,
+        "{what}: calls per task, traced vs counted"
+    );
+    assert_eq!(
+        ticks_traced, ticks,
+        "{what}: tick interrupts, traced vs the kernel's"
+    );
 
     let chunks = events_chunks_per_thread(&std::fs::read(&trace).unwrap());
-    let task_chunks: u64 = chunks.iter().filter(|(t, _)| **t >= 2).map(|(_, n)| n).sum();
-    assert_eq!(task_chunks, switches, "{what}: task switches, traced vs the kernel's");
+    let task_chunks: u64 = chunks
+        .iter()
+        .filter(|(t, _)| **t >= 2)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(
+        task_chunks, switches,
+        "{what}: task switches, traced vs the kernel's"
+    );
 }
 
 /// The bare-metal trace runtime's task switches, driven by hand on the host
@@ -1198,7 +1222,10 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
             let what = format!("{records} records, {}", file.display());
             let info = run_ok(hookprof().arg("info").arg(file));
             let info = String::from_utf8_lossy(&info.stdout);
-            assert!(info.contains(&format!("{lost}\n")), "{what}: {lost}?\n{info}");
+            assert!(
+                info.contains(&format!("{lost}\n")),
+                "{what}: {lost}?\n{info}"
+            );
             let mut names = std::collections::BTreeMap::new();
             for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
                 let sequence = line[1..line.find(' ').unwrap()].to_string();
@@ -1224,8 +1251,14 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
                 .skip(1)
                 .map(|line| {
                     let fields: Vec<&str> = line.split(',').collect();
-                    let name = names.get(fields[0]).unwrap_or_else(|| panic!("{what}: {line}"));
-                    (name.clone(), fields[1].to_string(), fields[2].parse().unwrap())
+                    let name = names
+                        .get(fields[0])
+                        .unwrap_or_else(|| panic!("{what}: {line}"));
+                    (
+                        name.clone(),
+                        fields[1].to_string(),
+                        fields[2].parse().unwrap(),
+                    )
                 })
                 .collect();
             calls.sort();
