@@ -23,6 +23,8 @@
 #   chromium, fonts-liberation, nodejs (npm where nodejs does not bring it): the browser test
 #   (tests/tests/browser.rs) opens hookprof's speedscope files in speedscope's web app
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
+# freertos-next (pinned, fetched into cargo's registry, not installed), whose FreeRTOS-Kernel
+# sources examples/baremetal/freertos builds (scripts/freertos-kernel.sh);
 # from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
 # playwright-core, into tests/browser/node_modules; from PyPI (pinned by checksum): Perfetto's
 # trace classes and protobuf, into tests/perfetto/python
@@ -184,3 +186,7 @@ if [ "$(cat "$browser/node_modules/.hookcc-lock-sha256" 2>/dev/null)" != "$lock_
     (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
     echo "$lock_sum" >"$browser/node_modules/.hookcc-lock-sha256"
 fi
+
+# FreeRTOS-Kernel V11.2.0 for examples/baremetal/freertos (tests/tests/baremetal.rs): the sources
+# the crates.io package freertos-next 0.12.0 bundles, fetched by cargo into its registry.
+"$(dirname "$0")/freertos-kernel.sh" >/dev/null

@@ -89,14 +89,15 @@ LDFLAGS += --specs=picolibc.specs --oslib=semihost --crt0=semihost \
 	-Wl,--defsym=__ram=$(RAM) -Wl,--defsym=__ram_size=$(RAM_SIZE) \
 	-Wl,--gc-sections
 
-OBJS := board.o $(notdir $(APP:.c=.o)) $(EXTRA_OBJS)
+# RTOS_OBJS, EXTRA_HOOKCC_FLAGS: an RTOS's objects and hookcc options (freertos/Makefile).
+OBJS := board.o $(notdir $(APP:.c=.o)) $(EXTRA_OBJS) $(RTOS_OBJS)
 vpath %.c $(dir $(APP)) $(HERE)
 
 firmware.elf: $(OBJS)
 	$(LD) $(LDFLAGS) -o $@ $(OBJS) $$($(CC) $(HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) --print-hook-runtime)
 
 %.o: %.c
-	$(CC) $(HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(HOOKCC_FLAGS) $(EXTRA_HOOKCC_FLAGS) $(ARCH) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Semihosting (the firmware's printf and exit) is served by qemu itself (target=native) and
 # its console is qemu's stdout (chardev=con; by default it would be stderr); the board's UART

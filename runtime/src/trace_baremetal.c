@@ -14,6 +14,20 @@
  * - a full buffer: the record is not kept; the count goes on, and the difference is the LOST
  *   chunk of the finished file.
  * hookcc_trace_finish() writes the header and chunk headers in front of the records.
+ *
+ * Tasks (an RTOS's, <hookcc/freertos.h>): a switch takes one slot like a record, marked
+ * HKTB_SWITCH with the task in its time field, so the hooks stay as they are and the switch
+ * costs what a hook costs. hookcc_trace_finish() turns each such slot into the header of an
+ * EVENTS chunk of the task's thread (the slot is 16 bytes, as a chunk header is), covering the
+ * records up to the next switch, and writes a THREAD chunk per task after the last record.
+ * The reader then sees what a hosted runtime writes for threads: each task's chunks in its
+ * order, its own call stack. Tasks are kept apart in the plain buffer only: a ring, a profile,
+ * a threshold or triggers (below) take the task switches as they come (all tasks one thread).
+ *
+ * The recording modes (docs/recording.md, "On bare metal"): HOOKCC_TRACE_RING_BUFFER makes the
+ * buffer a ring; HOOKCC_TRACE_PROFILE_BUFFER folds it into a call-path tree each time it fills
+ * (the hook that finds it full does), and with hookcc_trace_min_ticks keeps the long calls'
+ * records beside the tree; hookcc_trace_triggers keeps the calls inside the windows.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +53,9 @@ struct hktb_prefix {
     struct hkt_lost lost;
     struct hkt_chunk_header events_chunk;
 };
+_Static_assert(HOOKCC_TRACE_TASKS + 2 <= 32, "hktb_threads_used: one bit a thread");
+_Static_assert(sizeof(struct hkt_chunk_header) == sizeof(struct hkt_record),
+               "a task switch's slot becomes a chunk header");
 _Static_assert(sizeof(struct hktb_prefix) == HOOKCC_TRACE_PREFIX_BYTES,
                "<hookcc/trace_baremetal.h>: HOOKCC_TRACE_PREFIX_BYTES");
 
@@ -46,14 +63,15 @@ _Static_assert(sizeof(struct hktb_prefix) == HOOKCC_TRACE_PREFIX_BYTES,
 #define HOOKCC_TRACE_DEFAULT_RECORDS 1024
 #endif
 __attribute__((weak, aligned(8), visibility("default"))) uint64_t
-    hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * HOOKCC_TRACE_DEFAULT_RECORDS];
+    hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * HOOKCC_TRACE_DEFAULT_RECORDS +
+                        HOOKCC_TRACE_SUFFIX_BYTES / 8];
 __attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_capacity =
     HOOKCC_TRACE_DEFAULT_RECORDS;
-/* 1: the buffer is a ring (HOOKCC_TRACE_RING_BUFFER). */
-__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_ring = 0;
 
 /* Records reserved since start (kept or not). */
 static uint32_t hktb_count;
+/* 1: the buffer is a ring (HOOKCC_TRACE_RING_BUFFER). */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_ring = 0;
 /* A ring's slot s is record (s - hktb_base) mod capacity: hookcc_trace_finish() rotates the
  * records to put the oldest first, and moves the base with them. */
 static uint32_t hktb_base;
@@ -168,6 +186,30 @@ static __attribute__((noinline)) HKTB_FN void hktb_full(uint64_t time, uintptr_t
     __atomic_fetch_add(&hktb_profile_lost, during, __ATOMIC_RELAXED);
 }
 
+
+/* A task switch's slot until hookcc_trace_finish converts it: no function's address with
+ * HKT_EXIT_BIT is all ones in 64 bits. */
+#define HKTB_SWITCH UINT64_MAX
+
+/* The tasks created, in order: task i is thread i + 2 (thread 1 is the firmware before the
+ * first switch; thread HOOKCC_TRACE_TASKS + 2 the tasks the table has no room for). */
+static struct {
+    const void *task;
+    char name[HOOKCC_TRACE_TASK_NAME_BYTES];
+} hktb_tasks[HOOKCC_TRACE_TASKS];
+static uint32_t hktb_task_count;
+
+/* What hookcc_trace_finish has converted so far (it may run again, and continues from there):
+ * the slots before hktb_scanned, and the chunk header whose records end the scan (NULL: the
+ * prefix's EVENTS chunk) with the slot its records start at. */
+static uint32_t hktb_scanned;
+static struct hkt_chunk_header *hktb_open_chunk;
+static uint32_t hktb_open_start;
+static uint32_t hktb_switches;
+static uint32_t hktb_first_switch;
+static uint32_t hktb_first_record = UINT32_MAX; /* the first slot that is not a switch */
+static uint32_t hktb_threads_used;              /* bit i: thread i + 1 has a chunk */
+
 static inline HKTB_FN struct hkt_record *hktb_records(void)
 {
     return (struct hkt_record *)((char *)hookcc_trace_buffer + HOOKCC_TRACE_PREFIX_BYTES);
@@ -237,14 +279,40 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
     }
 }
 
-/* Reverses records [from, to). */
-static HKTB_FN void hktb_reverse(struct hkt_record *r, uint32_t from, uint32_t to)
+HKTB_EXPORT void hookcc_trace_task_created(const void *task, const char *name)
 {
-    while (from + 1 < to) {
-        struct hkt_record x = r[from];
-        r[from++] = r[--to];
-        r[to] = x;
+    uint32_t index = __atomic_fetch_add(&hktb_task_count, 1u, __ATOMIC_RELAXED);
+    if (index >= HOOKCC_TRACE_TASKS)
+        return;
+    hktb_tasks[index].task = task;
+    unsigned i = 0;
+    if (name != NULL)
+        for (; i + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[i] != 0; i++)
+            hktb_tasks[index].name[i] = name[i];
+    hktb_tasks[index].name[i] = 0;
+}
+
+HKTB_EXPORT void hookcc_trace_task_switched_in(const void *task)
+{
+    if (*(const volatile uint32_t *)&hookcc_trace_ring ||
+        hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths))
+        return; /* tasks are kept apart in the plain buffer only */
+    uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
+    if (slot < *(const volatile uint32_t *)&hookcc_trace_capacity) {
+        struct hkt_record *r = &hktb_records()[slot];
+        r->time = (uint64_t)(uintptr_t)task;
+        r->address_kind = HKTB_SWITCH;
     }
+}
+
+/* The thread of a task: its place in the table + 2, or the shared thread past the table. */
+static HKTB_FN uint64_t hktb_task_thread(const void *task)
+{
+    uint32_t n = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;
+    for (uint32_t i = 0; i < n; i++)
+        if (hktb_tasks[i].task == task)
+            return i + 2;
+    return HOOKCC_TRACE_TASKS + 2;
 }
 
 static HKTB_FN void hktb_chunk(struct hkt_chunk_header *c, uint32_t type, uint32_t length,
@@ -253,6 +321,51 @@ static HKTB_FN void hktb_chunk(struct hkt_chunk_header *c, uint32_t type, uint32
     c->type = type;
     c->length = length;
     c->thread = thread;
+}
+
+/* A THREAD chunk at `out`: its size. */
+static HKTB_FN size_t hktb_thread_chunk(char *out, uint64_t thread, const char *name)
+{
+    struct hkt_chunk_header *c = (struct hkt_chunk_header *)out;
+    uint64_t *sequence = (uint64_t *)(c + 1);
+    char *text = (char *)(sequence + 1);
+    unsigned n = 0;
+    while (n + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[n] != 0) {
+        text[n] = name[n];
+        n++;
+    }
+    unsigned padded = (n + 1 + 7) & ~7u;
+    while (n < padded)
+        text[n++] = 0;
+    hktb_chunk(c, HKT_CHUNK_THREAD, 8 + padded, thread);
+    *sequence = thread;
+    return sizeof *c + 8 + padded;
+}
+
+/* The THREAD chunks of the threads that have records, at `out` (the suffix's room): their size. */
+static HKTB_FN size_t hktb_thread_chunks(char *out)
+{
+    size_t bytes = 0;
+    uint32_t tasks = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;
+    for (uint32_t thread = 1; thread <= HOOKCC_TRACE_TASKS + 2; thread++) {
+        if (!(hktb_threads_used & (1u << (thread - 1))))
+            continue;
+        const char *name = thread == 1                ? "main"
+                           : thread - 2 < tasks       ? hktb_tasks[thread - 2].name
+                                                      : "other tasks";
+        bytes += hktb_thread_chunk(out + bytes, thread, name);
+    }
+    return bytes;
+}
+
+/* Reverses records [from, to). */
+static HKTB_FN void hktb_reverse(struct hkt_record *r, uint32_t from, uint32_t to)
+{
+    while (from + 1 < to) {
+        struct hkt_record x = r[from];
+        r[from++] = r[--to];
+        r[to] = x;
+    }
 }
 
 /* The file's header and chunks in front of the records (records, lost and the last chunk's
@@ -374,14 +487,50 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
         }
     }
     uint64_t now = hkrt_ticks();
-    hktb_prefix(p, hkrt_ticks_per_second_fixed(), kept > 0 ? hktb_records()[0].time : now, now,
-                ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, count - kept);
-    p->header.records = kept;
-    p->header.lost = ring ? 0 : count - kept;
-    /* One thread: the firmware (interrupt handlers' calls nest inside it). */
-    hktb_chunk(&p->events_chunk, HKT_CHUNK_EVENTS, kept * (uint32_t)sizeof(struct hkt_record), 1);
+    struct hkt_record *records = hktb_records();
+    const uint32_t record_bytes = (uint32_t)sizeof(struct hkt_record);
 
+    /* Task switches into chunk headers, from where the previous call stopped: each switch
+     * closes the chunk before it and opens its task's. */
+    for (uint32_t i = hktb_scanned; i < kept; i++) {
+        if (records[i].address_kind != HKTB_SWITCH) {
+            if (hktb_first_record == UINT32_MAX)
+                hktb_first_record = i;
+            continue;
+        }
+        uint64_t thread = hktb_task_thread((const void *)(uintptr_t)records[i].time);
+        if (hktb_open_chunk != NULL)
+            hktb_open_chunk->length = (i - hktb_open_start) * record_bytes;
+        else
+            hktb_first_switch = i;
+        hktb_open_chunk = (struct hkt_chunk_header *)&records[i];
+        hktb_chunk(hktb_open_chunk, HKT_CHUNK_EVENTS, 0, thread);
+        hktb_open_start = i + 1;
+        hktb_switches++;
+        hktb_threads_used |= 1u << (thread - 1);
+    }
+    hktb_scanned = kept;
+    if (hktb_open_chunk != NULL)
+        hktb_open_chunk->length = (kept - hktb_open_start) * record_bytes;
+
+    /* A ring's records written over are not lost: a RING chunk (the same 8 bytes) says how
+     * many came before the window. */
+    hktb_prefix(p, hkrt_ticks_per_second_fixed(),
+                hktb_first_record < kept ? records[hktb_first_record].time : now, now,
+                ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, count - kept);
+    p->header.records = kept - hktb_switches;
+    p->header.lost = ring ? 0 : count - kept;
+    /* Thread 1: the firmware until the first task switch (all of it without tasks); interrupt
+     * handlers' calls nest inside the thread they interrupted. */
+    uint32_t first_end = hktb_open_chunk != NULL ? hktb_first_switch : kept;
+    hktb_chunk(&p->events_chunk, HKT_CHUNK_EVENTS, first_end * record_bytes, 1);
+    if (first_end > 0 || hktb_open_chunk == NULL)
+        hktb_threads_used |= 1u;
+
+    size_t bytes = HOOKCC_TRACE_PREFIX_BYTES + (size_t)kept * record_bytes;
+    if (hktb_open_chunk != NULL)
+        bytes += hktb_thread_chunks((char *)hookcc_trace_buffer + bytes);
     if (size != NULL)
-        *size = HOOKCC_TRACE_PREFIX_BYTES + (size_t)kept * sizeof(struct hkt_record);
+        *size = bytes;
     return hookcc_trace_buffer;
 }

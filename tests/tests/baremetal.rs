@@ -1234,3 +1234,290 @@ fn threshold_and_triggers_cut_a_firmwares_records_on_every_board() {
         }
     }
 }
+
+/// The EVENTS chunks of each thread in a trace file (a little-endian one, as the bare-metal
+/// runtime writes on these boards): walked chunk by chunk from the header.
+fn events_chunks_per_thread(trace: &[u8]) -> std::collections::BTreeMap<u64, u64> {
+    let u32_at = |at: usize| u32::from_le_bytes(trace[at..at + 4].try_into().unwrap());
+    let mut chunks = std::collections::BTreeMap::new();
+    let mut at = 64;
+    while at < trace.len() {
+        assert!(at + 16 <= trace.len(), "chunk header cut at byte {at}");
+        let (kind, length) = (u32_at(at), u32_at(at + 4) as usize);
+        let thread = u64::from_le_bytes(trace[at + 8..at + 16].try_into().unwrap());
+        if kind == 3 {
+            *chunks.entry(thread).or_insert(0) += 1;
+        }
+        at += 16 + length;
+    }
+    assert_eq!(at, trace.len(), "the last chunk runs past the end");
+    chunks
+}
+
+/// FreeRTOS-Kernel V11.2.0 (fetched from crates.io by scripts/freertos-kernel.sh) on the
+/// Cortex-M3 board (port GCC/ARM_CM3, the tick from timer 0) and the RV32 board (port
+/// GCC/RISC-V, the tick from the CLINT): examples/baremetal/freertos's application (four tasks
+/// of its own, a queue, a software timer) and the kernel, all compiled by hookcc with the
+/// native trace, end the run with exit() from a task. <hookcc/freertos.h> makes every
+/// task a thread of the trace: each task's calls counted by the report equal the program's own
+/// counters (checksum() is called by all four, each counting its own), every thread's entries
+/// and exits match, the tick's calls of xTaskIncrementTick equal the kernel's tick count, and the trace's
+/// switches (EVENTS chunks of the tasks) equal the kernel's count of traceTASK_SWITCHED_IN.
+#[test]
+fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
+    if !have_tools() {
+        return;
+    }
+    for board in ["cortex-m3", "riscv32"] {
+        freertos_trace_on(board);
+    }
+}
+
+fn freertos_trace_on(board: &str) {
+    let what = format!("freertos BOARD={board} rtos_app.c --trace");
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("freertos", dir.path());
+    let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+    let board_variable = format!("BOARD={board}");
+    let out = make_run(
+        &project,
+        &[
+            "HOOKS=trace",
+            hookcc_flags.as_str(),
+            board_variable.as_str(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: make run failed with {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The program's own numbers: "total X ticks T switches S", then "count TASK FUNCTION N".
+    let mut app_counts = std::collections::BTreeMap::new();
+    let (mut ticks, mut switches) = (None, None);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("count ") {
+            let mut fields = rest.rsplitn(3, ' ');
+            let calls: u64 = fields.next().unwrap().parse().expect(line);
+            let function = fields.next().expect(line).to_string();
+            let task = fields.next().expect(line).to_string();
+            app_counts.insert((task, function), calls);
+        } else if line.starts_with("total ") {
+            let fields: Vec<&str> = line.split(' ').collect();
+            ticks = Some(fields[3].parse::<u64>().expect(line));
+            switches = Some(fields[5].parse::<u64>().expect(line));
+        }
+    }
+    let (ticks, switches) = (ticks.expect(&stdout), switches.expect(&stdout));
+    assert_eq!(
+        app_counts.len(),
+        8,
+        "{what}: the program's counts:\n{stdout}"
+    );
+    assert!(ticks >= 20, "{what}: only {ticks} ticks");
+
+    let trace = project.join("firmware.hktrace");
+    let elf = project.join("firmware.elf");
+    // The threads' names, from hookprof info: `#2 tid 2 "producer": … unmatched entries 0, …`.
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    let mut names = std::collections::BTreeMap::new();
+    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        let sequence = line[1..line.find(' ').unwrap()].to_string();
+        let name = line.split('"').nth(1).expect(line).to_string();
+        assert!(
+            line.contains("unmatched entries 0, unmatched exits 0"),
+            "{what}: thread {name}: {line}"
+        );
+        names.insert(sequence, name);
+    }
+    let expected_threads = ["main", "producer", "consumer", "worker", "IDLE", "Tmr Svc"];
+    let mut seen: Vec<&str> = names.values().map(String::as_str).collect();
+    seen.sort_unstable();
+    let mut expected_sorted = expected_threads.to_vec();
+    expected_sorted.sort_unstable();
+    assert_eq!(seen, expected_sorted, "{what}: threads\n{info}");
+
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("--per-thread")
+            .arg("--format=csv"),
+    );
+    let stderr = String::from_utf8_lossy(&report.stderr);
+    assert!(
+        stderr.is_empty(),
+        "{what}: hookprof report warned:\n{stderr}"
+    );
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let mut traced = std::collections::BTreeMap::new();
+    let mut ticks_traced = 0;
+    for row in &rows {
+        let thread = row.thread.as_ref().expect("a thread column");
+        let name = names
+            .get(thread)
+            .unwrap_or_else(|| panic!("{what}: thread {thread} of the report has no name"));
+        if row.function == "xTaskIncrementTick" {
+            ticks_traced += row.calls;
+        }
+        if app_counts.contains_key(&(name.clone(), row.function.clone())) {
+            traced.insert((name.clone(), row.function.clone()), row.calls);
+        }
+    }
+    assert_eq!(
+        traced, app_counts,
+        "{what}: calls per task, traced vs counted"
+    );
+    assert_eq!(
+        ticks_traced, ticks,
+        "{what}: tick interrupts, traced vs the kernel's"
+    );
+
+    let chunks = events_chunks_per_thread(&std::fs::read(&trace).unwrap());
+    let task_chunks: u64 = chunks
+        .iter()
+        .filter(|(t, _)| **t >= 2)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(
+        task_chunks, switches,
+        "{what}: task switches, traced vs the kernel's"
+    );
+}
+
+/// The bare-metal trace runtime's task switches, driven by hand on the host
+/// (tests/programs/baremetal_tasks.c compiled with runtime/src/trace_baremetal.c by clang-19):
+/// each task's calls in its own thread, named; the 16 tasks the runtime names, a name cut to 15
+/// bytes, later tasks in one shared thread; hookcc_trace_finish called again continues where
+/// it stopped; a full buffer keeps what fits, switches included, and counts the rest as lost.
+#[test]
+fn bare_metal_trace_task_switches_become_threads_on_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = workspace_root().join("runtime");
+    // Buffer records, then for each file: calls by (thread name, function), the lost line.
+    type Expected = (&'static [(&'static str, &'static str, u64)], &'static str);
+    let cases: [(u32, [Expected; 2]); 2] = [
+        (
+            256,
+            [
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                        ("other tasks", "fc", 2),
+                    ],
+                    "lost:              0",
+                ),
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 3),
+                        ("other tasks", "fc", 2),
+                    ],
+                    "lost:              0",
+                ),
+            ],
+        ),
+        (
+            // main_fn's entry, a switch, fa's entry, a switch, fb: then full.
+            6,
+            [
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                    ],
+                    "lost:              8",
+                ),
+                (
+                    &[
+                        ("main", "main_fn", 1),
+                        ("a_task_name_lon", "fa", 1),
+                        ("t1", "fb", 1),
+                    ],
+                    "lost:              13",
+                ),
+            ],
+        ),
+    ];
+    for (records, parts) in cases {
+        let exe = dir.path().join(format!("tasks{records}"));
+        run_ok(
+            Command::new("clang-19")
+                .args(["-O1", "-g", "-no-pie", &format!("-DRECORDS={records}")])
+                .arg("-I")
+                .arg(runtime.join("include"))
+                .arg("-I")
+                .arg(runtime.join("src"))
+                .arg("-o")
+                .arg(&exe)
+                .arg(program_source("baremetal_tasks.c"))
+                .arg(runtime.join("src/trace_baremetal.c")),
+        );
+        let files = [
+            dir.path().join(format!("{records}-1.hktrace")),
+            dir.path().join(format!("{records}-2.hktrace")),
+        ];
+        run_ok(Command::new(&exe).args(&files));
+        for (file, (expected, lost)) in files.iter().zip(parts) {
+            let what = format!("{records} records, {}", file.display());
+            let info = run_ok(hookprof().arg("info").arg(file));
+            let info = String::from_utf8_lossy(&info.stdout);
+            assert!(
+                info.contains(&format!("{lost}\n")),
+                "{what}: {lost}?\n{info}"
+            );
+            let mut names = std::collections::BTreeMap::new();
+            for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+                let sequence = line[1..line.find(' ').unwrap()].to_string();
+                names.insert(sequence, line.split('"').nth(1).expect(line).to_string());
+                assert!(
+                    line.contains("unmatched entries 0, unmatched exits 0"),
+                    "{what}: {line}"
+                );
+            }
+            let report = run_ok(
+                hookprof()
+                    .arg("report")
+                    .arg(file)
+                    .arg("--exe")
+                    .arg(&exe)
+                    .arg("--per-thread")
+                    .arg("--format=csv"),
+            );
+            // thread,function,calls,… (in ticks: the host's counter has no rate here)
+            let csv = String::from_utf8_lossy(&report.stdout);
+            let mut calls: Vec<(String, String, u64)> = csv
+                .lines()
+                .skip(1)
+                .map(|line| {
+                    let fields: Vec<&str> = line.split(',').collect();
+                    let name = names
+                        .get(fields[0])
+                        .unwrap_or_else(|| panic!("{what}: {line}"));
+                    (
+                        name.clone(),
+                        fields[1].to_string(),
+                        fields[2].parse().unwrap(),
+                    )
+                })
+                .collect();
+            calls.sort();
+            let mut expected: Vec<(String, String, u64)> = expected
+                .iter()
+                .map(|(t, f, n)| (t.to_string(), f.to_string(), *n))
+                .collect();
+            expected.sort();
+            assert_eq!(calls, expected, "{what}");
+        }
+    }
+}

@@ -30,6 +30,17 @@ extern "C" {
  * LOST chunk (16 + 8) and the EVENTS chunk's header (16); 12 records' worth. */
 #define HOOKCC_TRACE_PREFIX_BYTES 192
 
+/* The tasks of an RTOS (hookcc_trace_task_created, below) the trace names: the first
+ * HOOKCC_TRACE_TASKS created, each a thread of its own; the tasks after them share one more
+ * thread, unnamed. */
+#define HOOKCC_TRACE_TASKS 16
+/* Names are kept up to 15 bytes (FreeRTOS's configMAX_TASK_NAME_LEN is 16 with its NUL). */
+#define HOOKCC_TRACE_TASK_NAME_BYTES 16
+
+/* The bytes after the last record: the THREAD chunks (16 + 8 + 16) of the firmware before the
+ * scheduler ran and of each task, written there by hookcc_trace_finish. */
+#define HOOKCC_TRACE_SUFFIX_BYTES ((HOOKCC_TRACE_TASKS + 2) * 40)
+
 /* The buffer, 8-byte aligned, and its capacity in records. The runtime has a weak 1024-record
  * default (16 KiB); HOOKCC_TRACE_BUFFER(n) in one file of the program replaces it, and may be
  * preceded by a section attribute to place it (external RAM). */
@@ -37,8 +48,8 @@ HOOKCC_TRACE_API extern uint64_t hookcc_trace_buffer[];
 HOOKCC_TRACE_API extern const uint32_t hookcc_trace_capacity;
 
 #define HOOKCC_TRACE_BUFFER(n)                                                                 \
-    uint64_t hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * (n)]                      \
-        __attribute__((aligned(8)));                                                           \
+    uint64_t hookcc_trace_buffer[HOOKCC_TRACE_PREFIX_BYTES / 8 + 2 * (n) +                     \
+                                 HOOKCC_TRACE_SUFFIX_BYTES / 8] __attribute__((aligned(8)));   \
     const uint32_t hookcc_trace_capacity = (n)
 
 /* A flight recorder (docs/recording.md): the buffer as a ring of n records (a power of two),
@@ -94,6 +105,21 @@ HOOKCC_TRACE_API extern struct hookcc_trace_triggers hookcc_trace_triggers;
  * and size. Records made afterwards are not in it; calling it again includes them. Hooks that
  * found the buffer full are counted in the file's LOST chunk. */
 HOOKCC_TRACE_API const void *hookcc_trace_finish(size_t *size);
+
+/* Tasks: each task of an RTOS gets its own call stack, a thread of its own in the file
+ * (docs/baremetal.md, "FreeRTOS"; <hookcc/freertos.h> maps FreeRTOS's trace macros to these;
+ * a hand-written scheduler calls them itself).
+ * - hookcc_trace_task_created(task, name): a task was created; `task` is anything that names
+ *   it uniquely while it lives (its control block), `name` is copied (15 bytes at most). Its
+ *   thread's number is the order of creation + 1 (1: the firmware before any task ran).
+ * - hookcc_trace_task_switched_in(task): from here on the records are `task`'s, until the next
+ *   switch. Call it where the scheduler has chosen the task, with interrupts that have hooks
+ *   masked, and in a function without hooks (the function that switches: its entry would be
+ *   the old task's, its exit the new one's).
+ * The switch takes one record's slot, which hookcc_trace_finish turns into the header of the
+ * task's next EVENTS chunk. */
+HOOKCC_TRACE_API void hookcc_trace_task_created(const void *task, const char *name);
+HOOKCC_TRACE_API void hookcc_trace_task_switched_in(const void *task);
 
 #ifdef __cplusplus
 }
