@@ -1630,6 +1630,73 @@ mod tests {
         );
     }
 
+    /// Off-CPU time (SWITCH chunks, written after the records they fall among): a frame gets
+    /// the switched-out time while it is open, its exclusive part the switches while it is on
+    /// top; the anchor maps the pairs' ns to ticks (here 2 ticks a ns, anchor 1000 ns = tick
+    /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
+    #[test]
+    fn switched_out_time_goes_to_the_frames_open_during_it() {
+        use crate::format::{Clock, Switches};
+        use crate::model::Profile;
+        use Record as R;
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(
+            5,
+            &[
+                R::entry(100, 0x10),
+                R::entry(200, 0x20),
+                R::exit(700, 0x20),
+                R::exit(1000, 0x10),
+            ],
+        )
+        .unwrap();
+        // Ns 1150..1250 = ticks 300..500 (in b), ns 1400..1450 = ticks 800..900 (in a only).
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            lost: 0,
+            pairs: vec![(1150, 1250), (1400, 1450)],
+        };
+        w.switches(5, &switches).unwrap();
+        w.thread(5, 1, "first").unwrap();
+        // The next thread with TID 5: no switches of its own.
+        w.events(5, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+            .unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        assert!(profile.summary.has_switches);
+        assert_eq!(profile.summary.switches, 2);
+        let first = &profile.threads[0].table.functions;
+        assert_eq!(
+            (
+                first[&0x10].inclusive_offcpu_ticks,
+                first[&0x10].exclusive_offcpu_ticks
+            ),
+            (300, 100)
+        );
+        assert_eq!(
+            (
+                first[&0x20].inclusive_offcpu_ticks,
+                first[&0x20].exclusive_offcpu_ticks
+            ),
+            (200, 200)
+        );
+        // The profile keeps a reused TID's functions together: the second thread's call of
+        // a added no off-CPU time.
+        assert_eq!(first[&0x10].calls, 2);
+        assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
+        assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
     /// A gap shorter than the hooks' time is not made negative: times stay in order.
     #[test]
     fn compensation_never_reorders_records() {
@@ -1695,7 +1762,7 @@ mod tests {
         records.push(R::exit(2 * n, 0xa)); // matches the top frame
         let mut state = ThreadState::new(5, 0, None);
         let mut ids = DenseIds::default();
-        state.records(&records, &mut ids, &mut ());
+        state.records(&records, &vec![0; records.len()], &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_exits, n);
         assert_eq!(state.stack.len() as u64, n - 1);
         assert_eq!(
@@ -1707,7 +1774,7 @@ mod tests {
         nested.push(R::exit(n, 0xc));
         let mut state = ThreadState::new(6, 0, None);
         let mut ids = DenseIds::default();
-        state.records(&nested, &mut ids, &mut ());
+        state.records(&nested, &vec![0; nested.len()], &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_entries, 1);
         assert!(state.searched <= 2, "searched {}", state.searched);
     }
