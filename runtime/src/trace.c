@@ -1806,10 +1806,18 @@ static struct {
 } g_sw_chunk;
 static unsigned g_sw_pairs;
 
+/* Writes the pairs read as a SWITCH chunk of t. Like the records, only while HOOKCC_MAX_BYTES
+ * and the free-space reserve let records be written: switches without them are no use (and a
+ * thread that hands tiny buffers over switches at every one). */
 static HKRT_FN void hkrt_switches_write(struct hkrt_thread *t)
 {
-    if ((g_sw_pairs == 0 && t->sw_lost == 0) || !hkrt_file_ok())
+    size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sw_chunk.head +
+                   g_sw_pairs * sizeof g_sw_chunk.pairs[0] + sizeof(struct hkrt_check_chunk);
+    if ((g_sw_pairs == 0 && t->sw_lost == 0) || !hkrt_file_ok() ||
+        __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
+        g_sw_pairs = 0;
         return;
+    }
     struct hkrt_clock_point now = hkrt_clock_point_now();
     g_sw_chunk.head.anchor_ticks = now.ticks;
     g_sw_chunk.head.anchor_ns = now.ns;
