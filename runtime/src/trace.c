@@ -1732,7 +1732,7 @@ static HKRT_FN void hkrt_switches_refused(const char *call, int err)
 {
     if (__atomic_exchange_n(&g.sw_warned, 1, __ATOMIC_RELAXED))
         return;
-    char hint[160] = "; /proc/sys/kernel/perf_event_paranoid is ";
+    char hint[320] = "; /proc/sys/kernel/perf_event_paranoid is ";
     char level[16] = "unreadable";
     int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {

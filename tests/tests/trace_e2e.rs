@@ -1481,3 +1481,76 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         "{csv}"
     );
 }
+
+/// Where the kernel refuses the perf events (here: `perf_event_open` made to fail with EACCES
+/// by a preloaded `syscall`, as a perf_event_paranoid of 3 or a container's seccomp profile
+/// would), the runtime says so once, for all the program's threads, naming the paranoia
+/// level, and the trace and its report are as without switches.
+#[test]
+fn a_refused_perf_event_is_said_once_and_the_trace_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("noperf.c"),
+        r#"#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (number == SYS_perf_event_open) {
+        errno = EACCES;
+        return -1;
+    }
+    long (*real)(long, ...) = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+    return real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+"#,
+    )
+    .unwrap();
+    run_ok(
+        std::process::Command::new("clang-19")
+            .current_dir(d)
+            .args(["-shared", "-fPIC", "-O1", "noperf.c", "-o", "libnoperf.so", "-ldl"]),
+    );
+    let program = build_traced(d, "offcpu", &["offcpu.c"], &["-O1", "-pthread"], false);
+    let trace = d.join("refused.hktrace");
+    // Short waits: only the notice and the trace's shape matter here.
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .args(["20", "10"])
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("LD_PRELOAD", d.join("libnoperf.so")),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "one line for the program's two threads:\n{stderr}"
+    );
+    assert!(
+        stderr.starts_with(SWITCHES_REFUSED)
+            && stderr.contains("perf_event_open")
+            && stderr.contains("Permission denied")
+            && stderr.contains("/proc/sys/kernel/perf_event_paranoid is ")
+            && stderr.contains("HOOKCC_SWITCHES=0"),
+        "{stderr}"
+    );
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    assert!(
+        csv.starts_with("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"),
+        "{csv}"
+    );
+    assert_eq!(csv_cell(&csv, "wait_for_signal", "calls"), 1.0);
+}
