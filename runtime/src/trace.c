@@ -102,6 +102,14 @@
 
 #include "hookcc/trace.h"
 
+/* Context switches ("Context switches" below) need Linux perf events. */
+#if defined(__linux__) && __has_include(<linux/perf_event.h>) && defined(SYS_perf_event_open)
+#include <linux/perf_event.h>
+#define HKRT_HAVE_SWITCHES 1
+#else
+#define HKRT_HAVE_SWITCHES 0
+#endif
+
 #include "clock.h"
 #include "trace_format.h"
 #include "trace_pack.h"
@@ -1131,7 +1139,7 @@ static HKRT_FN void hkrt_read_options(void)
     /* Off-CPU time is a property of calls in a trace: a ring's windows and a profile's trees
      * have no use for it. */
     v = hkrt_getenv("HOOKCC_SWITCHES");
-    g.sw_wanted = !g.ring && !g.profile && (v == NULL || strcmp(v, "0") != 0);
+    g.sw_wanted = HKRT_HAVE_SWITCHES && !g.ring && !g.profile && (v == NULL || strcmp(v, "0") != 0);
 
     if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
         g.start_dir[0] = '\0';
@@ -1691,13 +1699,6 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
  * records and says how many (counted in the chunk's `lost`).
  */
 
-#if defined(__linux__) && __has_include(<linux/perf_event.h>) && defined(SYS_perf_event_open)
-#include <linux/perf_event.h>
-#define HKRT_HAVE_SWITCHES 1
-#else
-#define HKRT_HAVE_SWITCHES 0
-#endif
-
 #define HKRT_SW_PAGES 8                         /* data pages of a thread's ring (a power of 2) */
 #define HKRT_SW_PERIOD_NS (10 * 1000 * 1000)    /* the writer reads the rings this often */
 #define HKRT_SW_BATCH 200                       /* pairs per SWITCH chunk, at most */
@@ -1754,7 +1755,7 @@ static HKRT_FN void hkrt_switches_refused(const char *call, int err)
 static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t)
 {
     t->sw_ring = NULL;
-    if (!g.sw_wanted)
+    if (!__atomic_load_n(&g.sw_wanted, __ATOMIC_RELAXED))
         return;
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -1771,6 +1772,8 @@ static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t)
     int fd = (int)syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */,
                           -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
+        /* The next thread would be refused too (same process, same credentials). */
+        __atomic_store_n(&g.sw_wanted, 0, __ATOMIC_RELAXED);
         hkrt_switches_refused("perf_event_open", errno);
         return;
     }
@@ -2022,15 +2025,20 @@ static HKRT_FN void *hkrt_writer_main(void *arg)
     t_self.life = HKRT_THREAD_DEAD;
     prctl(PR_SET_NAME, "hookcc-writer", 0, 0, 0);
     __atomic_store_n(&g.writer_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
+    uint64_t rings_read = 0; /* when the switch rings were last read (CLOCK_MONOTONIC ns) */
     for (;;) {
+        /* With switch rings to read (or to come: a thread may open one at any time), every
+         * HKRT_SW_PERIOD_NS, busy with buffers or not. */
+        int rings = __atomic_load_n(&g.sw_wanted, __ATOMIC_RELAXED);
+        if (rings && hkrt_monotonic_ns() - rings_read >= HKRT_SW_PERIOD_NS) {
+            hkrt_switches_read_all();
+            rings_read = hkrt_monotonic_ns();
+        }
         int seen = __atomic_load_n(&g.writer_wake, __ATOMIC_ACQUIRE);
         struct hkrt_thread *t = __atomic_exchange_n(&g.queue, NULL, __ATOMIC_ACQUIRE);
         if (t == NULL) {
-            /* With switch rings to read, it wakes up at least every HKRT_SW_PERIOD_NS. */
             struct timespec period = {0, HKRT_SW_PERIOD_NS};
-            int rings = __atomic_load_n(&g.sw_threads, __ATOMIC_RELAXED) != NULL;
             hkrt_futex_wait(&g.writer_wake, seen, rings ? &period : NULL);
-            hkrt_switches_read_all();
             continue;
         }
         while (t != NULL) {
