@@ -1275,7 +1275,8 @@ fn replay_with<V: ReplayVisitor>(
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
     let (mut timelines, switches, switches_lost) = switch_timelines(trace);
-    summary.has_switches = switches != 0 || switches_lost != 0;
+    // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
+    summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
     (summary.switches, summary.switches_lost) = (switches, switches_lost);
     // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
     let mut generations: HashMap<u64, u32> = HashMap::default();

@@ -1342,9 +1342,16 @@ fn csv_cell(csv: &str, function: &str, column: &str) -> f64 {
 
 /// The number after `label ` in the program's line, e.g. `waited 200.4 ms`.
 fn printed_ms(stdout: &str, label: &str) -> f64 {
-    let rest = &stdout[stdout.find(label).unwrap_or_else(|| panic!("{label}: {stdout}"))
+    let rest = &stdout[stdout
+        .find(label)
+        .unwrap_or_else(|| panic!("{label}: {stdout}"))
         + label.len()..];
-    rest.trim_start().split(' ').next().unwrap().parse().unwrap()
+    rest.trim_start()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// Issue 24 item 4: a thread blocked in a futex (pthread_cond_wait until another thread
@@ -1355,7 +1362,13 @@ fn printed_ms(stdout: &str, label: &str) -> f64 {
 #[test]
 fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
     let dir = tempfile::tempdir().unwrap();
-    let program = build_traced(dir.path(), "offcpu", &["offcpu.c"], &["-O1", "-pthread"], false);
+    let program = build_traced(
+        dir.path(),
+        "offcpu",
+        &["offcpu.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
     let trace = dir.path().join("offcpu.hktrace");
     let out = run_ok(
         std::process::Command::new(&program)
@@ -1374,18 +1387,30 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
              the refusal instead",
             stderr.trim()
         );
-        assert_eq!(stderr.matches(SWITCHES_REFUSED).count(), 1, "said once: {stderr}");
+        assert_eq!(
+            stderr.matches(SWITCHES_REFUSED).count(),
+            1,
+            "said once: {stderr}"
+        );
         assert!(
-            csv.starts_with("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"),
+            csv.starts_with(
+                "function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"
+            ),
             "no switches, no new columns:\n{csv}"
         );
         return;
     }
     assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
     let ms = |function: &str, column: &str| csv_cell(&csv, function, column) / 1e6;
-    for (function, label) in [("wait_for_signal", "waited"), ("sleep_in_nanosleep", "slept")] {
+    for (function, label) in [
+        ("wait_for_signal", "waited"),
+        ("sleep_in_nanosleep", "slept"),
+    ] {
         let real = printed_ms(&stdout, label);
-        let (inclusive, offcpu) = (ms(function, "inclusive_ns"), ms(function, "inclusive_offcpu_ns"));
+        let (inclusive, offcpu) = (
+            ms(function, "inclusive_ns"),
+            ms(function, "inclusive_offcpu_ns"),
+        );
         assert!(real >= 199.0, "{function} blocked {real} ms: {stdout}");
         // Off-CPU: all of the blocked time but the few µs around the system call.
         assert!(
@@ -1416,7 +1441,10 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
     )
     .into_owned();
     let raw_ms = |function: &str, column: &str| csv_cell(&raw, function, column) / 1e6;
-    let (cpu, spun) = (printed_ms(&stdout, "on the CPU"), printed_ms(&stdout, "spun"));
+    let (cpu, spun) = (
+        printed_ms(&stdout, "on the CPU"),
+        printed_ms(&stdout, "spun"),
+    );
     let (oncpu, offcpu) = (
         raw_ms("spin", "inclusive_oncpu_ns"),
         raw_ms("spin", "inclusive_offcpu_ns"),
@@ -1433,13 +1461,14 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
     // main's own code never blocked for long; its inclusive off-CPU time holds its callees'.
     assert!(ms("main", "exclusive_offcpu_ns") < 20.0, "main:\n{csv}");
     assert!(
-        ms("main", "inclusive_offcpu_ns") >= ms("wait_for_signal", "inclusive_offcpu_ns")
-            + ms("sleep_in_nanosleep", "inclusive_offcpu_ns"),
+        ms("main", "inclusive_offcpu_ns")
+            >= ms("wait_for_signal", "inclusive_offcpu_ns")
+                + ms("sleep_in_nanosleep", "inclusive_offcpu_ns"),
         "main's inclusive off-CPU time holds its callees':\n{csv}"
     );
     // The same columns in the text and JSON formats, and the summary says how many switches.
-    let text = String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout)
-        .into_owned();
+    let text =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
     assert!(
         text.contains("inclusive_offcpu_ns") && text.contains("context switches: "),
         "{text}"
@@ -1458,9 +1487,12 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         wait["exclusive_offcpu_ns"].as_f64().unwrap() / 1e6,
         ms("wait_for_signal", "exclusive_offcpu_ns")
     );
-    assert!(json["summary"]["context_switches"].as_u64().unwrap() >= 3, "{json}");
-    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
-        .into_owned();
+    assert!(
+        json["summary"]["context_switches"].as_u64().unwrap() >= 3,
+        "{json}"
+    );
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
     assert!(info.contains("context switches:"), "{info}");
 
     // HOOKCC_SWITCHES=0: no switches, and the report's columns are the old ones.
@@ -1515,11 +1547,15 @@ long syscall(long number, ...)
 "#,
     )
     .unwrap();
-    run_ok(
-        std::process::Command::new("clang-19")
-            .current_dir(d)
-            .args(["-shared", "-fPIC", "-O1", "noperf.c", "-o", "libnoperf.so", "-ldl"]),
-    );
+    run_ok(std::process::Command::new("clang-19").current_dir(d).args([
+        "-shared",
+        "-fPIC",
+        "-O1",
+        "noperf.c",
+        "-o",
+        "libnoperf.so",
+        "-ldl",
+    ]));
     let program = build_traced(d, "offcpu", &["offcpu.c"], &["-O1", "-pthread"], false);
     let trace = d.join("refused.hktrace");
     // Short waits: only the notice and the trace's shape matter here.
