@@ -146,17 +146,50 @@ struct SwitchTimeline {
     cursor: usize,
 }
 
+/// `intervals` sorted, overlaps merged, empty ones dropped.
+fn merged(mut intervals: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    intervals.retain(|&(from, to)| to > from);
+    intervals.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(intervals.len());
+    for (from, to) in intervals {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+}
+
 impl SwitchTimeline {
-    fn new(mut intervals: Vec<(u64, u64)>) -> Self {
-        intervals.retain(|&(out, back)| back > out);
-        intervals.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(intervals.len());
-        for (out, back) in intervals {
-            match merged.last_mut() {
-                Some(last) if out <= last.1 => last.1 = last.1.max(back),
-                _ => merged.push((out, back)),
+    /// The timeline of switched-out `intervals`, less the `pauses` (the runtime's own time,
+    /// which compensation takes out of the times: a wait for the writer thread inside one is
+    /// not the program's off-CPU time).
+    fn new(intervals: Vec<(u64, u64)>, pauses: Vec<(u64, u64)>) -> Self {
+        let pauses = merged(pauses);
+        let mut merged_intervals = Vec::new();
+        let mut p = 0;
+        for (mut from, to) in merged(intervals) {
+            while p < pauses.len() && pauses[p].1 <= from {
+                p += 1;
+            }
+            let mut q = p;
+            while from < to {
+                match pauses.get(q) {
+                    Some(&(cut_from, cut_to)) if cut_from < to => {
+                        if cut_from > from {
+                            merged_intervals.push((from, cut_from));
+                        }
+                        from = from.max(cut_to);
+                        q += 1;
+                    }
+                    _ => {
+                        merged_intervals.push((from, to));
+                        break;
+                    }
+                }
             }
         }
+        let merged = merged_intervals;
         let mut before = Vec::with_capacity(merged.len());
         let mut sum = 0u64;
         for &(out, back) in &merged {
@@ -214,8 +247,12 @@ impl SwitchTimeline {
 /// switches counted and the switch records the kernel dropped. A pre-pass over the chunks:
 /// the writer writes a switch when the thread is running again, after records that came
 /// while it was out, so the replay needs them before the records.
-fn switch_timelines(trace: &Trace<'_>) -> (HashMap<(u64, u32), SwitchTimeline>, u64, u64) {
+fn switch_timelines(
+    trace: &Trace<'_>,
+    compensate: bool,
+) -> (HashMap<(u64, u32), SwitchTimeline>, u64, u64) {
     let mut chunks: Vec<(u64, u32, Switches)> = Vec::new();
+    let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
     let mut generation: HashMap<u64, u32> = HashMap::default();
     let mut clock_tps = 0;
     for chunk in trace.chunks() {
@@ -227,6 +264,13 @@ fn switch_timelines(trace: &Trace<'_>) -> (HashMap<(u64, u32), SwitchTimeline>, 
             }
             Chunk::Thread { .. } => *generation.entry(chunk.thread).or_default() += 1,
             Chunk::Clock(clock) => clock_tps = clock.ticks_per_second,
+            Chunk::Pause { from, to } if compensate => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                pauses
+                    .entry((chunk.thread, g))
+                    .or_default()
+                    .push((from, to));
+            }
             _ => {}
         }
     }
@@ -249,7 +293,8 @@ fn switch_timelines(trace: &Trace<'_>) -> (HashMap<(u64, u32), SwitchTimeline>, 
         }
     }
     for (key, list) in intervals {
-        timelines.insert(key, SwitchTimeline::new(list));
+        let cuts = pauses.remove(&key).unwrap_or_default();
+        timelines.insert(key, SwitchTimeline::new(list, cuts));
     }
     (timelines, pairs, lost)
 }
@@ -1306,7 +1351,7 @@ fn replay_with<V: ReplayVisitor>(
     let (has_trees, has_records) = contents(trace);
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
-    let (mut timelines, switches, switches_lost) = switch_timelines(trace);
+    let (mut timelines, switches, switches_lost) = switch_timelines(trace, compensate.is_some());
     // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
     summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
     (summary.switches, summary.switches_lost) = (switches, switches_lost);
@@ -1728,6 +1773,26 @@ mod tests {
         assert_eq!(first[&0x10].calls, 2);
         assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
         assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
+    /// Switched-out time inside the runtime's pauses (waiting for the writer thread) is cut
+    /// out when times are compensated, as the pauses are; overlapping switches merge.
+    #[test]
+    fn pauses_are_cut_out_of_the_switched_out_time() {
+        let mut t = SwitchTimeline::new(
+            vec![(60, 100), (10, 50), (15, 20)],
+            vec![(20, 30), (40, 70), (90, 200)],
+        );
+        assert_eq!(t.intervals, [(10, 20), (30, 40), (70, 90)]);
+        assert_eq!(t.total(), 40);
+        assert_eq!(
+            [5, 15, 25, 35, 80, 300].map(|time| t.offcpu_until(time)),
+            [0, 5, 10, 15, 30, 40]
+        );
+        // Back in time: a search, the same answers.
+        assert_eq!(t.offcpu_until(15), 5);
+        assert_eq!(t.constant_over(41, 69), Some(20));
+        assert_eq!(t.constant_over(41, 71), None);
     }
 
     /// A gap shorter than the hooks' time is not made negative: times stay in order.
