@@ -789,11 +789,14 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
+    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
+    // trace's report would have four columns more (the off-CPU split is tested on its own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
-            .env("HOOKCC_PACK", "0"),
+            .env("HOOKCC_PACK", "0")
+            .env("HOOKCC_SWITCHES", "0"),
     );
     let folded = d.join("folded.hktrace");
     run_ok(
@@ -1032,11 +1035,14 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
+    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
+    // trace's report would have four columns more (the off-CPU split is tested on its own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
-            .env("HOOKCC_PACK", "0"),
+            .env("HOOKCC_PACK", "0")
+            .env("HOOKCC_SWITCHES", "0"),
     );
     let kept = d.join("kept.hktrace");
     run_ok(
