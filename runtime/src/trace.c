@@ -1841,8 +1841,14 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
     uint64_t data_size = meta->data_size != 0 ? meta->data_size : page * HKRT_SW_PAGES;
     const unsigned char *data =
         (const unsigned char *)t->sw_ring + (meta->data_offset != 0 ? meta->data_offset : page);
-    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = meta->data_tail;
+    /* The kernel keeps these 8-aligned (offsets 1024 and 1032 of a page), which i386's
+     * 4-byte alignment of uint64_t in the struct does not know. */
+    hkrt_u64a *head_at =
+        (hkrt_u64a *)((char *)t->sw_ring + offsetof(struct perf_event_mmap_page, data_head));
+    hkrt_u64a *tail_at =
+        (hkrt_u64a *)((char *)t->sw_ring + offsetof(struct perf_event_mmap_page, data_tail));
+    uint64_t head = __atomic_load_n(head_at, __ATOMIC_ACQUIRE);
+    uint64_t tail = *tail_at;
     g_sw_pairs = 0;
     while (tail + sizeof(struct perf_event_header) <= head) {
         /* A record may wrap around the ring's end: copied out a byte at a time. */
@@ -1875,7 +1881,7 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
             t->sw_out_ns = 0;           /* its switch-in may be among them */
         }
     }
-    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    __atomic_store_n(tail_at, tail, __ATOMIC_RELEASE);
     if (closing && t->sw_out_ns != 0) {
         g_sw_chunk.pairs[g_sw_pairs].out_ns = t->sw_out_ns;
         g_sw_chunk.pairs[g_sw_pairs].in_ns = hkrt_monotonic_ns();
