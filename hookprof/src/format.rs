@@ -65,6 +65,9 @@ pub mod chunk_type {
     pub const PROFILE: u32 = 13;
     /// Version 5, HOOKCC_MIN_DURATION: a thread's calls left out of its records.
     pub const FOLDED: u32 = 14;
+    /// A thread's context switches (Linux perf): when it was switched out. Added to version 4
+    /// without a new version: an older reader loses only the on-CPU/off-CPU split.
+    pub const SWITCH: u32 = 15;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -453,6 +456,7 @@ impl fmt::Display for ChunkName {
             chunk_type::RING => f.write_str("RING"),
             chunk_type::PROFILE => f.write_str("PROFILE"),
             chunk_type::FOLDED => f.write_str("FOLDED"),
+            chunk_type::SWITCH => f.write_str("SWITCH"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -991,12 +995,40 @@ pub enum Chunk<'a> {
         min_ticks: u64,
         calls: u64,
     },
+    /// The thread's context switches (a SWITCH chunk): when it was switched out.
+    Switch(Switches),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
     /// never wrote (the program was killed between the reservation and the `pwrite`).
     /// [`ChunkAt::total_len`] is the number of zero bytes skipped.
     Hole,
+}
+
+/// A SWITCH chunk: times the thread was switched out, from the kernel's perf records, in
+/// CLOCK_MONOTONIC ns, and one instant read on that clock and the trace's counter
+/// (docs/trace-format.md, "SWITCH").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    pub anchor_ticks: u64,
+    pub anchor_ns: u64,
+    /// Switch records the kernel dropped since the thread's previous SWITCH chunk.
+    pub lost: u64,
+    /// `(out, in)`: switched out at `out`, running again at `in` (ns).
+    pub pairs: Vec<(u64, u64)>,
+}
+
+impl Switches {
+    /// Fixed part of the payload: anchor ticks, anchor ns, lost.
+    pub const FIXED_SIZE: usize = 24;
+
+    /// The trace's counter at `ns` (CLOCK_MONOTONIC): the anchor moved by `ns - anchor_ns`
+    /// at `ticks_per_second`.
+    pub fn ticks_at(&self, ns: u64, ticks_per_second: u64) -> u64 {
+        let delta = i128::from(ns) - i128::from(self.anchor_ns);
+        let ticks = delta * i128::from(ticks_per_second) / 1_000_000_000;
+        (i128::from(self.anchor_ticks) + ticks).clamp(0, i128::from(u64::MAX)) as u64
+    }
 }
 
 /// A CHECK chunk and the chunk it covers.
@@ -1422,6 +1454,19 @@ fn decode_payload<'a>(
             need(8)?;
             Chunk::End { tick: u64_at(0) }
         }
+        chunk_type::SWITCH => {
+            need(Switches::FIXED_SIZE as u32)?;
+            let pairs = (Switches::FIXED_SIZE..payload.data.len().saturating_sub(15))
+                .step_by(16)
+                .map(|at| (u64_at(at), u64_at(at + 8)))
+                .collect();
+            Chunk::Switch(Switches {
+                anchor_ticks: u64_at(0),
+                anchor_ns: u64_at(8),
+                lost: u64_at(16),
+                pairs,
+            })
+        }
         _ => Chunk::Unknown,
     })
 }
@@ -1784,6 +1829,20 @@ impl<W: Write> Writer<W> {
         let mut payload = e.u64_bytes(from).to_vec();
         payload.extend_from_slice(&e.u64_bytes(to));
         self.raw_chunk(chunk_type::PAUSE, thread, &payload)
+    }
+
+    /// SWITCH chunk of `thread`.
+    pub fn switches(&mut self, thread: u64, switches: &Switches) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::new();
+        for v in [switches.anchor_ticks, switches.anchor_ns, switches.lost] {
+            payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        for &(out, back) in &switches.pairs {
+            payload.extend_from_slice(&e.u64_bytes(out));
+            payload.extend_from_slice(&e.u64_bytes(back));
+        }
+        self.raw_chunk(chunk_type::SWITCH, thread, &payload)
     }
 
     /// Zero bytes, as left by a reservation that was never written.

@@ -207,6 +207,25 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if s.has_switches {
+        let offcpu: u64 = s.threads.iter().map(|t| t.offcpu_ticks).sum();
+        let time = match s.ticks_per_second() {
+            Some(tps) => format!("{:.3} ms", offcpu as f64 * 1e3 / tps as f64),
+            None => format!("{offcpu} ticks"),
+        };
+        let dropped = match s.switches_lost {
+            0 => String::new(),
+            n => format!(", {n} switch records dropped by the kernel (its ring was full)"),
+        };
+        line(
+            "context switches",
+            format!(
+                "{}, {time} switched out in all (SWITCH chunks; reports split on-CPU from \
+                 off-CPU time){dropped}",
+                s.switches
+            ),
+        );
+    }
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }

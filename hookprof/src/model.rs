@@ -161,6 +161,11 @@ pub struct FunctionStats {
     pub unmatched_exits: u64,
     /// Frames of this function still open at the end of their thread.
     pub closed_at_end: u64,
+    /// Of `inclusive_ticks`, the time its thread was switched out (off the CPU: blocked or
+    /// preempted), from the trace's SWITCH chunks; 0 without them.
+    pub inclusive_offcpu_ticks: u64,
+    /// Of `exclusive_ticks`, the time switched out while the function was the top frame.
+    pub exclusive_offcpu_ticks: u64,
 }
 
 impl FunctionStats {
@@ -192,6 +197,12 @@ impl FunctionStats {
         self.unmatched_entries += other.unmatched_entries;
         self.unmatched_exits += other.unmatched_exits;
         self.closed_at_end += other.closed_at_end;
+        self.inclusive_offcpu_ticks = self
+            .inclusive_offcpu_ticks
+            .saturating_add(other.inclusive_offcpu_ticks);
+        self.exclusive_offcpu_ticks = self
+            .exclusive_offcpu_ticks
+            .saturating_add(other.exclusive_offcpu_ticks);
     }
 }
 
@@ -348,6 +359,9 @@ struct ThreadTables {
     /// Exits that matched no open frame, per address (such an address may have no function
     /// number).
     unmatched_exits: HashMap<u64, u64>,
+    /// Off-CPU ticks per function, inclusive and exclusive: only frames the thread was
+    /// switched out in add to them, so they are kept out of `functions`.
+    offcpu: Vec<(u64, u64)>,
 }
 
 /// What closing a frame updates for its function, in one cache line.
@@ -437,6 +451,19 @@ impl ThreadTables {
         }
     }
 
+    /// Adds a frame's off-CPU ticks.
+    #[cold]
+    #[inline(never)]
+    fn offcpu(&mut self, function: u32, inclusive: u64, exclusive: u64) {
+        let function = function as usize;
+        if function >= self.offcpu.len() {
+            self.offcpu.resize(function + 1, (0, 0));
+        }
+        let line = &mut self.offcpu[function];
+        line.0 = line.0.saturating_add(inclusive);
+        line.1 = line.1.saturating_add(exclusive);
+    }
+
     /// The address-keyed table of the profile: every function with a closed frame or an
     /// unmatched exit, every arc.
     fn into_function_table(self) -> FunctionTable {
@@ -449,6 +476,8 @@ impl ThreadTables {
             }
             let (unmatched_entries, closed_at_end) =
                 self.unwound.get(function).copied().unwrap_or_default();
+            let (inclusive_offcpu_ticks, exclusive_offcpu_ticks) =
+                self.offcpu.get(function).copied().unwrap_or_default();
             let stats = FunctionStats {
                 calls: line.calls,
                 inclusive_ticks: line.inclusive_ticks,
@@ -459,6 +488,8 @@ impl ThreadTables {
                 unmatched_entries,
                 unmatched_exits: 0,
                 closed_at_end,
+                inclusive_offcpu_ticks,
+                exclusive_offcpu_ticks,
             };
             functions.insert(line.address, stats);
         }
@@ -568,6 +599,13 @@ impl ReplayVisitor for ProfileBuilder {
 
         if reason != CloseReason::Exit {
             tables.unwound(frame.function, reason, 1);
+        }
+        if frame.offcpu != 0 {
+            // Counted as the inclusive time is (the outermost frame of a recursion alone);
+            // exclusive: the switches that came while it was on top.
+            let inclusive = if frame.outermost { frame.offcpu } else { 0 };
+            let exclusive = frame.offcpu.saturating_sub(frame.child_offcpu);
+            tables.offcpu(frame.function, inclusive, exclusive);
         }
     }
 

@@ -39,7 +39,7 @@ use std::fmt;
 
 use crate::format::{
     BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
-    RecordKind, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
+    RecordKind, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -133,6 +133,172 @@ impl Compensator {
     }
 }
 
+/// When one thread was switched out (its SWITCH chunks), on the trace's raw clock: the
+/// intervals in time order, overlaps merged, and the off-CPU ticks before each.
+#[derive(Clone, Debug, Default)]
+struct SwitchTimeline {
+    /// `(out, in)` in ticks.
+    intervals: Vec<(u64, u64)>,
+    /// `before[i]`: the ticks of `intervals[..i]`.
+    before: Vec<u64>,
+    /// Intervals that start before the last time asked about: a thread's records come in time
+    /// order, so each look-up moves this on by a compare or two instead of a search.
+    cursor: usize,
+}
+
+/// `intervals` sorted, overlaps merged, empty ones dropped.
+fn merged(mut intervals: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    intervals.retain(|&(from, to)| to > from);
+    intervals.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(intervals.len());
+    for (from, to) in intervals {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+}
+
+impl SwitchTimeline {
+    /// The timeline of switched-out `intervals`, less the `pauses` (the runtime's own time,
+    /// which compensation takes out of the times: a wait for the writer thread inside one is
+    /// not the program's off-CPU time).
+    fn new(intervals: Vec<(u64, u64)>, pauses: Vec<(u64, u64)>) -> Self {
+        let pauses = merged(pauses);
+        let mut merged_intervals = Vec::new();
+        let mut p = 0;
+        for (mut from, to) in merged(intervals) {
+            while p < pauses.len() && pauses[p].1 <= from {
+                p += 1;
+            }
+            let mut q = p;
+            while from < to {
+                match pauses.get(q) {
+                    Some(&(cut_from, cut_to)) if cut_from < to => {
+                        if cut_from > from {
+                            merged_intervals.push((from, cut_from));
+                        }
+                        from = from.max(cut_to);
+                        q += 1;
+                    }
+                    _ => {
+                        merged_intervals.push((from, to));
+                        break;
+                    }
+                }
+            }
+        }
+        let merged = merged_intervals;
+        let mut before = Vec::with_capacity(merged.len());
+        let mut sum = 0u64;
+        for &(out, back) in &merged {
+            before.push(sum);
+            sum = sum.saturating_add(back - out);
+        }
+        SwitchTimeline {
+            intervals: merged,
+            before,
+            cursor: 0,
+        }
+    }
+
+    /// Ticks switched out before `time` (raw): of a frame open from `a` to `b`, the thread
+    /// was off the CPU for `offcpu_until(b) - offcpu_until(a)`.
+    #[inline]
+    fn offcpu_until(&mut self, time: u64) -> u64 {
+        let mut i = self.cursor;
+        if i > 0 && self.intervals[i - 1].0 >= time {
+            // Back in time (a clock that is not in step across CPUs): a search.
+            i = self.intervals.partition_point(|&(out, _)| out < time);
+        }
+        while i < self.intervals.len() && self.intervals[i].0 < time {
+            i += 1;
+        }
+        self.cursor = i;
+        if i == 0 {
+            return 0;
+        }
+        let (out, back) = self.intervals[i - 1];
+        self.before[i - 1].saturating_add(back.min(time) - out)
+    }
+
+    /// The off-CPU ticks before every time from `first` to `last` (times in order), if they
+    /// are all the same: no interval ends after `first` or starts before `last`.
+    #[inline]
+    fn constant_over(&mut self, first: u64, last: u64) -> Option<u64> {
+        let at_first = self.offcpu_until(first);
+        let i = self.cursor;
+        let ended = i == 0 || self.intervals[i - 1].1 <= first;
+        let none_starts = self.intervals.get(i).is_none_or(|&(out, _)| out >= last);
+        (ended && none_starts && last >= first).then_some(at_first)
+    }
+
+    fn total(&self) -> u64 {
+        match (self.intervals.last(), self.before.last()) {
+            (Some(&(out, back)), Some(&before)) => before.saturating_add(back - out),
+            _ => 0,
+        }
+    }
+}
+
+/// Every thread's switch timeline, by TID and by how many threads with that TID ended before
+/// it (Linux reuses TIDs; a thread's SWITCH chunks come before its THREAD chunk), with the
+/// switches counted and the switch records the kernel dropped. A pre-pass over the chunks:
+/// the writer writes a switch when the thread is running again, after records that came
+/// while it was out, so the replay needs them before the records.
+fn switch_timelines(
+    trace: &Trace<'_>,
+    compensate: bool,
+) -> (HashMap<(u64, u32), SwitchTimeline>, u64, u64) {
+    let mut chunks: Vec<(u64, u32, Switches)> = Vec::new();
+    let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
+    let mut generation: HashMap<u64, u32> = HashMap::default();
+    let mut clock_tps = 0;
+    for chunk in trace.chunks() {
+        let Ok(chunk) = chunk else { break };
+        match chunk.chunk {
+            Chunk::Switch(switches) => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                chunks.push((chunk.thread, g, switches));
+            }
+            Chunk::Thread { .. } => *generation.entry(chunk.thread).or_default() += 1,
+            Chunk::Clock(clock) => clock_tps = clock.ticks_per_second,
+            Chunk::Pause { from, to } if compensate => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                pauses
+                    .entry((chunk.thread, g))
+                    .or_default()
+                    .push((from, to));
+            }
+            _ => {}
+        }
+    }
+    let mut timelines = HashMap::default();
+    let tps = match trace.header().ticks_per_second {
+        0 => clock_tps,
+        tps => tps,
+    };
+    let (mut pairs, mut lost) = (0u64, 0u64);
+    if chunks.is_empty() || tps == 0 {
+        return (timelines, pairs, lost);
+    }
+    let mut intervals: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
+    for (tid, g, switches) in chunks {
+        pairs += switches.pairs.len() as u64;
+        lost = lost.saturating_add(switches.lost);
+        let list = intervals.entry((tid, g)).or_default();
+        for &(out, back) in &switches.pairs {
+            list.push((switches.ticks_at(out, tps), switches.ticks_at(back, tps)));
+        }
+    }
+    for (key, list) in intervals {
+        let cuts = pauses.remove(&key).unwrap_or_default();
+        timelines.insert(key, SwitchTimeline::new(list, cuts));
+    }
+    (timelines, pairs, lost)
+}
+
 /// An open frame on a thread's stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
@@ -150,6 +316,15 @@ pub struct Frame {
     /// No other frame of the same function is below this one on the stack: only this frame
     /// counts towards the function's inclusive time (recursion is not counted twice).
     pub outermost: bool,
+    /// Ticks the thread had spent switched out (SWITCH chunks) before the frame's entry, on
+    /// the thread's raw clock: what [`Frame::offcpu`] is measured from.
+    pub offcpu_at_entry: u64,
+    /// In [`ReplayVisitor::exit`]: the ticks the thread was switched out while the frame was
+    /// open (its inclusive off-CPU time); 0 before, and in a trace without SWITCH chunks.
+    pub offcpu: u64,
+    /// Sum of the off-CPU ticks of the frame's direct children closed so far: its exclusive
+    /// off-CPU time is `offcpu - child_offcpu`, the switches that came while it was on top.
+    pub child_offcpu: u64,
 }
 
 /// Why a frame was closed.
@@ -249,6 +424,9 @@ pub struct ThreadSummary {
     /// finished it, or the trace is older than that chunk).
     pub end_time: Option<u64>,
     pub max_depth: u64,
+    /// Ticks the thread was switched out (its SWITCH chunks), and the switches.
+    pub offcpu_ticks: u64,
+    pub switches: u64,
 }
 
 impl ThreadSummary {
@@ -325,6 +503,12 @@ pub struct TraceSummary {
     /// The records of the EVENTS and PACKED chunks when the replay left them out for the
     /// trees (what the header's `records` counts then; `records` counts the trees').
     pub kept_records: u64,
+    /// SWITCH chunks (Linux: the threads' context switches): whether the trace has any, the
+    /// switches, and the switch records the kernel dropped. With them, frames carry their
+    /// off-CPU time ([`Frame::offcpu`]).
+    pub has_switches: bool,
+    pub switches: u64,
+    pub switches_lost: u64,
 }
 
 impl TraceSummary {
@@ -359,6 +543,9 @@ impl TraceSummary {
             folded_min_ticks: 0,
             records_skipped: false,
             kept_records: 0,
+            has_switches: false,
+            switches: 0,
+            switches_lost: 0,
         }
     }
 
@@ -486,6 +673,11 @@ struct ThreadState {
     compensator: Option<Compensator>,
     /// The thread's calling-context tree (its last PROFILE chunk), replayed at its end.
     tree: Option<Box<CallTree>>,
+    /// When the thread was switched out (its SWITCH chunks), looked up at its first records
+    /// chunk, and its off-CPU ticks up to its last record.
+    switches: Option<SwitchTimeline>,
+    switches_looked_up: bool,
+    offcpu_now: u64,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
     #[cfg(test)]
     searched: u64,
@@ -507,6 +699,9 @@ impl ThreadState {
             windowed: false,
             compensator: overhead.map(Compensator::new),
             tree: None,
+            switches: None,
+            switches_looked_up: false,
+            offcpu_now: 0,
             #[cfg(test)]
             searched: 0,
         }
@@ -531,6 +726,8 @@ impl ThreadState {
     ) -> Result<u64, FormatError> {
         let mut records = events.iter();
         let mut batch = [Record::entry(0, 0); Self::BATCH];
+        // Per record, the thread's off-CPU ticks up to it (0 without SWITCH chunks).
+        let mut offcpu = [0u64; Self::BATCH];
         let mut replayed = 0u64;
         let mut ahead = Prefetch::new(data, events.offset());
         self.chunk_span = None;
@@ -544,10 +741,11 @@ impl ThreadState {
                 }
                 let (len, error) = cursor.fill(&mut batch);
                 self.note_span(&batch[..len]);
+                self.offcpu_of(&batch[..len], &mut offcpu);
                 if let Some(compensator) = &mut self.compensator {
                     compensator.apply(&mut batch[..len]);
                 }
-                self.records(&batch[..len], ids, visitor);
+                self.records(&batch[..len], &offcpu[..len], ids, visitor);
                 replayed += len as u64;
                 if let Some(err) = error {
                     return Err(err);
@@ -575,16 +773,38 @@ impl ThreadState {
                 }
             }
             self.note_span(&batch[..len]);
+            self.offcpu_of(&batch[..len], &mut offcpu);
             if let Some(compensator) = &mut self.compensator {
                 compensator.apply(&mut batch[..len]);
             }
-            self.records(&batch[..len], ids, visitor);
+            self.records(&batch[..len], &offcpu[..len], ids, visitor);
             replayed += len as u64;
             if let Some(err) = error {
                 return Err(err);
             }
             if len < Self::BATCH {
                 return Ok(replayed);
+            }
+        }
+    }
+
+    /// The thread's off-CPU ticks up to each of a batch of raw records (nothing to do
+    /// without SWITCH chunks: the zeros stay).
+    fn offcpu_of(&mut self, batch: &[Record], offcpu: &mut [u64; Self::BATCH]) {
+        if let Some(switches) = &mut self.switches {
+            let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
+                return;
+            };
+            if let Some(same) = switches.constant_over(first.time, last.time) {
+                // Nearly every batch: no switch in it.
+                offcpu[..batch.len()].fill(same);
+            } else {
+                for (r, off) in batch.iter().zip(offcpu.iter_mut()) {
+                    *off = switches.offcpu_until(r.time);
+                }
+            }
+            if let Some(&last) = offcpu[..batch.len()].last() {
+                self.offcpu_now = last;
             }
         }
     }
@@ -605,6 +825,7 @@ impl ThreadState {
     fn records<V: ReplayVisitor>(
         &mut self,
         records: &[Record],
+        offcpu: &[u64],
         ids: &mut DenseIds,
         visitor: &mut V,
     ) {
@@ -616,12 +837,12 @@ impl ThreadState {
             self.summary.first_time = Some(first.time);
         }
         let mut last_time = self.summary.last_time.unwrap_or(0);
-        for record in records {
+        for (record, &off) in records.iter().zip(offcpu) {
             last_time = last_time.max(record.time);
             match record.kind {
                 RecordKind::Entry => {
                     if self.resync_pending {
-                        self.resync(record.time, record.address, ids, visitor);
+                        self.resync(record.time, off, record.address, ids, visitor);
                         continue;
                     }
                     self.summary.entries += 1;
@@ -638,6 +859,9 @@ impl ThreadState {
                         entry_time: record.time,
                         child_ticks: 0,
                         outermost,
+                        offcpu_at_entry: off,
+                        offcpu: 0,
+                        child_offcpu: 0,
                     });
                     let depth = self.stack.len() as u64;
                     if depth > self.summary.max_depth {
@@ -652,9 +876,9 @@ impl ThreadState {
                         .last()
                         .is_some_and(|f| f.address == record.address)
                     {
-                        self.close(record.time, CloseReason::Exit, visitor);
+                        self.close(record.time, off, CloseReason::Exit, visitor);
                     } else {
-                        self.exit_below_top(record.time, record.address, ids, visitor);
+                        self.exit_below_top(record.time, off, record.address, ids, visitor);
                     }
                 }
             }
@@ -672,6 +896,7 @@ impl ThreadState {
     fn exit_below_top<V: ReplayVisitor>(
         &mut self,
         time: u64,
+        off: u64,
         address: u64,
         ids: &DenseIds,
         visitor: &mut V,
@@ -705,9 +930,9 @@ impl ThreadState {
             Some(index) => {
                 while self.stack.len() > index + 1 {
                     self.summary.unmatched_entries += 1;
-                    self.close(time, CloseReason::UnwoundByOuterExit, visitor);
+                    self.close(time, off, CloseReason::UnwoundByOuterExit, visitor);
                 }
-                self.close(time, CloseReason::Exit, visitor);
+                self.close(time, off, CloseReason::Exit, visitor);
             }
         }
     }
@@ -720,6 +945,7 @@ impl ThreadState {
     fn resync<V: ReplayVisitor>(
         &mut self,
         time: u64,
+        off: u64,
         address: u64,
         ids: &DenseIds,
         visitor: &mut V,
@@ -735,18 +961,27 @@ impl ThreadState {
         if let Some(index) = self.stack.iter().rposition(|f| f.address == address) {
             while self.stack.len() > index + 1 {
                 self.summary.closed_by_longjmp += 1;
-                self.close(time, CloseReason::UnwoundByOuterExit, visitor);
+                self.close(time, off, CloseReason::UnwoundByOuterExit, visitor);
             }
         }
     }
 
-    /// Closes the frame on top of the stack at `time`.
+    /// Closes the frame on top of the stack at `time`, when the thread's off-CPU ticks were
+    /// `off`.
     #[inline(always)]
-    fn close<V: ReplayVisitor>(&mut self, time: u64, reason: CloseReason, visitor: &mut V) {
-        // Copied before the visitor runs, so that the values stay in registers.
-        let Some(&frame) = self.stack.last() else {
+    fn close<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        off: u64,
+        reason: CloseReason,
+        visitor: &mut V,
+    ) {
+        let Some(top) = self.stack.last_mut() else {
             return;
         };
+        top.offcpu = off.saturating_sub(top.offcpu_at_entry);
+        // Copied before the visitor runs, so that the values stay in registers.
+        let frame = *top;
         visitor.exit(self.summary.tid, time, reason, &self.stack);
         self.stack.pop();
         let duration = time.saturating_sub(frame.entry_time);
@@ -754,6 +989,7 @@ impl ThreadState {
         self.open[frame.function as usize] -= 1;
         if let Some(parent) = self.stack.last_mut() {
             parent.child_ticks = parent.child_ticks.saturating_add(duration);
+            parent.child_offcpu = parent.child_offcpu.saturating_add(frame.offcpu);
         }
     }
 
@@ -769,7 +1005,7 @@ impl ThreadState {
         let last = self.compensator.map_or(last, |c| c.end(last));
         while !self.stack.is_empty() {
             self.summary.closed_at_gap += 1;
-            self.close(last, CloseReason::EndOfThread, visitor);
+            self.close(last, self.offcpu_now, CloseReason::EndOfThread, visitor);
         }
     }
 
@@ -883,6 +1119,9 @@ impl ThreadState {
                     entry_time: 0,
                     child_ticks: 0,
                     outermost,
+                    offcpu_at_entry: 0,
+                    offcpu: 0,
+                    child_offcpu: 0,
                 });
                 on_path.push(next);
                 self.summary.max_depth = self.summary.max_depth.max(path.len() as u64);
@@ -993,16 +1232,20 @@ impl ThreadState {
             self.calling_context_tree(&tree, end, ids, visitor);
         }
         let last = self.summary.last_time.unwrap_or(0);
-        let end = self
-            .summary
-            .end_time
-            .or(end)
+        let raw_end = self.summary.end_time.or(end);
+        let end = raw_end
             .map(|e| self.compensator.map_or(e, |c| c.end(e)))
             .filter(|&e| e >= last)
             .unwrap_or(last);
+        let off = match (&mut self.switches, raw_end) {
+            (Some(switches), Some(raw)) if end > last => {
+                switches.offcpu_until(raw).max(self.offcpu_now)
+            }
+            _ => self.offcpu_now,
+        };
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;
-            self.close(end, CloseReason::EndOfThread, visitor);
+            self.close(end, off, CloseReason::EndOfThread, visitor);
         }
     }
 }
@@ -1108,6 +1351,12 @@ fn replay_with<V: ReplayVisitor>(
     let (has_trees, has_records) = contents(trace);
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
+    let (mut timelines, switches, switches_lost) = switch_timelines(trace, compensate.is_some());
+    // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
+    summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
+    (summary.switches, summary.switches_lost) = (switches, switches_lost);
+    // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
+    let mut generations: HashMap<u64, u32> = HashMap::default();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -1159,6 +1408,15 @@ fn replay_with<V: ReplayVisitor>(
                     continue;
                 }
                 let state = get_thread(&mut threads, chunk.thread, compensate);
+                if !state.switches_looked_up {
+                    state.switches_looked_up = true;
+                    let generation = generations.get(&chunk.thread).copied().unwrap_or(0);
+                    state.switches = timelines.remove(&(chunk.thread, generation));
+                    if let Some(s) = &state.switches {
+                        state.summary.offcpu_ticks = s.total();
+                        state.summary.switches = s.intervals.len() as u64;
+                    }
+                }
                 let ids = function_ids.entry(chunk.thread).or_default();
                 summary.records += state.events(&events, ids, visitor, data)?;
                 if let Some((first, last)) = state.chunk_span {
@@ -1192,6 +1450,7 @@ fn replay_with<V: ReplayVisitor>(
                 state.summary.sequence = Some(sequence);
                 state.summary.name = Some(name);
                 finished.push(state);
+                *generations.entry(chunk.thread).or_default() += 1;
             }
             Chunk::Clock(clock) => summary.clock = Some(clock),
             Chunk::End { tick } => {
@@ -1234,7 +1493,7 @@ fn replay_with<V: ReplayVisitor>(
                 summary.folded_calls = summary.folded_calls.saturating_add(calls);
                 summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
-            Chunk::Check(_) | Chunk::Overhead(_) => {}
+            Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
@@ -1450,6 +1709,93 @@ mod tests {
         );
     }
 
+    /// Off-CPU time (SWITCH chunks, written after the records they fall among): a frame gets
+    /// the switched-out time while it is open, its exclusive part the switches while it is on
+    /// top; the anchor maps the pairs' ns to ticks (here 2 ticks a ns, anchor 1000 ns = tick
+    /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
+    #[test]
+    fn switched_out_time_goes_to_the_frames_open_during_it() {
+        use crate::format::{Clock, Switches};
+        use crate::model::Profile;
+        use Record as R;
+        let mut header = crate::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(
+            5,
+            &[
+                R::entry(100, 0x10),
+                R::entry(200, 0x20),
+                R::exit(700, 0x20),
+                R::exit(1000, 0x10),
+            ],
+        )
+        .unwrap();
+        // Ns 1150..1250 = ticks 300..500 (in b), ns 1400..1450 = ticks 800..900 (in a only).
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            lost: 0,
+            pairs: vec![(1150, 1250), (1400, 1450)],
+        };
+        w.switches(5, &switches).unwrap();
+        w.thread(5, 1, "first").unwrap();
+        // The next thread with TID 5: no switches of its own.
+        w.events(5, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+            .unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        assert!(profile.summary.has_switches);
+        assert_eq!(profile.summary.switches, 2);
+        let first = &profile.threads[0].table.functions;
+        assert_eq!(
+            (
+                first[&0x10].inclusive_offcpu_ticks,
+                first[&0x10].exclusive_offcpu_ticks
+            ),
+            (300, 100)
+        );
+        assert_eq!(
+            (
+                first[&0x20].inclusive_offcpu_ticks,
+                first[&0x20].exclusive_offcpu_ticks
+            ),
+            (200, 200)
+        );
+        // The profile keeps a reused TID's functions together: the second thread's call of
+        // a added no off-CPU time.
+        assert_eq!(first[&0x10].calls, 2);
+        assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
+        assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
+    /// Switched-out time inside the runtime's pauses (waiting for the writer thread) is cut
+    /// out when times are compensated, as the pauses are; overlapping switches merge.
+    #[test]
+    fn pauses_are_cut_out_of_the_switched_out_time() {
+        let mut t = SwitchTimeline::new(
+            vec![(60, 100), (10, 50), (15, 20)],
+            vec![(20, 30), (40, 70), (90, 200)],
+        );
+        assert_eq!(t.intervals, [(10, 20), (30, 40), (70, 90)]);
+        assert_eq!(t.total(), 40);
+        assert_eq!(
+            [5, 15, 25, 35, 80, 300].map(|time| t.offcpu_until(time)),
+            [0, 5, 10, 15, 30, 40]
+        );
+        // Back in time: a search, the same answers.
+        assert_eq!(t.offcpu_until(15), 5);
+        assert_eq!(t.constant_over(41, 69), Some(20));
+        assert_eq!(t.constant_over(41, 71), None);
+    }
+
     /// A gap shorter than the hooks' time is not made negative: times stay in order.
     #[test]
     fn compensation_never_reorders_records() {
@@ -1515,7 +1861,7 @@ mod tests {
         records.push(R::exit(2 * n, 0xa)); // matches the top frame
         let mut state = ThreadState::new(5, 0, None);
         let mut ids = DenseIds::default();
-        state.records(&records, &mut ids, &mut ());
+        state.records(&records, &vec![0; records.len()], &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_exits, n);
         assert_eq!(state.stack.len() as u64, n - 1);
         assert_eq!(
@@ -1527,7 +1873,7 @@ mod tests {
         nested.push(R::exit(n, 0xc));
         let mut state = ThreadState::new(6, 0, None);
         let mut ids = DenseIds::default();
-        state.records(&nested, &mut ids, &mut ());
+        state.records(&nested, &vec![0; nested.len()], &mut ids, &mut ());
         assert_eq!(state.summary.unmatched_entries, 1);
         assert!(state.searched <= 2, "searched {}", state.searched);
     }

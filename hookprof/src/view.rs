@@ -469,6 +469,7 @@ impl TraceInfo {
                 | Chunk::Overhead(_)
                 | Chunk::Pause { .. }
                 | Chunk::Ring { .. }
+                | Chunk::Switch(_)
                 | Chunk::Unknown
                 | Chunk::Hole => {}
             }

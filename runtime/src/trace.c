@@ -102,6 +102,14 @@
 
 #include "hookcc/trace.h"
 
+/* Context switches ("Context switches" below) need Linux perf events. */
+#if defined(__linux__) && __has_include(<linux/perf_event.h>) && defined(SYS_perf_event_open)
+#include <linux/perf_event.h>
+#define HKRT_HAVE_SWITCHES 1
+#else
+#define HKRT_HAVE_SWITCHES 0
+#endif
+
 #include "clock.h"
 #include "trace_format.h"
 #include "trace_pack.h"
@@ -217,6 +225,14 @@ struct hkrt_thread {
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;
     struct hkt_record *sig_saved_pos;
+    /* Context switches ("Context switches"): the thread's perf ring (NULL: none), its fd, a
+     * switch-out read whose switch-in is not read yet (0: none), and the kernel's drops. */
+    void *sw_ring;
+    size_t sw_ring_size;
+    int sw_fd;
+    uint64_t sw_out_ns;
+    uint64_t sw_lost;
+    struct hkrt_thread *sw_next; /* in g.sw_threads, under g.sw_lock */
 };
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
@@ -289,6 +305,13 @@ static struct {
     int writer_wake;    /* atomic (a futex word): bumped for every buffer handed over */
     struct hkrt_thread *queue; /* atomic: threads that handed a buffer over (a stack) */
     int space_stopped;  /* atomic: the free-space reserve was reached; no more records */
+    /* Context switches: HOOKCC_SWITCHES is not 0 (trace mode only); the threads with a perf
+     * ring, under sw_lock (the TID of its holder, 0 if free: the writer takes it, never the
+     * main lock); the refusal was reported. */
+    int sw_wanted;
+    int sw_lock;
+    struct hkrt_thread *sw_threads;
+    int sw_warned;
     uint32_t buffer_records;
     struct hkt_header header;
     struct hkrt_clock_point clock_start;
@@ -873,6 +896,9 @@ static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT
  * holds t->busy. */
 static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t);
 
+static HKRT_FN void hkrt_switches_close(struct hkrt_thread *t);
+static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t);
+
 static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
                                              int ended)
 {
@@ -885,6 +911,7 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
             hkrt_write_chunk(HKT_CHUNK_FOLDED, t->tid, &folded, sizeof folded, NULL);
         }
     }
+    hkrt_switches_close(t); /* its SWITCH chunks, before its THREAD chunk */
     struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
     t->final_written = 1;
     __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
@@ -1150,6 +1177,10 @@ static HKRT_FN void hkrt_read_options(void)
     }
     v = hkrt_getenv("HOOKCC_WRITER");
     g.writer_wanted = !g.raw_records && !g.ring && (v == NULL || strcmp(v, "0") != 0);
+    /* Off-CPU time is a property of calls in a trace: a ring's windows and a profile's trees
+     * have no use for it. */
+    v = hkrt_getenv("HOOKCC_SWITCHES");
+    g.sw_wanted = HKRT_HAVE_SWITCHES && !g.ring && !g.profile && (v == NULL || strcmp(v, "0") != 0);
 
     if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
         g.start_dir[0] = '\0';
@@ -1641,6 +1672,7 @@ static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
     g.threads = t;
     t->life = HKRT_THREAD_LIVE;
     hkrt_unlock();
+    hkrt_switches_open(t);
     return 1;
 }
 
@@ -1685,6 +1717,291 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Context switches                                                                         */
+/*
+ * Where the kernel allows it, each traced thread gets a perf event of its own (opened when the
+ * thread attaches, in the slow path) that records nothing but the thread's context switches
+ * (PERF_RECORD_SWITCH: `context_switch` on a dummy software event) into a small ring the
+ * kernel writes and we read. A thread's own switches need no privilege at the default
+ * perf_event_paranoid of 2 (checked: this machine is at 2); at 3 (Debian's old kernels), or
+ * where a container's seccomp profile refuses the call, the runtime says so once on stderr and
+ * goes on without them. The hooks never see any of it.
+ *
+ * The writer thread reads every ring every HKRT_SW_PERIOD_NS, pairs each switch-out with the
+ * next switch-in, and writes the pairs as SWITCH chunks of the thread; the thread's last
+ * chunks (exit, or the finish) read its ring a last time and close it, before its THREAD
+ * chunk. Without a writer (HOOKCC_WRITER=0, a fork child) a thread reads its own ring when its
+ * buffer is full. The kernel stamps the records with CLOCK_MONOTONIC (use_clockid): each chunk
+ * carries one instant read on both clocks, from which a reader converts them to ticks.
+ *
+ * The ring holds HKRT_SW_PAGES pages: 24 bytes a record, two records a switch, so 4 KiB pages
+ * hold 680 switches, 68 000 a second at the writer's pace; beyond that the kernel drops
+ * records and says how many (counted in the chunk's `lost`).
+ */
+
+#define HKRT_SW_PAGES 8                         /* data pages of a thread's ring (a power of 2) */
+#define HKRT_SW_PERIOD_NS (10 * 1000 * 1000)    /* the writer reads the rings this often */
+#define HKRT_SW_BATCH 200                       /* pairs per SWITCH chunk, at most */
+
+/* Takes g.sw_lock. `bounded` (the finisher, which may be a signal handler that interrupted
+ * the holder): gives up after about a second, or at once if this thread holds it. */
+static HKRT_FN int hkrt_sw_lock(int bounded)
+{
+    int me = (int)hkrt_gettid();
+    if (__atomic_load_n(&g.sw_lock, __ATOMIC_RELAXED) == me)
+        return 0;
+    for (unsigned i = 0;; i++) {
+        int free = 0;
+        if (__atomic_compare_exchange_n(&g.sw_lock, &free, me, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        if (bounded && i > 1000000)
+            return 0;
+        sched_yield();
+    }
+}
+
+static HKRT_FN void hkrt_sw_unlock(void)
+{
+    __atomic_store_n(&g.sw_lock, 0, __ATOMIC_RELEASE);
+}
+
+#if HKRT_HAVE_SWITCHES
+
+/* Once per process: why there will be no off-CPU time. */
+static HKRT_FN void hkrt_switches_refused(const char *call, int err)
+{
+    if (__atomic_exchange_n(&g.sw_warned, 1, __ATOMIC_RELAXED))
+        return;
+    char hint[320] = "; /proc/sys/kernel/perf_event_paranoid is ";
+    char level[16] = "unreadable";
+    int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, level, sizeof level - 1);
+        level[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(level, '\n');
+        if (nl != NULL)
+            *nl = '\0';
+        close(fd);
+    }
+    hkrt_append(hint, sizeof hint, level);
+    hkrt_append(hint, sizeof hint, " (at most 2 allows it, unless a container's seccomp profile "
+                                   "refuses the call). Off-CPU time will not be shown; "
+                                   "HOOKCC_SWITCHES=0 silences this");
+    hkrt_warn_hint("context switches are not recorded:", call, err, hint);
+}
+
+/* Opens the calling thread's switch ring (its attach, slow path). */
+static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t)
+{
+    t->sw_ring = NULL;
+    if (!__atomic_load_n(&g.sw_wanted, __ATOMIC_RELAXED))
+        return;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_DUMMY; /* counts nothing: only the side-band records */
+    attr.context_switch = 1;
+    attr.sample_id_all = 1;
+    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */,
+                          -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        /* The next thread would be refused too (same process, same credentials). */
+        __atomic_store_n(&g.sw_wanted, 0, __ATOMIC_RELAXED);
+        hkrt_switches_refused("perf_event_open", errno);
+        return;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = page * (1 + HKRT_SW_PAGES);
+    void *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring == MAP_FAILED) {
+        int err = errno; /* EPERM past perf_event_mlock_kb and RLIMIT_MEMLOCK */
+        close(fd);
+        hkrt_switches_refused("mmap of the perf ring", err);
+        return;
+    }
+    t->sw_fd = fd;
+    t->sw_ring_size = size;
+    t->sw_out_ns = 0;
+    t->sw_lost = 0;
+    t->sw_ring = ring;
+    if (!hkrt_sw_lock(1)) {
+        munmap(ring, size);
+        close(fd);
+        t->sw_ring = NULL;
+        return;
+    }
+    t->sw_next = g.sw_threads;
+    g.sw_threads = t;
+    hkrt_sw_unlock();
+}
+
+/* Under sw_lock: the pairs read and not written yet (one thread's at a time). */
+static struct {
+    struct hkt_switch head;
+    struct hkt_switch_pair pairs[HKRT_SW_BATCH];
+} g_sw_chunk;
+static unsigned g_sw_pairs;
+
+/* Writes the pairs read as a SWITCH chunk of t. Like the records, only while HOOKCC_MAX_BYTES
+ * and the free-space reserve let records be written: switches without them are no use (and a
+ * thread that hands tiny buffers over switches at every one). */
+static HKRT_FN void hkrt_switches_write(struct hkrt_thread *t)
+{
+    size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sw_chunk.head +
+                   g_sw_pairs * sizeof g_sw_chunk.pairs[0] + sizeof(struct hkrt_check_chunk);
+    if ((g_sw_pairs == 0 && t->sw_lost == 0) || !hkrt_file_ok() ||
+        __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
+        g_sw_pairs = 0;
+        return;
+    }
+    struct hkrt_clock_point now = hkrt_clock_point_now();
+    g_sw_chunk.head.anchor_ticks = now.ticks;
+    g_sw_chunk.head.anchor_ns = now.ns;
+    g_sw_chunk.head.lost = t->sw_lost;
+    hkrt_write_chunk(HKT_CHUNK_SWITCH, t->tid, &g_sw_chunk,
+                     sizeof g_sw_chunk.head + g_sw_pairs * sizeof g_sw_chunk.pairs[0], NULL);
+    t->sw_lost = 0;
+    g_sw_pairs = 0;
+}
+
+/* Under sw_lock: reads t's ring and writes what it holds. `closing`: the thread's last read; a
+ * switch-out without its switch-in yet (another thread, finished by the process's end while
+ * switched out) ends now. */
+static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
+{
+    struct perf_event_mmap_page *meta = t->sw_ring;
+    size_t page = t->sw_ring_size / (1 + HKRT_SW_PAGES);
+    uint64_t data_size = meta->data_size != 0 ? meta->data_size : page * HKRT_SW_PAGES;
+    const unsigned char *data =
+        (const unsigned char *)t->sw_ring + (meta->data_offset != 0 ? meta->data_offset : page);
+    /* The kernel keeps these 8-aligned (offsets 1024 and 1032 of a page), which i386's
+     * 4-byte alignment of uint64_t in the struct does not know. */
+    hkrt_u64a *head_at =
+        (hkrt_u64a *)((char *)t->sw_ring + offsetof(struct perf_event_mmap_page, data_head));
+    hkrt_u64a *tail_at =
+        (hkrt_u64a *)((char *)t->sw_ring + offsetof(struct perf_event_mmap_page, data_tail));
+    uint64_t head = __atomic_load_n(head_at, __ATOMIC_ACQUIRE);
+    uint64_t tail = *tail_at;
+    g_sw_pairs = 0;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        /* A record may wrap around the ring's end: copied out a byte at a time. */
+        union {
+            struct perf_event_header h;
+            uint64_t words[8];
+        } rec;
+        for (size_t i = 0; i < sizeof rec.h; i++)
+            ((unsigned char *)&rec)[i] = data[(tail + i) % data_size];
+        size_t size = rec.h.size;
+        if (size < sizeof rec.h || tail + size > head)
+            break; /* cannot happen: the kernel writes whole records */
+        if (size <= sizeof rec)
+            for (size_t i = sizeof rec.h; i < size; i++)
+                ((unsigned char *)&rec)[i] = data[(tail + i) % data_size];
+        tail += size;
+        if (rec.h.type == PERF_RECORD_SWITCH && size >= 24) {
+            uint64_t time = rec.words[2]; /* after the header: pid/tid, then time */
+            if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+                t->sw_out_ns = time;
+            } else if (t->sw_out_ns != 0) {
+                g_sw_chunk.pairs[g_sw_pairs].out_ns = t->sw_out_ns;
+                g_sw_chunk.pairs[g_sw_pairs].in_ns = time;
+                t->sw_out_ns = 0;
+                if (++g_sw_pairs == HKRT_SW_BATCH)
+                    hkrt_switches_write(t);
+            }
+        } else if (rec.h.type == PERF_RECORD_LOST && size >= 24) {
+            t->sw_lost += rec.words[2]; /* id, then lost */
+            t->sw_out_ns = 0;           /* its switch-in may be among them */
+        }
+    }
+    __atomic_store_n(tail_at, tail, __ATOMIC_RELEASE);
+    if (closing && t->sw_out_ns != 0) {
+        g_sw_chunk.pairs[g_sw_pairs].out_ns = t->sw_out_ns;
+        g_sw_chunk.pairs[g_sw_pairs].in_ns = hkrt_monotonic_ns();
+        t->sw_out_ns = 0;
+        if (++g_sw_pairs == HKRT_SW_BATCH)
+            hkrt_switches_write(t);
+    }
+    hkrt_switches_write(t);
+}
+
+/* The thread's last read of its ring (its last chunks, before THREAD), and the ring's end. */
+static HKRT_FN void hkrt_switches_close(struct hkrt_thread *t)
+{
+    if (t->sw_ring == NULL || !hkrt_sw_lock(1))
+        return;
+    if (hkrt_file_ok())
+        hkrt_switches_read(t, 1);
+    for (struct hkrt_thread **p = &g.sw_threads; *p != NULL; p = &(*p)->sw_next)
+        if (*p == t) {
+            *p = t->sw_next;
+            break;
+        }
+    munmap(t->sw_ring, t->sw_ring_size);
+    close(t->sw_fd);
+    t->sw_ring = NULL;
+    hkrt_sw_unlock();
+}
+
+/* The writer's round: every ring, unless the file is being finished (then the finisher reads
+ * them, each thread before its THREAD chunk, and nothing may follow the CLOCK chunk). */
+static HKRT_FN void hkrt_switches_read_all(void)
+{
+    if (__atomic_load_n(&g.sw_threads, __ATOMIC_RELAXED) == NULL || !hkrt_sw_lock(0))
+        return;
+    for (struct hkrt_thread *t = g.sw_threads; t != NULL; t = t->sw_next) {
+        if (__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE) || !hkrt_file_ok())
+            break;
+        hkrt_switches_read(t, 0);
+    }
+    hkrt_sw_unlock();
+}
+
+/* A thread without a writer reads its own ring (from the slow path, its buffer just written). */
+static HKRT_FN void hkrt_switches_read_own(struct hkrt_thread *t)
+{
+    if (t->sw_ring == NULL || __atomic_load_n(&g.writer_running, __ATOMIC_RELAXED) ||
+        !hkrt_sw_lock(1))
+        return;
+    if (!__atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE) && hkrt_file_ok())
+        hkrt_switches_read(t, 0);
+    hkrt_sw_unlock();
+}
+
+/* A fork child: the rings it inherited watch the parent's threads. The forking thread, the
+ * child's only one, opens its own. */
+static HKRT_FN void hkrt_switches_after_fork(struct hkrt_thread *me)
+{
+    for (struct hkrt_thread *t = g.sw_threads; t != NULL; t = t->sw_next) {
+        munmap(t->sw_ring, t->sw_ring_size);
+        close(t->sw_fd);
+        t->sw_ring = NULL;
+    }
+    g.sw_threads = NULL;
+    __atomic_store_n(&g.sw_lock, 0, __ATOMIC_RELAXED);
+    g_sw_pairs = 0;
+    if (me->life == HKRT_THREAD_LIVE)
+        hkrt_switches_open(me);
+}
+
+#else /* no perf_event_open: no off-CPU time */
+
+static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t) { t->sw_ring = NULL; }
+static HKRT_FN void hkrt_switches_close(struct hkrt_thread *t) { (void)t; }
+static HKRT_FN void hkrt_switches_read_all(void) {}
+static HKRT_FN void hkrt_switches_read_own(struct hkrt_thread *t) { (void)t; }
+static HKRT_FN void hkrt_switches_after_fork(struct hkrt_thread *me) { (void)me; }
+
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* The writer                                                                               */
@@ -1756,11 +2073,20 @@ static HKRT_FN void *hkrt_writer_main(void *arg)
     t_self.life = HKRT_THREAD_DEAD;
     prctl(PR_SET_NAME, "hookcc-writer", 0, 0, 0);
     __atomic_store_n(&g.writer_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
+    uint64_t rings_read = 0; /* when the switch rings were last read (CLOCK_MONOTONIC ns) */
     for (;;) {
+        /* With switch rings to read (or to come: a thread may open one at any time), every
+         * HKRT_SW_PERIOD_NS, busy with buffers or not. */
+        int rings = __atomic_load_n(&g.sw_wanted, __ATOMIC_RELAXED);
+        if (rings && hkrt_monotonic_ns() - rings_read >= HKRT_SW_PERIOD_NS) {
+            hkrt_switches_read_all();
+            rings_read = hkrt_monotonic_ns();
+        }
         int seen = __atomic_load_n(&g.writer_wake, __ATOMIC_ACQUIRE);
         struct hkrt_thread *t = __atomic_exchange_n(&g.queue, NULL, __ATOMIC_ACQUIRE);
         if (t == NULL) {
-            hkrt_futex_wait(&g.writer_wake, seen, NULL);
+            struct timespec period = {0, HKRT_SW_PERIOD_NS};
+            hkrt_futex_wait(&g.writer_wake, seen, rings ? &period : NULL);
             continue;
         }
         while (t != NULL) {
@@ -2338,6 +2664,7 @@ static HKRT_COLD void hkrt_record_slow(void *word)
                     hkrt_profile_pause(t, &pause);
                 if (!g.profile && (wrote != 0 || g.min_duration_ns != 0) && hkrt_file_ok())
                     hkrt_write_chunk(HKT_CHUNK_PAUSE, t->tid, &pause, sizeof pause, NULL);
+                hkrt_switches_read_own(t);
             }
         }
     } else if (t->life == HKRT_THREAD_DEAD || !hkrt_thread_attach(t)) {
@@ -2611,6 +2938,10 @@ static HKRT_FN void hkrt_finish(int from_signal)
         hkrt_thread_final_chunks(t, upto, 0);
     }
 
+    /* A SWITCH chunk the writer is writing lands before the CLOCK chunk: it checks `finishing`
+     * under sw_lock before each. */
+    if (hkrt_sw_lock(1))
+        hkrt_sw_unlock();
     if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)
         hkrt_file_ready(); /* a fork child with only losses still says so */
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
@@ -2883,6 +3214,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     if (g.fd >= 0)
         close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
     g.fd = -1;
+    hkrt_switches_after_fork(me);
     __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);

@@ -25,6 +25,9 @@
  *      (trace_cct.h) instead of its records. Written only in that mode (a trace is still
  *      version 4), for the same reason as 4: an older reader would show a profile without
  *      calls.
+ *   Chunk type SWITCH (15), a thread's context switches (Linux perf), was added to version 4
+ *   without a new version: a reader that skips it shows every time as before, only without
+ *   the split into on-CPU and off-CPU time.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -73,6 +76,7 @@
 #define HKT_CHUNK_RING 12    /* HOOKCC_MODE=ring: a window of a thread's ring starts here */
 #define HKT_CHUNK_PROFILE 13 /* version 5, HOOKCC_MODE=profile: a thread's call-path tree */
 #define HKT_CHUNK_FOLDED 14  /* version 5, HOOKCC_MIN_DURATION: calls the records leave out */
+#define HKT_CHUNK_SWITCH 15  /* a thread's times switched out (Linux perf); optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -240,6 +244,23 @@ struct hkt_state {
     uint16_t pad;
 };
 
+/* Fixed part of a SWITCH payload: the thread was switched out (off CPU) from each pair's
+ * out_ns to its in_ns. Those are CLOCK_MONOTONIC ns (the kernel's perf timestamps); the anchor
+ * is one instant read on both clocks when the chunk was written, so a reader maps a time to
+ * ticks as anchor_ticks + (ns - anchor_ns) * ticks_per_second / 1e9 (docs/trace-format.md,
+ * "SWITCH"). (length - 24) / 16 pairs follow, in time order. */
+struct hkt_switch {
+    uint64_t anchor_ticks; /*  0: the trace's counter at the anchor */
+    uint64_t anchor_ns;    /*  8: CLOCK_MONOTONIC at the same instant */
+    uint64_t lost;         /* 16: switch records the kernel dropped (its ring was full) since
+                            *     the thread's previous SWITCH chunk */
+};
+
+struct hkt_switch_pair {
+    uint64_t out_ns; /* 0: switched out */
+    uint64_t in_ns;  /* 8: running again */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -274,6 +295,8 @@ _Static_assert(offsetof(struct hkt_state, off_next) == 60, "hkt_state.off_next")
 _Static_assert(offsetof(struct hkt_profile, nodes) == 32, "hkt_profile.nodes");
 _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_time");
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
+_Static_assert(sizeof(struct hkt_switch) == 24, "hkt_switch is 24 bytes");
+_Static_assert(sizeof(struct hkt_switch_pair) == 16, "hkt_switch_pair is 16 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
 _Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
 _Static_assert(sizeof(struct hkt_pause) == 16, "hkt_pause is 16 bytes");

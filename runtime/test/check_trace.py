@@ -21,7 +21,7 @@ MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
-CHUNK_PROFILE, CHUNK_FOLDED = 13, 14
+CHUNK_PROFILE, CHUNK_FOLDED, CHUNK_SWITCH = 13, 14, 15
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -199,6 +199,8 @@ class Thread:
         self.name = None
         self.sequence = None
         self.end = None  # tick of its END chunk: the thread ended on its own
+        self.switches = []  # (out_ns, in_ns) of its SWITCH chunks, CLOCK_MONOTONIC
+        self.switches_lost = 0
 
 
 class Trace:
@@ -392,6 +394,25 @@ class Trace:
                 if start > stop:
                     raise FormatError(f"{where}: PAUSE from {start} after to {stop}")
                 self.pauses += 1
+            elif ctype == CHUNK_SWITCH:
+                # Fixed part: anchor ticks, anchor ns, lost; then (out_ns, in_ns) pairs, in
+                # time order within the thread.
+                if length < 24 or (length - 24) % 16 or tid == 0:
+                    raise FormatError(f"{where}: SWITCH payload of {length} bytes, thread {tid}")
+                t = thread(tid)
+                if t.sequence is not None:
+                    raise FormatError(f"{where}: SWITCH chunk after thread {tid}'s THREAD chunk")
+                anchor_ticks, anchor_ns, lost = struct.unpack_from(e + "3Q", payload, 0)
+                if anchor_ns == 0:
+                    raise FormatError(f"{where}: SWITCH chunk without an anchor")
+                t.switches_lost += lost
+                for i in range((length - 24) // 16):
+                    out_ns, in_ns = struct.unpack_from(e + "2Q", payload, 24 + 16 * i)
+                    last = t.switches[-1][1] if t.switches else 0
+                    if not last <= out_ns <= in_ns:
+                        raise FormatError(f"{where}: switch {i} from {out_ns} to {in_ns} ns is "
+                                          f"out of order (the thread's last ended at {last})")
+                    t.switches.append((out_ns, in_ns))
             elif ctype == CHUNK_CLOCK:
                 if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")
@@ -568,6 +589,16 @@ def check(trace, args, variables):
         first = [t for t in trace.threads if t.sequence == 1]
         expect(len(first) == 1 and first[0].name == args.first_thread,
                f"thread 1 is {[t.name for t in first]}, expected {args.first_thread!r}")
+    for spec in args.switched_out_ms:
+        # NAME=MS: the thread named NAME was switched out at least MS ms in all.
+        name, _, ms = spec.partition("=")
+        ts = [t for t in trace.threads if t.name == name]
+        out_ns = sum(b - a for t in ts for a, b in t.switches)
+        expect(len(ts) == 1 and out_ns >= float(ms) * 1e6,
+               f"thread {name!r}: switched out {out_ns / 1e6:.3f} ms, expected at least {ms}")
+    if args.no_switches:
+        n = sum(len(t.switches) for t in trace.threads)
+        expect(n == 0, f"{n} context switches in SWITCH chunks, expected none")
     if args.exe_suffix is not None:
         expect(trace.exe is not None and trace.exe.endswith(args.exe_suffix),
                f"EXE path {trace.exe!r} does not end with {args.exe_suffix!r}")
@@ -636,6 +667,9 @@ def main():
     p.add_argument("--first-thread", metavar="NAME")
     p.add_argument("--ended-threads", type=int, help="threads with an END chunk")
     p.add_argument("--exe-suffix")
+    p.add_argument("--switched-out-ms", action="append", default=[], metavar="NAME=MS",
+                   help="thread NAME's SWITCH chunks add up to at least MS ms switched out")
+    p.add_argument("--no-switches", action="store_true", help="no SWITCH chunk has a switch")
     p.add_argument("--entries", action="append", default=[], metavar="NAME=N")
     p.add_argument("--balanced", action="store_true")
     p.add_argument("--overhead", action="store_true",

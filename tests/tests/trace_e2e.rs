@@ -789,11 +789,14 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
+    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
+    // trace's report would have four columns more (the off-CPU split is tested on its own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
-            .env("HOOKCC_PACK", "0"),
+            .env("HOOKCC_PACK", "0")
+            .env("HOOKCC_SWITCHES", "0"),
     );
     let folded = d.join("folded.hktrace");
     run_ok(
@@ -1032,11 +1035,14 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
+    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
+    // trace's report would have four columns more (the off-CPU split is tested on its own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
-            .env("HOOKCC_PACK", "0"),
+            .env("HOOKCC_PACK", "0")
+            .env("HOOKCC_SWITCHES", "0"),
     );
     let kept = d.join("kept.hktrace");
     run_ok(
@@ -1487,4 +1493,273 @@ fn a_ring_is_read_out_of_the_core_of_a_program_that_hung() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The runtime's one line when the kernel refuses the threads' perf events (a
+/// perf_event_paranoid above 2, or a container's seccomp profile).
+const SWITCHES_REFUSED: &str = "hookcc: context switches are not recorded:";
+
+/// A CSV cell of the row of `function` (the report's header names the columns).
+fn csv_cell(csv: &str, function: &str, column: &str) -> f64 {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("CSV header").split(',').collect();
+    let at = header
+        .iter()
+        .position(|c| *c == column)
+        .unwrap_or_else(|| panic!("no column {column} in the report:\n{csv}"));
+    let row = lines
+        .find(|l| l.split(',').next() == Some(function))
+        .unwrap_or_else(|| panic!("no row of {function} in the report:\n{csv}"));
+    row.split(',').nth(at).unwrap().parse().unwrap()
+}
+
+/// The number after `label ` in the program's line, e.g. `waited 200.4 ms`.
+fn printed_ms(stdout: &str, label: &str) -> f64 {
+    let rest = &stdout[stdout
+        .find(label)
+        .unwrap_or_else(|| panic!("{label}: {stdout}"))
+        + label.len()..];
+    rest.trim_start()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Issue 24 item 4: a thread blocked in a futex (pthread_cond_wait until another thread
+/// signals, 200 ms later) or in nanosleep shows that time as off-CPU time of the function
+/// that blocked; a spinning function's on-CPU time is the CPU time the kernel counted for it.
+/// Where the kernel refuses the perf events, the runtime says so once and the report keeps
+/// its old columns.
+#[test]
+fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "offcpu",
+        &["offcpu.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let trace = dir.path().join("offcpu.hktrace");
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    if stderr.contains(SWITCHES_REFUSED) {
+        eprintln!(
+            "SKIPPED the off-CPU figures: this kernel refuses the perf events ({}); checking \
+             the refusal instead",
+            stderr.trim()
+        );
+        assert_eq!(
+            stderr.matches(SWITCHES_REFUSED).count(),
+            1,
+            "said once: {stderr}"
+        );
+        assert!(
+            csv.starts_with(
+                "function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"
+            ),
+            "no switches, no new columns:\n{csv}"
+        );
+        return;
+    }
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+    let ms = |function: &str, column: &str| csv_cell(&csv, function, column) / 1e6;
+    for (function, label) in [
+        ("wait_for_signal", "waited"),
+        ("sleep_in_nanosleep", "slept"),
+    ] {
+        let real = printed_ms(&stdout, label);
+        let (inclusive, offcpu) = (
+            ms(function, "inclusive_ns"),
+            ms(function, "inclusive_offcpu_ns"),
+        );
+        assert!(real >= 199.0, "{function} blocked {real} ms: {stdout}");
+        // Off-CPU: all of the blocked time but the few µs around the system call.
+        assert!(
+            (offcpu - real).abs() <= real * 0.05 && offcpu <= inclusive,
+            "{function}: {offcpu} ms off the CPU of {inclusive} ms, blocked {real} ms:\n{csv}"
+        );
+        assert_eq!(
+            ms(function, "exclusive_offcpu_ns"),
+            offcpu,
+            "{function} has no callees: all of it exclusive:\n{csv}"
+        );
+        assert!(
+            ms(function, "inclusive_oncpu_ns") < 5.0,
+            "{function} ran under 5 ms:\n{csv}"
+        );
+    }
+    // The spin's on-CPU time is the CPU time its thread got; the rest of its wall-clock time
+    // (preemption on a busy machine) is off-CPU. Raw times: the kernel's CPU time includes
+    // the hooks' own (2 million calls of now_ms), which compensation takes out.
+    let raw = String::from_utf8_lossy(
+        &run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .args(["--format=csv", "--no-compensation"]),
+        )
+        .stdout,
+    )
+    .into_owned();
+    let raw_ms = |function: &str, column: &str| csv_cell(&raw, function, column) / 1e6;
+    let (cpu, spun) = (
+        printed_ms(&stdout, "on the CPU"),
+        printed_ms(&stdout, "spun"),
+    );
+    let (oncpu, offcpu) = (
+        raw_ms("spin", "inclusive_oncpu_ns"),
+        raw_ms("spin", "inclusive_offcpu_ns"),
+    );
+    let csv = raw;
+    assert!(
+        (oncpu - cpu).abs() <= (cpu * 0.05).max(2.0),
+        "spin: {oncpu} ms on the CPU in the report, {cpu} ms of CPU time by the kernel:\n{csv}"
+    );
+    assert!(
+        (oncpu + offcpu - spun).abs() <= 2.0,
+        "spin: on + off = its time {spun} ms:\n{csv}"
+    );
+    // main's own code never blocked for long; its inclusive off-CPU time holds its callees'.
+    assert!(ms("main", "exclusive_offcpu_ns") < 20.0, "main:\n{csv}");
+    assert!(
+        ms("main", "inclusive_offcpu_ns")
+            >= ms("wait_for_signal", "inclusive_offcpu_ns")
+                + ms("sleep_in_nanosleep", "inclusive_offcpu_ns"),
+        "main's inclusive off-CPU time holds its callees':\n{csv}"
+    );
+    // The same columns in the text and JSON formats, and the summary says how many switches.
+    let text =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
+    assert!(
+        text.contains("inclusive_offcpu_ns") && text.contains("context switches: "),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=json")).stdout,
+    )
+    .unwrap();
+    let wait = json["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["function"] == "wait_for_signal")
+        .expect("wait_for_signal in the JSON report");
+    assert_eq!(
+        wait["exclusive_offcpu_ns"].as_f64().unwrap() / 1e6,
+        ms("wait_for_signal", "exclusive_offcpu_ns")
+    );
+    assert!(
+        json["summary"]["context_switches"].as_u64().unwrap() >= 3,
+        "{json}"
+    );
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
+    assert!(info.contains("context switches:"), "{info}");
+
+    // HOOKCC_SWITCHES=0: no switches, and the report's columns are the old ones.
+    let quiet = dir.path().join("quiet.hktrace");
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &quiet)
+            .env("HOOKCC_SWITCHES", "0"),
+    );
+    assert!(out.stderr.is_empty());
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&quiet).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    assert!(
+        csv.starts_with("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"),
+        "{csv}"
+    );
+}
+
+/// Where the kernel refuses the perf events (here: `perf_event_open` made to fail with EACCES
+/// by a preloaded `syscall`, as a perf_event_paranoid of 3 or a container's seccomp profile
+/// would), the runtime says so once, for all the program's threads, naming the paranoia
+/// level, and the trace and its report are as without switches.
+#[test]
+fn a_refused_perf_event_is_said_once_and_the_trace_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("noperf.c"),
+        r#"#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (number == SYS_perf_event_open) {
+        errno = EACCES;
+        return -1;
+    }
+    long (*real)(long, ...) = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+    return real(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+"#,
+    )
+    .unwrap();
+    run_ok(std::process::Command::new("clang-19").current_dir(d).args([
+        "-shared",
+        "-fPIC",
+        "-O1",
+        "noperf.c",
+        "-o",
+        "libnoperf.so",
+        "-ldl",
+    ]));
+    let program = build_traced(d, "offcpu", &["offcpu.c"], &["-O1", "-pthread"], false);
+    let trace = d.join("refused.hktrace");
+    // Short waits: only the notice and the trace's shape matter here.
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .args(["20", "10"])
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("LD_PRELOAD", d.join("libnoperf.so")),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "one line for the program's two threads:\n{stderr}"
+    );
+    assert!(
+        stderr.starts_with(SWITCHES_REFUSED)
+            && stderr.contains("perf_event_open")
+            && stderr.contains("Permission denied")
+            && stderr.contains("/proc/sys/kernel/perf_event_paranoid is ")
+            && stderr.contains("HOOKCC_SWITCHES=0"),
+        "{stderr}"
+    );
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    assert!(
+        csv.starts_with("function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"),
+        "{csv}"
+    );
+    assert_eq!(csv_cell(&csv, "wait_for_signal", "calls"), 1.0);
 }

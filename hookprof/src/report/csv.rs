@@ -6,12 +6,15 @@
 //! thread), or its Linux TID when the trace has no THREAD chunk for it. `avg` is the mean
 //! inclusive time per call; `percent` is the row's share of the total exclusive time of
 //! all rows, with two decimals. With `--percentiles`, three more columns
-//! `p50_ns,p90_ns,p99_ns`: percentiles of the inclusive time of a single call. With
+//! `p50_ns,p90_ns,p99_ns`: percentiles of the inclusive time of a single call. When the
+//! trace has the threads' context switches (Linux), four more columns
+//! `inclusive_oncpu_ns,inclusive_offcpu_ns,exclusive_oncpu_ns,exclusive_offcpu_ns`: each time
+//! split into the part the thread ran and the part it was switched out. With
 //! `--callers`, a last column `callers`: `caller×calls` separated by `;`, most calls first. No summary line: it is in the text and JSON formats.
 
 use std::io;
 
-use super::{percent, time_columns, FlatReport, ReportFormat};
+use super::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
 
 pub struct CsvFormat;
 
@@ -38,6 +41,10 @@ impl ReportFormat for CsvFormat {
             let u = report.summary.unit.suffix();
             header.extend(["p50", "p90", "p99"].map(|p| format!("{p}_{u}")));
         }
+        let cpu = report.summary.switches.is_some();
+        if cpu {
+            header.extend(cpu_columns(report.summary.unit.suffix()));
+        }
         let callers = report.has_callers();
         if callers {
             header.push("callers".to_string());
@@ -60,6 +67,9 @@ impl ReportFormat for CsvFormat {
             ]);
             if percentiles {
                 record.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
+            }
+            if cpu {
+                record.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
             }
             if callers {
                 record.push(FlatReport::callers_text(r, ";"));

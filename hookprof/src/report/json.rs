@@ -1,13 +1,16 @@
 //! One JSON object: `{"summary": {...}, "threads": [...], "functions": [...]}`. Time fields
 //! are named `*_ns`, or `*_ticks` when the trace has no clock rate (`summary.unit` says
-//! which).
+//! which). When the trace has the threads' context switches (Linux), the summary has
+//! `context_switches` and `context_switches_dropped`, and every function the four on-CPU and
+//! off-CPU times (`inclusive_oncpu_ns`, `inclusive_offcpu_ns`, `exclusive_oncpu_ns`,
+//! `exclusive_offcpu_ns`).
 
 use std::io;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use super::{FlatReport, ReportFormat, Row, Summary, ThreadLine};
+use super::{cpu_columns, FlatReport, ReportFormat, Row, Summary, ThreadLine};
 
 pub struct JsonFormat;
 
@@ -69,6 +72,10 @@ impl Serialize for SummaryJson<'_> {
             &format!("total_exclusive_{}", s.unit.suffix()),
             &s.total_exclusive,
         )?;
+        if let Some((switches, dropped)) = s.switches {
+            map.serialize_entry("context_switches", &switches)?;
+            map.serialize_entry("context_switches_dropped", &dropped)?;
+        }
         map.end()
     }
 }
@@ -117,6 +124,11 @@ impl Serialize for RowJson<'_> {
             map.serialize_entry(&format!("p50_{u}"), &p50)?;
             map.serialize_entry(&format!("p90_{u}"), &p90)?;
             map.serialize_entry(&format!("p99_{u}"), &p99)?;
+        }
+        if let Some(times) = r.cpu_columns() {
+            for (name, value) in cpu_columns(u).iter().zip(times) {
+                map.serialize_entry(name, &value)?;
+            }
         }
         if let Some(callers) = &r.callers {
             let list: Vec<serde_json::Value> = callers

@@ -84,6 +84,9 @@ pub struct Summary {
     pub compensation: Option<(u64, u64)>,
     /// Sum of the exclusive column, in `unit`.
     pub total_exclusive: u64,
+    /// The trace has the threads' context switches (SWITCH chunks): the switches, and the
+    /// switch records the kernel dropped. Rows then have [`Row::offcpu`].
+    pub switches: Option<(u64, u64)>,
     /// One entry per thread, in report order.
     pub thread_list: Vec<ThreadLine>,
 }
@@ -128,7 +131,45 @@ pub struct Row {
     /// With `--callers`: who called the function and how often, most calls first;
     /// `<spontaneous>` for calls at the bottom of a thread's stack.
     pub callers: Option<Vec<(String, u64)>>,
+    /// When the trace has context switches ([`Summary::switches`]): how much of the
+    /// inclusive and the exclusive time the thread was off the CPU.
+    pub offcpu: Option<OffCpu>,
     exclusive_ticks: u64,
+}
+
+/// Of a row's times, the part its thread spent switched out (blocked or preempted), in the
+/// summary's unit. On-CPU time is the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OffCpu {
+    pub inclusive: u64,
+    pub exclusive: u64,
+}
+
+impl Row {
+    /// The on-CPU and off-CPU columns, in their order: `inclusive_oncpu`, `inclusive_offcpu`,
+    /// `exclusive_oncpu`, `exclusive_offcpu`; `None` without context switches.
+    pub fn cpu_columns(&self) -> Option<[u64; 4]> {
+        self.offcpu.map(|o| {
+            [
+                self.inclusive.saturating_sub(o.inclusive),
+                o.inclusive,
+                self.exclusive.saturating_sub(o.exclusive),
+                o.exclusive,
+            ]
+        })
+    }
+}
+
+/// Names of the on-CPU and off-CPU columns ([`Row::cpu_columns`]) for a unit's suffix
+/// ([`Unit::suffix`]).
+pub fn cpu_columns(u: &str) -> [String; 4] {
+    [
+        "inclusive_oncpu",
+        "inclusive_offcpu",
+        "exclusive_oncpu",
+        "exclusive_offcpu",
+    ]
+    .map(|c| format!("{c}_{u}"))
 }
 
 /// The order of the rows (`hookprof report --sort`), largest first except by name.
@@ -176,7 +217,14 @@ impl FlatReport {
                     .get(&address)
                     .cloned()
                     .unwrap_or_else(|| hex_name(address));
-                rows.push((group, row(unit, thread, function, address, stats)));
+                let mut r = row(unit, thread, function, address, stats);
+                if s.has_switches {
+                    r.offcpu = Some(OffCpu {
+                        inclusive: unit.convert(stats.inclusive_offcpu_ticks),
+                        exclusive: unit.convert(stats.exclusive_offcpu_ticks),
+                    });
+                }
+                rows.push((group, r));
             }
         };
         if per_thread {
@@ -244,6 +292,7 @@ impl FlatReport {
                     .filter(|_| s.compensated)
                     .map(|o| (unit.convert(o.self_ticks), unit.convert(o.child_ticks))),
                 total_exclusive,
+                switches: s.has_switches.then_some((s.switches, s.switches_lost)),
                 thread_list,
             },
             per_thread,
@@ -389,6 +438,14 @@ impl FlatReport {
                 s.unit.suffix()
             ));
         }
+        if let Some((switches, lost)) = s.switches {
+            line.push_str(&format!(", context switches: {switches}"));
+            if lost != 0 {
+                line.push_str(&format!(
+                    " ({lost} more dropped by the kernel: off-CPU times are lower bounds)"
+                ));
+            }
+        }
         if !s.complete {
             line.push_str(", trace incomplete");
         }
@@ -413,6 +470,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         closed_at_end: s.closed_at_end,
         percentiles: None,
         callers: None,
+        offcpu: None,
         exclusive_ticks: s.exclusive_ticks,
     }
 }

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use super::{percent, time_columns, FlatReport, ReportFormat};
+use super::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
 
 pub struct TextFormat;
 
@@ -26,6 +26,10 @@ impl ReportFormat for TextFormat {
         if percentiles {
             header.extend(["p50".into(), "p90".into(), "p99".into()]);
         }
+        let cpu = report.summary.switches.is_some();
+        if cpu {
+            header.extend(cpu_columns(report.summary.unit.suffix()));
+        }
         let mut lines: Vec<Vec<String>> = report
             .rows
             .iter()
@@ -45,6 +49,9 @@ impl ReportFormat for TextFormat {
                 ]);
                 if percentiles {
                     cells.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
+                }
+                if cpu {
+                    cells.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
                 }
                 cells
             })
