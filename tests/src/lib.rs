@@ -208,7 +208,9 @@ pub fn build_shlib_program(dir: &Path) -> PathBuf {
 }
 
 /// Runs `program` with its trace going to `dir/<name>.hktrace`; returns the trace path and the
-/// program's stdout.
+/// program's stdout. Without context switches (HOOKCC_SWITCHES=0): a switch, which a loaded
+/// machine makes at random, adds the report's on/off-CPU columns, which the tests of other
+/// things do not expect (the off-CPU tests run their programs themselves).
 pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, String) {
     let trace = dir.join(format!(
         "{}.hktrace",
@@ -221,7 +223,9 @@ pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, Stri
     } else {
         Command::new(program)
     };
-    cmd.current_dir(dir).env("HOOKCC_OUTPUT", &trace);
+    cmd.current_dir(dir)
+        .env("HOOKCC_OUTPUT", &trace)
+        .env("HOOKCC_SWITCHES", "0");
     let out = run_ok(&mut cmd);
     assert!(
         trace.is_file(),
