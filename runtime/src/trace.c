@@ -419,8 +419,9 @@ static HKRT_FN int hkrt_parse_u64(const char *s, uint64_t *out)
     return 1;
 }
 
-/* Parses a duration: a decimal number followed by ns, us, ms or s ("5us"); 0 on garbage. */
-static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
+/* The decimal number s starts with, in *v; returns what follows it, or NULL if there is none
+ * or it overflows. */
+static HKRT_FN const char *hkrt_parse_leading_u64(const char *s, uint64_t *v)
 {
     char digits[32];
     size_t n = 0;
@@ -429,10 +430,16 @@ static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
         n++;
     }
     digits[n] = '\0';
+    return hkrt_parse_u64(digits, v) ? s + n : NULL;
+}
+
+/* Parses a duration: a decimal number followed by ns, us, ms or s ("5us"); 0 on garbage. */
+static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
+{
     uint64_t v, unit;
-    if (!hkrt_parse_u64(digits, &v))
+    const char *u = hkrt_parse_leading_u64(s, &v);
+    if (u == NULL)
         return 0;
-    const char *u = s + n;
     if (strcmp(u, "ns") == 0)
         unit = 1;
     else if (strcmp(u, "us") == 0)
@@ -454,17 +461,10 @@ static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
  * overflow. */
 static HKRT_FN int hkrt_parse_size(const char *s, uint64_t *out)
 {
-    char digits[32];
-    size_t n = 0;
-    while (s[n] >= '0' && s[n] <= '9' && n < sizeof digits - 1) {
-        digits[n] = s[n];
-        n++;
-    }
-    digits[n] = '\0';
     uint64_t v, unit = 1;
-    if (!hkrt_parse_u64(digits, &v))
+    const char *suffix = hkrt_parse_leading_u64(s, &v);
+    if (suffix == NULL)
         return 0;
-    const char *suffix = s + n;
     static const char units[] = "kmgt";
     for (int i = 0; units[i] != '\0'; i++)
         if (suffix[0] == units[i] || suffix[0] == units[i] - ('a' - 'A')) {
@@ -2291,9 +2291,11 @@ static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
 }
 
 /* Folds n of t's records into its tree (hkrt_write_packed's place in this mode). */
-static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n)
+/* Folds n of t's records into its tree, under its tree lock; counts and returns the records
+ * the tree had no room for. */
+static HKRT_FN uint64_t hkrt_fold_into_tree(struct hkrt_thread *t, const struct hkt_record *r,
+                                            uint64_t n)
 {
-    n = hkrt_window_cut(t, r, n);
     struct hkt_cct *c = &t->cct;
     if (c->grow == NULL)
         hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
@@ -2303,6 +2305,13 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
     lost = c->lost - lost;
     hkrt_tree_unlock(t);
     hkrt_count_lost(t, lost);
+    return lost;
+}
+
+static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n)
+{
+    n = hkrt_window_cut(t, r, n);
+    uint64_t lost = hkrt_fold_into_tree(t, r, n);
     __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
     return n;
 }
@@ -2382,15 +2391,7 @@ static HKRT_FN uint64_t hkrt_min_ticks(void)
 static HKRT_FN uint64_t hkrt_fold_and_keep(struct hkrt_thread *t, struct hkt_record *r,
                                            uint64_t n)
 {
-    struct hkt_cct *c = &t->cct;
-    if (c->grow == NULL)
-        hkt_cct_init(c, hkrt_cct_grow, g.profile_nodes);
-    hkrt_tree_lock(t);
-    uint64_t lost = c->lost;
-    hkt_cct_fold(c, r, (size_t)n);
-    lost = c->lost - lost;
-    hkrt_tree_unlock(t);
-    hkrt_count_lost(t, lost);
+    hkrt_fold_into_tree(t, r, n);
     if (t->keep.grow == NULL)
         hkt_keep_init(&t->keep, hkrt_cct_grow, 0);
     t->keep.min_ticks = hkrt_min_ticks();
