@@ -728,13 +728,34 @@ pub fn speedscope_file(
 /// Compares the flat profiles of two traces ([`report::diff`]): `csv` for CSV, else aligned
 /// text; `top` keeps the N largest changes. Returns the output and the warnings of both
 /// traces (each prefixed with its trace).
+/// How `hookprof diff` writes.
+#[derive(Clone, Copy, Debug)]
+pub enum DiffFormat<'a> {
+    Text,
+    Csv,
+    Markdown,
+    /// The regression gate's verdict (Markdown): the functions breaking `rules`.
+    Gate {
+        rules: &'a [report::diff::Rule],
+        min_time_ns: u64,
+    },
+}
+
+/// What `hookprof diff` made: its output, the warnings to show, and how many functions broke
+/// the gate's rules.
+pub struct DiffOutput {
+    pub bytes: Vec<u8>,
+    pub warnings: Vec<String>,
+    pub breaches: usize,
+}
+
 pub fn diff_files(
     a: &Path,
     b: &Path,
     exe: [Option<&Path>; 2],
-    csv: bool,
+    format: DiffFormat,
     top: Option<usize>,
-) -> Result<(Vec<u8>, Vec<String>), Error> {
+) -> Result<DiffOutput, Error> {
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     for (path, exe) in [a, b].into_iter().zip(exe) {
@@ -761,13 +782,35 @@ pub fn diff_files(
     }
     let diff = report::diff::Diff::new(&reports[0], &reports[1]);
     let mut bytes = Vec::new();
-    if csv {
-        diff.write_csv(top, &mut bytes)
-    } else {
-        diff.write_text(top, &mut bytes)
+    let mut breaches = 0;
+    match format {
+        DiffFormat::Text => diff.write_text(top, &mut bytes),
+        DiffFormat::Csv => diff.write_csv(top, &mut bytes),
+        DiffFormat::Markdown => diff.write_markdown(top, &mut bytes),
+        DiffFormat::Gate { rules, min_time_ns } => {
+            let needs_ns = min_time_ns > 0
+                || rules.iter().any(|r| {
+                    r.metric != report::diff::Metric::Calls
+                        && matches!(r.limit, report::diff::Limit::Amount(_))
+                });
+            if needs_ns && matches!(ua, report::Unit::Ticks) {
+                return Err(Error::Unsupported {
+                    path: a.to_path_buf(),
+                    message: "the traces have no clock rate: --min-time and time limits need \
+                              nanoseconds (use percentages and calls)"
+                        .to_string(),
+                });
+            }
+            diff.write_gate(rules, min_time_ns, top, &mut bytes)
+                .map(|n| breaches = n)
+        }
     }
     .expect("writing to a Vec cannot fail");
-    Ok((bytes, warnings))
+    Ok(DiffOutput {
+        bytes,
+        warnings,
+        breaches,
+    })
 }
 
 /// Writes a gmon.out for GNU gprof from `trace_path` ([`report::gmon`]). Returns the

@@ -451,6 +451,90 @@ fn diff_matches_functions_by_name_across_builds() {
     assert!(text.trim_end().ends_with("delta 0 (0.0%)"), "{text}");
 }
 
+/// The regression gate on real runs (tests/programs/regress.c): a build whose spin() takes 10
+/// times as long fails `--fail-if 'exclusive > +400%'` with exit status 3 and a Markdown table
+/// naming spin; a rebuild of the same source passes (exit 0, "no regression"). tiny()'s calls
+/// tripled in the regressed build: `calls > +50%` flags it, unless --min-time leaves its
+/// sub-millisecond time out as noise.
+#[test]
+fn diff_fail_if_gates_a_planted_regression_and_passes_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = |name: &str, flags: &[&str]| {
+        let program = build_traced(dir.path(), name, &["regress.c"], flags, false);
+        run_traced(dir.path(), &program, &[]).0
+    };
+    let base = trace("base", &["-O0"]);
+    let rebuild = trace("rebuild", &["-O0"]);
+    let regressed = trace("regressed", &["-O0", "-DREGRESS"]);
+    let gate = |new: &Path, extra: &[&str]| {
+        let out = hookprof()
+            .arg("diff")
+            .arg(&base)
+            .arg(new)
+            .args(["--fail-if", "exclusive > +400%", "--fail-if=calls > +50%"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+
+    let (code, text) = gate(&regressed, &["--min-time", "1ms"]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: 1 regression\n"),
+        "{text}"
+    );
+    let breach = text
+        .lines()
+        .find(|l| l.starts_with("| `spin` | `exclusive > +400%` |"))
+        .unwrap_or_else(|| panic!("no breach of spin:\n{text}"));
+    let change: f64 = breach
+        .rsplit('|')
+        .nth(1)
+        .and_then(|c| c.trim().strip_prefix('+')?.strip_suffix('%')?.parse().ok())
+        .unwrap_or_else(|| panic!("{breach}"));
+    assert!(change > 400.0, "{breach}");
+    assert!(!text.contains("| `tiny` | `calls"), "{text}");
+
+    // Without the minimum time, tiny()'s tripled calls break the calls rule (and functions of
+    // a few hundred nanoseconds, such as work()'s own time, may break the time rule by noise:
+    // what --min-time is for).
+    let (code, text) = gate(&regressed, &[]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("| `tiny` | `calls > +50%` | 1 | 3 | +200.0% |"),
+        "{text}"
+    );
+
+    let (code, text) = gate(&rebuild, &["--min-time", "1ms"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: no regression\n"),
+        "{text}"
+    );
+
+    // A bad rule is a usage error that says what a rule is.
+    let out = hookprof()
+        .arg("diff")
+        .arg(&base)
+        .arg(&rebuild)
+        .args(["--fail-if", "exclusive >> 10%"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a rule is METRIC > +LIMIT"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn gprof_reads_the_gmon_out() {
     let Some(gprof) = system_tool("gprof", "binutils") else {
