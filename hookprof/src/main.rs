@@ -546,6 +546,10 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
+    /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
+    /// of a test suite): each its own process, aligned on the wall clock each trace recorded.
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
     /// perfetto for an output name ending in .pftrace or .perfetto-trace (before any .gz),
     /// else json. An output name ending in .gz is gzip-compressed (both formats).
@@ -1085,15 +1089,27 @@ fn main() -> ExitCode {
         Command::Pfp(args) => pfp(args),
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
-        Command::Timeline(args) => stream_view(&args.view, |o, out| {
-            let options = ViewOptions {
-                size_limit: args.size.limit(&args.view),
-                ..o.clone()
-            };
-            maybe_gzip(gzipped(&args.view), out, |out| {
-                hookprof::timeline_file(&args.view.trace, &options, args.format(), out)
+        Command::Timeline(args) => {
+            let traces: Vec<PathBuf> = std::iter::once(&args.view.trace)
+                .chain(&args.more)
+                .cloned()
+                .collect();
+            let more_checked = args
+                .more
+                .iter()
+                .try_for_each(|t| check_output(t, args.view.output.as_ref()));
+            more_checked.and_then(|()| {
+                stream_view(&args.view, |o, out| {
+                    let options = ViewOptions {
+                        size_limit: args.size.limit(&args.view),
+                        ..o.clone()
+                    };
+                    maybe_gzip(gzipped(&args.view), out, |out| {
+                        hookprof::timeline_files(&traces, &options, args.format(), out)
+                    })
+                })
             })
-        }),
+        }
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)
         }),

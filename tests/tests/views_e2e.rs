@@ -535,6 +535,140 @@ fn diff_fail_if_gates_a_planted_regression_and_passes_a_rebuild() {
     );
 }
 
+/// Five processes on one timeline (tests/programs/family.c: a parent that forks four children
+/// one after another, waiting for each): `hookprof timeline` of the five traces names each
+/// process by its pid, gives each child its calls, and puts each child's calls inside the
+/// parent's run_child() call that forked it, on the wall clock the traces recorded (raw
+/// times: compensation takes the hooks' time out of each trace, which moves its later calls
+/// earlier). The Perfetto trace of the same five has the same slices per process.
+#[test]
+fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "family", &["family.c"], &["-O1"], false);
+    let (_, stdout) = run_traced(dir.path(), &program, &[]);
+    let mut pids = BTreeMap::new(); // pid -> "parent" or "child i"
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        match f[..] {
+            ["parent", pid] => pids.insert(pid.parse::<u64>().unwrap(), None),
+            ["child", i, pid] => {
+                pids.insert(pid.parse().unwrap(), Some(i.parse::<usize>().unwrap()))
+            }
+            _ => panic!("{line}"),
+        };
+    }
+    assert_eq!(pids.len(), 5, "{stdout}");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 5, "{traces:?}");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = vec!["timeline".into(), "--no-compensation".into()];
+        a.extend(traces.iter().map(|t| t.display().to_string()));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let json = {
+        let a = args(&[]);
+        view(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().unwrap();
+    let mut named = BTreeMap::new();
+    // Per pid: (function, B time) in file order.
+    let mut calls: BTreeMap<u64, Vec<(String, f64, f64)>> = BTreeMap::new();
+    let mut open: BTreeMap<(u64, u64), Vec<(String, f64)>> = BTreeMap::new();
+    for e in events {
+        let pid = e["pid"].as_u64().unwrap();
+        match e["ph"].as_str().unwrap() {
+            "M" if e["name"] == "process_name" => {
+                named.insert(pid, e["args"]["name"].as_str().unwrap().to_string());
+            }
+            "B" => open
+                .entry((pid, e["tid"].as_u64().unwrap()))
+                .or_default()
+                .push((
+                    e["name"].as_str().unwrap().to_string(),
+                    e["ts"].as_f64().unwrap(),
+                )),
+            "E" => {
+                let (name, begin) = open
+                    .get_mut(&(pid, e["tid"].as_u64().unwrap()))
+                    .and_then(Vec::pop)
+                    .expect("an E event closes a B event");
+                calls
+                    .entry(pid)
+                    .or_default()
+                    .push((name, begin, e["ts"].as_f64().unwrap()));
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        named.keys().copied().collect::<Vec<_>>(),
+        pids.keys().copied().collect::<Vec<_>>()
+    );
+    assert!(named.values().all(|n| n.ends_with("/family")), "{named:?}");
+    let parent = *pids.iter().find(|(_, role)| role.is_none()).unwrap().0;
+    let forks: Vec<(f64, f64)> = calls[&parent]
+        .iter()
+        .filter(|c| c.0 == "run_child")
+        .map(|c| (c.1, c.2))
+        .collect();
+    assert_eq!(forks.len(), 4, "{:?}", calls[&parent]);
+    for (&pid, role) in &pids {
+        let Some(i) = *role else { continue };
+        let work: Vec<&(String, f64, f64)> =
+            calls[&pid].iter().filter(|c| c.0 == "child_work").collect();
+        assert_eq!(work.len(), i + 1, "child {i}'s calls: {:?}", calls[&pid]);
+        // Its calls happen between the parent's fork and its wait: inside run_child(i).
+        let (begin, end) = forks[i];
+        for c in &work {
+            assert!(
+                begin <= c.1 && c.2 <= end,
+                "child {i}: child_work at {}..{} µs, outside run_child at {begin}..{end} µs",
+                c.1,
+                c.2
+            );
+        }
+    }
+
+    // The Perfetto trace: what trace_processor's import needs (a process track for each pid),
+    // and the JSON's slices.
+    let pftrace = dir.path().join("family.pftrace");
+    let a = args(&["-o", pftrace.to_str().unwrap()]);
+    view(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let json_file = dir.path().join("family.json");
+    std::fs::write(&json_file, &json).unwrap();
+    if let Some(out) = check_perfetto(&pftrace, Some(&json_file)) {
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{report}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(report.lines().count(), 5, "one thread per process: {report}");
+    }
+    // A clock-less or unreadable second trace is refused, naming it.
+    let junk = dir.path().join("junk.hktrace");
+    std::fs::write(&junk, b"not a trace").unwrap();
+    let out = hookprof()
+        .arg("timeline")
+        .arg(&traces[0])
+        .arg(&junk)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("junk.hktrace"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn gprof_reads_the_gmon_out() {
     let Some(gprof) = system_tool("gprof", "binutils") else {
