@@ -633,6 +633,9 @@ struct ReplayArgs {
 struct FlameArgs {
     #[command(flatten)]
     view: ViewArgs,
+    /// More traces: each trace's stacks under a `program [pid]` frame of its own.
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// Folded stacks (text) or an SVG flame graph.
     #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
     format: FlameFormatArg,
@@ -1007,6 +1010,14 @@ fn info(args: &InfoArgs) -> Result<()> {
 
 /// Runs a view that writes as it goes: to standard output, or to a temporary file beside
 /// FILE renamed to FILE once complete, so that an error never leaves a truncated file.
+/// The view's trace and the MORE traces after it, none of them the output.
+fn with_more(view: &ViewArgs, more: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    for trace in more {
+        check_output(trace, view.output.as_ref())?;
+    }
+    Ok(std::iter::once(&view.trace).chain(more).cloned().collect())
+}
+
 fn stream_view(
     args: &ViewArgs,
     write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
@@ -1090,15 +1101,8 @@ fn main() -> ExitCode {
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
         Command::Timeline(args) => {
-            let traces: Vec<PathBuf> = std::iter::once(&args.view.trace)
-                .chain(&args.more)
-                .cloned()
-                .collect();
-            let more_checked = args
-                .more
-                .iter()
-                .try_for_each(|t| check_output(t, args.view.output.as_ref()));
-            more_checked.and_then(|()| {
+            let traces = with_more(&args.view, &args.more);
+            traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
                     let options = ViewOptions {
                         size_limit: args.size.limit(&args.view),
@@ -1149,8 +1153,11 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            stream_view(&args.view, |o, out| {
-                hookprof::flame_file(&args.view.trace, o, &flame, out)
+            let traces = with_more(&args.view, &args.more);
+            traces.and_then(|traces| {
+                stream_view(&args.view, |o, out| {
+                    hookprof::flame_files(&traces, o, &flame, out)
+                })
             })
         }
     };

@@ -650,8 +650,33 @@ fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
             "{report}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(report.lines().count(), 5, "one thread per process: {report}");
+        assert_eq!(
+            report.lines().count(),
+            5,
+            "one thread per process: {report}"
+        );
     }
+    // The flame graph of the five: each process's stacks under its own root frame.
+    let folded = {
+        let mut a: Vec<String> = vec!["flame".into()];
+        a.extend(traces.iter().map(|t| t.display().to_string()));
+        view(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (pid, role) in &pids {
+        let root = format!("family [{pid}];");
+        let stack = match role {
+            None => format!("{root}main;parent_work;spin "),
+            Some(_) => format!("{root}child_work;spin "),
+        };
+        assert!(
+            folded.lines().any(|l| l.starts_with(&stack)),
+            "no {stack:?} in\n{folded}"
+        );
+    }
+    assert!(
+        folded.lines().all(|l| l.starts_with("family [")),
+        "{folded}"
+    );
     // A clock-less or unreadable second trace is refused, naming it.
     let junk = dir.path().join("junk.hktrace");
     std::fs::write(&junk, b"not a trace").unwrap();
