@@ -17,7 +17,8 @@
 #   qemu-system-arm, qemu-system-misc, gcc-arm-none-eabi (+ binutils), gcc-riscv64-unknown-elf,
 #   picolibc-arm-none-eabi, picolibc-riscv64-unknown-elf: the bare-metal boards
 #   (examples/baremetal, docs/baremetal.md): emulators, linkers with libgcc, C library
-#   cmake, meson, ninja-build, ccache, sccache: the build-system tests (tests/tests/buildsystems.rs);
+#   cmake, meson, ninja-build, ccache, sccache, distcc: the build-system tests
+#   (tests/tests/buildsystems.rs);
 #   file (libtool runs it in libffi's configure) and dpkg-dev (Debian's meson asks
 #   dpkg-architecture for the multiarch libdir)
 #   chromium, fonts-liberation, nodejs (npm where nodejs does not bring it): the browser test
@@ -44,7 +45,7 @@ use_packages=(clang-19 llvm-19-dev libclang-19-dev lld-19 gcc python3 python3-pi
 test_packages=(llvm-19-tools valgrind qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross strace
                gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi
                binutils-arm-none-eabi picolibc-arm-none-eabi gcc-riscv64-unknown-elf
-               picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache file dpkg-dev
+               picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache distcc file dpkg-dev
                chromium fonts-liberation nodejs)
 for arch in armhf i386 riscv64 s390x; do
     test_packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")

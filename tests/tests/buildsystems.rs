@@ -1,8 +1,8 @@
 //! hookcc in the build systems people use (docs/build-systems.md): tests/buildsystems — a C
 //! shared library and a C++ program over it — built with CMake, Meson + ninja and plain
 //! `make -j` (several links at once from an empty runtime cache), traced, and every count
-//! checked; and compiler caches (ccache, sccache) never handing back an object built with
-//! other hook settings.
+//! checked; compiler caches (ccache, sccache) never handing back an object built with other
+//! hook settings; and distcc compiling on a server the objects hookcc compiles here.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -509,4 +509,160 @@ fn cmake_builds_an_flto_static_library_with_hookcc_ar() {
     assert_eq!(stdout.trim(), "20");
     let counts = call_counts(&trace, &[]);
     assert_eq!(counts.get("twice"), Some(&5), "{counts:?}");
+}
+
+/// A distcc server of the test's own on loopback, in a process group of its own (it forks
+/// its workers), stopped with them when dropped.
+struct Distccd(std::process::Child);
+
+impl Drop for Distccd {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// `distcc hookcc` (CC="distcc hookcc"): a multi-file C program compiled on a distcc server —
+/// a daemon of the test's own on loopback, as the unprivileged user distccd switches to, with
+/// hookcc on its PATH — gives the same objects, byte for byte, as hookcc on this machine: the
+/// hook options travel on the command line, the server's hookcc finds its own plugins, the
+/// pragmas survive the local preprocessing (NO_HOOKS in static_one.c). With `-g`, DWARF 4 and
+/// `-fdebug-compilation-dir=.` (DWARF 5 line tables carry the source's MD5, which a server
+/// that sees only the preprocessed file cannot compute: plain clang under distcc differs the
+/// same way). The linked program's trace has the counts of the local build's.
+#[test]
+fn distcc_compiles_instrumented_objects_equal_to_local_ones() {
+    if !have("distcc", "distcc") || !have_tool("distccd", &["--version"], "distcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // distccd drops root for `nobody`, which must reach its log and hookcc's runtime cache.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server_cache = dir.path().join("server-cache");
+    std::fs::create_dir(&server_cache).unwrap();
+    std::fs::set_permissions(&server_cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let port = free_port().to_string();
+    let log = std::fs::File::create(dir.path().join("distccd.log")).unwrap();
+    // --enable-tcp-insecure: hookcc is not in the masquerade directory (/usr/lib/distcc) that
+    // distccd accepts compilers from; a real server gets a symlink there (docs/build-systems.md).
+    let mut daemon = Command::new("distccd");
+    with_hookcc(&mut daemon, dir.path())
+        .args([
+            "--daemon",
+            "--no-detach",
+            "--listen",
+            "127.0.0.1",
+            "--port",
+            &port,
+        ])
+        .args([
+            "--allow",
+            "127.0.0.1",
+            "--jobs",
+            "2",
+            "--log-stderr",
+            "--log-level",
+            "info",
+        ])
+        .args(["--enable-tcp-insecure", "--user", "nobody"])
+        .env("HOOKCC_CACHE_DIR", &server_cache)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    std::os::unix::process::CommandExt::process_group(&mut daemon, 0);
+    let _server = Distccd(daemon.spawn().expect("distccd starts"));
+    // Wait until it listens.
+    let address = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(&address).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "distccd did not listen on {address}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let client_state = dir.path().join("distcc-client");
+    std::fs::create_dir(&client_state).unwrap();
+    let sources = ["static_main.c", "static_one.c", "static_two.c"];
+    for flags in [
+        &["-O1"][..],
+        &["-O1", "-gdwarf-4", "-fdebug-compilation-dir=."][..],
+    ] {
+        let mut objects = Vec::new();
+        for source in sources {
+            let stem = source.trim_end_matches(".c");
+            let (remote, local) = (
+                dir.path().join(format!("{stem}.remote.o")),
+                dir.path().join(format!("{stem}.local.o")),
+            );
+            let compile = |launcher: Option<&str>, out: &Path| {
+                let mut cmd = Command::new("timeout");
+                with_hookcc(&mut cmd, dir.path())
+                    .arg("120")
+                    .args(launcher)
+                    .args(["hookcc", "--trace", SOURCE_PLACEMENT])
+                    .args(flags)
+                    .arg("-c")
+                    .arg(program_source(source))
+                    .arg("-o")
+                    .arg(out)
+                    // Distributed or failed: no quiet local fallback.
+                    .env("DISTCC_HOSTS", &address)
+                    .env("DISTCC_FALLBACK", "0")
+                    .env("DISTCC_BACKOFF_PERIOD", "0")
+                    .env("DISTCC_DIR", &client_state);
+                let out = run_ok(&mut cmd);
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    stderr.is_empty(),
+                    "{launcher:?} {source} {flags:?}: {stderr}"
+                );
+            };
+            compile(Some("distcc"), &remote);
+            compile(None, &local);
+            assert!(
+                std::fs::read(&remote).unwrap() == std::fs::read(&local).unwrap(),
+                "{source} {flags:?}: the server's object differs from the local one"
+            );
+            assert!(calls_hooks(&remote), "{source}: no hooks");
+            objects.push(remote);
+        }
+        let program = dir.path().join("static_prog");
+        run_ok(
+            command("hookcc", dir.path(), &[])
+                .arg("--trace")
+                .args(&objects)
+                .arg("-o")
+                .arg(&program),
+        );
+        let (trace, _) = run_traced(dir.path(), &program, &[]);
+        assert!(!call_counts(&trace, &[]).is_empty());
+    }
+    // A setting in the environment would not reach the server: refused, not a plain object.
+    let mut cmd = Command::new("timeout");
+    with_hookcc(&mut cmd, dir.path())
+        .args(["120", "distcc", "hookcc", "-O1", "-c"])
+        .arg(program_source("static_one.c"))
+        .arg("-o")
+        .arg(dir.path().join("env.o"))
+        .env("HOOKCC_TRACE", "1")
+        .env("DISTCC_HOSTS", &address)
+        .env("DISTCC_FALLBACK", "0")
+        .env("DISTCC_BACKOFF_PERIOD", "0")
+        .env("DISTCC_DIR", &client_state);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("running under distcc") && stderr.contains("HOOKCC_TRACE=1"),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("distccd.log")).unwrap();
+    assert_eq!(
+        log.matches("COMPILE_OK").count(),
+        2 * sources.len(),
+        "every compile ran on the server:\n{log}"
+    );
 }

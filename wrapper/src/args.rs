@@ -148,6 +148,18 @@ pub fn input_kind(path: &str, language: Option<&str>) -> InputKind {
     }
 }
 
+/// A source input that clang does not preprocess: preprocessed C, C++ or Objective-C
+/// (`.i`, `.ii`, `.mi`, `.mii`, `-x cpp-output`, …) or LLVM IR.
+fn preprocessed(path: &str, language: Option<&str>) -> bool {
+    if let Some(lang) = language.filter(|l| *l != "none") {
+        return lang.ends_with("cpp-output") || lang == "ir";
+    }
+    matches!(
+        Path::new(path).extension().and_then(|e| e.to_str()),
+        Some("i" | "ii" | "mi" | "mii" | "ll" | "bc")
+    )
+}
+
 /// What a command line asks clang to do, as far as hookcc cares.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CommandLine {
@@ -159,6 +171,9 @@ pub struct CommandLine {
     pub relocatable: bool,
     /// Inputs clang compiles (and hookcc instruments).
     pub sources: Vec<String>,
+    /// Some source is preprocessed first (not a `.i`/`.ii`, IR, or `-x cpp-output` input):
+    /// include options then mean something (a distcc server compiles `.i` files only).
+    pub preprocesses: bool,
     /// Inputs clang hands to the linker as they are (objects, archives, shared libraries).
     pub link_inputs: Vec<String>,
     /// Everything that selects the target, in order, to compile the runtime the same way.
@@ -187,7 +202,10 @@ impl CommandLine {
             if !arg.starts_with('-') || arg == "-" {
                 cl.has_inputs = true;
                 match input_kind(arg, language.as_deref()) {
-                    InputKind::Source => cl.sources.push(arg.clone()),
+                    InputKind::Source => {
+                        cl.preprocesses |= !preprocessed(arg, language.as_deref());
+                        cl.sources.push(arg.clone());
+                    }
                     InputKind::Linker => cl.link_inputs.push(arg.clone()),
                     InputKind::Assembly => {}
                 }

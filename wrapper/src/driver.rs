@@ -114,6 +114,34 @@ fn check_cache_launcher(host: &dyn Host) -> Result<(), String> {
     ))
 }
 
+/// Refuses hook settings from the environment under distcc (`CC="distcc hookcc"`): distcc sends
+/// its servers the command line, not the environment, so this machine's preprocessing would see
+/// HOOKCC_TRACE=1 or NITRO_PROFILE=TRUE and the server's compile would not — objects without
+/// hooks, silently. Settings on the command line travel (`--trace`, `-profile`).
+fn check_distcc(host: &dyn Host) -> Result<(), String> {
+    if host.parent_program().as_deref() != Some("distcc") {
+        return Ok(());
+    }
+    let from_environment: Vec<String> = HOOK_ENVIRONMENT
+        .iter()
+        .filter_map(|name| {
+            host.var(name)
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("{name}={v}"))
+        })
+        .collect();
+    if from_environment.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "running under distcc, which sends its servers the command line but not the \
+         environment: {} would reach this machine's preprocessing, not the server's compile, \
+         and the object would have no hooks. Put the settings on the command line (hookcc \
+         --trace, -profile, --nitro-clock=…; docs/build-systems.md, \"distcc\")",
+        from_environment.join(" ")
+    ))
+}
+
 /// The command to run.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -359,6 +387,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args.push("--driver-mode=g++".to_string());
     }
     check_cache_launcher(host)?;
+    check_distcc(host)?;
     let command_line = CommandLine::parse(&expand_response_files(&clang_args));
     let mut component = options.runtime_component();
     // CMake learns the compiler's own include directories and libraries from the verbose
@@ -390,13 +419,13 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         host.check_clang(&clang)?;
         args.extend(plugin_args(&layout, config));
     }
-    if !command_line.sources.is_empty() && (config.is_some() || component != RuntimeComponent::None)
-    {
-        // <hookcc/trace.h> and friends, after the user's own include directories.
+    if command_line.preprocesses && (config.is_some() || component != RuntimeComponent::None) {
+        // <hookcc/trace.h> and friends, after the user's own include directories (not for
+        // preprocessed input, where clang would warn that the option is unused).
         args.push("-idirafter".to_string());
         args.push(layout.include_dir().display().to_string());
     }
-    if let Some(config) = config.as_ref().filter(|_| !command_line.sources.is_empty()) {
+    if let Some(config) = config.as_ref().filter(|_| command_line.preprocesses) {
         if config.declare_hooks {
             args.push("-include".to_string());
             args.push(
@@ -752,6 +781,34 @@ mod tests {
     }
 
     #[test]
+    fn preprocessed_input_gets_the_plugin_and_no_include_options() {
+        // What a distcc server runs: the hooks go in, but include options would only make
+        // clang warn that they are unused.
+        let host = FakeHost::new(&[]);
+        for args in [
+            vec!["--trace", "-c", "a.i", "-o", "a.o"],
+            vec!["--trace", "-x", "cpp-output", "-c", "a.src", "-o", "a.o"],
+            vec!["--trace", "-c", "a.ii", "-o", "a.o"],
+        ] {
+            let planned = run(false, &args, &host);
+            assert!(
+                planned.iter().any(|a| a.starts_with("-fpass-plugin")),
+                "{args:?}"
+            );
+            assert!(
+                !planned.contains(&"-idirafter".to_string()),
+                "{args:?}: {planned:?}"
+            );
+            assert!(
+                !planned.contains(&"-include".to_string()),
+                "{args:?}: {planned:?}"
+            );
+        }
+        let mixed = run(false, &["--trace", "-c", "a.i", "b.c"], &host);
+        assert!(mixed.contains(&"-idirafter".to_string()));
+    }
+
+    #[test]
     fn runtime_after_a_language_flag_is_not_read_as_source() {
         let host = FakeHost::new(&[]);
         let args = run(false, &["--trace", "-x", "c", "prog.src", "-o", "p"], &host);
@@ -881,6 +938,22 @@ mod tests {
             &host,
         );
         assert_eq!(args, ["-c", "a.c"]);
+    }
+
+    #[test]
+    fn hook_settings_from_the_environment_are_refused_under_distcc() {
+        let host = FakeHost::new(&[("HOOKCC_TRACE", "1"), ("TEST_PARENT", "distcc")]);
+        let err = plan(false, &["-E".into(), "a.c".into()], &host).unwrap_err();
+        assert!(
+            err.contains("HOOKCC_TRACE=1") && err.contains("--trace"),
+            "{err}"
+        );
+        let host = FakeHost::new(&[("NITRO_PROFILE", "TRUE"), ("TEST_PARENT", "distcc")]);
+        assert!(plan(false, &["-c".into(), "a.c".into()], &host).is_err());
+        // On the command line they travel; without settings nothing is refused.
+        let host = FakeHost::new(&[("TEST_PARENT", "distcc")]);
+        assert!(plan(false, &["--trace".into(), "-c".into(), "a.c".into()], &host).is_ok());
+        assert!(plan(false, &["-c".into(), "a.c".into()], &host).is_ok());
     }
 
     #[test]

@@ -10,7 +10,8 @@
  *   the port's own tick (the CLINT's mtimecmp; the board reads mtime as its counter, which
  *   stays as it is).
  * Both:
- * - the idle hook (configUSE_IDLE_HOOK): wait for the next interrupt (WFI).
+ * - the idle hook (configUSE_IDLE_HOOK): wait for the next interrupt (WFI); the timer task's
+ *   start-up hook, empty unless the application has one.
  * - configASSERT's failure: file and line on stderr, then exit status 3.
  * - the kernel's count of task switches (FreeRTOSConfig.h's traceTASK_SWITCHED_IN).
  * Nothing here gets hooks: the tick setup runs inside the scheduler's start, the idle hook runs
@@ -51,6 +52,10 @@ __attribute__((constructor)) static RTOS_NOHOOKS void rtos_trap_handler(void)
 #else
 #error "rtos_board.c: no FreeRTOS port for this board (the Cortex-M3 and RV32 boards have one)"
 #endif
+
+/* The timer service task's start (FreeRTOSConfig.h's configUSE_DAEMON_TASK_STARTUP_HOOK, which
+ * rtos_app.c uses to give that task its profile): an application without one gets this. */
+__attribute__((weak)) RTOS_NOHOOKS void vApplicationDaemonTaskStartupHook(void) {}
 
 RTOS_NOHOOKS void vApplicationIdleHook(void)
 {
