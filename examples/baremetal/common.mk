@@ -12,6 +12,8 @@
 #   make gprof-dump HOOKS=gprof                               gprof: arcs + timer samples, gdb
 #                                                             dumps them at exit: gprof.dump
 #   make run APP=../pfp_points.c HOOKS=pfp                    TI profile points (PFP)
+#   make stream HOOKS=stream                                  streamed while it runs: qemu's gdb
+#                                                             stub read by hookprof record --gdb
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
@@ -55,6 +57,16 @@ CPPFLAGS += -DTRACE_MIN_TICKS=$(TRACE_MIN_TICKS)
 endif
 ifneq ($(TRACE_START),)
 CPPFLAGS += -DTRACE_START=$(TRACE_START)
+endif
+endif
+
+# The native trace streamed while the firmware runs (stream_out.c: an RTT up-buffer that
+# hookprof record --gdb drains through qemu's gdb stub; make stream does both).
+ifeq ($(HOOKS),stream)
+HOOKCC_FLAGS := --trace
+EXTRA_OBJS := stream_out.o
+ifneq ($(STREAM_BYTES),)
+CPPFLAGS += -DSTREAM_BYTES=$(STREAM_BYTES)
 endif
 endif
 
@@ -111,6 +123,17 @@ QEMU_FLAGS += -display none -monitor none -serial null -chardev stdio,id=con \
 run: firmware.elf
 	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
+# The stream read while the firmware runs: qemu waits for a debugger (-S) on GDB_PORT, and
+# hookprof record drains the RTT ring through it until the firmware exits. ICOUNT's sleep=off
+# lets idle time (wfi) pass at once, so target time runs ahead of wall time.
+GDB_PORT ?= 3333
+HOOKPROF ?= hookprof
+RECORD_FLAGS ?=
+stream: firmware.elf
+	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf -S -gdb tcp:127.0.0.1:$(GDB_PORT) & \
+	$(HOOKPROF) record --gdb 127.0.0.1:$(GDB_PORT) --exe firmware.elf -o firmware.hktrace $(RECORD_FLAGS); \
+	status=$$?; wait $$! || exit $$?; exit $$status
+
 # The TI record buffer taken out by a debugger: gdb-multiarch stops the firmware at
 # hookcc_ti_done(), dumps ProfileData into ti.bin, and lets it finish (docs/baremetal.md).
 # Decode: hookprof ti ti.bin --exe firmware.elf
@@ -138,4 +161,4 @@ gprof-dump: firmware.elf
 clean:
 	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump
 
-.PHONY: run ti-dump gdb-dump gprof-dump clean
+.PHONY: run stream ti-dump gdb-dump gprof-dump clean

@@ -960,6 +960,10 @@ pub enum Chunk<'a> {
     Events(Events<'a>),
     Lost {
         count: u64,
+        /// Where the records were dropped (the time of the first), in a stream's trace
+        /// (`hookprof record`): the chunk then sits between the thread's records before and
+        /// after the loss. `None` in the runtimes' LOST chunks, which count a thread's losses.
+        at: Option<u64>,
     },
     Thread {
         sequence: u64,
@@ -1384,7 +1388,10 @@ fn decode_payload<'a>(
         }
         chunk_type::LOST => {
             need(8)?;
-            Chunk::Lost { count: u64_at(0) }
+            Chunk::Lost {
+                count: u64_at(0),
+                at: payload.u64(8),
+            }
         }
         chunk_type::THREAD => {
             need(16)?;
@@ -1787,6 +1794,14 @@ impl<W: Write> Writer<W> {
         self.raw_chunk(chunk_type::LOST, thread, &payload)
     }
 
+    /// LOST chunk of `thread` placed where `count` records were dropped, the first at `at`
+    /// (a stream's loss, `hookprof record`).
+    pub fn lost_at(&mut self, thread: u64, count: u64, at: u64) -> io::Result<()> {
+        let mut payload = self.endian.u64_bytes(count).to_vec();
+        payload.extend_from_slice(&self.endian.u64_bytes(at));
+        self.raw_chunk(chunk_type::LOST, thread, &payload)
+    }
+
     /// THREAD chunk: the thread's sequence number (1 = first) and name.
     pub fn thread(&mut self, thread: u64, sequence: u64, name: &str) -> io::Result<()> {
         let mut payload = self.endian.u64_bytes(sequence).to_vec();
@@ -1929,7 +1944,10 @@ mod tests {
                 recs,
                 vec![Record::entry(10, 0x2100), Record::exit(20, 0x2100)]
             );
-            assert!(matches!(chunks[3].chunk, Chunk::Lost { count: 3 }));
+            assert!(matches!(
+                chunks[3].chunk,
+                Chunk::Lost { count: 3, at: None }
+            ));
             assert!(
                 matches!(&chunks[4].chunk, Chunk::Thread { sequence: 1, name } if name == "main")
             );
@@ -2232,7 +2250,10 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert!(matches!(chunks[0].chunk, Chunk::Hole));
         assert_eq!(chunks[0].total_len(), 24);
-        assert!(matches!(chunks[1].chunk, Chunk::Lost { count: 2 }));
+        assert!(matches!(
+            chunks[1].chunk,
+            Chunk::Lost { count: 2, at: None }
+        ));
     }
 
     #[test]
