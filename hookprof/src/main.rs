@@ -994,7 +994,8 @@ fn record(args: &RecordArgs) -> Result<()> {
         None => "; the stream has no end record (the firmware did not end it)".to_string(),
     };
     eprintln!(
-        "hookprof record: {} bytes, {} calls' records, {} task switches, {} lost ({} places),          {} polls, {}{firmware}; wrote {}",
+        "hookprof record: {} bytes, {} calls' records, {} task switches, {} lost ({} places), \
+         {} polls, {}{firmware}; wrote {}",
         s.bytes,
         s.calls,
         s.switches,

@@ -470,7 +470,7 @@ pub struct TraceSummary {
     pub record_bytes: u64,
     /// Sum of all LOST chunks.
     pub lost_in_chunks: u64,
-    /// LOST chunks that say where the records were dropped (a stream's: `hookprof record`).
+    /// LOST chunks that say where records were dropped (a stream's: `hookprof record`).
     pub lost_markers: u64,
     /// Chunks of types this reader does not know (skipped).
     pub unknown_chunks: u64,
@@ -1452,7 +1452,9 @@ fn replay_with<V: ReplayVisitor>(
                 state.summary.lost = state.summary.lost.saturating_add(count);
                 summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
                 if let Some(at) = at {
-                    summary.lost_markers += 1;
+                    // A marker of no records is another thread's side of a loss that took
+                    // task switches too: a gap, not another place.
+                    summary.lost_markers += u64::from(count > 0);
                     if !use_trees {
                         state.gap(at, count, visitor);
                     }

@@ -49,10 +49,12 @@ pub enum Event {
     Escape {
         time: u64,
     },
-    /// `count` records dropped, the first at `time`.
+    /// `count` records dropped, the first at `time`; `task`: task switches were among them,
+    /// and this task runs now.
     Lost {
         time: u64,
         count: u64,
+        task: Option<u64>,
     },
     Switch {
         time: u64,
@@ -234,10 +236,18 @@ impl Decoder {
                         return self.record(at);
                     }
                     S_LOST => {
-                        let Some(count) = varint(b, at)? else {
+                        let (Some(count), Some(switched)) = (varint(b, at)?, varint(b, at)?) else {
                             return Ok(None);
                         };
-                        Event::Lost { time, count }
+                        let task = match switched {
+                            0 => None,
+                            1 => match varint(b, at)? {
+                                Some(task) => Some(task),
+                                None => return Ok(None),
+                            },
+                            n => return Err(format!("a LOST record's switch flag is {n}")),
+                        };
+                        Event::Lost { time, count, task }
                     }
                     S_SWITCH => {
                         let Some(task) = varint(b, at)? else {
@@ -456,14 +466,24 @@ impl TraceBuilder {
                     address: 0,
                 });
             }
-            Event::Lost { time, count } => {
+            Event::Lost { time, count, task } => {
                 // Where the records were dropped: a LOST chunk of the task running then, after
-                // its records before the loss.
+                // its records before the loss. If task switches were dropped too, any task
+                // may have run meanwhile: every other thread gets a marker of no records
+                // there (a gap: its open frames may have lost their exits), and the task
+                // running now is switched in.
                 self.lost += count;
                 self.lost_markers += 1;
                 self.last_time = self.last_time.max(time);
                 self.flush_held()?;
                 self.writer.lost_at(self.thread, count, time)?;
+                if let Some(task) = task {
+                    let threads: Vec<u64> = self.names.iter().map(|(t, _)| *t).collect();
+                    for thread in threads.into_iter().filter(|&t| t != self.thread) {
+                        self.writer.lost_at(thread, 0, time)?;
+                    }
+                    self.thread = self.thread_of(task);
+                }
             }
             Event::Switch { time, task } => {
                 self.switches += 1;
@@ -549,6 +569,7 @@ mod tests {
         put(&mut s, 1 << 2 | OTHER);
         put(&mut s, S_LOST);
         put(&mut s, 7);
+        put(&mut s, 0);
         put(&mut s, OTHER);
         put(&mut s, S_CLOCK);
         put(&mut s, 1 << 40);
@@ -587,7 +608,8 @@ mod tests {
                 },
                 Event::Lost {
                     time: 1011,
-                    count: 7
+                    count: 7,
+                    task: None
                 },
                 Event::Call {
                     time: 1 << 40,

@@ -35,7 +35,8 @@
 #define HKTS_OTHER 3u      /* a varint sub-kind follows */
 #define HKTS_S_START 0u    /* version, pointer size, ticks per second, absolute time */
 #define HKTS_S_CLOCK 1u    /* absolute time (a delta that does not fit) */
-#define HKTS_S_LOST 2u     /* records dropped since the last record written; its time: first drop */
+#define HKTS_S_LOST 2u     /* records dropped since the last written (its time: the first's), \
+                              whether switches were, then the task running now */
 #define HKTS_S_SWITCH 3u   /* task switched in: its handle */
 #define HKTS_S_CREATED 4u  /* task created: handle, name length, name bytes */
 #define HKTS_S_ENTRY_RAW 5u /* entry: zigzag(address - last) (not a multiple of 4 apart) */
@@ -52,10 +53,10 @@ struct hkts_state {
     uint64_t last_time;     /* of the last record written */
     uintptr_t last_address; /* of the last entry or exit written */
     const void *task_now;   /* the task switched in last (written or not) */
-    const void *task_written;
     uint64_t lost_since;    /* time of the first record dropped since the last written */
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
+    uint32_t switch_dropped; /* a task switch is among the pending_lost */
 };
 
 static struct hkts_state hkts;
@@ -198,7 +199,7 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
 }
 
 /* What goes in front of a record, with interrupts masked: the START record once, then after
- * a loss the LOST record and, if the task changed meanwhile, the task now running. */
+ * a loss the LOST record (with the task now running if switches were dropped). */
 static HKTS_FN __attribute__((noinline)) uint8_t *hkts_prologue(uint8_t *o, uint64_t now)
 {
     if (!hkts.started) {
@@ -215,11 +216,11 @@ static HKTS_FN __attribute__((noinline)) uint8_t *hkts_prologue(uint8_t *o, uint
         o = hkts_head(o, at, HKTS_OTHER);
         o = hkts_varint32(o, HKTS_S_LOST);
         o = hkts_varint32(o, hkts.pending_lost);
-        if (hkts.task_now != hkts.task_written) {
-            o = hkts_head(o, at, HKTS_OTHER);
-            o = hkts_varint32(o, HKTS_S_SWITCH);
+        /* Whether task switches were among the records dropped, and then the task running
+         * now: every task's records may be missing, not only the one's that ran before. */
+        o = hkts_varint32(o, hkts.switch_dropped);
+        if (hkts.switch_dropped)
             o = hkts_varintptr(o, (uintptr_t)hkts.task_now);
-        }
     }
     return o;
 }
@@ -234,7 +235,7 @@ hkts_commit(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *rec, uint32_t 
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
-        hkts.task_written = hkts.task_now;
+        hkts.switch_dropped = 0;
         return;
     }
     /* Dropped: the encoder's state as it was (the next record's deltas are from the last
@@ -242,10 +243,12 @@ hkts_commit(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *rec, uint32_t 
     uint32_t lost = before->pending_lost;
     uint64_t since = lost == 0 ? now : before->lost_since;
     const void *task_now = hkts.task_now;
+    uint32_t switched = before->switch_dropped || task_now != before->task_now;
     hkts = *before;
     hkts.task_now = task_now;
     hkts.pending_lost = lost + 1;
     hkts.lost_since = since;
+    hkts.switch_dropped = switched;
     hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
 }
 
@@ -290,9 +293,9 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(uint32_t s, const void 
     uint64_t now = hkrt_ticks();
     if (s != HKTS_S_END)
         hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+    struct hkts_state before = hkts;
     if (s == HKTS_S_SWITCH)
         hkts.task_now = task;
-    struct hkts_state before = hkts;
     uint8_t *o = rec;
     if (!hkts.started || hkts.pending_lost != 0)
         o = hkts_prologue(o, now);
@@ -319,8 +322,6 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(uint32_t s, const void 
         return;
     }
     hkts_commit(up, wr, rec, (uint32_t)(o - rec), &before, now);
-    if (s == HKTS_S_SWITCH && hkts.pending_lost == 0)
-        hkts.task_written = task;
     hkts_irq_restore(irq);
 }
 
