@@ -131,8 +131,10 @@ HOOKPROF ?= hookprof
 RECORD_FLAGS ?=
 stream: firmware.elf
 	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf -S -gdb tcp:127.0.0.1:$(GDB_PORT) & \
+	qemu=$$!; \
 	$(HOOKPROF) record --gdb 127.0.0.1:$(GDB_PORT) --exe firmware.elf -o firmware.hktrace $(RECORD_FLAGS); \
-	status=$$?; wait $$! || exit $$?; exit $$status
+	status=$$?; if [ $$status -ne 0 ]; then kill $$qemu; fi; \
+	wait $$qemu; qemu_status=$$?; if [ $$status -ne 0 ]; then exit $$status; fi; exit $$qemu_status
 
 # The TI record buffer taken out by a debugger: gdb-multiarch stops the firmware at
 # hookcc_ti_done(), dumps ProfileData into ti.bin, and lets it finish (docs/baremetal.md).

@@ -993,15 +993,21 @@ fn record(args: &RecordArgs) -> Result<()> {
         ),
         None => "; the stream has no end record (the firmware did not end it)".to_string(),
     };
+    let polls = match s.high_water {
+        Some((most, size)) => format!(
+            "{} polls (the fullest found {most} of the ring's {size} bytes), ",
+            s.polls
+        ),
+        None => String::new(),
+    };
     eprintln!(
         "hookprof record: {} bytes, {} calls' records, {} task switches, {} lost ({} places), \
-         {} polls, {}{firmware}; wrote {}",
+         {polls}{}{firmware}; wrote {}",
         s.bytes,
         s.calls,
         s.switches,
         s.lost,
         s.lost_markers,
-        s.polls,
         s.ended_by,
         args.output.display()
     );

@@ -67,6 +67,9 @@ pub struct Summary {
     pub end: Option<(u64, u64)>,
     /// Polls of the ring (GDB), and how the recording ended.
     pub polls: u64,
+    /// The most bytes one poll found in the ring, and the ring's size (GDB): how close the
+    /// reader came to losing records.
+    pub high_water: Option<(u32, u32)>,
     pub ended_by: String,
     /// Bytes received after the last whole record (a stream cut inside a record).
     pub trailing_bytes: usize,
@@ -189,6 +192,7 @@ impl Sink {
             lost_markers: builder.lost_markers,
             end: builder.end,
             polls,
+            high_water: None,
             ended_by: ended_by.to_string(),
             trailing_bytes: self.decoder.pending_bytes(),
         };
@@ -636,6 +640,7 @@ fn poll_gdb(
         Endian::Big => v.to_be_bytes(),
     };
     let ended_by;
+    let mut high_water = 0u32;
     loop {
         // Halted: read what the target wrote, free it, let it run.
         polls += 1;
@@ -647,6 +652,8 @@ fn poll_gdb(
                 up.size, up.wr_off
             )));
         }
+        let fill = if wr >= rd { wr - rd } else { up.size - rd + wr };
+        high_water = high_water.max(fill);
         if wr != rd {
             let mut data = if wr > rd {
                 gdb.read_memory(up.buffer + u64::from(rd), (wr - rd) as usize)?
@@ -683,5 +690,7 @@ fn poll_gdb(
             }
         }
     }
-    sink.finish(&ended_by, polls)
+    let mut summary = sink.finish(&ended_by, polls)?;
+    summary.high_water = Some((high_water, up.size));
+    Ok(summary)
 }
