@@ -1001,11 +1001,12 @@ fn record(args: &RecordArgs) -> Result<()> {
         None => String::new(),
     };
     eprintln!(
-        "hookprof record: {} bytes, {} calls' records, {} task switches, {} lost ({} places), \
-         {polls}{}{firmware}; wrote {}",
+        "hookprof record: {} bytes, {} calls' records, {} task switches, {} tasks created, {} \
+         lost ({} places), {polls}{}{firmware}; wrote {}",
         s.bytes,
         s.calls,
         s.switches,
+        s.created,
         s.lost,
         s.lost_markers,
         s.ended_by,

@@ -1521,3 +1521,293 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
         }
     }
 }
+
+/// A free TCP port on the loopback interface (for qemu's gdb stub).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// What a streamed run printed: the firmware's numbers (examples/baremetal/freertos/
+/// stream_app.c) and hookprof record's summary line.
+#[derive(Debug, Default)]
+struct StreamedRun {
+    ticks: u64,
+    switches: u64,
+    counts: std::collections::BTreeMap<String, u64>,
+    /// The runtime's own counts: records made, records dropped.
+    made: u64,
+    dropped: u64,
+    /// hookprof record's: calls' records, task switches, tasks created, lost, places.
+    calls: u64,
+    traced_switches: u64,
+    created: u64,
+    lost: u64,
+    places: u64,
+    polls: u64,
+    record_line: String,
+}
+
+fn number_before(line: &str, word: &str) -> u64 {
+    let at = line
+        .find(word)
+        .unwrap_or_else(|| panic!("no `{word}` in: {line}"));
+    let head = line[..at].trim_end();
+    let digits = head.rsplit([' ', '(']).next().unwrap();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no number before `{word}` in: {line}"))
+}
+
+/// `make stream HOOKS=stream APP=stream_app.c VARIABLES…` in a copy of
+/// examples/baremetal/freertos (Cortex-M3): qemu waits for hookprof record --gdb, which reads
+/// the RTT ring until the firmware exits. Returns what it printed, and the project.
+fn stream_run(what: &str, dir: &Path, variables: &[&str]) -> (StreamedRun, PathBuf) {
+    let project = copy_example("freertos", dir);
+    let port = format!("GDB_PORT={}", free_port());
+    let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
+    let mut all = vec![
+        "HOOKS=stream",
+        "APP=stream_app.c",
+        "ICOUNT=-icount shift=0,sleep=off",
+        port.as_str(),
+        hookprof_bin.as_str(),
+    ];
+    all.extend_from_slice(variables);
+    let out = make_target(&project, "stream", &all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: make stream failed with {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let mut run = StreamedRun::default();
+    for line in stdout.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields.as_slice() {
+            ["ticks", t, "switches", s] => {
+                run.ticks = t.parse().unwrap();
+                run.switches = s.parse().unwrap();
+            }
+            ["count", f, n] => {
+                run.counts.insert(f.to_string(), n.parse().unwrap());
+            }
+            ["stream", "records", r, "lost", l] => {
+                run.made = r.parse().unwrap();
+                run.dropped = l.parse().unwrap();
+            }
+            _ => {}
+        }
+    }
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("hookprof record: "))
+        .unwrap_or_else(|| panic!("{what}: no summary from hookprof record\n{stderr}"));
+    run.calls = number_before(line, "calls' records");
+    run.traced_switches = number_before(line, "task switches");
+    run.created = number_before(line, "tasks created");
+    run.lost = number_before(line, "lost (");
+    run.places = number_before(line, "places)");
+    run.polls = number_before(line, "polls");
+    run.record_line = line.to_string();
+    assert!(
+        run.made > 0 && run.counts.len() == 4,
+        "{what}: the firmware's numbers\n{stdout}"
+    );
+    assert!(
+        !line.contains("do not add up") && !line.contains("no end record"),
+        "{what}: {line}"
+    );
+    (run, project)
+}
+
+/// The calls of each function in the whole trace (hookprof report's CSV), and the thread
+/// names by sequence number (hookprof info), with every thread's unmatched counts.
+fn stream_report(what: &str, project: &Path) -> (std::collections::BTreeMap<String, u64>, String) {
+    let trace = project.join("firmware.hktrace");
+    let elf = project.join("firmware.elf");
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("--format=csv"),
+    );
+    let mut calls = std::collections::BTreeMap::new();
+    for row in parse_report_csv(&String::from_utf8_lossy(&report.stdout)) {
+        calls.insert(row.function.clone(), row.calls);
+    }
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.contains("complete:          yes"), "{what}:\n{info}");
+    (calls, info)
+}
+
+/// Streaming while the firmware runs (docs/baremetal.md, "Streaming"): FreeRTOS
+/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 for 60 s
+/// of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
+/// at once, so it takes seconds), the hooks writing into a SEGGER RTT up-buffer that hookprof
+/// record --gdb drains through qemu's gdb stub while it runs. Nothing is lost: every record the
+/// runtime made is in the trace (calls, task switches, creations), the calls of each function
+/// equal the program's own counters, the task switches the kernel's count, each task's
+/// entries and exits match, and the records take under 3 bytes each.
+#[test]
+fn freertos_streamed_over_gdb_for_60_seconds_every_record_there() {
+    if !have_tools() {
+        return;
+    }
+    let what = "stream_app.c over --gdb";
+    let dir = tempfile::tempdir().unwrap();
+    // A ring of 64 KiB: the reader halts and reads it every 10 ms of wall time, in which qemu
+    // runs up to about 8 KiB of records here; a loaded machine may be several times slower.
+    let (run, project) = stream_run(what, dir.path(), &["STREAM_BYTES=65536"]);
+    assert!(run.ticks >= 60_000, "{what}: {} ticks", run.ticks);
+    assert_eq!(
+        (run.lost, run.dropped),
+        (0, 0),
+        "{what}: {}",
+        run.record_line
+    );
+    assert_eq!(
+        run.calls + run.traced_switches + run.created,
+        run.made,
+        "{what}: records in the trace vs the runtime's count: {}",
+        run.record_line
+    );
+    assert_eq!(run.traced_switches, run.switches, "{what}: task switches");
+    let (calls, info) = stream_report(what, &project);
+    for (function, count) in &run.counts {
+        assert_eq!(
+            calls.get(function),
+            Some(count),
+            "{what}: calls of {function}, traced vs counted"
+        );
+    }
+    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        assert!(
+            line.contains("unmatched entries 0, unmatched exits 0"),
+            "{what}: {line}"
+        );
+    }
+    for task in ["producer", "consumer", "worker", "IDLE"] {
+        assert!(
+            info.contains(&format!("\"{task}\"")),
+            "{what}: {task}?\n{info}"
+        );
+    }
+    let bytes = number_before(&run.record_line, "bytes,");
+    let per_record = bytes as f64 / run.made as f64;
+    assert!(
+        per_record < 3.0,
+        "{what}: {per_record:.2} bytes per record ({bytes} bytes)"
+    );
+}
+
+/// A reader too slow for its ring (64 bytes, read every 50 ms): the runtime drops records and
+/// says so. What the trace holds plus what it says was lost is what the runtime made; the
+/// LOST chunks carry the runtime's whole count, each at its place (its time after every record
+/// before it, before every record after it); every view shows them there (a timeline instant
+/// event per place, a replay line, the report's summary).
+#[test]
+fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
+    if !have_tools() {
+        return;
+    }
+    let what = "stream_app.c SECONDS=3, a 128-byte ring read every 50 ms";
+    let dir = tempfile::tempdir().unwrap();
+    let (run, project) = stream_run(
+        what,
+        dir.path(),
+        &[
+            "STREAM_BYTES=128",
+            "CFLAGS=-O1 -g -DSECONDS=3",
+            "RECORD_FLAGS=--poll-interval 50",
+        ],
+    );
+    assert!(
+        run.dropped > 0 && run.places > 0,
+        "{what}: {}",
+        run.record_line
+    );
+    assert_eq!(run.lost, run.dropped, "{what}: {}", run.record_line);
+    assert_eq!(
+        run.calls + run.traced_switches + run.created + run.lost,
+        run.made,
+        "{what}: kept + lost vs made: {}",
+        run.record_line
+    );
+    assert!(run.places <= run.polls, "{what}: {}", run.record_line);
+
+    // The places: LOST chunks in stream order between the records.
+    let trace = project.join("firmware.hktrace");
+    let bytes = std::fs::read(&trace).unwrap();
+    let parsed = hookprof::format::Trace::new(&bytes).unwrap();
+    let (mut last, mut markers, mut in_chunks) = (0u64, 0u64, 0u64);
+    for chunk in parsed.chunks() {
+        match chunk.unwrap().chunk {
+            hookprof::format::Chunk::Events(events) => {
+                for r in events.iter() {
+                    let r = r.unwrap();
+                    assert!(
+                        r.time >= last,
+                        "{what}: a record at {} after {last}",
+                        r.time
+                    );
+                    last = r.time;
+                }
+            }
+            hookprof::format::Chunk::Lost { count, at } => {
+                let at = at.expect("a stream's LOST chunk has its time");
+                assert!(
+                    at >= last,
+                    "{what}: a loss at {at} after a record at {last}"
+                );
+                last = at;
+                in_chunks += count;
+                markers += u64::from(count > 0);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!((in_chunks, markers), (run.lost, run.places), "{what}");
+
+    let elf = project.join("firmware.elf");
+    let timeline = dir.path().join("t.json");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&timeline),
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timeline).unwrap()).unwrap();
+    let instants: u64 = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["cat"] == "lost")
+        .map(|e| e["args"]["lost"].as_u64().unwrap())
+        .sum();
+    assert_eq!(instants, run.lost, "{what}: the timeline's lost instants");
+    let replay = run_ok(hookprof().arg("replay").arg(&trace).arg("--exe").arg(&elf));
+    let replayed = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(
+        replayed.matches("/* lost ").count() as u64,
+        run.places,
+        "{what}: replay's loss lines"
+    );
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--exe").arg(&elf));
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains(&format!("the stream lost records at {} places", run.places)),
+        "{what}: report\n{text}"
+    );
+}
