@@ -68,6 +68,11 @@ EXTRA_OBJS := stream_out.o
 ifneq ($(STREAM_BYTES),)
 CPPFLAGS += -DSTREAM_BYTES=$(STREAM_BYTES)
 endif
+# STREAM_UART=ADDRESS: the firmware sends the ring to a CMSDK UART itself (stream_out.c);
+# SERIAL=file:uart.bin (or tcp:…) is where qemu puts that UART.
+ifneq ($(STREAM_UART),)
+CPPFLAGS += -DSTREAM_UART=$(STREAM_UART)
+endif
 endif
 
 # gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the
@@ -117,7 +122,8 @@ firmware.elf: $(OBJS)
 # (counters and interrupts) and every measured time are the same from run to run; ICOUNT= runs
 # at the host's speed instead.
 ICOUNT ?= -icount shift=0
-QEMU_FLAGS += -display none -monitor none -serial null -chardev stdio,id=con \
+SERIAL ?= null
+QEMU_FLAGS += -display none -monitor none -serial $(SERIAL) -chardev stdio,id=con \
 	-semihosting-config enable=on,target=native,chardev=con $(ICOUNT)
 
 run: firmware.elf

@@ -1811,3 +1811,135 @@ fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
         "{what}: report\n{text}"
     );
 }
+
+/// The stream without a debugger: the firmware sends its ring through the Cortex-M3 board's
+/// UART itself (stream_out.c's STREAM_UART, examples/baremetal/stream_calls.c: 2000 rounds of a
+/// call tree, the ring pumped after each), which qemu writes to a file, read by hookprof record
+/// --serial, or serves on a TCP socket, read by hookprof record --tcp (as from OpenOCD's or
+/// J-Link's RTT server). Both traces hold every record the runtime made, the calls of each
+/// function equal the program's counts, and the records take under 3 bytes each.
+#[test]
+fn a_firmware_streams_through_its_uart_read_by_serial_and_tcp() {
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("cortex-m3", dir.path());
+    let elf = project.join("firmware.elf");
+    let counts = |what: &str, stdout: &str| -> std::collections::BTreeMap<String, u64> {
+        let counts: std::collections::BTreeMap<String, u64> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("count "))
+            .map(|l| {
+                let (f, n) = l.split_once(' ').unwrap();
+                (f.to_string(), n.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(counts.len(), 3, "{what}: the program's counts\n{stdout}");
+        counts
+    };
+    let check = |what: &str,
+                 trace: &Path,
+                 record: &Output,
+                 expected: &std::collections::BTreeMap<String, u64>| {
+        let stderr = String::from_utf8_lossy(&record.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("hookprof record: "))
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        assert!(
+            line.contains("end of stream")
+                && line.contains("dropped 0;")
+                && !line.contains("do not add up"),
+            "{what}: {line}"
+        );
+        let bytes = number_before(line, "bytes,");
+        let calls = number_before(line, "calls' records");
+        assert!(
+            (bytes as f64) < 3.0 * calls as f64,
+            "{what}: {bytes} bytes for {calls} records"
+        );
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(trace)
+                .arg("--exe")
+                .arg(&elf)
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        for (function, n) in expected {
+            let traced = rows
+                .iter()
+                .find(|r| &r.function == function)
+                .map(|r| r.calls);
+            assert_eq!(traced, Some(*n), "{what}: calls of {function}");
+        }
+    };
+
+    // --serial: qemu writes the UART to a file.
+    let what = "stream_calls.c through the UART, --serial";
+    let out = make_run(
+        &project,
+        &[
+            "HOOKS=stream",
+            "APP=../stream_calls.c",
+            "STREAM_UART=0x40004000",
+            "SERIAL=file:uart.bin",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = counts(what, &stdout);
+    let trace = dir.path().join("serial.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--serial"])
+            .arg(project.join("uart.bin"))
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&trace),
+    );
+    check(what, &trace, &record, &expected);
+
+    // --tcp: qemu serves the UART on a socket and waits for the reader.
+    let what = "stream_calls.c through the UART, --tcp";
+    let port = free_port();
+    let serial = format!("SERIAL=tcp:127.0.0.1:{port},server=on,wait=on");
+    let firmware = {
+        let project = project.clone();
+        std::thread::spawn(move || {
+            make_run(
+                &project,
+                &[
+                    "HOOKS=stream",
+                    "APP=../stream_calls.c",
+                    "STREAM_UART=0x40004000",
+                    serial.as_str(),
+                ],
+            )
+        })
+    };
+    let trace = dir.path().join("tcp.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--tcp"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&trace),
+    );
+    let out = firmware.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check(what, &trace, &record, &expected);
+}
