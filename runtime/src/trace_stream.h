@@ -47,7 +47,7 @@
 /* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
 #define HKTS_DELTA_LIMIT (UINT32_C(1) << 29)
 /* The most bytes one record with its LOST (and SWITCH) in front takes. */
-#define HKTS_RECORD_MAX 64u
+#define HKTS_RECORD_MAX 128u
 
 struct hkts_state {
     uint64_t last_time;     /* of the last record written */
@@ -225,61 +225,88 @@ static HKTS_FN __attribute__((noinline)) uint8_t *hkts_prologue(uint8_t *o, uint
     return o;
 }
 
-/* The record (encoded by `encode` into a buffer after the prologue) goes in, or is counted
- * dropped: a macro-like helper taking the end of the encoded bytes. */
-static inline __attribute__((always_inline)) HKTS_FN void
-hkts_commit(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *rec, uint32_t n,
-            const struct hkts_state *before, uint64_t now)
+/* The record at rec[0..n) (after its prologue) goes in, or is dropped and counted. On a drop
+ * the encoder's state is put back as it was (`time`, `address`: the next record's deltas are
+ * from the last record written) and the loss noted: its first time, whether a task switch
+ * was among it (`task_before`: the task before this record). */
+static HKTS_FN __attribute__((noinline)) void
+hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t time,
+            uintptr_t address, const void *task_before, uint64_t now)
 {
-    if (__builtin_expect(hkts_free(up, wr) >= n, 1)) {
+    uint32_t wr = up->WrOff;
+    if (hkts_free(up, wr) >= n) {
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
         hkts.switch_dropped = 0;
         return;
     }
-    /* Dropped: the encoder's state as it was (the next record's deltas are from the last
-     * record written), the loss counted. */
-    uint32_t lost = before->pending_lost;
-    uint64_t since = lost == 0 ? now : before->lost_since;
-    const void *task_now = hkts.task_now;
-    uint32_t switched = before->switch_dropped || task_now != before->task_now;
-    hkts = *before;
-    hkts.task_now = task_now;
-    hkts.pending_lost = lost + 1;
-    hkts.lost_since = since;
-    hkts.switch_dropped = switched;
+    hkts.last_time = time;
+    hkts.last_address = address;
+    if (hkts.pending_lost == 0)
+        hkts.lost_since = now;
+    hkts.pending_lost++;
+    hkts.switch_dropped |= hkts.task_now != task_before;
     hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
 }
 
-/* An entry or an exit (address_kind as the hooks get it). */
-static inline __attribute__((always_inline)) HKTS_FN void hkts_event(uintptr_t address_kind)
+/* The most bytes an entry or an exit takes: a CLOCK record (1 + 1 + 10), then the record's
+ * first number (5) and an address (1 + 10 for a raw one on a 64-bit target). */
+#define HKTS_CALL_MAX 32u
+
+/* An entry or an exit, encoded at `o`: the encoder's state moves on. */
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *
+hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
 {
-    struct hookcc_rtt_up *up = &_SEGGER_RTT.up[0];
-    uint8_t rec[HKTS_RECORD_MAX];
-    hkts_irq_t irq = hkts_irq_save();
-    uint64_t now = hkrt_ticks();
-    hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
-    struct hkts_state before = hkts;
-    uint8_t *o = rec;
-    if (__builtin_expect(!hkts.started || hkts.pending_lost != 0, 0))
-        o = hkts_prologue(o, now);
     uintptr_t exit = address_kind & (uintptr_t)HKT_EXIT_BIT;
     uintptr_t address = address_kind & ~(uintptr_t)HKT_EXIT_BIT;
     uintptr_t d = address - hkts.last_address;
-    if (exit && d == 0) {
-        o = hkts_head(o, now, HKTS_EXIT_SAME);
-    } else if (__builtin_expect((d & 3) == 0, 1)) {
-        o = hkts_head(o, now, exit ? HKTS_EXIT : HKTS_ENTRY);
-        o = hkts_varintptr(o, hkts_zigzag((uintptr_t)((intptr_t)d >> 2)));
-    } else {
-        o = hkts_head(o, now, HKTS_OTHER);
-        o = hkts_varint32(o, exit ? HKTS_S_EXIT_RAW : HKTS_S_ENTRY_RAW);
-        o = hkts_varintptr(o, hkts_zigzag(d));
-    }
     hkts.last_address = address;
-    uint32_t wr = up->WrOff;
-    hkts_commit(up, wr, rec, (uint32_t)(o - rec), &before, now);
+    if (exit && d == 0)
+        return hkts_head(o, now, HKTS_EXIT_SAME);
+    if (__builtin_expect((d & 3) == 0, 1)) {
+        o = hkts_head(o, now, exit ? HKTS_EXIT : HKTS_ENTRY);
+        return hkts_varintptr(o, hkts_zigzag((uintptr_t)((intptr_t)d >> 2)));
+    }
+    o = hkts_head(o, now, HKTS_OTHER);
+    o = hkts_varint32(o, exit ? HKTS_S_EXIT_RAW : HKTS_S_ENTRY_RAW);
+    return hkts_varintptr(o, hkts_zigzag(d));
+}
+
+/* An entry or an exit the slow way: the START or a LOST record first, or a ring that is
+ * nearly full or about to wrap. */
+static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_up *up,
+                                                              uint64_t now,
+                                                              uintptr_t address_kind)
+{
+    uint8_t rec[HKTS_RECORD_MAX];
+    uint64_t time = hkts.last_time;
+    uintptr_t address = hkts.last_address;
+    uint8_t *o = rec;
+    if (!hkts.started || hkts.pending_lost != 0)
+        o = hkts_prologue(o, now);
+    o = hkts_call(o, now, address_kind);
+    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, hkts.task_now, now);
+}
+
+/* An entry or an exit (address_kind as the hooks get it). The common case writes straight
+ * into the ring: room for the longest record before both RdOff and the ring's end. */
+static HKTS_FN __attribute__((noinline)) void hkts_event(uintptr_t address_kind)
+{
+    struct hookcc_rtt_up *up = &_SEGGER_RTT.up[0];
+    hkts_irq_t irq = hkts_irq_save();
+    uint64_t now = hkrt_ticks();
+    hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+    uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
+    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && size - wr > HKTS_CALL_MAX &&
+                             hkts_free(up, wr) >= HKTS_CALL_MAX,
+                         1)) {
+        uint8_t *at = (uint8_t *)up->pBuffer + wr;
+        uint8_t *o = hkts_call(at, now, address_kind);
+        __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
+    } else {
+        hkts_call_slow(up, now, address_kind);
+    }
     hkts_irq_restore(irq);
 }
 
@@ -293,7 +320,9 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(uint32_t s, const void 
     uint64_t now = hkrt_ticks();
     if (s != HKTS_S_END)
         hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
-    struct hkts_state before = hkts;
+    uint64_t time = hkts.last_time;
+    uintptr_t address = hkts.last_address;
+    const void *task_before = hkts.task_now;
     if (s == HKTS_S_SWITCH)
         hkts.task_now = task;
     uint8_t *o = rec;
@@ -314,14 +343,15 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(uint32_t s, const void 
     if (s == HKTS_S_END) {
         o = hkts_varint32(o, a);
         o = hkts_varint32(o, b);
+        if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec)) {
+            /* The end is written when there is room: not a record, never lost. */
+            hkts.last_time = time;
+            hkts.last_address = address;
+            hkts_irq_restore(irq);
+            return;
+        }
     }
-    uint32_t wr = up->WrOff;
-    if (s == HKTS_S_END && hkts_free(up, wr) < (uint32_t)(o - rec)) {
-        hkts = before; /* the end is written when there is room: not a record, never lost */
-        hkts_irq_restore(irq);
-        return;
-    }
-    hkts_commit(up, wr, rec, (uint32_t)(o - rec), &before, now);
+    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, task_before, now);
     hkts_irq_restore(irq);
 }
 
