@@ -595,6 +595,88 @@ pub fn timeline_file(
     Ok(warnings)
 }
 
+/// Writes one timeline of several traces (`hookprof timeline A B …`): each process with its
+/// threads, named after its executable and shown with its pid, all on one time axis — each
+/// trace's wall clock at its first record ([`view::TraceInfo::wall_start_ns`]), from the
+/// earliest of them. A pid two traces share (runs on two machines) is shown for the second as
+/// pid + 1 000 000 × n. Every trace needs a clock rate. Returns the warnings, each naming its
+/// trace.
+pub fn timeline_files(
+    trace_paths: &[PathBuf],
+    options: &ViewOptions,
+    format: TimelineFormat,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    if let [one] = trace_paths {
+        return timeline_file(one, options, format, out);
+    }
+    let mut traces = Vec::new();
+    for path in trace_paths {
+        let prepared = view::Prepared::open(path, options.exe.as_deref())?;
+        prepared.needs_records()?;
+        let Some(wall) = prepared.info.wall_start_ns() else {
+            return Err(Error::Unsupported {
+                path: path.clone(),
+                message: "the trace has no clock rate, so it cannot be put on one time axis with \
+                          other traces (view it alone)"
+                    .to_string(),
+            });
+        };
+        traces.push((path, prepared, wall));
+    }
+    let earliest = traces.iter().map(|t| t.2).min().unwrap_or(0);
+    let (per_record, what) = match format {
+        TimelineFormat::Json => (110, "timeline (Chrome JSON)"),
+        TimelineFormat::Perfetto => (21, "timeline (Perfetto trace)"),
+    };
+    let mut pids = std::collections::HashSet::new();
+    let mut warnings = Vec::new();
+    let mut json = None;
+    let mut perfetto = None;
+    match format {
+        TimelineFormat::Json => json = Some(report::timeline::Timeline::begin(&mut *out)),
+        TimelineFormat::Perfetto => perfetto = Some(report::perfetto::Perfetto::begin(&mut *out)),
+    }
+    for (path, mut prepared, wall) in traces {
+        prepared.progress = options.progress.clone();
+        prepared.info.clock.offset = wall - earliest;
+        let mut pid = prepared.info.summary.header.pid;
+        while !pids.insert(pid) {
+            pid += 1_000_000;
+        }
+        let lines =
+            lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
+        let (filter, note) =
+            options
+                .filter
+                .sized(&prepared.info, per_record, options.size_limit, what);
+        let mut named = |w: Vec<String>| {
+            warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+        };
+        if let Some(mut timeline) = json.take() {
+            timeline.process(&prepared.info, pid);
+            timeline.set_lines(lines);
+            let (timeline, _, w) = prepared.run(timeline, &filter)?;
+            json = Some(timeline);
+            named(w);
+        } else if let Some(mut trace) = perfetto.take() {
+            trace.process(&prepared.info, pid);
+            trace.set_lines(lines);
+            let (trace, _, w) = prepared.run(trace, &filter)?;
+            perfetto = Some(trace);
+            named(w);
+        }
+        named(note.into_iter().collect());
+    }
+    if let Some(timeline) = json {
+        timeline.finish().map_err(write_error)?;
+    }
+    if let Some(trace) = perfetto {
+        trace.finish().map_err(write_error)?;
+    }
+    Ok(warnings)
+}
+
 /// Writes the call tree of `trace_path` (`hookprof replay`, [`report::calltree`]) to `out`
 /// as it is replayed. Returns the warnings to show.
 pub fn calltree_file(
@@ -651,6 +733,71 @@ pub fn flame_file(
                 None => "hookprof flame graph".to_string(),
             };
             stacks.write_svg(&names, &clock, &title, flame.inverted, out)
+        }
+    }
+    .map_err(write_error)?;
+    Ok(warnings)
+}
+
+/// The flame graph of several traces (`hookprof flame A B …`): each trace's stacks under a
+/// root frame of its process, `program [pid]` (the executable's file name), so the graph
+/// shows the processes side by side and the folded lines can be told apart. The traces'
+/// times must be in one unit (all with a clock rate, or none). Returns the warnings, each
+/// naming its trace.
+pub fn flame_files(
+    trace_paths: &[PathBuf],
+    options: &ViewOptions,
+    flame: &FlameOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    if let [one] = trace_paths {
+        return flame_file(one, options, flame, out);
+    }
+    let mut lines = Vec::new();
+    let mut warnings = Vec::new();
+    let mut unit = None;
+    for path in trace_paths {
+        let mut prepared = view::Prepared::open(path, options.exe.as_deref())?;
+        prepared.progress = options.progress.clone();
+        let this_unit = prepared.info.clock.unit();
+        if *unit.get_or_insert(this_unit) != this_unit {
+            return Err(Error::Unsupported {
+                path: path.clone(),
+                message: format!(
+                    "its times are {this_unit} and the traces before it {}: a flame graph of \
+                     several traces needs one unit (every trace with a clock rate, or none)",
+                    unit.unwrap_or_default()
+                ),
+            });
+        }
+        let stacks = report::flame::FoldedStacks::new(&prepared.info, flame.per_thread);
+        let (stacks, names, w) = prepared.run(stacks, &options.filter)?;
+        warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+        let mut folded = Vec::new();
+        stacks
+            .write_folded(&names, &prepared.info.clock, &mut folded)
+            .map_err(write_error)?;
+        let program = prepared.info.program();
+        let program = program.rsplit('/').next().unwrap_or(&program);
+        let root = format!("{program} [{}]", prepared.info.summary.header.pid);
+        for line in String::from_utf8_lossy(&folded).lines() {
+            lines.push(format!("{};{line}", root.replace(';', ":")));
+        }
+    }
+    lines.sort();
+    match flame.format {
+        FlameFormat::Folded => {
+            let mut text = String::new();
+            for line in &lines {
+                text.push_str(line);
+                text.push('\n');
+            }
+            out.write_all(text.as_bytes())
+        }
+        FlameFormat::Svg => {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let title = format!("{} processes (hookprof)", trace_paths.len());
+            report::flame::draw_svg(&lines, unit.unwrap_or("ns"), &title, flame.inverted, out)
         }
     }
     .map_err(write_error)?;
@@ -741,13 +888,34 @@ pub fn speedscope_file(
 /// Compares the flat profiles of two traces ([`report::diff`]): `csv` for CSV, else aligned
 /// text; `top` keeps the N largest changes. Returns the output and the warnings of both
 /// traces (each prefixed with its trace).
+/// How `hookprof diff` writes.
+#[derive(Clone, Copy, Debug)]
+pub enum DiffFormat<'a> {
+    Text,
+    Csv,
+    Markdown,
+    /// The regression gate's verdict (Markdown): the functions breaking `rules`.
+    Gate {
+        rules: &'a [report::diff::Rule],
+        min_time_ns: u64,
+    },
+}
+
+/// What `hookprof diff` made: its output, the warnings to show, and how many functions broke
+/// the gate's rules.
+pub struct DiffOutput {
+    pub bytes: Vec<u8>,
+    pub warnings: Vec<String>,
+    pub breaches: usize,
+}
+
 pub fn diff_files(
     a: &Path,
     b: &Path,
     exe: [Option<&Path>; 2],
-    csv: bool,
+    format: DiffFormat,
     top: Option<usize>,
-) -> Result<(Vec<u8>, Vec<String>), Error> {
+) -> Result<DiffOutput, Error> {
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
     for (path, exe) in [a, b].into_iter().zip(exe) {
@@ -774,13 +942,35 @@ pub fn diff_files(
     }
     let diff = report::diff::Diff::new(&reports[0], &reports[1]);
     let mut bytes = Vec::new();
-    if csv {
-        diff.write_csv(top, &mut bytes)
-    } else {
-        diff.write_text(top, &mut bytes)
+    let mut breaches = 0;
+    match format {
+        DiffFormat::Text => diff.write_text(top, &mut bytes),
+        DiffFormat::Csv => diff.write_csv(top, &mut bytes),
+        DiffFormat::Markdown => diff.write_markdown(top, &mut bytes),
+        DiffFormat::Gate { rules, min_time_ns } => {
+            let needs_ns = min_time_ns > 0
+                || rules.iter().any(|r| {
+                    r.metric != report::diff::Metric::Calls
+                        && matches!(r.limit, report::diff::Limit::Amount(_))
+                });
+            if needs_ns && matches!(ua, report::Unit::Ticks) {
+                return Err(Error::Unsupported {
+                    path: a.to_path_buf(),
+                    message: "the traces have no clock rate: --min-time and time limits need \
+                              nanoseconds (use percentages and calls)"
+                        .to_string(),
+                });
+            }
+            diff.write_gate(rules, min_time_ns, top, &mut bytes)
+                .map(|n| breaches = n)
+        }
     }
     .expect("writing to a Vec cannot fail");
-    Ok((bytes, warnings))
+    Ok(DiffOutput {
+        bytes,
+        warnings,
+        breaches,
+    })
 }
 
 /// Writes a gmon.out for GNU gprof from `trace_path` ([`report::gmon`]). Returns the

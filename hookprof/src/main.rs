@@ -291,9 +291,23 @@ struct DiffArgs {
     /// Only the N largest changes.
     #[arg(long, value_name = "N")]
     top: Option<usize>,
+    /// The regression gate: exit with status 3 when a function's METRIC grew by more than
+    /// LIMIT from A to B (`exclusive > +10%`, `calls > +1000`, `inclusive > +2ms`; METRIC is
+    /// calls, exclusive or inclusive). Repeatable. Prints the verdict and the breaches as
+    /// Markdown, for a CI job to post.
+    #[arg(long = "fail-if", value_name = "RULE", value_parser = parse_rule)]
+    fail_if: Vec<hookprof::report::diff::Rule>,
+    /// With --fail-if: judge only functions whose time (the rule's, or their inclusive time
+    /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
+    min_time: Option<u64>,
     /// Write to FILE instead of standard output (never an input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+fn parse_rule(text: &str) -> Result<hookprof::report::diff::Rule, String> {
+    text.parse()
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -302,19 +316,44 @@ enum DiffFormatArg {
     Text,
     /// Comma-separated values with a header row (with inclusive deltas).
     Csv,
+    /// A Markdown table (the format of --fail-if's verdict).
+    Markdown,
 }
 
-fn diff(args: &DiffArgs) -> Result<()> {
+/// Exit status of `diff --fail-if` when a rule is broken (1 is an error, 2 a usage error).
+const EXIT_REGRESSION: u8 = 3;
+
+fn diff(args: &DiffArgs) -> Result<ExitCode> {
     check_output(&args.a, args.output.as_ref())?;
     check_output(&args.b, args.output.as_ref())?;
-    let (bytes, warnings) = hookprof::diff_files(
+    let format = if !args.fail_if.is_empty() {
+        if !matches!(args.format, DiffFormatArg::Text | DiffFormatArg::Markdown) {
+            anyhow::bail!("--fail-if prints its verdict as Markdown: leave out --format");
+        }
+        hookprof::DiffFormat::Gate {
+            rules: &args.fail_if,
+            min_time_ns: args.min_time.unwrap_or(0),
+        }
+    } else {
+        match args.format {
+            DiffFormatArg::Text => hookprof::DiffFormat::Text,
+            DiffFormatArg::Csv => hookprof::DiffFormat::Csv,
+            DiffFormatArg::Markdown => hookprof::DiffFormat::Markdown,
+        }
+    };
+    let out = hookprof::diff_files(
         &args.a,
         &args.b,
         [args.exe_a.as_deref(), args.exe_b.as_deref()],
-        matches!(args.format, DiffFormatArg::Csv),
+        format,
         args.top,
     )?;
-    emit(&warnings, &bytes, &args.a, args.output.as_ref())
+    emit(&out.warnings, &out.bytes, &args.a, args.output.as_ref())?;
+    Ok(if out.breaches > 0 {
+        ExitCode::from(EXIT_REGRESSION)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 const VIEW_HELP: &str = "\
@@ -520,6 +559,10 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
+    /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
+    /// of a test suite): each its own process, aligned on the wall clock each trace recorded.
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
     /// perfetto for an output name ending in .pftrace or .perfetto-trace (before any .gz),
     /// else json. An output name ending in .gz is gzip-compressed (both formats).
@@ -603,6 +646,9 @@ struct ReplayArgs {
 struct FlameArgs {
     #[command(flatten)]
     view: ViewArgs,
+    /// More traces: each trace's stacks under a `program [pid]` frame of its own.
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// Folded stacks (text) or an SVG flame graph.
     #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
     format: FlameFormatArg,
@@ -1091,6 +1137,14 @@ fn info(args: &InfoArgs) -> Result<()> {
 
 /// Runs a view that writes as it goes: to standard output, or to a temporary file beside
 /// FILE renamed to FILE once complete, so that an error never leaves a truncated file.
+/// The view's trace and the MORE traces after it, none of them the output.
+fn with_more(view: &ViewArgs, more: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    for trace in more {
+        check_output(trace, view.output.as_ref())?;
+    }
+    Ok(std::iter::once(&view.trace).chain(more).cloned().collect())
+}
+
 fn stream_view(
     args: &ViewArgs,
     write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
@@ -1174,19 +1228,28 @@ fn main() -> ExitCode {
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
         Command::Record(args) => record(args),
-        Command::Timeline(args) => stream_view(&args.view, |o, out| {
-            let options = ViewOptions {
-                size_limit: args.size.limit(&args.view),
-                ..o.clone()
-            };
-            maybe_gzip(gzipped(&args.view), out, |out| {
-                hookprof::timeline_file(&args.view.trace, &options, args.format(), out)
+        Command::Timeline(args) => {
+            let traces = with_more(&args.view, &args.more);
+            traces.and_then(|traces| {
+                stream_view(&args.view, |o, out| {
+                    let options = ViewOptions {
+                        size_limit: args.size.limit(&args.view),
+                        ..o.clone()
+                    };
+                    maybe_gzip(gzipped(&args.view), out, |out| {
+                        hookprof::timeline_files(&traces, &options, args.format(), out)
+                    })
+                })
             })
-        }),
+        }
         Command::Replay(args) => stream_view(&args.view, |o, out| {
             hookprof::calltree_file(&args.view.trace, o, out)
         }),
-        Command::Diff(args) => diff(args),
+        Command::Diff(args) => match diff(args) {
+            Ok(ExitCode::SUCCESS) => Ok(()),
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Gmon(args) => gmon(args),
         Command::Core(args) => core(args),
         Command::Completions(args) => install_docs::completions(args, Cli::command()),
@@ -1218,8 +1281,11 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            stream_view(&args.view, |o, out| {
-                hookprof::flame_file(&args.view.trace, o, &flame, out)
+            let traces = with_more(&args.view, &args.more);
+            traces.and_then(|traces| {
+                stream_view(&args.view, |o, out| {
+                    hookprof::flame_files(&traces, o, &flame, out)
+                })
             })
         }
     };

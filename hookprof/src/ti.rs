@@ -1028,6 +1028,12 @@ impl Analysis {
         }
         let mut unnamed = 0;
         for &handle in &task_handles {
+            // A null handle is no task's: what ran before a scheduler's first task (FreeRTOS's
+            // first switch is from NULL), not whatever symbols sit at address 0.
+            if handle == 0 {
+                a.task_names.insert(handle, "(no task)".to_string());
+                continue;
+            }
             let name = program.name(handle.wrapping_sub(bias)).unwrap_or_else(|| {
                 unnamed += 1;
                 format!("?task #{unnamed}")

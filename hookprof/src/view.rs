@@ -296,6 +296,9 @@ pub struct TimeBase {
     pub base: u64,
     /// `None` when the trace has no clock rate: times stay in ticks.
     pub ticks_per_second: Option<u64>,
+    /// Added to every [`TimeBase::time`]: where this trace's earliest record falls on a view of
+    /// several traces (`hookprof timeline A B …`), in ns; 0 for one.
+    pub offset: u64,
 }
 
 impl TimeBase {
@@ -326,9 +329,10 @@ impl TimeBase {
         }
     }
 
-    /// A timestamp as nanoseconds (or ticks) since the earliest record.
+    /// A timestamp as nanoseconds (or ticks) since the earliest record (of all traces, in a
+    /// view of several).
     pub fn time(&self, ticks: u64) -> u64 {
-        self.duration(ticks.saturating_sub(self.base))
+        self.duration(ticks.saturating_sub(self.base)) + self.offset
     }
 
     /// A duration given in nanoseconds as ticks (rounded up, so that "at least" stays so).
@@ -400,6 +404,23 @@ impl TraceInfo {
             .exe
             .as_ref()
             .map_or_else(|| "traced program".to_string(), |p| p.display().to_string())
+    }
+
+    /// The wall-clock time of the trace's earliest record, ns since the Unix epoch: the
+    /// header's start (the wall clock at the CLOCK chunk's first tick) moved by the ticks
+    /// from that tick to the earliest record. `None` without a clock rate. Without a CLOCK
+    /// chunk (a trace cut short) the start is taken as the earliest record's time.
+    pub fn wall_start_ns(&self) -> Option<u64> {
+        self.clock.ticks_per_second?;
+        let start = self.summary.header.start_realtime_ns;
+        let Some(clock) = &self.summary.clock else {
+            return Some(start);
+        };
+        Some(if self.clock.base >= clock.first_tick {
+            start.saturating_add(self.clock.duration(self.clock.base - clock.first_tick))
+        } else {
+            start.saturating_sub(self.clock.duration(clock.first_tick - self.clock.base))
+        })
     }
 
     /// Walks the chunks of `trace`. A cut-short last chunk of an incomplete trace is left to
@@ -484,6 +505,7 @@ impl TraceInfo {
             clock: TimeBase {
                 base: base.unwrap_or(0),
                 ticks_per_second,
+                offset: 0,
             },
             records,
             profiles,
@@ -1088,6 +1110,7 @@ mod tests {
             let clock = TimeBase {
                 base: 0,
                 ticks_per_second: Some(tps),
+                offset: 0,
             };
             let edges = [
                 0,

@@ -555,6 +555,71 @@ static HKN_SHARED void hkn_switch_done(struct hkn_thread *t, struct hkn_header *
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Tasks of an RTOS (<hookcc/freertos.h>)                                                   */
+
+/* What an RTOS's switch hook calls instead of keeping each task's profiler state itself: the
+ * runtime keeps it, in a table of HKN_TASKS (task, buffer) pairs per OS thread (one on bare
+ * metal), and moves it with OS_SwitchProfilerThread. A task's state is the buffer it
+ * initialised (OS_InitCallTrace / OS_InitFunctionCost, called from the task); a task that did
+ * not records nothing. Called with the scheduler's interrupts masked, as FreeRTOS's
+ * traceTASK_SWITCHED_IN is; never from a hook. */
+#ifndef HKN_TASKS
+#define HKN_TASKS 16
+#endif
+HKN_EXPORT void *OS_SwitchProfilerThread(void *incoming);
+
+static HKN_THREAD_LOCAL struct {
+    const void *task[HKN_TASKS];
+    void *state[HKN_TASKS];
+    const void *deleted; /* the running task deleted itself: its state goes with it */
+    uint32_t full;       /* switched-out states there was no room for */
+} hkn_tasks;
+
+/* Takes `task`'s state out of the table (NULL if it has none). */
+static HKN_SHARED void *hkn_task_take(const void *task)
+{
+    for (int i = 0; i < HKN_TASKS; i++)
+        if (hkn_tasks.state[i] != NULL && hkn_tasks.task[i] == task) {
+            void *state = hkn_tasks.state[i];
+            hkn_tasks.state[i] = NULL;
+            return state;
+        }
+    return NULL;
+}
+
+HKN_EXPORT void hookcc_nitro_task_switch(const void *prev, const void *next)
+{
+    if (prev == next)
+        return;
+    void *out = OS_SwitchProfilerThread(hkn_task_take(next));
+    if (hkn_tasks.deleted != NULL && hkn_tasks.deleted == prev)
+        out = NULL;
+    hkn_tasks.deleted = NULL;
+    if (out == NULL)
+        return;
+    for (int i = 0; i < HKN_TASKS; i++)
+        if (hkn_tasks.state[i] == NULL) {
+            hkn_tasks.task[i] = prev;
+            hkn_tasks.state[i] = out;
+            return;
+        }
+    if (hkn_tasks.full++ == 0)
+        hkn_report("hookcc_nitro_task_switch",
+                   "more tasks with a profiler buffer than HKN_TASKS; the others record nothing "
+                   "after their first switch");
+}
+
+/* A deleted task's buffer stays the program's (to summarize with OS_CalcThreadStatistics), but
+ * no longer the task's: a new task at the same address starts without one. */
+HKN_EXPORT void hookcc_nitro_task_deleted(const void *task, const void *running)
+{
+    if (task == running)
+        hkn_tasks.deleted = task;
+    else
+        (void)hkn_task_take(task);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Ticks                                                                                    */
 
 HKN_EXPORT OSTick OS_GetTick(void)

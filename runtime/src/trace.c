@@ -1380,9 +1380,16 @@ static HKRT_FN void hkrt_open_file(void)
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
     h->flags = HKT_FLAG_CHECKED;
+    /* The wall clock at the CLOCK chunk's first_tick (g.clock_start, taken earlier: a fork
+     * child opens its file at its first record), so that traces of several processes line up
+     * on it (hookprof timeline A B …). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    h->start_realtime_ns = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    uint64_t wall = (uint64_t)now.tv_sec * UINT64_C(1000000000) + (uint64_t)now.tv_nsec;
+    uint64_t mono = hkrt_monotonic_ns();
+    if (g.clock_start.ns != 0 && g.clock_start.ns <= mono && mono - g.clock_start.ns < wall)
+        wall -= mono - g.clock_start.ns;
+    h->start_realtime_ns = wall;
     __atomic_store_n(&g.file_end, (uint64_t)HKT_HEADER_SIZE, __ATOMIC_RELAXED);
     if (!hkrt_pwrite_all(h, sizeof *h, 0))
         return;

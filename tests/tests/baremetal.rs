@@ -1273,6 +1273,61 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     }
 }
 
+/// What examples/baremetal/freertos/rtos_app.c prints of itself: "total X ticks T switches S",
+/// "pause wall W", then "count TASK FUNCTION N" for each of its functions and tasks.
+struct FreertosApp {
+    /// (task, function) -> calls.
+    counts: std::collections::BTreeMap<(String, String), u64>,
+    ticks: u64,
+    switches: u64,
+    /// The shortest pause_a_tick() in wall time, in the profilers' ticks.
+    pause_wall: u64,
+}
+
+impl FreertosApp {
+    fn read(what: &str, stdout: &str) -> FreertosApp {
+        let mut counts = std::collections::BTreeMap::new();
+        let (mut ticks, mut switches, mut pause_wall) = (None, None, None);
+        for line in stdout.lines() {
+            if let Some(rest) = line.strip_prefix("count ") {
+                let mut fields = rest.rsplitn(3, ' ');
+                let calls: u64 = fields.next().unwrap().parse().expect(line);
+                let function = fields.next().expect(line).to_string();
+                let task = fields.next().expect(line).to_string();
+                counts.insert((task, function), calls);
+            } else if line.starts_with("total ") {
+                let fields: Vec<&str> = line.split(' ').collect();
+                ticks = Some(fields[3].parse::<u64>().expect(line));
+                switches = Some(fields[5].parse::<u64>().expect(line));
+            } else if let Some(wall) = line.strip_prefix("pause wall ") {
+                pause_wall = Some(wall.parse::<u64>().expect(line));
+            }
+        }
+        let app = FreertosApp {
+            counts,
+            ticks: ticks.unwrap_or_else(|| panic!("{what}: no totals in\n{stdout}")),
+            switches: switches.unwrap(),
+            pause_wall: pause_wall.unwrap_or_else(|| panic!("{what}: no pause in\n{stdout}")),
+        };
+        assert_eq!(
+            app.counts.len(),
+            9,
+            "{what}: the program's counts:\n{stdout}"
+        );
+        assert!(app.ticks >= 20, "{what}: only {} ticks", app.ticks);
+        app
+    }
+
+    /// Calls of `function` in all tasks.
+    fn calls(&self, function: &str) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((_, f), _)| f == function)
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
 fn freertos_trace_on(board: &str) {
     let what = format!("freertos BOARD={board} rtos_app.c --trace");
     let dir = tempfile::tempdir().unwrap();
@@ -1295,29 +1350,12 @@ fn freertos_trace_on(board: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // The program's own numbers: "total X ticks T switches S", then "count TASK FUNCTION N".
-    let mut app_counts = std::collections::BTreeMap::new();
-    let (mut ticks, mut switches) = (None, None);
-    for line in stdout.lines() {
-        if let Some(rest) = line.strip_prefix("count ") {
-            let mut fields = rest.rsplitn(3, ' ');
-            let calls: u64 = fields.next().unwrap().parse().expect(line);
-            let function = fields.next().expect(line).to_string();
-            let task = fields.next().expect(line).to_string();
-            app_counts.insert((task, function), calls);
-        } else if line.starts_with("total ") {
-            let fields: Vec<&str> = line.split(' ').collect();
-            ticks = Some(fields[3].parse::<u64>().expect(line));
-            switches = Some(fields[5].parse::<u64>().expect(line));
-        }
-    }
-    let (ticks, switches) = (ticks.expect(&stdout), switches.expect(&stdout));
-    assert_eq!(
-        app_counts.len(),
-        8,
-        "{what}: the program's counts:\n{stdout}"
-    );
-    assert!(ticks >= 20, "{what}: only {ticks} ticks");
+    let FreertosApp {
+        counts: app_counts,
+        ticks,
+        switches,
+        ..
+    } = FreertosApp::read(&what, &stdout);
 
     let trace = project.join("firmware.hktrace");
     let elf = project.join("firmware.elf");
@@ -1389,6 +1427,180 @@ fn freertos_trace_on(board: &str) {
         task_chunks, switches,
         "{what}: task switches, traced vs the kernel's"
     );
+}
+
+/// The same FreeRTOS application with each of the other runtimes, on both boards, every task
+/// given its own profile by <hookcc/freertos.h>'s switch macros:
+/// - NITRO function cost (inclusive statistics): each function's calls, summed over the tasks'
+///   buffers, equal the program's counters, and pause_a_tick() (vTaskDelay(1)) costs less than a
+///   tenth of the tick it spends switched out, which the program measured in wall time;
+/// - NITRO call trace: the consumer's stack, dumped in its last consume(), holds its own frame
+///   and no other task's;
+/// - TI hooks, dumped by gdb at hookcc_ti_done: every task by the symbol of its control block,
+///   each task's calls of each function equal the program's counters, no exit without its entry;
+/// - TI profile points: the region around each pause_a_tick() is measured without the time
+///   the producer is switched out.
+#[test]
+fn freertos_tasks_in_the_nitro_ti_and_pfp_runtimes() {
+    if !have_tools() {
+        return;
+    }
+    let gdb = runs("gdb-multiarch");
+    assert!(
+        gdb || !in_ci(),
+        "CI must have gdb-multiarch (scripts/setup.sh)"
+    );
+    let functions = [
+        "produce",
+        "consume",
+        "work",
+        "on_timer",
+        "pause_a_tick",
+        "checksum",
+    ];
+    for board in ["cortex-m3", "riscv32"] {
+        let board_variable = format!("BOARD={board}");
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example("freertos", dir.path());
+        let run = |target: &str, variables: &[&str], what: &str| {
+            let mut all = vec![board_variable.as_str()];
+            all.extend_from_slice(variables);
+            let clean = make_target(&project, "clean", &all);
+            assert!(clean.status.success(), "{what}: make clean failed");
+            let out = make_target(&project, target, &all);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{what}: make {target} failed with {}\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let app = FreertosApp::read(what, &stdout);
+            (stdout, app)
+        };
+
+        // NITRO function cost: "name: count N, cost C" per function.
+        let what = format!("freertos {board} FUNCTIONCOST");
+        let (stdout, app) = run(
+            "run",
+            &["NITRO_PROFILE=TRUE", "NITRO_PROFILE_TYPE=FUNCTIONCOST"],
+            &what,
+        );
+        let statistics: std::collections::BTreeMap<&str, (u64, u64)> = stdout
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.split_once(": count ")?;
+                let (count, cost) = rest.split_once(", cost ")?;
+                Some((name, (count.parse().ok()?, cost.parse().ok()?)))
+            })
+            .collect();
+        for function in functions {
+            let (count, _) = statistics
+                .get(function)
+                .unwrap_or_else(|| panic!("{what}: no line for {function}:\n{stdout}"));
+            assert_eq!(*count, app.calls(function), "{what}: calls of {function}");
+        }
+        let (pauses, pause_cost) = statistics["pause_a_tick"];
+        assert!(
+            pause_cost > 0 && pause_cost / pauses < app.pause_wall / 10,
+            "{what}: pause_a_tick costs {} a call, the tick it waits {} (switched-out time \
+             not left out)",
+            pause_cost / pauses,
+            app.pause_wall
+        );
+
+        // NITRO call trace: the dump's frames ("NAME: lr=…"; the first line is the dump's own).
+        let what = format!("freertos {board} CALLTRACE");
+        let (stdout, _) = run(
+            "run",
+            &["NITRO_PROFILE=TRUE", "NITRO_PROFILE_TYPE=CALLTRACE"],
+            &what,
+        );
+        let frames: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains(": lr="))
+            .map(|l| l.split(':').next().unwrap())
+            .collect();
+        assert_eq!(
+            frames,
+            ["OS_DumpCallTrace", "consume"],
+            "{what}: the consumer's stack\n{stdout}"
+        );
+
+        // TI profile points: "ID: 01, n=N, C=…, Cmin=…, Cmax=M, …".
+        let what = format!("freertos {board} PFP");
+        let (stdout, app) = run("run", &["HOOKS=pfp"], &what);
+        let point = |id: &str| -> (u64, u64) {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("ID: {id}, ")))
+                .unwrap_or_else(|| panic!("{what}: no point {id}:\n{stdout}"));
+            let field = |name: &str| -> u64 {
+                line.split(", ")
+                    .find_map(|f| f.strip_prefix(name))
+                    .unwrap_or_else(|| panic!("{what}: {line}"))
+                    .parse()
+                    .unwrap()
+            };
+            (field("n="), field("Cmax="))
+        };
+        let (n, longest) = point("01");
+        assert_eq!(n, app.calls("pause_a_tick"), "{what}: pauses measured");
+        assert!(
+            longest < app.pause_wall / 10,
+            "{what}: the longest pause measured {longest}, the tick waited {}",
+            app.pause_wall
+        );
+        assert_eq!(point("02").0, app.calls("work"), "{what}: work measured");
+
+        // TI hooks, the buffer dumped by gdb.
+        if !gdb {
+            eprintln!("skipping FreeRTOS with the TI runtime: gdb-multiarch missing");
+            continue;
+        }
+        let what = format!("freertos {board} TI");
+        let (stdout, app) = run("ti-dump", &["HOOKS=ti"], &what);
+        assert!(
+            stdout.contains("\ndropped=0\n"),
+            "{what}: records dropped\n{stdout}"
+        );
+        let prefix = project.join("ti");
+        let status = run_ok(
+            hookprof()
+                .arg("ti")
+                .arg(project.join("ti.bin"))
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--all-symbols") // the kernel's static control blocks of idle and timer
+                .arg("--out")
+                .arg(&prefix),
+        );
+        let status = String::from_utf8_lossy(&status.stdout).into_owned();
+        // main, the three tasks, idle and the timer service.
+        for expected in ["Tasks found: 6", "Exit records without enter: 0"] {
+            assert!(
+                status.contains(expected),
+                "{what}: {expected:?} not in\n{status}"
+            );
+        }
+        let call_list =
+            std::fs::read_to_string(format!("{}_call_list.csv", prefix.display())).unwrap();
+        let mut traced = std::collections::BTreeMap::new();
+        for (function, task, ..) in ti_calls(&call_list) {
+            *traced.entry((task, function)).or_insert(0u64) += 1;
+        }
+        for ((task, function), calls) in &app.counts {
+            let symbol = match task.as_str() {
+                "Tmr Svc" => "vApplicationGetTimerTaskMemory.xTimerTaskTCB".to_string(),
+                task => format!("{task}_task"),
+            };
+            assert_eq!(
+                traced.get(&(symbol.clone(), function.clone())),
+                Some(calls),
+                "{what}: calls of {function} in {symbol}"
+            );
+        }
+    }
 }
 
 /// The bare-metal trace runtime's task switches, driven by hand on the host

@@ -451,6 +451,249 @@ fn diff_matches_functions_by_name_across_builds() {
     assert!(text.trim_end().ends_with("delta 0 (0.0%)"), "{text}");
 }
 
+/// The regression gate on real runs (tests/programs/regress.c): a build whose spin() takes 10
+/// times as long fails `--fail-if 'exclusive > +400%'` with exit status 3 and a Markdown table
+/// naming spin; a rebuild of the same source passes (exit 0, "no regression"). tiny()'s calls
+/// tripled in the regressed build: `calls > +50%` flags it, unless --min-time leaves its
+/// sub-millisecond time out as noise.
+#[test]
+fn diff_fail_if_gates_a_planted_regression_and_passes_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = |name: &str, flags: &[&str]| {
+        let program = build_traced(dir.path(), name, &["regress.c"], flags, false);
+        run_traced(dir.path(), &program, &[]).0
+    };
+    let base = trace("base", &["-O0"]);
+    let rebuild = trace("rebuild", &["-O0"]);
+    let regressed = trace("regressed", &["-O0", "-DREGRESS"]);
+    let gate = |new: &Path, extra: &[&str]| {
+        let out = hookprof()
+            .arg("diff")
+            .arg(&base)
+            .arg(new)
+            .args(["--fail-if", "exclusive > +400%", "--fail-if=calls > +50%"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+
+    let (code, text) = gate(&regressed, &["--min-time", "1ms"]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: 1 regression\n"),
+        "{text}"
+    );
+    let breach = text
+        .lines()
+        .find(|l| l.starts_with("| `spin` | `exclusive > +400%` |"))
+        .unwrap_or_else(|| panic!("no breach of spin:\n{text}"));
+    let change: f64 = breach
+        .rsplit('|')
+        .nth(1)
+        .and_then(|c| c.trim().strip_prefix('+')?.strip_suffix('%')?.parse().ok())
+        .unwrap_or_else(|| panic!("{breach}"));
+    assert!(change > 400.0, "{breach}");
+    assert!(!text.contains("| `tiny` | `calls"), "{text}");
+
+    // Without the minimum time, tiny()'s tripled calls break the calls rule (and functions of
+    // a few hundred nanoseconds, such as work()'s own time, may break the time rule by noise:
+    // what --min-time is for).
+    let (code, text) = gate(&regressed, &[]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("| `tiny` | `calls > +50%` | 1 | 3 | +200.0% |"),
+        "{text}"
+    );
+
+    let (code, text) = gate(&rebuild, &["--min-time", "1ms"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: no regression\n"),
+        "{text}"
+    );
+
+    // A bad rule is a usage error that says what a rule is.
+    let out = hookprof()
+        .arg("diff")
+        .arg(&base)
+        .arg(&rebuild)
+        .args(["--fail-if", "exclusive >> 10%"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a rule is METRIC > +LIMIT"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Five processes on one timeline (tests/programs/family.c: a parent that forks four children
+/// one after another, waiting for each): `hookprof timeline` of the five traces names each
+/// process by its pid, gives each child its calls, and puts each child's calls inside the
+/// parent's run_child() call that forked it, on the wall clock the traces recorded (raw
+/// times: compensation takes the hooks' time out of each trace, which moves its later calls
+/// earlier). The Perfetto trace of the same five has the same slices per process.
+#[test]
+fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "family", &["family.c"], &["-O1"], false);
+    let (_, stdout) = run_traced(dir.path(), &program, &[]);
+    let mut pids = BTreeMap::new(); // pid -> "parent" or "child i"
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        match f[..] {
+            ["parent", pid] => pids.insert(pid.parse::<u64>().unwrap(), None),
+            ["child", i, pid] => {
+                pids.insert(pid.parse().unwrap(), Some(i.parse::<usize>().unwrap()))
+            }
+            _ => panic!("{line}"),
+        };
+    }
+    assert_eq!(pids.len(), 5, "{stdout}");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 5, "{traces:?}");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = vec!["timeline".into(), "--no-compensation".into()];
+        a.extend(traces.iter().map(|t| t.display().to_string()));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let json = {
+        let a = args(&[]);
+        view(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the timeline is JSON");
+    let events = value["traceEvents"].as_array().unwrap();
+    let mut named = BTreeMap::new();
+    // Per pid: (function, B time) in file order.
+    let mut calls: BTreeMap<u64, Vec<(String, f64, f64)>> = BTreeMap::new();
+    let mut open: BTreeMap<(u64, u64), Vec<(String, f64)>> = BTreeMap::new();
+    for e in events {
+        let pid = e["pid"].as_u64().unwrap();
+        match e["ph"].as_str().unwrap() {
+            "M" if e["name"] == "process_name" => {
+                named.insert(pid, e["args"]["name"].as_str().unwrap().to_string());
+            }
+            "B" => open
+                .entry((pid, e["tid"].as_u64().unwrap()))
+                .or_default()
+                .push((
+                    e["name"].as_str().unwrap().to_string(),
+                    e["ts"].as_f64().unwrap(),
+                )),
+            "E" => {
+                let (name, begin) = open
+                    .get_mut(&(pid, e["tid"].as_u64().unwrap()))
+                    .and_then(Vec::pop)
+                    .expect("an E event closes a B event");
+                calls
+                    .entry(pid)
+                    .or_default()
+                    .push((name, begin, e["ts"].as_f64().unwrap()));
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        named.keys().copied().collect::<Vec<_>>(),
+        pids.keys().copied().collect::<Vec<_>>()
+    );
+    assert!(named.values().all(|n| n.ends_with("/family")), "{named:?}");
+    let parent = *pids.iter().find(|(_, role)| role.is_none()).unwrap().0;
+    let forks: Vec<(f64, f64)> = calls[&parent]
+        .iter()
+        .filter(|c| c.0 == "run_child")
+        .map(|c| (c.1, c.2))
+        .collect();
+    assert_eq!(forks.len(), 4, "{:?}", calls[&parent]);
+    for (&pid, role) in &pids {
+        let Some(i) = *role else { continue };
+        let work: Vec<&(String, f64, f64)> =
+            calls[&pid].iter().filter(|c| c.0 == "child_work").collect();
+        assert_eq!(work.len(), i + 1, "child {i}'s calls: {:?}", calls[&pid]);
+        // Its calls happen between the parent's fork and its wait: inside run_child(i).
+        let (begin, end) = forks[i];
+        for c in &work {
+            assert!(
+                begin <= c.1 && c.2 <= end,
+                "child {i}: child_work at {}..{} µs, outside run_child at {begin}..{end} µs",
+                c.1,
+                c.2
+            );
+        }
+    }
+
+    // The Perfetto trace: what trace_processor's import needs (a process track for each pid),
+    // and the JSON's slices.
+    let pftrace = dir.path().join("family.pftrace");
+    let a = args(&["-o", pftrace.to_str().unwrap()]);
+    view(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let json_file = dir.path().join("family.json");
+    std::fs::write(&json_file, &json).unwrap();
+    if let Some(out) = check_perfetto(&pftrace, Some(&json_file)) {
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{report}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            report.lines().count(),
+            5,
+            "one thread per process: {report}"
+        );
+    }
+    // The flame graph of the five: each process's stacks under its own root frame.
+    let folded = {
+        let mut a: Vec<String> = vec!["flame".into()];
+        a.extend(traces.iter().map(|t| t.display().to_string()));
+        view(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (pid, role) in &pids {
+        let root = format!("family [{pid}];");
+        let stack = match role {
+            None => format!("{root}main;parent_work;spin "),
+            Some(_) => format!("{root}child_work;spin "),
+        };
+        assert!(
+            folded.lines().any(|l| l.starts_with(&stack)),
+            "no {stack:?} in\n{folded}"
+        );
+    }
+    assert!(
+        folded.lines().all(|l| l.starts_with("family [")),
+        "{folded}"
+    );
+    // A clock-less or unreadable second trace is refused, naming it.
+    let junk = dir.path().join("junk.hktrace");
+    std::fs::write(&junk, b"not a trace").unwrap();
+    let out = hookprof()
+        .arg("timeline")
+        .arg(&traces[0])
+        .arg(&junk)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("junk.hktrace"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn gprof_reads_the_gmon_out() {
     let Some(gprof) = system_tool("gprof", "binutils") else {

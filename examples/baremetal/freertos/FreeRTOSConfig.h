@@ -34,9 +34,11 @@
 #define configUSE_NEWLIB_REENTRANT 0
 #define configENABLE_BACKWARD_COMPATIBILITY 0
 
-/* Memory: heap_4 in a static array; no static allocation (no application-provided idle and
- * timer task memory). */
-#define configSUPPORT_STATIC_ALLOCATION 0
+/* Memory: heap_4 in a static array for the queue and the timer; the application's tasks are
+ * static (xTaskCreateStatic: their control blocks have symbols), the idle and timer tasks' memory
+ * the kernel's own (configKERNEL_PROVIDED_STATIC_MEMORY). */
+#define configSUPPORT_STATIC_ALLOCATION 1
+#define configKERNEL_PROVIDED_STATIC_MEMORY 1
 #define configSUPPORT_DYNAMIC_ALLOCATION 1
 #define configTOTAL_HEAP_SIZE (64 * 1024)
 
@@ -51,6 +53,9 @@
 
 /* Software timers: the timer service task ("Tmr Svc") runs their callbacks. */
 #define configUSE_TIMERS 1
+/* vApplicationDaemonTaskStartupHook: the timer service task's first act (the application gives
+ * it its profile there). */
+#define configUSE_DAEMON_TASK_STARTUP_HOOK 1
 #define configTIMER_TASK_PRIORITY 3
 #define configTIMER_QUEUE_LENGTH 4
 #define configTIMER_TASK_STACK_DEPTH 512

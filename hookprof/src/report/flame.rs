@@ -216,21 +216,33 @@ impl FoldedStacks {
         self.write_folded(names, clock, &mut folded)?;
         let folded = String::from_utf8(folded).map_err(io::Error::other)?;
         let lines: Vec<&str> = folded.lines().collect();
-        let mut options = inferno::flamegraph::Options::default();
-        options.title = title.to_string();
-        options.count_name = clock.unit().to_string();
-        if inverted {
-            options.direction = inferno::flamegraph::Direction::Inverted;
-        }
-        if lines.is_empty() {
-            // inferno refuses an empty profile; say so in a valid SVG instead.
-            options.subtitle = Some("no calls (everything was filtered out)".to_string());
-            return inferno::flamegraph::from_lines(&mut options, ["none 0"].iter().copied(), out)
-                .map_err(io::Error::other);
-        }
-        inferno::flamegraph::from_lines(&mut options, lines.iter().copied(), out)
-            .map_err(io::Error::other)
+        draw_svg(&lines, clock.unit(), title, inverted, out)
     }
+}
+
+/// Draws folded lines (`frame;frame;… count`, counts in `unit`) as a flame graph (an icicle
+/// graph if `inverted`).
+pub fn draw_svg(
+    lines: &[&str],
+    unit: &str,
+    title: &str,
+    inverted: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_string();
+    options.count_name = unit.to_string();
+    if inverted {
+        options.direction = inferno::flamegraph::Direction::Inverted;
+    }
+    if lines.is_empty() {
+        // inferno refuses an empty profile; say so in a valid SVG instead.
+        options.subtitle = Some("no calls (everything was filtered out)".to_string());
+        return inferno::flamegraph::from_lines(&mut options, ["none 0"].iter().copied(), out)
+            .map_err(io::Error::other);
+    }
+    inferno::flamegraph::from_lines(&mut options, lines.iter().copied(), out)
+        .map_err(io::Error::other)
 }
 
 impl View for FoldedStacks {

@@ -22,7 +22,9 @@
 //!   and a `TYPE_SLICE_END` packet at its exit. Both have `SEQ_NEEDS_INCREMENTAL_STATE`.
 //!
 //! `timestamp` is nanoseconds since the trace's earliest record in the default clock domain
-//! (ticks when the trace has no clock rate). As the JSON, the file is written as the trace
+//! (ticks when the trace has no clock rate). Several traces (`hookprof timeline A B …`) follow
+//! one another in the file, each process with its descriptor and thread tracks numbered on from
+//! the previous one's (uuid and sequence id alike), times since the earliest record of all. As the JSON, the file is written as the trace
 //! is replayed: memory grows with threads × functions (which names a sequence has interned),
 //! never with the records.
 
@@ -79,8 +81,6 @@ const INTERNED_NAME: u32 = 2;
 const DA_NAME_IID: u32 = 1;
 const DA_POINTER_VALUE: u32 = 7;
 
-/// The process's track.
-const PROCESS_UUID: u64 = 1;
 /// The interned debug-annotation name of the entry point.
 const ADDRESS_NAME_IID: u64 = 1;
 
@@ -104,6 +104,8 @@ pub struct Perfetto<W: Write> {
     tracks: Vec<Track>,
     /// TID → index in `tracks`.
     tids: TidIndex,
+    /// Packet sequences (and track uuids) used so far, by every process.
+    sequences: u32,
     /// Per function, made at its first event: the `track_event` field of its begin packets,
     /// and its source location (file, line) if the DWARF tells.
     begins: Vec<Option<Box<[u8]>>>,
@@ -125,46 +127,79 @@ impl<W: Write> Perfetto<W> {
 
     /// Starts the trace: the process's track and a track for each thread the trace names.
     pub fn start(out: W, info: &TraceInfo) -> io::Result<Self> {
-        let pid = info.summary.header.pid;
-        let exe = info.program();
-        let mut perfetto = Perfetto {
+        let mut perfetto = Perfetto::begin(out);
+        perfetto.process(info, info.summary.header.pid);
+        perfetto.w.flush_buffer()?;
+        Ok(perfetto)
+    }
+
+    /// Starts a trace of several processes' traces, each added by [`Perfetto::process`].
+    pub fn begin(out: W) -> Self {
+        Perfetto {
             w: BlockWriter::new(out),
-            clock: info.clock,
-            pid,
+            clock: TimeBase {
+                base: 0,
+                ticks_per_second: None,
+                offset: 0,
+            },
+            pid: 0,
             tracks: Vec::new(),
             tids: TidIndex::default(),
+            sequences: 0,
             begins: Vec::new(),
             locations: Vec::new(),
             lines: None,
             scratch: Vec::new(),
             events: 0,
-        };
-        let b = &mut perfetto.w.buf;
+        }
+    }
+
+    /// A process's track (named after the executable, with `pid`) and a track for each thread
+    /// its trace names; the events that follow, until the next call, are that trace's. Each
+    /// track is a sequence of its own, numbered on from the previous process's.
+    pub fn process(&mut self, info: &TraceInfo, pid: u64) {
+        let exe = info.program();
+        let uuid = self.next_sequence();
+        let b = &mut self.w.buf;
         let packet = open(b, TRACE_PACKET);
         let descriptor = open(b, TRACK_DESCRIPTOR);
-        uint(b, TD_UUID, PROCESS_UUID);
+        uint(b, TD_UUID, u64::from(uuid));
         let process = open(b, TD_PROCESS);
         uint(b, PD_PID, pid);
         bytes(b, PD_NAME, exe.as_bytes());
         close(b, process);
         close(b, descriptor);
-        uint(b, SEQUENCE_ID, 1);
+        uint(b, SEQUENCE_ID, u64::from(uuid));
         close(b, packet);
+        self.pid = pid;
+        self.clock = info.clock;
+        self.tracks.clear();
+        self.tids = TidIndex::default();
+        self.begins.clear();
+        self.locations.clear();
+        self.lines = None;
         for t in &info.threads {
-            if perfetto.tids.index(t.tid).1 {
-                perfetto.add_track(t.tid, &t.title());
+            if self.tids.index(t.tid).1 {
+                self.add_track(t.tid, &t.title());
             }
         }
-        perfetto.w.flush_buffer()?;
-        Ok(perfetto)
+    }
+
+    /// The current process's DWARF lines ([`Perfetto::with_lines`]).
+    pub fn set_lines(&mut self, lines: Option<SourceLines>) {
+        self.lines = lines;
+    }
+
+    /// The next packet sequence (and track uuid): 1 for the first process, its threads 2, 3, …
+    fn next_sequence(&mut self) -> u32 {
+        self.sequences = self.sequences.saturating_add(1);
+        self.sequences
     }
 
     /// Declares the track of thread `tid`, the next in `tracks`, and starts its sequence.
     #[cold]
     fn add_track(&mut self, tid: u64, name: &str) {
-        let index = self.tracks.len();
-        // Sequence 1 is the process descriptor's.
-        let sequence = u32::try_from(index + 2).unwrap_or(u32::MAX);
+        let sequence = self.next_sequence();
         let b = &mut self.w.buf;
         let packet = open(b, TRACE_PACKET);
         let descriptor = open(b, TRACK_DESCRIPTOR);

@@ -59,45 +59,81 @@ pub struct Timeline<W: Write> {
     tids: TidIndex,
     /// The executable's DWARF lines, for each function's `args.source`.
     lines: Option<SourceLines>,
+    /// Processes added so far.
+    processes: u32,
     pub events: u64,
 }
 
 impl<W: Write> Timeline<W> {
     /// Starts the file: the opening and the metadata events of the process and its threads.
-    pub fn start(mut out: W, info: &TraceInfo) -> io::Result<Self> {
-        let pid = info.summary.header.pid;
-        let exe = info.program();
-        write!(
-            out,
-            "{{\"traceEvents\":[\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
-            json(&exe)
-        )?;
-        for t in &info.threads {
-            let name = t.title();
-            write!(
-                out,
-                ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
-                t.tid,
-                json(&name)
-            )?;
-            if let Some(seq) = t.sequence {
-                write!(
-                    out,
-                    ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{seq}}}}}",
-                    t.tid
-                )?;
-            }
-        }
-        Ok(Timeline {
-            w: BlockWriter::new(out),
-            pid,
-            clock: info.clock,
+    pub fn start(out: W, info: &TraceInfo) -> io::Result<Self> {
+        let mut timeline = Timeline::begin(out);
+        timeline.process(info, info.summary.header.pid);
+        timeline.w.flush_buffer()?;
+        Ok(timeline)
+    }
+
+    /// Starts a file of several processes' traces, each added by [`Timeline::process`].
+    pub fn begin(out: W) -> Self {
+        let mut w = BlockWriter::new(out);
+        w.buf.extend_from_slice(b"{\"traceEvents\":[");
+        Timeline {
+            w,
+            pid: 0,
+            clock: TimeBase {
+                base: 0,
+                ticks_per_second: None,
+                offset: 0,
+            },
             tails: Vec::new(),
             lines: None,
             threads: Vec::new(),
             tids: TidIndex::default(),
+            processes: 0,
             events: 0,
-        })
+        }
+    }
+
+    /// The metadata events of a process (named after the executable, shown as `pid`) and its
+    /// threads; the events that follow, until the next call, are that trace's.
+    pub fn process(&mut self, info: &TraceInfo, pid: u64) {
+        let exe = info.program();
+        let b = &mut self.w.buf;
+        let comma = if self.processes == 0 { "" } else { "," };
+        self.processes += 1;
+        // Writing to a Vec cannot fail.
+        let _ = write!(
+            b,
+            "{comma}\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
+            json(&exe)
+        );
+        for t in &info.threads {
+            let name = t.title();
+            let _ = write!(
+                b,
+                ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
+                t.tid,
+                json(&name)
+            );
+            if let Some(seq) = t.sequence {
+                let _ = write!(
+                    b,
+                    ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{seq}}}}}",
+                    t.tid
+                );
+            }
+        }
+        self.pid = pid;
+        self.clock = info.clock;
+        self.tails.clear();
+        self.threads.clear();
+        self.tids = TidIndex::default();
+        self.lines = None;
+    }
+
+    /// The current process's DWARF lines ([`Timeline::with_lines`]).
+    pub fn set_lines(&mut self, lines: Option<SourceLines>) {
+        self.lines = lines;
     }
 
     /// Gives each function's events `args.source`, `file:line` of its entry point, where

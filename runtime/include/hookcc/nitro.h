@@ -107,6 +107,16 @@ HOOKCC_NITRO_API void OS_SetProfilePrintFunction(OSProfilePrintFunction print, v
  * the calls in progress (docs/nitro.md). */
 HOOKCC_NITRO_API void *OS_SwitchProfilerThread(void *incoming);
 
+/* hookcc's: the same for an RTOS whose tasks have no field to keep the state in. The runtime
+ * keeps each task's in a table of 16 (HKN_TASKS) per OS thread; call it from the scheduler's
+ * switch, interrupts masked, with the outgoing and the incoming task's handles (any pointers;
+ * NULL is what ran before the first task). <hookcc/freertos.h> calls it from FreeRTOS's
+ * traceTASK_SWITCHED_IN, and hookcc_nitro_task_deleted(task, running) from traceTASK_DELETE:
+ * a deleted task's buffer stays the program's (OS_CalcThreadStatistics), no longer the task's.
+ * Each task then calls OS_InitCallTrace / OS_InitFunctionCost itself, as a NITRO thread does. */
+HOOKCC_NITRO_API void hookcc_nitro_task_switch(const void *prev, const void *next);
+HOOKCC_NITRO_API void hookcc_nitro_task_deleted(const void *task, const void *running);
+
 /* ---- Function call trace (§3; runtime/src/calltrace.c, NITRO_PROFILE_TYPE=CALLTRACE) */
 
 typedef enum {
