@@ -103,6 +103,11 @@ static void worker(void *unused)
     }
 }
 
+/* FreeRTOSConfig.h asks for it (configUSE_DAEMON_TASK_STARTUP_HOOK): nothing to do here. */
+void vApplicationDaemonTaskStartupHook(void)
+{
+}
+
 static void start(TaskFunction_t code, const char *name, UBaseType_t priority)
 {
     if (xTaskCreate(code, name, STACK_WORDS, NULL, priority, NULL) != pdPASS)
