@@ -1775,7 +1775,7 @@ fn number_before(line: &str, word: &str) -> u64 {
 }
 
 /// `make stream HOOKS=stream APP=stream_app.c VARIABLES…` in a copy of
-/// examples/baremetal/freertos (Cortex-M3): qemu waits for hookprof record --gdb, which reads
+/// examples/baremetal/freertos (the Cortex-M3 board unless BOARD= is among them): qemu waits for hookprof record --gdb, which reads
 /// the RTT ring until the firmware exits. Returns what it printed, and the project.
 fn stream_run(what: &str, dir: &Path, variables: &[&str]) -> (StreamedRun, PathBuf) {
     let project = copy_example("freertos", dir);
@@ -1861,7 +1861,8 @@ fn stream_report(what: &str, project: &Path) -> (std::collections::BTreeMap<Stri
 }
 
 /// Streaming while the firmware runs (docs/baremetal.md, "Streaming"): FreeRTOS
-/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 for 60 s
+/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 and
+/// the RV32 boards for 60 s
 /// of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
 /// at once, so it takes seconds), the hooks writing into a SEGGER RTT up-buffer that hookprof
 /// record --gdb drains through qemu's gdb stub while it runs. Nothing is lost: every record the
@@ -1873,11 +1874,22 @@ fn freertos_streamed_over_gdb_for_60_seconds_every_record_there() {
     if !have_tools() {
         return;
     }
-    let what = "stream_app.c over --gdb";
+    for board in ["cortex-m3", "riscv32"] {
+        freertos_streamed_on(board);
+    }
+}
+
+fn freertos_streamed_on(board: &str) {
+    let what = &format!("stream_app.c on {board} over --gdb");
     let dir = tempfile::tempdir().unwrap();
     // A ring of 64 KiB: the reader halts and reads it every 10 ms of wall time, in which qemu
     // runs up to about 8 KiB of records here; a loaded machine may be several times slower.
-    let (run, project) = stream_run(what, dir.path(), &["STREAM_BYTES=65536"]);
+    let board_variable = format!("BOARD={board}");
+    let (run, project) = stream_run(
+        what,
+        dir.path(),
+        &["STREAM_BYTES=65536", board_variable.as_str()],
+    );
     assert!(run.ticks >= 60_000, "{what}: {} ticks", run.ticks);
     assert_eq!(
         (run.lost, run.dropped),
