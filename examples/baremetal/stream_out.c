@@ -16,7 +16,7 @@
 #include <hookcc/trace_baremetal.h>
 
 #ifndef STREAM_BYTES
-#define STREAM_BYTES 16384
+#define STREAM_BYTES 65536 /* 10 ms of a busy firmware under qemu, with margin */
 #endif
 HOOKCC_TRACE_STREAM_BUFFER(STREAM_BYTES);
 

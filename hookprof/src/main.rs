@@ -1047,10 +1047,11 @@ fn record(args: &RecordArgs) -> Result<()> {
         None => String::new(),
     };
     eprintln!(
-        "hookprof record: {} bytes, {} calls' records, {} task switches, {} tasks created, {} \
-         lost ({} places), {polls}{}{firmware}; wrote {}",
+        "hookprof record: {} bytes, {} calls' records ({:.2} bytes each), {} task switches, {} \
+         tasks created, {} lost ({} places), {polls}{}{firmware}; wrote {}",
         s.bytes,
         s.calls,
+        s.call_bytes as f64 / s.calls.max(1) as f64,
         s.switches,
         s.created,
         s.lost,

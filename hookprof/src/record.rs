@@ -59,6 +59,8 @@ pub struct Summary {
     pub bytes: u64,
     pub records: u64,
     pub calls: u64,
+    /// Bytes of the stream's entries and exits (the rest: task switches, creations, LOST).
+    pub call_bytes: u64,
     pub switches: u64,
     pub created: u64,
     pub lost: u64,
@@ -186,6 +188,7 @@ impl Sink {
             bytes: self.decoder.bytes,
             records: self.decoder.records,
             calls: builder.calls,
+            call_bytes: self.decoder.call_bytes,
             switches: builder.switches,
             created: builder.created,
             lost: builder.lost,

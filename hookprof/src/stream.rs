@@ -91,9 +91,11 @@ pub struct Decoder {
     pointer_mask: u64,
     time: u64,
     address: u64,
-    /// Bytes taken in, records decoded.
+    /// Bytes taken in, records decoded, and the bytes and records of entries and exits.
     pub bytes: u64,
     pub records: u64,
+    pub call_bytes: u64,
+    pub call_records: u64,
 }
 
 /// Reads one LEB128 number at `*at`; `None` if the bytes end inside it.
@@ -145,6 +147,10 @@ impl Decoder {
             match self.record(&mut at) {
                 Ok(Some(event)) => {
                     self.records += 1;
+                    if matches!(event, Event::Call { .. }) {
+                        self.call_records += 1;
+                        self.call_bytes += (at - start) as u64;
+                    }
                     out(event).map_err(PushError::Io)?;
                 }
                 Ok(None) => {
