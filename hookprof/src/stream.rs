@@ -564,14 +564,14 @@ mod tests {
         put(&mut s, 4);
         put(&mut s, 25_000_000);
         put(&mut s, 1000);
-        // entry of 0x1001 (Thumb), 5 ticks later; its exit 3 later; entry 0x1201; lost 7;
-        // exit of 0x1001 after a clock jump.
-        put(&mut s, 5 << 2 | ENTRY);
-        put(&mut s, zz(0x1000 / 4));
-        put(&mut s, 3 << 2 | EXIT_SAME);
-        put(&mut s, 2 << 2 | OTHER);
+        // entry of 0x1001 (Thumb: not a multiple of 4 from 0, so raw), 5 ticks later; its exit
+        // 3 later; entry 0x1201; lost 7; exit of 0x1001 after a clock jump.
+        put(&mut s, 5 << 2 | OTHER);
         put(&mut s, S_ENTRY_RAW);
-        put(&mut s, zz(0x1201 - 0x1001));
+        put(&mut s, zz(0x1001));
+        put(&mut s, 3 << 2 | EXIT_SAME);
+        put(&mut s, 2 << 2 | ENTRY);
+        put(&mut s, zz((0x1201 - 0x1001) / 4));
         put(&mut s, 1 << 2 | OTHER);
         put(&mut s, S_LOST);
         put(&mut s, 7);
@@ -588,7 +588,6 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        let base = 0u64;
         assert_eq!(
             whole,
             vec![
@@ -599,7 +598,7 @@ mod tests {
                 },
                 Event::Call {
                     time: 1005,
-                    address: base + 0x1001,
+                    address: 0x1001,
                     exit: false
                 },
                 Event::Call {

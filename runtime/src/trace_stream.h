@@ -66,7 +66,6 @@ static struct hkts_state hkts;
 __attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_records;
 __attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_lost;
 
-extern struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((weak));
 
 /* Interrupts masked around a record. */
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
@@ -82,8 +81,10 @@ static inline __attribute__((always_inline)) HKTS_FN void hkts_irq_restore(hkts_
     __asm__ __volatile__("msr primask, %0" : : "r"(primask) : "memory");
 }
 #elif defined(__arm__) && defined(__ARM_ARCH_ISA_ARM)
+/* ARMv4/5 (the ARM926): MRS/MSR exist only in ARM code, so out of line in ARM state, which
+ * Thumb code calls by interworking. */
 typedef uint32_t hkts_irq_t;
-static inline __attribute__((always_inline, target("arm"))) HKTS_FN hkts_irq_t hkts_irq_save(void)
+static __attribute__((noinline, target("arm"))) HKTS_FN hkts_irq_t hkts_irq_save(void)
 {
     uint32_t cpsr, masked;
     __asm__ __volatile__("mrs %0, cpsr\n\torr %1, %0, #0xc0\n\tmsr cpsr_c, %1"
@@ -92,8 +93,7 @@ static inline __attribute__((always_inline, target("arm"))) HKTS_FN hkts_irq_t h
                          : "memory");
     return cpsr;
 }
-static inline __attribute__((always_inline, target("arm"))) HKTS_FN void
-hkts_irq_restore(hkts_irq_t cpsr)
+static __attribute__((noinline, target("arm"))) HKTS_FN void hkts_irq_restore(hkts_irq_t cpsr)
 {
     __asm__ __volatile__("msr cpsr_c, %0" : : "r"(cpsr) : "memory");
 }
@@ -291,9 +291,10 @@ static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_u
 
 /* An entry or an exit (address_kind as the hooks get it). The common case writes straight
  * into the ring: room for the longest record before both RdOff and the ring's end. */
-static HKTS_FN __attribute__((noinline)) void hkts_event(uintptr_t address_kind)
+static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_control_block *cb,
+                                                          uintptr_t address_kind)
 {
-    struct hookcc_rtt_up *up = &_SEGGER_RTT.up[0];
+    struct hookcc_rtt_up *up = &cb->up[0];
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
     hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
@@ -311,10 +312,11 @@ static HKTS_FN __attribute__((noinline)) void hkts_event(uintptr_t address_kind)
 }
 
 /* A record of sub-kind s with an optional handle and name (switch, creation, escape, end). */
-static HKTS_FN __attribute__((noinline)) void hkts_other(uint32_t s, const void *task,
+static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_control_block *cb,
+                                                          uint32_t s, const void *task,
                                                           const char *name, uint32_t a, uint32_t b)
 {
-    struct hookcc_rtt_up *up = &_SEGGER_RTT.up[0];
+    struct hookcc_rtt_up *up = &cb->up[0];
     uint8_t rec[HKTS_RECORD_MAX];
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();

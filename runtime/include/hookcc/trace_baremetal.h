@@ -125,7 +125,9 @@ struct hookcc_rtt_control_block {
     struct hookcc_rtt_up down[1]; /* unused; the layout has one */
 };
 HOOKCC_TRACE_API extern struct hookcc_rtt_control_block _SEGGER_RTT;
-HOOKCC_TRACE_API extern const uint32_t hookcc_trace_stream;
+/* The control block the hooks stream into: set by HOOKCC_TRACE_STREAM_BUFFER; none (NULL), the
+ * runtime's weak default, without it. */
+HOOKCC_TRACE_API extern struct hookcc_rtt_control_block *const hookcc_trace_stream;
 /* Records made (function entries and exits, task switches and creations) and dropped. */
 HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_records;
 HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
@@ -136,7 +138,7 @@ HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
     struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
         "SEGGER RTT", 1, 1, {{"hookcc", hookcc_trace_stream_ring_, (bytes), 0, 0, 0}},        \
         {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
-    const uint32_t hookcc_trace_stream = 1;                                                    \
+    struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
     HOOKCC_TRACE_BUFFER(0)
 
 /* Ends the stream: an END record (the counts above), then waits up to `max_ticks` of the
