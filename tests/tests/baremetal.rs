@@ -2167,3 +2167,62 @@ fn a_firmware_streams_through_its_uart_read_by_serial_and_tcp() {
     );
     check(what, &trace, &record, &expected);
 }
+
+/// The stream on every board (examples/baremetal/stream_calls.c, 40 000 records, read over
+/// qemu's gdb stub by hookprof record --gdb): the ARM926 in ARM and Thumb code (the interrupt
+/// mask in ARM state), the Cortex-M3 and RV32. Every record there, the calls of each function
+/// equal the program's counts.
+#[test]
+fn plain_firmware_streamed_over_gdb_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("stream_calls.c on {} {:?}", board.dir, board.variables);
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let port = format!("GDB_PORT={}", free_port());
+        let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
+        let mut variables = vec![
+            "HOOKS=stream",
+            "APP=../stream_calls.c",
+            port.as_str(),
+            hookprof_bin.as_str(),
+        ];
+        variables.extend_from_slice(board.variables);
+        let out = make_target(&project, "stream", &variables);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {stdout}\n{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("hookprof record: "))
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        assert!(
+            line.contains("made 40002 records and dropped 0;")
+                && number_before(line, "calls' records") == 40002,
+            "{what}: {line}"
+        );
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(project.join("firmware.hktrace"))
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        for l in stdout.lines().filter_map(|l| l.strip_prefix("count ")) {
+            let (function, n) = l.split_once(' ').unwrap();
+            let traced = rows
+                .iter()
+                .find(|r| r.function == function)
+                .map(|r| r.calls);
+            assert_eq!(
+                traced,
+                Some(n.parse().unwrap()),
+                "{what}: calls of {function}"
+            );
+        }
+    }
+}
