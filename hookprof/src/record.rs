@@ -380,7 +380,14 @@ impl Gdb {
     fn byte(&mut self) -> io::Result<u8> {
         if self.pending.is_empty() {
             let mut buf = [0u8; 4096];
-            let n = self.stream.read(&mut buf)?;
+            let n = loop {
+                // Ctrl-C interrupts a read (no SA_RESTART): the loop sees the flag after the
+                // exchange in progress, which goes on.
+                match self.stream.read(&mut buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other?,
+                }
+            };
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }

@@ -2226,3 +2226,84 @@ fn plain_firmware_streamed_over_gdb_on_every_board() {
         }
     }
 }
+
+/// Ctrl-C on hookprof record --gdb while the firmware runs (FreeRTOS stream_app.c, which would
+/// run for minutes of wall time here: -icount without sleep=off): the trace is finished and
+/// complete, every record read so far in it, its tasks named, and the target left running
+/// (detached).
+#[test]
+fn ctrl_c_on_a_stream_reader_finishes_a_complete_trace() {
+    if !have_tools() {
+        return;
+    }
+    let what = "stream_app.c, hookprof record interrupted";
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("freertos", dir.path());
+    let out = make_target(
+        &project,
+        "firmware.elf",
+        &["HOOKS=stream", "APP=stream_app.c"],
+    );
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let mut qemu = Command::new("qemu-system-arm")
+        .args([
+            "-M",
+            "mps2-an385",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "null",
+        ])
+        .args([
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-icount",
+            "shift=0",
+        ])
+        .args(["-S", "-gdb", &format!("tcp:127.0.0.1:{port}"), "-kernel"])
+        .arg(project.join("firmware.elf"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("qemu-system-arm");
+    let trace = dir.path().join("interrupted.hktrace");
+    let recorder = hookprof()
+        .args(["record", "--gdb", &format!("127.0.0.1:{port}"), "--exe"])
+        .arg(project.join("firmware.elf"))
+        .arg("-o")
+        .arg(&trace)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hookprof record");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    run_ok(Command::new("kill").args(["-INT", &recorder.id().to_string()]));
+    let record = recorder.wait_with_output().unwrap();
+    let still_running = qemu.try_wait().unwrap().is_none();
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    let stderr = String::from_utf8_lossy(&record.stderr);
+    assert!(record.status.success(), "{what}: {stderr}");
+    assert!(still_running, "{what}: the target stopped with the reader");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("hookprof record: "))
+        .unwrap_or_else(|| panic!("{what}: {stderr}"));
+    assert!(line.contains("interrupted"), "{what}: {line}");
+    let calls = number_before(line, "calls' records");
+    assert!(calls > 0, "{what}: {line}");
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("complete:          yes")
+            && info.contains(&format!("records:           {calls}\n"))
+            && info.contains("\"worker\""),
+        "{what}:\n{info}"
+    );
+}
