@@ -2021,6 +2021,22 @@ fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
         .map(|e| e["args"]["lost"].as_u64().unwrap())
         .sum();
     assert_eq!(instants, run.lost, "{what}: the timeline's lost instants");
+    let pftrace = dir.path().join("t.pftrace");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&pftrace),
+    );
+    let protobuf = std::fs::read(&pftrace).unwrap();
+    let named = protobuf
+        .windows(b"lost ".len())
+        .filter(|w| w == b"lost ")
+        .count() as u64;
+    assert_eq!(named, run.places, "{what}: Perfetto's lost instants");
     let replay = run_ok(hookprof().arg("replay").arg(&trace).arg("--exe").arg(&elf));
     let replayed = String::from_utf8_lossy(&replay.stdout);
     assert_eq!(
