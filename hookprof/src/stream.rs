@@ -3,8 +3,8 @@
 //! incrementally into a `.hktrace` file.
 //!
 //! [`Decoder`] takes the bytes in whatever pieces they come (a record may straddle two reads)
-//! and hands each record to a [`TraceBuilder`], which writes the file as it goes: an `EVENTS`
-//! chunk per stretch of one task's records, a `LOST` chunk (with the time of the first drop)
+//! and hands each record to a [`TraceBuilder`], which writes the file as it goes: a `PACKED`
+//! chunk per stretch of one task's records (at most 65 536), a `LOST` chunk (with the time of the first drop)
 //! where the target dropped records, and at the end each task's `THREAD` chunk, the `CLOCK`
 //! chunk and the header, complete.
 
@@ -335,7 +335,7 @@ pub enum PushError {
     Io(io::Error),
 }
 
-/// Records of one thread are written as an EVENTS chunk once this many are held.
+/// Records of one thread are written as a PACKED chunk once this many are held.
 const CHUNK_RECORDS: usize = 65536;
 /// Threads: 1 is the firmware before the first task switch; tasks get 2, 3, … as they are
 /// created (a task switched in that was never created gets the next number too).
@@ -410,7 +410,7 @@ impl TraceBuilder {
 
     fn flush_held(&mut self) -> io::Result<()> {
         if !self.held.is_empty() {
-            self.writer.events(self.thread, &self.held)?;
+            self.writer.packed(self.thread, &self.held)?;
             self.held.clear();
         }
         Ok(())
