@@ -122,9 +122,15 @@ fn copy_example(board: &str, dir: &Path) -> PathBuf {
         for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
             let entry = entry.unwrap();
             let path = entry.path();
+            // What a build or a run left in the source tree (a developer's `make run` there)
+            // stays behind: make would take a stale object or firmware for up to date.
+            let left_by_a_build = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "bin" | "dump"));
             if path.is_dir() {
                 copy_tree(&path, &to.join(entry.file_name()));
-            } else {
+            } else if !left_by_a_build {
                 std::fs::copy(&path, to.join(entry.file_name())).unwrap();
             }
         }
