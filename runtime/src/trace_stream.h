@@ -179,8 +179,8 @@ hkts_free(const struct hookcc_rtt_up *up, uint32_t wr)
 {
     uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
     uint32_t size = up->SizeOfBuffer;
-    if (rd >= size)
-        return 0; /* a host wrote nonsense: write nothing rather than overrun */
+    if (rd >= size || wr >= size)
+        return 0; /* offsets out of the ring (a host wrote nonsense): write nothing, count it */
     return rd > wr ? rd - wr - 1 : size - 1 - (wr - rd);
 }
 
@@ -299,7 +299,8 @@ static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_contr
     uint64_t now = hkrt_ticks();
     hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
     uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
-    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && size - wr > HKTS_CALL_MAX &&
+    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && wr < size &&
+                             size - wr > HKTS_CALL_MAX &&
                              hkts_free(up, wr) >= HKTS_CALL_MAX,
                          1)) {
         uint8_t *at = (uint8_t *)up->pBuffer + wr;

@@ -143,7 +143,8 @@ HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
 
 /* Ends the stream: an END record (the counts above), then waits up to `max_ticks` of the
  * board's counter for the host to read everything. Returns 0 once the host has read it all,
- * -1 on timeout. Call it before the firmware stops (trace_out.c does, at exit). */
+ * -1 on timeout. Call it before the firmware stops (examples/baremetal/stream_out.c does, at
+ * exit). */
 HOOKCC_TRACE_API int hookcc_trace_stream_end(uint64_t max_ticks);
 
 /* For a firmware that sends the stream itself (a UART in its idle task): copies up to `n`
