@@ -457,7 +457,9 @@ impl Gdb {
             let at = address + out.len() as u64;
             let n = (len - out.len()).min(max);
             let reply = self.request(&format!("m{at:x},{n:x}"), "memory read")?;
-            if reply.first() == Some(&b'E') || reply.is_empty() || reply.len() % 2 != 0 {
+            // An error is `Exx`; data is two hex digits a byte (which may begin with `E` too),
+            // all of them: a short reply is an error as well.
+            if reply.len() != 2 * n {
                 return Err(self.error(format!(
                     "cannot read {n} bytes at {at:#x}: the stub answered `{}`",
                     String::from_utf8_lossy(&reply)
