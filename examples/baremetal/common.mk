@@ -167,6 +167,6 @@ gprof-dump: firmware.elf
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
 clean:
-	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump uart.bin
 
 .PHONY: run stream ti-dump gdb-dump gprof-dump clean
