@@ -1059,6 +1059,17 @@ fn record(args: &RecordArgs) -> Result<()> {
         s.ended_by,
         args.output.display()
     );
+    if let Some((records, lost)) = s.end {
+        if records != s.records_kept() + lost {
+            warn(&format!(
+                "the trace holds {} records and the firmware says it dropped {lost} of the \
+                 {records} it made: {} are missing without a LOST record (a damaged stream, or \
+                 bytes another reader took from the ring)",
+                s.records_kept(),
+                records.saturating_sub(s.records_kept() + lost)
+            ));
+        }
+    }
     if s.trailing_bytes != 0 {
         warn(&format!(
             "the stream ends inside a record ({} bytes after the last whole one)",

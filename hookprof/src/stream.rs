@@ -370,7 +370,18 @@ impl TraceBuilder {
     /// Creates `path` (replacing it) with an incomplete header; `endian` is the target's
     /// (the ELF's), in which the file is written.
     pub fn create(path: &Path, endian: Endian) -> io::Result<Self> {
-        let file = File::create(path)?;
+        // Written where it goes, not through a temporary renamed at the end (hookprof's policy
+        // for outputs made from an input, crate::output): a recorder killed part way leaves
+        // a trace that decodes up to there (its header says it is incomplete), as the
+        // runtime's own trace files do. Never through a symbolic link, as everywhere.
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = options.open(path)?;
         let mut header = Header::new(endian);
         header.pointer_size = 4;
         let mut writer = Writer::new(BufWriter::new(file.try_clone()?), &header)?;
