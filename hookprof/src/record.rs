@@ -492,8 +492,25 @@ impl Gdb {
         Ok(())
     }
 
-    /// Halts the running target (^C) and waits for its stop reply.
+    /// Halts the running target (^C) and waits for its stop reply. A target that stopped on
+    /// its own meanwhile (a breakpoint, a fault, its exit) has sent its stop reply already,
+    /// and a stub may ignore a ^C then: that reply is taken instead.
     fn halt(&mut self) -> Result<Stopped, RecordError> {
+        if self.pending.is_empty() {
+            let mut buf = [0u8; 4096];
+            let _ = self.stream.set_nonblocking(true);
+            if let Ok(n) = self.stream.read(&mut buf) {
+                if n == 0 {
+                    let _ = self.stream.set_nonblocking(false);
+                    return Ok(Stopped::Exited("connection closed".into()));
+                }
+                self.pending.extend_from_slice(&buf[..n]);
+            }
+            let _ = self.stream.set_nonblocking(false);
+        }
+        if self.pending.contains(&b'$') {
+            return self.wait_stop();
+        }
         if let Err(e) = self.stream.write_all(&[3]) {
             return Ok(Stopped::Exited(format!("connection closed ({e})")));
         }
