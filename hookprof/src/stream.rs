@@ -352,6 +352,8 @@ pub struct TraceBuilder {
     /// Task handle → thread, in creation order; the names by thread.
     tasks: Vec<(u64, u64)>,
     names: Vec<(u64, String)>,
+    /// Threads with a chunk: only they get a THREAD chunk.
+    used: std::collections::BTreeSet<u64>,
     next_thread: u64,
     clock: Clock,
     /// What the stream said, for the summary.
@@ -401,6 +403,7 @@ impl TraceBuilder {
             held: Vec::new(),
             tasks: Vec::new(),
             names: vec![(MAIN_THREAD, "main".to_string())],
+            used: std::collections::BTreeSet::new(),
             next_thread: MAIN_THREAD + 1,
             clock: Clock {
                 ticks_per_second: 0,
@@ -421,6 +424,7 @@ impl TraceBuilder {
 
     fn flush_held(&mut self) -> io::Result<()> {
         if !self.held.is_empty() {
+            self.used.insert(self.thread);
             self.writer.packed(self.thread, &self.held)?;
             self.held.clear();
         }
@@ -494,8 +498,10 @@ impl TraceBuilder {
                 self.last_time = self.last_time.max(time);
                 self.flush_held()?;
                 self.writer.lost_at(self.thread, count, time)?;
+                self.used.insert(self.thread);
                 if let Some(task) = task {
-                    let threads: Vec<u64> = self.names.iter().map(|(t, _)| *t).collect();
+                    // The threads with records so far: a gap means nothing to the others.
+                    let threads: Vec<u64> = self.used.iter().copied().collect();
                     for thread in threads.into_iter().filter(|&t| t != self.thread) {
                         self.writer.lost_at(thread, 0, time)?;
                     }
@@ -532,7 +538,7 @@ impl TraceBuilder {
     pub fn finish(mut self) -> io::Result<()> {
         self.flush_held()?;
         let names = std::mem::take(&mut self.names);
-        for (thread, name) in &names {
+        for (thread, name) in names.iter().filter(|(t, _)| self.used.contains(t)) {
             self.writer.thread(*thread, *thread, name)?;
         }
         self.clock.last_tick = self.last_time;

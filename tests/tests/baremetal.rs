@@ -2329,3 +2329,88 @@ fn ctrl_c_on_a_stream_reader_finishes_a_complete_trace() {
         "{what}:\n{info}"
     );
 }
+
+/// The stream's losses when task switches are among the records dropped, driven by hand on the
+/// host (tests/programs/stream_tasks.c compiled with runtime/src/trace_baremetal.c by clang-19:
+/// two tasks, "A" calling fa and "B" calling fb, a 128-byte ring drained only every seven
+/// rounds): what the trace holds plus what it lost is what the runtime made, every call kept is
+/// in its own task's thread (a LOST record says which task runs after dropped switches), and
+/// no exit is unmatched (the frames open at a gap are closed there).
+#[test]
+fn stream_losses_with_task_switches_keep_each_call_in_its_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = workspace_root().join("runtime");
+    let exe = dir.path().join("stream_tasks");
+    run_ok(
+        Command::new("clang-19")
+            .args(["-O1", "-g", "-no-pie"])
+            .arg("-I")
+            .arg(runtime.join("include"))
+            .arg("-I")
+            .arg(runtime.join("src"))
+            .arg("-o")
+            .arg(&exe)
+            .arg(program_source("stream_tasks.c"))
+            .arg(runtime.join("src/trace_baremetal.c")),
+    );
+    let stream = dir.path().join("stream.bin");
+    let out = run_ok(Command::new(&exe).arg(&stream));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (mut made, mut dropped) = (0u64, 0u64);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("stream records ") {
+            let (m, d) = rest.split_once(" lost ").unwrap();
+            (made, dropped) = (m.parse().unwrap(), d.parse().unwrap());
+        }
+    }
+    assert!(dropped > 0, "the reader keeps up after all:\n{stdout}");
+    let trace = dir.path().join("stream.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--serial"])
+            .arg(&stream)
+            .arg("--exe")
+            .arg(&exe)
+            .arg("-o")
+            .arg(&trace),
+    );
+    let line = String::from_utf8_lossy(&record.stderr).into_owned();
+    let kept = number_before(&line, "calls' records")
+        + number_before(&line, "task switches")
+        + number_before(&line, "tasks created");
+    assert_eq!(kept + number_before(&line, "lost ("), made, "{line}");
+    assert_eq!(number_before(&line, "lost ("), dropped, "{line}");
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("unmatched exits:   0\n"), "{info}");
+    let mut names = std::collections::BTreeMap::new();
+    for l in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        names.insert(
+            l[1..l.find(' ').unwrap()].to_string(),
+            l.split('"').nth(1).unwrap().to_string(),
+        );
+    }
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&exe)
+            .arg("--per-thread")
+            .arg("--format=csv"),
+    );
+    // thread,function,calls,… (in ticks: the host's counter has no rate here)
+    let csv = String::from_utf8_lossy(&report.stdout);
+    let mut seen = 0;
+    for row in csv.lines().skip(1) {
+        let fields: Vec<&str> = row.split(',').collect();
+        let thread = &names[fields[0]];
+        match fields[1] {
+            "fa" => assert_eq!(thread, "A", "fa's calls"),
+            "fb" => assert_eq!(thread, "B", "fb's calls"),
+            _ => continue,
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "fa and fb in the report:\n{csv}");
+}
