@@ -2084,9 +2084,10 @@ mod tests {
             let mut header = Header::new(endian);
             header.pointer_size = 4;
             let mut out = Vec::new();
-            let mut w = Writer::new(&mut out, &header).unwrap();
-            w.packed(5, &records).unwrap();
-            drop(w);
+            Writer::new(&mut out, &header)
+                .unwrap()
+                .packed(5, &records)
+                .unwrap();
             let trace = Trace::new(&out).unwrap();
             let mut back = Vec::new();
             for chunk in trace.chunks() {
