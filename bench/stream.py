@@ -106,9 +106,8 @@ def main() -> None:
              65536, poll)
             for poll in (1, 10)
         ] + [
-            (examples / "freertos", "FreeRTOS stream_app.c, 60 s", ["APP=stream_app.c",
-                                                                     "ICOUNT=-icount shift=0,sleep=off"],
-             ring, 10)
+            (examples / "freertos", "FreeRTOS stream_app.c, 60 s",
+             ["APP=stream_app.c", "ICOUNT=-icount shift=0,sleep=off"], ring, 10)
             for ring in (16384, 65536)
         ]
         port = 3600

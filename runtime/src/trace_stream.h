@@ -41,7 +41,8 @@
 #define HKTS_S_CREATED 4u  /* task created: handle, name length, name bytes */
 #define HKTS_S_ENTRY_RAW 5u /* entry: zigzag(address - last) (not a multiple of 4 apart) */
 #define HKTS_S_EXIT_RAW 6u  /* exit: the same */
-#define HKTS_S_ESCAPE 7u    /* a resync escape (a longjmp landed): the next record, an entry, is its target */
+#define HKTS_S_ESCAPE 7u    /* a resync escape (a longjmp landed): the next record, an entry, \
+                               is its target */
 #define HKTS_S_END 8u       /* the firmware ended the stream: records made, records lost */
 #define HKTS_VERSION 1u
 /* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
