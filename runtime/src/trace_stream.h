@@ -35,14 +35,15 @@
 #define HKTS_OTHER 3u      /* a varint sub-kind follows */
 #define HKTS_S_START 0u    /* version, pointer size, ticks per second, absolute time */
 #define HKTS_S_CLOCK 1u    /* absolute time (a delta that does not fit) */
-#define HKTS_S_LOST 2u     /* records dropped since the last written (its time: the first's), \
-                              whether switches were, then the task running now */
+/* LOST: records dropped since the last one written (its time: the first dropped one's),
+ * whether task switches were among them, and then the task running now. */
+#define HKTS_S_LOST 2u
 #define HKTS_S_SWITCH 3u   /* task switched in: its handle */
 #define HKTS_S_CREATED 4u  /* task created: handle, name length, name bytes */
 #define HKTS_S_ENTRY_RAW 5u /* entry: zigzag(address - last) (not a multiple of 4 apart) */
 #define HKTS_S_EXIT_RAW 6u  /* exit: the same */
-#define HKTS_S_ESCAPE 7u    /* a resync escape (a longjmp landed): the next record, an entry, \
-                               is its target */
+/* A resync escape (a longjmp landed): the next record, an entry, is its target. */
+#define HKTS_S_ESCAPE 7u
 #define HKTS_S_END 8u       /* the firmware ended the stream: records made, records lost */
 #define HKTS_VERSION 1u
 /* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
