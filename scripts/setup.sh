@@ -27,7 +27,8 @@
 # sources examples/baremetal/freertos builds (scripts/freertos-kernel.sh);
 # from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
 # playwright-core, into tests/browser/node_modules; from PyPI (pinned by checksum): Perfetto's
-# trace classes and protobuf, into tests/perfetto/python
+# trace classes and protobuf, into tests/perfetto/python; DuckDB's Python package, into
+# tests/duckdb/python
 #
 # A test may use a system package only if it is in one of the lists (or something there
 # depends on it); `scripts/test.sh --fresh` (what CI runs) checks that with strace.
@@ -175,6 +176,30 @@ PY
     echo "$perfetto_wheels" >"$perfetto_py.partial/.hookcc-wheels"
     rm -rf "$perfetto_py" "$download"
     mv "$perfetto_py.partial" "$perfetto_py"
+fi
+
+# DuckDB's Python package, which tests/tests/export.rs queries `hookprof export`'s Parquet
+# dataset with (docs/export.md): one pinned, checksum-checked wheel from PyPI for CPython 3.11 on
+# x86_64 (Debian 12's), unpacked (not pip-installed) into tests/duckdb/python.
+duckdb_py="$(cd "$(dirname "$0")/.." && pwd)/tests/duckdb/python"
+duckdb_wheel="duckdb-1.4.2-cp311-cp311-manylinux_2_26_x86_64.manylinux_2_28_x86_64.whl"
+duckdb_sha256=0c2315b693f201787c9892f31eb9a0484d3c648edb3578a86dc8c1284dd2873a
+if [ "$(uname -m)" = x86_64 ] && [ "$(cat "$duckdb_py/.hookcc-wheel" 2>/dev/null)" != "$duckdb_wheel" ]; then
+    echo "setup: fetching DuckDB's Python package (PyPI, 20 MB)" >&2
+    download=$(mktemp -d)
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+        --python-version 3.11 --implementation cp --abi cp311 --dest "$download" duckdb==1.4.2
+    echo "$duckdb_sha256  $download/$duckdb_wheel" | sha256sum -c --quiet - || {
+        echo "setup: $duckdb_wheel: checksum mismatch (expected $duckdb_sha256)" >&2
+        exit 1
+    }
+    rm -rf "$duckdb_py.partial"
+    mkdir -p "$duckdb_py.partial"
+    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+        "$download/$duckdb_wheel" "$duckdb_py.partial"
+    echo "$duckdb_wheel" >"$duckdb_py.partial/.hookcc-wheel"
+    rm -rf "$duckdb_py" "$download"
+    mv "$duckdb_py.partial" "$duckdb_py"
 fi
 
 # speedscope's web app and playwright-core for the browser test, as pinned in the lockfile;

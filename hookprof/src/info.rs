@@ -332,7 +332,7 @@ fn checksums(i: &Integrity) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for nanoseconds since the Unix epoch.
-fn utc(ns: u64) -> String {
+pub(crate) fn utc(ns: u64) -> String {
     let secs = ns / 1_000_000_000;
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;

@@ -170,6 +170,20 @@ calls it had in progress. See docs/ti-post.md.")]
     /// together, and sorted by the largest change of exclusive time. `change` is the
     /// relative change of exclusive time (new: only in B; gone: only in A). Times in ns.
     Diff(DiffArgs),
+    /// Export traces as Parquet tables for DuckDB, Spark, Trino, ClickHouse or pandas.
+    ///
+    /// Writes two tables of one run into the dataset directory DIR, Hive-partitioned by run:
+    /// DIR/calls/run=RUN/PID.parquet (one row per call: host, pid, thread, function, module,
+    /// file:line where DWARF has it, depth, call and parent ids, start on the wall clock,
+    /// duration and exclusive time in ns) and DIR/functions/run=RUN/PID.parquet (calls and
+    /// times per thread and function). Every trace given is a process of the run; export
+    /// each run into the same DIR and query them as one dataset. Existing files are never
+    /// overwritten.
+    #[command(after_help = "\
+DuckDB: SELECT function, sum(exclusive_ns) FROM read_parquet('DIR/calls/*/*.parquet',
+        hive_partitioning = true) GROUP BY ALL ORDER BY 2 DESC LIMIT 10;
+Schema (version 1), the questions it answers and Spark SQL: docs/export.md.")]
+    Export(ExportArgs),
     /// gmon.out for GNU gprof: call counts per arc and a histogram of exclusive times.
     ///
     /// Read it with `gprof PROGRAM gmon.out` (the traced build). Arcs carry the call counts
@@ -308,6 +322,72 @@ struct DiffArgs {
 
 fn parse_rule(text: &str) -> Result<hookprof::report::diff::Rule, String> {
     text.parse()
+}
+
+#[derive(clap::Args, Debug)]
+struct ExportArgs {
+    /// The traces of the run (each a process), or a TI dump or NITRO function cost buffer with
+    /// --exe and --ticks-per-second.
+    #[arg(required = true, value_name = "TRACE")]
+    traces: Vec<PathBuf>,
+    /// The dataset's directory (created if missing).
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+    /// The table format.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
+    format: ExportFormatArg,
+    /// The run's id, its partition: run=ID. Default: the earliest trace's start (UTC) and
+    /// pid, e.g. 20261126T013000Z-4242.
+    #[arg(long, value_name = "ID")]
+    run: Option<String>,
+    /// The host column. Default: this machine's host name.
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    no_compensation: bool,
+    /// Take symbols from this executable instead of the path recorded in the trace.
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// The counter's rate of a trace that does not record one (a TI or NITRO dump), Hz.
+    #[arg(long, value_name = "HZ")]
+    ticks_per_second: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ExportFormatArg {
+    /// Apache Parquet, snappy-compressed, Hive-partitioned by run.
+    Parquet,
+}
+
+fn export(args: &ExportArgs) -> Result<()> {
+    let ExportFormatArg::Parquet = args.format;
+    let options = ViewOptions {
+        exe: args.exe.clone(),
+        ..ViewOptions::default()
+    };
+    let (exported, warnings) = hookprof::export_files(
+        &args.traces,
+        &options,
+        &hookprof::ExportOptions {
+            dir: args.output.clone(),
+            run: args.run.clone(),
+            host: args.host.clone(),
+            ticks_per_second: args.ticks_per_second,
+        },
+    )?;
+    for w in &warnings {
+        warn(w);
+    }
+    for (calls, call_rows, functions, function_rows) in &exported.files {
+        eprintln!(
+            "hookprof: {}: {call_rows} calls; {}: {function_rows} functions",
+            calls.display(),
+            functions.display()
+        );
+    }
+    println!("run={}", exported.run);
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -1222,6 +1302,7 @@ fn main() -> ExitCode {
         Command::Info(args) => args.no_compensation,
         Command::Callgraph(args) => args.no_compensation,
         Command::Diff(args) => args.no_compensation,
+        Command::Export(args) => args.no_compensation,
         Command::Gmon(args) => args.no_compensation,
         Command::Timeline(args) => args.view.no_compensation,
         Command::Replay(args) => args.view.no_compensation,
@@ -1263,6 +1344,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Gmon(args) => gmon(args),
+        Command::Export(args) => export(args),
         Command::Core(args) => core(args),
         Command::Completions(args) => install_docs::completions(args, Cli::command()),
         Command::Man(args) => install_docs::man(args, Cli::command()),

@@ -15,7 +15,11 @@ __attribute__((noinline)) unsigned long spin(unsigned long n)
     return x;
 }
 
-__attribute__((noinline)) void child_work(void) { spin(200000); }
+#ifndef CHILD_SPINS
+#define CHILD_SPINS 200000 /* a second build changes it (tests/tests/export.rs) */
+#endif
+
+__attribute__((noinline)) void child_work(void) { spin(CHILD_SPINS); }
 
 __attribute__((noinline)) void parent_work(void) { spin(100000); }
 

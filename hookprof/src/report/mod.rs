@@ -8,6 +8,7 @@ pub mod diff;
 pub mod flame;
 pub mod gmon;
 mod json;
+pub mod parquet;
 pub mod percentiles;
 pub mod perfetto;
 pub mod speedscope;

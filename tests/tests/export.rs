@@ -1,0 +1,245 @@
+//! `hookprof export --format=parquet` read by DuckDB (docs/export.md): two builds of
+//! tests/programs/family.c, five processes each (a parent and four forked children), exported
+//! as two runs of one dataset; every SQL question docs/export.md shows is run by DuckDB's own
+//! Python package and its answers compared with `hookprof report` on the same traces.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hookcc_tests::*;
+
+/// DuckDB's Python package as scripts/setup.sh unpacks it, or `None` outside CI without it.
+fn duckdb_available() -> bool {
+    let package = workspace_root().join("tests/duckdb/python/duckdb");
+    if package.is_dir() {
+        return true;
+    }
+    assert!(
+        !in_ci(),
+        "{}: missing: scripts/setup.sh unpacks DuckDB's Python package there",
+        package.display()
+    );
+    eprintln!("skipping: run scripts/setup.sh (DuckDB's Python package)");
+    false
+}
+
+/// The rows of `sql`, each a JSON array.
+fn query(sql: &str) -> Vec<Vec<serde_json::Value>> {
+    let out = run_ok(
+        Command::new("python3")
+            .arg(workspace_root().join("tests/duckdb/query.py"))
+            .arg(sql),
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+/// docs/export.md's SQL blocks by their `-- question: NAME` line, DATASET replaced.
+fn questions(dataset: &Path) -> BTreeMap<String, String> {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/export.md")).unwrap();
+    let mut found = BTreeMap::new();
+    for block in doc.split("```sql\n").skip(1) {
+        let sql = block.split("```").next().unwrap();
+        if let Some(name) = sql
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("-- question: "))
+        {
+            found.insert(
+                name.to_string(),
+                sql.replace("DATASET", &dataset.display().to_string()),
+            );
+        }
+    }
+    found
+}
+
+/// Runs family built with `flags` in its own directory: its five traces.
+fn family_traces(dir: &Path, flags: &[&str]) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).unwrap();
+    let program = build_traced(dir, "family", &["family.c"], flags, false);
+    run_traced(dir, &program, &[]);
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect();
+    traces.sort();
+    assert_eq!(traces.len(), 5, "{traces:?}");
+    traces
+}
+
+/// `hookprof report` of each trace, summed by function: (calls, exclusive ns).
+fn reported(traces: &[PathBuf]) -> BTreeMap<String, (u64, u64)> {
+    let mut sums = BTreeMap::new();
+    for t in traces {
+        let out = run_ok(hookprof().arg("report").arg(t).arg("--format=csv"));
+        for row in parse_report_csv(&String::from_utf8_lossy(&out.stdout)) {
+            let e = sums.entry(row.function.clone()).or_insert((0, 0));
+            e.0 += row.calls;
+            e.1 += row.exclusive_ns as u64;
+        }
+    }
+    sums
+}
+
+fn int(v: &serde_json::Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_f64().map(|f| f as u64))
+        .unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+#[test]
+fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
+    if !duckdb_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = family_traces(&dir.path().join("a"), &["-O1", "-g"]);
+    let b = family_traces(
+        &dir.path().join("b"),
+        &["-O1", "-g", "-DCHILD_SPINS=400000"],
+    );
+    let dataset = dir.path().join("dataset");
+    for (run, host, traces) in [("a", "alpha", &a), ("b", "beta", &b)] {
+        let out = run_ok(
+            hookprof()
+                .args(["export", "--run", run, "--host", host, "-o"])
+                .arg(&dataset)
+                .args(traces.iter()),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
+    }
+    // Exporting a run again never overwrites it.
+    let again = hookprof()
+        .args(["export", "--run", "a", "-o"])
+        .arg(&dataset)
+        .arg(&a[0])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already exported"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+
+    let (report_a, report_b) = (reported(&a), reported(&b));
+    let mut both = report_a.clone();
+    for (f, (calls, exclusive)) in &report_b {
+        let e = both.entry(f.clone()).or_insert((0, 0));
+        e.0 += calls;
+        e.1 += exclusive;
+    }
+    let q = questions(&dataset);
+    assert_eq!(
+        q.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "percentiles per host",
+            "slowest calls",
+            "top functions",
+            "what changed"
+        ]
+    );
+
+    // Top functions: every function of both runs, with the reports' calls; exclusive times
+    // summed per call (each rounded to the ns) within a nanosecond a call of the reports'.
+    let top = query(&q["top functions"]);
+    assert_eq!(top.len(), both.len(), "{top:?}");
+    for row in &top {
+        let function = row[0].as_str().unwrap();
+        let (calls, exclusive) = both[function];
+        assert_eq!(int(&row[1]), calls, "{function}");
+        assert!(
+            int(&row[2]).abs_diff(exclusive) <= calls,
+            "{function}: {} ns in DuckDB, {exclusive} in the reports",
+            int(&row[2])
+        );
+    }
+    let exclusive_order: Vec<u64> = top.iter().map(|r| int(&r[2])).collect();
+    assert!(exclusive_order.windows(2).all(|w| w[0] >= w[1]), "{top:?}");
+
+    // Percentiles per host: child_work's calls of each run (1 + 2 + 3 + 4), p50 <= p99.
+    let hosts = query(&q["percentiles per host"]);
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    for (row, host) in hosts.iter().zip(["alpha", "beta"]) {
+        assert_eq!(row[0], host);
+        assert_eq!(int(&row[1]), 10, "{row:?}");
+        assert!(
+            row[2].as_f64().unwrap() <= row[3].as_f64().unwrap(),
+            "{row:?}"
+        );
+    }
+
+    // What changed: the functions table's calls and exclusive times are the reports', run by
+    // run (both sum ticks, then convert).
+    let changed = query(&q["what changed"]);
+    assert_eq!(changed.len(), both.len(), "{changed:?}");
+    for row in &changed {
+        let function = row[0].as_str().unwrap();
+        for (report, calls, exclusive) in
+            [(&report_a, &row[1], &row[3]), (&report_b, &row[2], &row[4])]
+        {
+            let (c, e) = report[function];
+            assert_eq!(int(calls), c, "{function}");
+            assert!(
+                int(exclusive).abs_diff(e) <= 1,
+                "{function}: {exclusive} vs {e}"
+            );
+        }
+    }
+
+    // Slowest calls: the parents are the program's callers.
+    let slowest = query(&q["slowest calls"]);
+    assert_eq!(slowest.len(), 5, "{slowest:?}");
+    let durations: Vec<u64> = slowest.iter().map(|r| int(&r[3])).collect();
+    assert!(durations.windows(2).all(|w| w[0] >= w[1]), "{slowest:?}");
+    // Every call's parent, by function, over the whole dataset (the call graph of family.c:
+    // main calls parent_work and run_child, both work functions call spin; a child's calls
+    // start at its fork, at depth 0).
+    let edges = query(
+        &q["slowest calls"]
+            .replace(
+                "SELECT c.run, c.pid, c.function, c.duration_ns, p.function AS parent",
+                "SELECT DISTINCT c.function, p.function AS parent, c.depth",
+            )
+            .replace("ORDER BY c.duration_ns DESC\nLIMIT 5;", "ORDER BY ALL;"),
+    );
+    let edges: Vec<(String, String, u64)> = edges
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap_or("-").to_string(),
+                int(&r[2]),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, u64)> = [
+        ("child_work", "-", 0),
+        ("main", "-", 0),
+        ("parent_work", "main", 1),
+        ("run_child", "main", 1),
+        ("spin", "child_work", 1),
+        ("spin", "parent_work", 2),
+    ]
+    .iter()
+    .map(|(f, p, d)| (f.to_string(), p.to_string(), *d))
+    .collect();
+    assert_eq!(edges, expected);
+
+    // The source lines DWARF gives.
+    let lines = query(&format!(
+        "SELECT DISTINCT file, line FROM read_parquet('{}/functions/*/*.parquet') WHERE function = 'spin'",
+        dataset.display()
+    ));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0][0].as_str().unwrap().ends_with("family.c"),
+        "{lines:?}"
+    );
+}
