@@ -202,9 +202,22 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
 
 /* What goes in front of a record, with interrupts masked: the START record once, then after
  * a loss the LOST record (with the task now running if switches were dropped). */
-static HKTS_FN __attribute__((noinline)) uint8_t *hkts_prologue(uint8_t *o, uint64_t now)
+static HKTS_FN __attribute__((noinline)) uint8_t *
+hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
 {
     if (!hkts.started) {
+        /* The id, which the probes' RTT servers search RAM for, is written here, last, its
+         * first byte after the rest (SEGGER's own code does the same): a probe that scans
+         * while start-up copies .data never finds a block whose descriptors are not there
+         * yet. The id is not in .data, so no copy of it is in RAM before. */
+        static const char id[sizeof cb->acID] = "SEGGER RTT";
+        if (cb->acID[0] != id[0]) {
+            for (unsigned i = 1; i < sizeof cb->acID; i++)
+                ((volatile char *)cb->acID)[i] = id[i];
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+            ((volatile char *)cb->acID)[0] = id[0];
+        }
         o = hkts_varint32(o, HKTS_OTHER);
         o = hkts_varint32(o, HKTS_S_START);
         o = hkts_varint32(o, HKTS_VERSION);
@@ -277,16 +290,17 @@ hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
 
 /* An entry or an exit the slow way: the START or a LOST record first, or a ring that is
  * nearly full or about to wrap. */
-static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_up *up,
+static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_control_block *cb,
                                                               uint64_t now,
                                                               uintptr_t address_kind)
 {
+    struct hookcc_rtt_up *up = &cb->up[0];
     uint8_t rec[HKTS_RECORD_MAX];
     uint64_t time = hkts.last_time;
     uintptr_t address = hkts.last_address;
     uint8_t *o = rec;
     if (!hkts.started || hkts.pending_lost != 0)
-        o = hkts_prologue(o, now);
+        o = hkts_prologue(cb, o, now);
     o = hkts_call(o, now, address_kind);
     hkts_commit(up, rec, (uint32_t)(o - rec), time, address, hkts.task_now, now);
 }
@@ -309,7 +323,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_contr
         uint8_t *o = hkts_call(at, now, address_kind);
         __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
     } else {
-        hkts_call_slow(up, now, address_kind);
+        hkts_call_slow(cb, now, address_kind);
     }
     hkts_irq_restore(irq);
 }
@@ -332,7 +346,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
         hkts.task_now = task;
     uint8_t *o = rec;
     if (!hkts.started || hkts.pending_lost != 0)
-        o = hkts_prologue(o, now);
+        o = hkts_prologue(cb, o, now);
     o = hkts_head(o, now, HKTS_OTHER);
     o = hkts_varint32(o, s);
     if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED)

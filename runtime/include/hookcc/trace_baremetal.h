@@ -118,7 +118,8 @@ struct hookcc_rtt_up {
     unsigned Flags; /* 0: SEGGER_RTT_MODE_NO_BLOCK_SKIP (a record that does not fit is dropped) */
 };
 struct hookcc_rtt_control_block {
-    char acID[16]; /* "SEGGER RTT", which the probes' RTT servers search RAM for */
+    char acID[16]; /* "SEGGER RTT", which the probes' RTT servers search RAM for: written by
+                    * the runtime at the first record, after the rest is in place */
     int MaxNumUpBuffers;
     int MaxNumDownBuffers;
     struct hookcc_rtt_up up[1];
@@ -136,7 +137,7 @@ HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
     _Static_assert((bytes) >= 128, "a stream ring of 128 bytes at least");                     \
     static char hookcc_trace_stream_ring_[bytes] __attribute__((aligned(8)));                 \
     struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
-        "SEGGER RTT", 1, 1, {{"hookcc", hookcc_trace_stream_ring_, (bytes), 0, 0, 0}},        \
+        "", 1, 1, {{"hookcc", hookcc_trace_stream_ring_, (bytes), 0, 0, 0}},                  \
         {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
     struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
     HOOKCC_TRACE_BUFFER(0)
