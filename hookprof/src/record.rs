@@ -132,8 +132,8 @@ struct Sink {
 
 impl Sink {
     fn new(options: &Options, endian: Endian) -> Result<Self, RecordError> {
-        let builder =
-            TraceBuilder::create(&options.output, endian).map_err(|e| RecordError::File {
+        let builder = TraceBuilder::create(&options.output, endian, options.exe.as_deref())
+            .map_err(|e| RecordError::File {
                 path: options.output.clone(),
                 message: format!("cannot create the trace: {e}"),
             })?;

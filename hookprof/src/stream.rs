@@ -370,8 +370,9 @@ pub struct TraceBuilder {
 
 impl TraceBuilder {
     /// Creates `path` (replacing it) with an incomplete header; `endian` is the target's
-    /// (the ELF's), in which the file is written.
-    pub fn create(path: &Path, endian: Endian) -> io::Result<Self> {
+    /// (the ELF's), in which the file is written. `exe`, the firmware's ELF, goes in the EXE
+    /// chunk (as an absolute path): reports then find it without `--exe`.
+    pub fn create(path: &Path, endian: Endian, exe: Option<&Path>) -> io::Result<Self> {
         // Written where it goes, not through a temporary renamed at the end (hookprof's policy
         // for outputs made from an input, crate::output): a recorder killed part way leaves
         // a trace that decodes up to there (its header says it is incomplete), as the
@@ -387,6 +388,9 @@ impl TraceBuilder {
         let mut header = Header::new(endian);
         header.pointer_size = 4;
         let mut writer = Writer::new(BufWriter::new(file.try_clone()?), &header)?;
+        if let Some(exe) = exe {
+            writer.exe(&std::path::absolute(exe)?)?;
+        }
         // The firmware is the whole address space, linked where it runs (as trace_baremetal.c
         // writes it): the executable is given with --exe.
         writer.module(&Module {
