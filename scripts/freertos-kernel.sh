@@ -12,7 +12,8 @@ kernel_version=V11.2.0
 project="${XDG_CACHE_HOME:-$HOME/.cache}/hookcc/freertos-next-$version"
 mkdir -p "$project/src"
 [ -f "$project/src/lib.rs" ] || : >"$project/src/lib.rs"
-cat >"$project/Cargo.toml.new" <<TOML
+# A name of this run's own: two builds may run this at once (the tests do).
+cat >"$project/Cargo.toml.new.$$" <<TOML
 [package]
 name = "hookcc-freertos-sources"
 version = "0.0.0"
@@ -24,7 +25,7 @@ freertos-next = "=$version"
 
 [workspace]
 TOML
-mv "$project/Cargo.toml.new" "$project/Cargo.toml"
+mv "$project/Cargo.toml.new.$$" "$project/Cargo.toml"
 cd "$project"
 # Offline first: a machine that fetched it once needs no network.
 if ! cargo fetch --offline --quiet 2>/dev/null; then

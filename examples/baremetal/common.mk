@@ -12,6 +12,8 @@
 #   make gprof-dump HOOKS=gprof                               gprof: arcs + timer samples, gdb
 #                                                             dumps them at exit: gprof.dump
 #   make run APP=../pfp_points.c HOOKS=pfp                    TI profile points (PFP)
+#   make stream HOOKS=stream                                  streamed while it runs: qemu's gdb
+#                                                             stub read by hookprof record --gdb
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
@@ -55,6 +57,21 @@ CPPFLAGS += -DTRACE_MIN_TICKS=$(TRACE_MIN_TICKS)
 endif
 ifneq ($(TRACE_START),)
 CPPFLAGS += -DTRACE_START=$(TRACE_START)
+endif
+endif
+
+# The native trace streamed while the firmware runs (stream_out.c: an RTT up-buffer that
+# hookprof record --gdb drains through qemu's gdb stub; make stream does both).
+ifeq ($(HOOKS),stream)
+HOOKCC_FLAGS := --trace
+EXTRA_OBJS := stream_out.o
+ifneq ($(STREAM_BYTES),)
+CPPFLAGS += -DSTREAM_BYTES=$(STREAM_BYTES)
+endif
+# STREAM_UART=ADDRESS: the firmware sends the ring to a CMSDK UART itself (stream_out.c);
+# SERIAL=file:uart.bin (or tcp:…) is where qemu puts that UART.
+ifneq ($(STREAM_UART),)
+CPPFLAGS += -DSTREAM_UART=$(STREAM_UART)
 endif
 endif
 
@@ -105,11 +122,25 @@ firmware.elf: $(OBJS)
 # (counters and interrupts) and every measured time are the same from run to run; ICOUNT= runs
 # at the host's speed instead.
 ICOUNT ?= -icount shift=0
-QEMU_FLAGS += -display none -monitor none -serial null -chardev stdio,id=con \
+SERIAL ?= null
+QEMU_FLAGS += -display none -monitor none -serial $(SERIAL) -chardev stdio,id=con \
 	-semihosting-config enable=on,target=native,chardev=con $(ICOUNT)
 
 run: firmware.elf
 	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
+
+# The stream read while the firmware runs: qemu waits for a debugger (-S) on GDB_PORT, and
+# hookprof record drains the RTT ring through it until the firmware exits. ICOUNT's sleep=off
+# lets idle time (wfi) pass at once, so target time runs ahead of wall time.
+GDB_PORT ?= 3333
+HOOKPROF ?= hookprof
+RECORD_FLAGS ?=
+stream: firmware.elf
+	timeout $(RUN_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf -S -gdb tcp:127.0.0.1:$(GDB_PORT) & \
+	qemu=$$!; \
+	$(HOOKPROF) record --gdb 127.0.0.1:$(GDB_PORT) --exe firmware.elf -o firmware.hktrace $(RECORD_FLAGS); \
+	status=$$?; if [ $$status -ne 0 ]; then kill $$qemu; fi; \
+	wait $$qemu; qemu_status=$$?; if [ $$status -ne 0 ]; then exit $$status; fi; exit $$qemu_status
 
 # The TI record buffer taken out by a debugger: gdb-multiarch stops the firmware at
 # hookcc_ti_done(), dumps ProfileData into ti.bin, and lets it finish (docs/baremetal.md).
@@ -136,6 +167,6 @@ gprof-dump: firmware.elf
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
 clean:
-	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump uart.bin
 
-.PHONY: run ti-dump gdb-dump gprof-dump clean
+.PHONY: run stream ti-dump gdb-dump gprof-dump clean

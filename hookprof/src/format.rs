@@ -960,6 +960,10 @@ pub enum Chunk<'a> {
     Events(Events<'a>),
     Lost {
         count: u64,
+        /// Where the records were dropped (the time of the first), in a stream's trace
+        /// (`hookprof record`): the chunk then sits between the thread's records before and
+        /// after the loss. `None` in the runtimes' LOST chunks, which count a thread's losses.
+        at: Option<u64>,
     },
     Thread {
         sequence: u64,
@@ -1384,7 +1388,10 @@ fn decode_payload<'a>(
         }
         chunk_type::LOST => {
             need(8)?;
-            Chunk::Lost { count: u64_at(0) }
+            Chunk::Lost {
+                count: u64_at(0),
+                at: payload.u64(8),
+            }
         }
         chunk_type::THREAD => {
             need(16)?;
@@ -1781,9 +1788,123 @@ impl<W: Write> Writer<W> {
         self.raw_chunk(chunk_type::EVENTS, thread, &payload)
     }
 
+    /// PACKED chunk of `thread` (version 4): `records` encoded as `runtime/src/trace_pack.h`'s
+    /// `hkt_pack` encodes them, step for step (the table of addresses in order of first
+    /// appearance, the predicted stack, the clock escape), so that the reader decodes them
+    /// back exactly. An address must have bit 1 clear, as in [`Writer::events`].
+    pub fn packed(&mut self, thread: u64, records: &[Record]) -> io::Result<()> {
+        use std::collections::HashMap;
+        fn put(out: &mut Vec<u8>, mut v: u64) {
+            while v >= 0x80 {
+                out.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        }
+        let zigzag = |d: u64| (d << 1) ^ ((d as i64 >> 63) as u64);
+        let mut table: HashMap<u64, u64> = HashMap::new();
+        let mut ring = [0u64; pack::STACK];
+        let mask = pack::STACK as u64 - 1;
+        let search = |ring: &[u64; pack::STACK], depth: u64, address: u64| -> u64 {
+            let lowest = depth.saturating_sub(pack::STACK as u64);
+            (lowest + 1..=depth)
+                .rev()
+                .find(|d| ring[((d - 1) & mask) as usize] == address)
+                .map_or(depth, |d| d - 1)
+        };
+        let mut stream = Vec::with_capacity(records.len() * 3);
+        let first = records.first().map_or(0, |r| r.time);
+        let (mut now, mut last_new, mut depth, mut after_escape) = (first, 0u64, 0u64, false);
+        let mut new_address = |stream: &mut Vec<u8>, table: &mut HashMap<u64, u64>, a: u64| {
+            put(stream, zigzag(a.wrapping_sub(last_new)));
+            last_new = a;
+            if table.len() < pack::TABLE_MAX {
+                let index = table.len() as u64;
+                table.insert(a, index);
+            }
+        };
+        for r in records {
+            if r.address & EXIT_BIT != 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("address {:#x} has bit 1 set", r.address),
+                ));
+            }
+            let mut delta = r.time.wrapping_sub(now);
+            now = r.time;
+            if delta >= 1 << 58 {
+                put(&mut stream, pack::OTHER);
+                put(&mut stream, pack::OTHER_CLOCK);
+                put(&mut stream, r.time);
+                delta = 0;
+            }
+            let address = r.address;
+            if r.kind == RecordKind::Exit {
+                if depth > 0 && ring[((depth - 1) & mask) as usize] == address {
+                    put(&mut stream, delta << 2 | pack::EXIT_TOP);
+                    depth -= 1;
+                } else {
+                    put(&mut stream, delta << 2 | pack::OTHER);
+                    match table.get(&address) {
+                        Some(&i) => put(&mut stream, pack::OTHER_EXIT_INDEX + i),
+                        None => {
+                            put(&mut stream, pack::OTHER_EXIT_NEW);
+                            new_address(&mut stream, &mut table, address);
+                        }
+                    }
+                    depth = search(&ring, depth, address);
+                }
+                after_escape = address == 0;
+            } else {
+                match table.get(&address) {
+                    Some(&i) => {
+                        put(&mut stream, delta << 2 | pack::ENTRY_INDEX);
+                        put(&mut stream, i);
+                    }
+                    None => {
+                        put(&mut stream, delta << 2 | pack::ENTRY_NEW);
+                        new_address(&mut stream, &mut table, address);
+                    }
+                }
+                let found = if after_escape {
+                    search(&ring, depth, address)
+                } else {
+                    depth
+                };
+                if found < depth {
+                    depth = found + 1; // a longjmp came back to this frame
+                } else {
+                    ring[(depth & mask) as usize] = address;
+                    depth += 1;
+                }
+                after_escape = false;
+            }
+        }
+        let e = self.endian;
+        let stream_len = u32::try_from(stream.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "PACKED stream over 4 GiB"))?;
+        let mut payload = Vec::with_capacity(pack::FIXED_SIZE + stream.len() + 8);
+        payload.extend_from_slice(&e.u32_bytes(records.len() as u32));
+        payload.extend_from_slice(&e.u32_bytes(stream_len));
+        payload.extend_from_slice(&e.u64_bytes(first));
+        payload.extend_from_slice(&stream);
+        while !payload.len().is_multiple_of(8) {
+            payload.push(0);
+        }
+        self.raw_chunk(chunk_type::PACKED, thread, &payload)
+    }
+
     /// LOST chunk of `thread`.
     pub fn lost(&mut self, thread: u64, count: u64) -> io::Result<()> {
         let payload = self.endian.u64_bytes(count);
+        self.raw_chunk(chunk_type::LOST, thread, &payload)
+    }
+
+    /// LOST chunk of `thread` placed where `count` records were dropped, the first at `at`
+    /// (a stream's loss, `hookprof record`).
+    pub fn lost_at(&mut self, thread: u64, count: u64, at: u64) -> io::Result<()> {
+        let mut payload = self.endian.u64_bytes(count).to_vec();
+        payload.extend_from_slice(&self.endian.u64_bytes(at));
         self.raw_chunk(chunk_type::LOST, thread, &payload)
     }
 
@@ -1899,6 +2020,91 @@ mod tests {
         w.into_inner()
     }
 
+    /// Writer::packed against the reader: a thread's records of every shape (calls, exits
+    /// below the top, unmatched exits, a resync, recursion deeper than the predicted stack,
+    /// more functions than the table holds, clock jumps) come back exactly.
+    #[test]
+    fn packed_writer_round_trips_through_the_reader() {
+        let mut records = Vec::new();
+        let mut time = 1000u64;
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let mut stack: Vec<u64> = Vec::new();
+        for i in 0..60_000u64 {
+            time += next() % 100;
+            if i % 9973 == 0 {
+                time = time.wrapping_add(1 << 60); // a clock jump
+            }
+            let r = next() % 10;
+            let (kind, address) = if r < 5 || stack.is_empty() {
+                let a = 0x1000 + (next() % 5000) * 4 + 1; // Thumb, 5000 functions
+                stack.push(a);
+                (RecordKind::Entry, a)
+            } else if r < 9 {
+                (RecordKind::Exit, stack.pop().unwrap())
+            } else if r == 9 && stack.len() > 3 {
+                let a = stack[stack.len() - 3]; // an exit below the top
+                stack.truncate(stack.len() - 3);
+                (RecordKind::Exit, a)
+            } else {
+                (RecordKind::Exit, 0x8000_0001) // matches nothing
+            };
+            records.push(Record {
+                time,
+                kind,
+                address,
+            });
+            if i == 30_000 {
+                // A resync pair: the escape, then its target.
+                records.push(Record {
+                    time,
+                    kind: RecordKind::Exit,
+                    address: 0,
+                });
+                records.push(Record {
+                    time,
+                    kind: RecordKind::Entry,
+                    address: stack.first().copied().unwrap_or(0x1001),
+                });
+            }
+        }
+        for i in 0..600u64 {
+            records.push(Record {
+                time: time + i,
+                kind: RecordKind::Entry,
+                address: 0x40_0001,
+            });
+        }
+        for endian in [Endian::Little, Endian::Big] {
+            let mut header = Header::new(endian);
+            header.pointer_size = 4;
+            let mut out = Vec::new();
+            Writer::new(&mut out, &header)
+                .unwrap()
+                .packed(5, &records)
+                .unwrap();
+            let trace = Trace::new(&out).unwrap();
+            let mut back = Vec::new();
+            for chunk in trace.chunks() {
+                let chunk = chunk.unwrap();
+                assert_eq!(chunk.chunk_type, chunk_type::PACKED);
+                if let Chunk::Events(events) = chunk.chunk {
+                    back.extend(events.iter().map(|r| r.unwrap()));
+                }
+            }
+            assert_eq!(back.len(), records.len());
+            for (i, (a, b)) in back.iter().zip(&records).enumerate() {
+                assert_eq!(a, b, "record {i}");
+            }
+            assert!(out.len() < records.len() * 6, "{} bytes", out.len());
+        }
+    }
+
     #[test]
     fn round_trip_both_byte_orders_and_versions() {
         for (endian, version) in [
@@ -1929,7 +2135,10 @@ mod tests {
                 recs,
                 vec![Record::entry(10, 0x2100), Record::exit(20, 0x2100)]
             );
-            assert!(matches!(chunks[3].chunk, Chunk::Lost { count: 3 }));
+            assert!(matches!(
+                chunks[3].chunk,
+                Chunk::Lost { count: 3, at: None }
+            ));
             assert!(
                 matches!(&chunks[4].chunk, Chunk::Thread { sequence: 1, name } if name == "main")
             );
@@ -2232,7 +2441,10 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert!(matches!(chunks[0].chunk, Chunk::Hole));
         assert_eq!(chunks[0].total_len(), 24);
-        assert!(matches!(chunks[1].chunk, Chunk::Lost { count: 2 }));
+        assert!(matches!(
+            chunks[1].chunk,
+            Chunk::Lost { count: 2, at: None }
+        ));
     }
 
     #[test]

@@ -123,6 +123,17 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
     } else {
         s.lost().to_string()
     };
+    let lost = if s.lost_markers > 0 {
+        format!(
+            "{lost}, dropped by the target at {} places in its stream ({} frames closed there, \
+             {} exits of frames entered before them)",
+            s.lost_markers,
+            s.closed_at_gap(),
+            s.entered_before_window()
+        )
+    } else {
+        lost
+    };
     line("lost", lost);
     line("unmatched entries", s.unmatched_entries().to_string());
     line("unmatched exits", s.unmatched_exits().to_string());

@@ -31,8 +31,10 @@ pub mod model;
 pub mod nitro;
 pub mod output;
 pub mod pfp;
+pub mod record;
 pub mod replay;
 pub mod report;
+pub mod stream;
 pub mod symbols;
 pub mod ti;
 pub mod view;
@@ -399,7 +401,18 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
                 .to_string(),
         );
     }
-    if s.lost() > 0 {
+    if s.lost() > 0 && s.lost_markers > 0 {
+        // A stream's (hookprof record): the target dropped them, at the places its LOST
+        // chunks say.
+        warnings.push(format!(
+            "{} records were dropped by the target at {} places, where the host did not read \
+             its stream in time (the ring's size, the poll interval: docs/baremetal.md, \
+             \"Streaming\"); frames open there were closed at the gap, and the profile is \
+             missing those calls",
+            s.lost(),
+            s.lost_markers
+        ));
+    } else if s.lost() > 0 {
         // The LOST chunks count what threads could not keep; the header counts those and the
         // records nobody's chunk could take (made after their thread's last chunk).
         let in_chunks = s.lost_in_chunks.min(s.lost());

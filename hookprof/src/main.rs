@@ -107,6 +107,19 @@ PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Vali
 Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
 calls it had in progress. See docs/ti-post.md.")]
     Ti(TiArgs),
+    /// Record a bare-metal target's stream while it runs, into a trace.
+    ///
+    /// The firmware streams with HOOKCC_TRACE_STREAM_BUFFER (make HOOKS=stream): the hooks
+    /// write a few bytes per event into a SEGGER RTT up-buffer in RAM (`_SEGGER_RTT`). With
+    /// --gdb, hookprof reads it through a GDB server (qemu -gdb, OpenOCD :3333, J-Link GDB
+    /// Server :2331, pyOCD :3333): every poll interval it halts the target, reads the new
+    /// bytes, frees them and lets the target run. With --tcp it reads the bytes an RTT server
+    /// gives (OpenOCD's `rtt server start`, J-Link's RTT telnet port 19021, probe-rs, pyOCD);
+    /// with --serial, from a UART device, FIFO or file. Ends when the target exits, the
+    /// connection closes, the stream's end has been read, or on Ctrl-C; the trace is finished
+    /// in every case. Records the target had to drop are counted where they were dropped.
+    /// See docs/baremetal.md, "Streaming".
+    Record(RecordArgs),
     /// Timeline: every call as Chrome trace-event JSON (or a Perfetto trace), for Perfetto UI.
     ///
     /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
@@ -761,6 +774,38 @@ struct TiArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["gdb", "tcp", "serial"])))]
+struct RecordArgs {
+    /// A GDB server's HOST:PORT (needs --exe, whose `_SEGGER_RTT` symbol locates the ring).
+    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
+    gdb: Option<String>,
+    /// An RTT server's HOST:PORT: the up-buffer's bytes as they come.
+    #[arg(long, value_name = "HOST:PORT")]
+    tcp: Option<String>,
+    /// A UART device, FIFO or file carrying the up-buffer's bytes.
+    #[arg(long, value_name = "PATH")]
+    serial: Option<PathBuf>,
+    /// With --serial on a regular file: keep reading as it grows, until the stream's end or
+    /// Ctrl-C.
+    #[arg(long)]
+    follow: bool,
+    /// The firmware's ELF file (byte order, pointer size, the control block's address).
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// The trace to write.
+    #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
+    output: PathBuf,
+    /// Milliseconds between two reads of the ring (--gdb), or between two looks at a file
+    /// that has not grown (--follow). The ring must not fill in between: see
+    /// docs/baremetal.md, "Streaming", for the rate that keeps up.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    poll_interval: u64,
+    /// No progress line on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
 struct NitroArgs {
     /// The raw bytes of the buffer, from its start (the address given to OS_Init*).
     dump: PathBuf,
@@ -1020,6 +1065,100 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
     emit(&warnings, &bytes, &args.trace, args.output.as_ref())
 }
 
+/// Set by SIGINT while `hookprof record` runs: finish the trace and stop.
+static RECORD_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn record_on_sigint(_: libc::c_int) {
+    RECORD_STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn record(args: &RecordArgs) -> Result<()> {
+    use hookprof::record::{Options, Source};
+    #[cfg(unix)]
+    // SAFETY: the handler only stores to an atomic; no SA_RESTART, so that a blocking read
+    // returns and the loop sees the flag.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = record_on_sigint as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+    let source = if let Some(address) = &args.gdb {
+        Source::Gdb {
+            address: address.clone(),
+            exe: args.exe.clone().context("--gdb needs --exe")?,
+        }
+    } else if let Some(address) = &args.tcp {
+        Source::Tcp {
+            address: address.clone(),
+        }
+    } else if let Some(path) = &args.serial {
+        Source::Serial {
+            path: path.clone(),
+            follow: args.follow,
+        }
+    } else {
+        bail!("one of --gdb, --tcp or --serial is needed");
+    };
+    let options = Options {
+        output: args.output.clone(),
+        poll_interval: std::time::Duration::from_millis(args.poll_interval),
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        exe: args.exe.clone(),
+    };
+    let s = hookprof::record::record(&source, &options, &RECORD_STOP)?;
+    let firmware = match s.end {
+        Some((records, lost)) => format!(
+            "; the firmware made {records} records and dropped {lost}{}",
+            if records == s.records_kept() + lost {
+                ""
+            } else {
+                " (they do not add up: records are missing)"
+            }
+        ),
+        None => "; the stream has no end record (the firmware did not end it)".to_string(),
+    };
+    let polls = match s.high_water {
+        Some((most, size)) => format!(
+            "{} polls (the fullest found {most} of the ring's {size} bytes), ",
+            s.polls
+        ),
+        None => String::new(),
+    };
+    eprintln!(
+        "hookprof record: {} bytes, {} calls' records ({:.2} bytes each), {} task switches, {} \
+         tasks created, {} lost ({} places), {polls}{}{firmware}; wrote {}",
+        s.bytes,
+        s.calls,
+        s.call_bytes as f64 / s.calls.max(1) as f64,
+        s.switches,
+        s.created,
+        s.lost,
+        s.lost_markers,
+        s.ended_by,
+        args.output.display()
+    );
+    if let Some((records, lost)) = s.end {
+        if records != s.records_kept() + lost {
+            warn(&format!(
+                "the trace holds {} records and the firmware says it dropped {lost} of the \
+                 {records} it made: {} are missing without a LOST record (a damaged stream, or \
+                 bytes another reader took from the ring)",
+                s.records_kept(),
+                records.saturating_sub(s.records_kept() + lost)
+            ));
+        }
+    }
+    if s.trailing_bytes != 0 {
+        warn(&format!(
+            "the stream ends inside a record ({} bytes after the last whole one)",
+            s.trailing_bytes
+        ));
+    }
+    Ok(())
+}
+
 fn ti(args: &TiArgs) -> Result<()> {
     let options = hookprof::ti::Options {
         exe: args.exe.clone(),
@@ -1181,6 +1320,7 @@ fn main() -> ExitCode {
         Command::Pfp(args) => pfp(args),
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
+        Command::Record(args) => record(args),
         Command::Timeline(args) => {
             let traces = with_more(&args.view, &args.more);
             traces.and_then(|traces| {

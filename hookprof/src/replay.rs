@@ -360,6 +360,11 @@ pub trait ReplayVisitor {
     /// `stack` is the path, outermost first, its last frame the function called; the frames'
     /// `entry_time` and `child_ticks` are 0. Times are compensated as a trace's are.
     fn aggregate(&mut self, _tid: u64, _stack: &[Frame], _calls: &Aggregate) {}
+    /// `count` records were dropped here (a stream's LOST chunk, `hookprof record`), the
+    /// first at `time` (compensated as the thread's times are). The thread's frames open
+    /// then were closed just before ([`CloseReason::EndOfThread`], counted as closed at a
+    /// gap): their exits may be among the records dropped.
+    fn lost(&mut self, _tid: u64, _time: u64, _count: u64) {}
     /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
     /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
     /// profile, exact) or the records (`false`: calls in time order, the long ones).
@@ -465,6 +470,8 @@ pub struct TraceSummary {
     pub record_bytes: u64,
     /// Sum of all LOST chunks.
     pub lost_in_chunks: u64,
+    /// LOST chunks that say where records were dropped (a stream's: `hookprof record`).
+    pub lost_markers: u64,
     /// Chunks of types this reader does not know (skipped).
     pub unknown_chunks: u64,
     /// Zero bytes skipped where chunks were expected (reservations never written).
@@ -526,6 +533,7 @@ impl TraceSummary {
             ring_windows: 0,
             ring_dropped: 0,
             lost_in_chunks: 0,
+            lost_markers: 0,
             unknown_chunks: 0,
             hole_bytes: 0,
             truncated_tail: None,
@@ -996,6 +1004,15 @@ impl ThreadState {
     /// A window of the thread's ring starts (a RING chunk): after a gap (`dropped` records
     /// not in the file), the frames still open are closed at the last record before it, and
     /// later exits without a frame are of frames entered before the window.
+    /// Records dropped here, the first at `at` (a stream's LOST chunk): the open frames are
+    /// closed at the last record before (their exits may be among the dropped), later exits
+    /// without a frame were entered before the gap, and the visitor hears of the loss.
+    fn gap<V: ReplayVisitor>(&mut self, at: u64, count: u64, visitor: &mut V) {
+        self.window(1, visitor);
+        let at = self.compensator.map_or(at, |c| c.end(at));
+        visitor.lost(self.summary.tid, at, count);
+    }
+
     fn window<V: ReplayVisitor>(&mut self, dropped: u64, visitor: &mut V) {
         self.windowed = true;
         if dropped == 0 {
@@ -1430,10 +1447,18 @@ fn replay_with<V: ReplayVisitor>(
                     }
                 }
             }
-            Chunk::Lost { count } => {
+            Chunk::Lost { count, at } => {
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 state.summary.lost = state.summary.lost.saturating_add(count);
                 summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
+                if let Some(at) = at {
+                    // A marker of no records is another thread's side of a loss that took
+                    // task switches too: a gap, not another place.
+                    summary.lost_markers += u64::from(count > 0);
+                    if !use_trees {
+                        state.gap(at, count, visitor);
+                    }
+                }
             }
             Chunk::Thread { sequence, name } => {
                 let order = threads.len() + finished.len();

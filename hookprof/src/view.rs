@@ -192,6 +192,9 @@ pub trait View {
     /// the path (its frames' times are 0). Only views that do not need calls in time order
     /// take them.
     fn aggregate(&mut self, _tid: u64, _stack: &[ViewFrame], _calls: &Aggregate, _names: &Names) {}
+    /// `count` records were dropped at `time` on this thread (a stream's loss, `hookprof
+    /// record`); its frames open then were closed just before.
+    fn lost(&mut self, _tid: u64, _time: u64, _count: u64, _names: &Names) {}
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;
@@ -850,6 +853,20 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
             }
         }
         thread.raw.push(bits);
+    }
+
+    fn lost(&mut self, tid: u64, time: u64, count: u64) {
+        // Another thread's side of a loss (no records of its own dropped) is only a gap.
+        if count == 0 || time < self.time_range.0 || time >= self.time_range.1 {
+            return;
+        }
+        if !self.plain {
+            let t = self.thread_index(tid);
+            if !self.threads[t].shown {
+                return;
+            }
+        }
+        self.view.lost(tid, time, count, &self.names);
     }
 
     fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {

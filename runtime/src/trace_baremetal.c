@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "trace_format.h"
 #include "trace_cct.h"
+#include "trace_stream.h"
 
 #define HKTB_FN HKRT_NOINSTR
 #define HKTB_EXPORT __attribute__((visibility("default"))) HKRT_NOINSTR
@@ -215,8 +216,26 @@ static inline HKTB_FN struct hkt_record *hktb_records(void)
     return (struct hkt_record *)((char *)hookcc_trace_buffer + HOOKCC_TRACE_PREFIX_BYTES);
 }
 
+/* The RTT control block the hooks stream into (HOOKCC_TRACE_STREAM_BUFFER, trace_stream.h), or
+ * none: a weak definition, not a weak reference to _SEGGER_RTT, so that the runtime needs no
+ * symbol a firmware may not have. */
+__attribute__((weak, visibility("default"))) struct hookcc_rtt_control_block
+    *const hookcc_trace_stream = 0;
+
+static inline __attribute__((always_inline)) HKTB_FN struct hookcc_rtt_control_block *
+hktb_stream(void)
+{
+    /* volatile: the definition linked in, never the runtime's own default folded in */
+    return *(struct hookcc_rtt_control_block *const volatile *)&hookcc_trace_stream;
+}
+
 static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t address_kind)
 {
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_event(stream, address_kind);
+        return;
+    }
     uint64_t time = hkrt_ticks();
     uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
     /* volatile: the capacity linked in, never the runtime's own default folded in */
@@ -248,6 +267,12 @@ HKTB_EXPORT void __hookcc_exit(void *fn_exit)
  * that an interrupt's records never come between them. */
 HKTB_EXPORT void __hookcc_resync(void *fn)
 {
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_other(stream, HKTS_S_ESCAPE, NULL, NULL, 0, 0);
+        hkts_event(stream, (uintptr_t)fn);
+        return;
+    }
     if (hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths)) {
         /* A buffer processed when full: two records, each where it lands. */
         hktb_put(HKT_RESYNC_ESCAPE);
@@ -281,6 +306,11 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
 
 HKTB_EXPORT void hookcc_trace_task_created(const void *task, const char *name)
 {
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_other(stream, HKTS_S_CREATED, task, name, 0, 0);
+        return;
+    }
     uint32_t index = __atomic_fetch_add(&hktb_task_count, 1u, __ATOMIC_RELAXED);
     if (index >= HOOKCC_TRACE_TASKS)
         return;
@@ -294,6 +324,11 @@ HKTB_EXPORT void hookcc_trace_task_created(const void *task, const char *name)
 
 HKTB_EXPORT void hookcc_trace_task_switched_in(const void *task)
 {
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_other(stream, HKTS_S_SWITCH, task, NULL, 0, 0);
+        return;
+    }
     if (*(const volatile uint32_t *)&hookcc_trace_ring ||
         hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths))
         return; /* tasks are kept apart in the plain buffer only */
@@ -533,4 +568,47 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     if (size != NULL)
         *size = bytes;
     return hookcc_trace_buffer;
+}
+
+HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
+{
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream == NULL)
+        return 0;
+    struct hookcc_rtt_up *up = &stream->up[0];
+    uint64_t start = hkrt_ticks();
+    int ended = 0;
+    for (;;) {
+        uint32_t wr = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+        if (!ended) {
+            hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
+                       hookcc_trace_stream_lost);
+            ended = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE) != wr;
+        } else if (*(const volatile uint32_t *)&up->RdOff == wr) {
+            return 0;
+        }
+        if (hkrt_ticks() - start >= max_ticks)
+            return -1;
+    }
+}
+
+HKTB_EXPORT size_t hookcc_trace_stream_read(void *out, size_t n)
+{
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream == NULL)
+        return 0;
+    struct hookcc_rtt_up *up = &stream->up[0];
+    uint32_t wr = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
+    uint32_t size = up->SizeOfBuffer;
+    const uint8_t *buf = (const uint8_t *)up->pBuffer;
+    uint8_t *o = (uint8_t *)out;
+    size_t copied = 0;
+    while (rd != wr && copied < n) {
+        o[copied++] = buf[rd];
+        if (++rd == size)
+            rd = 0;
+    }
+    __atomic_store_n(&up->RdOff, rd, __ATOMIC_RELEASE);
+    return copied;
 }

@@ -122,9 +122,15 @@ fn copy_example(board: &str, dir: &Path) -> PathBuf {
         for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
             let entry = entry.unwrap();
             let path = entry.path();
+            // What a build or a run left in the source tree (a developer's `make run` there)
+            // stays behind: make would take a stale object or firmware for up to date.
+            let left_by_a_build = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "bin" | "dump"));
             if path.is_dir() {
                 copy_tree(&path, &to.join(entry.file_name()));
-            } else {
+            } else if !left_by_a_build {
                 std::fs::copy(&path, to.join(entry.file_name())).unwrap();
             }
         }
@@ -1732,4 +1738,679 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
             assert_eq!(calls, expected, "{what}");
         }
     }
+}
+
+/// A free TCP port on the loopback interface (for qemu's gdb stub).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// What a streamed run printed: the firmware's numbers (examples/baremetal/freertos/
+/// stream_app.c) and hookprof record's summary line.
+#[derive(Debug, Default)]
+struct StreamedRun {
+    ticks: u64,
+    switches: u64,
+    counts: std::collections::BTreeMap<String, u64>,
+    /// The runtime's own counts: records made, records dropped.
+    made: u64,
+    dropped: u64,
+    /// hookprof record's: calls' records, task switches, tasks created, lost, places.
+    calls: u64,
+    traced_switches: u64,
+    created: u64,
+    lost: u64,
+    places: u64,
+    polls: u64,
+    record_line: String,
+}
+
+fn number_before(line: &str, word: &str) -> u64 {
+    let at = line
+        .find(word)
+        .unwrap_or_else(|| panic!("no `{word}` in: {line}"));
+    let head = line[..at].trim_end();
+    let digits = head.rsplit([' ', '(']).next().unwrap();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no number before `{word}` in: {line}"))
+}
+
+/// `make stream HOOKS=stream APP=stream_app.c VARIABLES…` in a copy of
+/// examples/baremetal/freertos (the Cortex-M3 board unless BOARD= is among them): qemu waits for hookprof record --gdb, which reads
+/// the RTT ring until the firmware exits. Returns what it printed, and the project.
+fn stream_run(what: &str, dir: &Path, variables: &[&str]) -> (StreamedRun, PathBuf) {
+    let project = copy_example("freertos", dir);
+    let port = format!("GDB_PORT={}", free_port());
+    let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
+    let mut all = vec![
+        "HOOKS=stream",
+        "APP=stream_app.c",
+        "ICOUNT=-icount shift=0,sleep=off",
+        port.as_str(),
+        hookprof_bin.as_str(),
+    ];
+    all.extend_from_slice(variables);
+    let out = make_target(&project, "stream", &all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: make stream failed with {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let mut run = StreamedRun::default();
+    for line in stdout.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields.as_slice() {
+            ["ticks", t, "switches", s] => {
+                run.ticks = t.parse().unwrap();
+                run.switches = s.parse().unwrap();
+            }
+            ["count", f, n] => {
+                run.counts.insert(f.to_string(), n.parse().unwrap());
+            }
+            ["stream", "records", r, "lost", l] => {
+                run.made = r.parse().unwrap();
+                run.dropped = l.parse().unwrap();
+            }
+            _ => {}
+        }
+    }
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("hookprof record: "))
+        .unwrap_or_else(|| panic!("{what}: no summary from hookprof record\n{stderr}"));
+    run.calls = number_before(line, "calls' records");
+    run.traced_switches = number_before(line, "task switches");
+    run.created = number_before(line, "tasks created");
+    run.lost = number_before(line, "lost (");
+    run.places = number_before(line, "places)");
+    run.polls = number_before(line, "polls");
+    run.record_line = line.to_string();
+    assert!(
+        run.made > 0 && run.counts.len() == 4,
+        "{what}: the firmware's numbers\n{stdout}"
+    );
+    assert!(
+        !line.contains("do not add up") && !line.contains("no end record"),
+        "{what}: {line}"
+    );
+    (run, project)
+}
+
+/// The calls of each function in the whole trace (hookprof report's CSV), and the thread
+/// names by sequence number (hookprof info), with every thread's unmatched counts.
+fn stream_report(what: &str, project: &Path) -> (std::collections::BTreeMap<String, u64>, String) {
+    let trace = project.join("firmware.hktrace");
+    let elf = project.join("firmware.elf");
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("--format=csv"),
+    );
+    let mut calls = std::collections::BTreeMap::new();
+    for row in parse_report_csv(&String::from_utf8_lossy(&report.stdout)) {
+        calls.insert(row.function.clone(), row.calls);
+    }
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout).into_owned();
+    assert!(info.contains("complete:          yes"), "{what}:\n{info}");
+    (calls, info)
+}
+
+/// Streaming while the firmware runs (docs/baremetal.md, "Streaming"): FreeRTOS
+/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 and
+/// the RV32 boards for 60 s
+/// of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
+/// at once, so it takes seconds), the hooks writing into a SEGGER RTT up-buffer that hookprof
+/// record --gdb drains through qemu's gdb stub while it runs. Nothing is lost: every record the
+/// runtime made is in the trace (calls, task switches, creations), the calls of each function
+/// equal the program's own counters, the task switches the kernel's count, each task's
+/// entries and exits match, and the records take under 3 bytes each.
+#[test]
+fn freertos_streamed_over_gdb_for_60_seconds_every_record_there() {
+    if !have_tools() {
+        return;
+    }
+    for board in ["cortex-m3", "riscv32"] {
+        freertos_streamed_on(board);
+    }
+}
+
+fn freertos_streamed_on(board: &str) {
+    let what = &format!("stream_app.c on {board} over --gdb");
+    let dir = tempfile::tempdir().unwrap();
+    // A ring of 64 KiB: the reader halts and reads it every 10 ms of wall time, in which qemu
+    // runs up to about 8 KiB of records here; a loaded machine may be several times slower.
+    let board_variable = format!("BOARD={board}");
+    let (run, project) = stream_run(
+        what,
+        dir.path(),
+        &["STREAM_BYTES=65536", board_variable.as_str()],
+    );
+    assert!(run.ticks >= 60_000, "{what}: {} ticks", run.ticks);
+    assert_eq!(
+        (run.lost, run.dropped),
+        (0, 0),
+        "{what}: {}",
+        run.record_line
+    );
+    assert_eq!(
+        run.calls + run.traced_switches + run.created,
+        run.made,
+        "{what}: records in the trace vs the runtime's count: {}",
+        run.record_line
+    );
+    assert_eq!(run.traced_switches, run.switches, "{what}: task switches");
+    let (calls, info) = stream_report(what, &project);
+    for (function, count) in &run.counts {
+        assert_eq!(
+            calls.get(function),
+            Some(count),
+            "{what}: calls of {function}, traced vs counted"
+        );
+    }
+    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        assert!(
+            line.contains("unmatched entries 0, unmatched exits 0"),
+            "{what}: {line}"
+        );
+    }
+    for task in ["producer", "consumer", "worker", "IDLE"] {
+        assert!(
+            info.contains(&format!("\"{task}\"")),
+            "{what}: {task}?\n{info}"
+        );
+    }
+    let bytes = number_before(&run.record_line, "bytes,");
+    let per_record = bytes as f64 / run.made as f64;
+    assert!(
+        per_record < 3.0,
+        "{what}: {per_record:.2} bytes per record ({bytes} bytes)"
+    );
+}
+
+/// A reader too slow for its ring (64 bytes, read every 50 ms): the runtime drops records and
+/// says so. What the trace holds plus what it says was lost is what the runtime made; the
+/// LOST chunks carry the runtime's whole count, each at its place (its time after every record
+/// before it, before every record after it); every view shows them there (a timeline instant
+/// event per place, a replay line, the report's summary).
+#[test]
+fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
+    if !have_tools() {
+        return;
+    }
+    let what = "stream_app.c SECONDS=3, a 128-byte ring read every 50 ms";
+    let dir = tempfile::tempdir().unwrap();
+    let (run, project) = stream_run(
+        what,
+        dir.path(),
+        &[
+            "STREAM_BYTES=128",
+            "CFLAGS=-O1 -g -DSECONDS=3",
+            "RECORD_FLAGS=--poll-interval 50",
+        ],
+    );
+    assert!(
+        run.dropped > 0 && run.places > 0,
+        "{what}: {}",
+        run.record_line
+    );
+    assert_eq!(run.lost, run.dropped, "{what}: {}", run.record_line);
+    assert_eq!(
+        run.calls + run.traced_switches + run.created + run.lost,
+        run.made,
+        "{what}: kept + lost vs made: {}",
+        run.record_line
+    );
+    assert!(run.places <= run.polls, "{what}: {}", run.record_line);
+
+    // The places: LOST chunks in stream order between the records.
+    let trace = project.join("firmware.hktrace");
+    let bytes = std::fs::read(&trace).unwrap();
+    let parsed = hookprof::format::Trace::new(&bytes).unwrap();
+    let (mut last, mut markers, mut in_chunks) = (0u64, 0u64, 0u64);
+    for chunk in parsed.chunks() {
+        match chunk.unwrap().chunk {
+            hookprof::format::Chunk::Events(events) => {
+                for r in events.iter() {
+                    let r = r.unwrap();
+                    assert!(
+                        r.time >= last,
+                        "{what}: a record at {} after {last}",
+                        r.time
+                    );
+                    last = r.time;
+                }
+            }
+            hookprof::format::Chunk::Lost { count, at } => {
+                let at = at.expect("a stream's LOST chunk has its time");
+                assert!(
+                    at >= last,
+                    "{what}: a loss at {at} after a record at {last}"
+                );
+                last = at;
+                in_chunks += count;
+                markers += u64::from(count > 0);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!((in_chunks, markers), (run.lost, run.places), "{what}");
+
+    let elf = project.join("firmware.elf");
+    let timeline = dir.path().join("t.json");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&timeline),
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timeline).unwrap()).unwrap();
+    let instants: u64 = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["cat"] == "lost")
+        .map(|e| e["args"]["lost"].as_u64().unwrap())
+        .sum();
+    assert_eq!(instants, run.lost, "{what}: the timeline's lost instants");
+    let pftrace = dir.path().join("t.pftrace");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&pftrace),
+    );
+    let protobuf = std::fs::read(&pftrace).unwrap();
+    let named = protobuf
+        .windows(b"lost ".len())
+        .filter(|w| w == b"lost ")
+        .count() as u64;
+    assert_eq!(named, run.places, "{what}: Perfetto's lost instants");
+    let replay = run_ok(hookprof().arg("replay").arg(&trace).arg("--exe").arg(&elf));
+    let replayed = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(
+        replayed.matches("/* lost ").count() as u64,
+        run.places,
+        "{what}: replay's loss lines"
+    );
+    let report = run_ok(hookprof().arg("report").arg(&trace).arg("--exe").arg(&elf));
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains(&format!("the stream lost records at {} places", run.places)),
+        "{what}: report\n{text}"
+    );
+}
+
+/// The stream without a debugger: the firmware sends its ring through the Cortex-M3 board's
+/// UART itself (stream_out.c's STREAM_UART, examples/baremetal/stream_calls.c: 2000 rounds of a
+/// call tree, the ring pumped after each), which qemu writes to a file, read by hookprof record
+/// --serial, or serves on a TCP socket, read by hookprof record --tcp (as from OpenOCD's or
+/// J-Link's RTT server). Both traces hold every record the runtime made, the calls of each
+/// function equal the program's counts, and the records take under 3 bytes each.
+#[test]
+fn a_firmware_streams_through_its_uart_read_by_serial_and_tcp() {
+    if !have_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("cortex-m3", dir.path());
+    let elf = project.join("firmware.elf");
+    let counts = |what: &str, stdout: &str| -> std::collections::BTreeMap<String, u64> {
+        let counts: std::collections::BTreeMap<String, u64> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("count "))
+            .map(|l| {
+                let (f, n) = l.split_once(' ').unwrap();
+                (f.to_string(), n.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(counts.len(), 3, "{what}: the program's counts\n{stdout}");
+        counts
+    };
+    let check = |what: &str,
+                 trace: &Path,
+                 record: &Output,
+                 expected: &std::collections::BTreeMap<String, u64>| {
+        let stderr = String::from_utf8_lossy(&record.stderr);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("hookprof record: "))
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        assert!(
+            line.contains("end of stream")
+                && line.contains("dropped 0;")
+                && !line.contains("do not add up"),
+            "{what}: {line}"
+        );
+        let bytes = number_before(line, "bytes,");
+        let calls = number_before(line, "calls' records");
+        assert!(
+            (bytes as f64) < 3.0 * calls as f64,
+            "{what}: {bytes} bytes for {calls} records"
+        );
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(trace)
+                .arg("--exe")
+                .arg(&elf)
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        for (function, n) in expected {
+            let traced = rows
+                .iter()
+                .find(|r| &r.function == function)
+                .map(|r| r.calls);
+            assert_eq!(traced, Some(*n), "{what}: calls of {function}");
+        }
+    };
+
+    // --serial: qemu writes the UART to a file.
+    let what = "stream_calls.c through the UART, --serial";
+    let out = make_run(
+        &project,
+        &[
+            "HOOKS=stream",
+            "APP=../stream_calls.c",
+            "STREAM_UART=0x40004000",
+            "SERIAL=file:uart.bin",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = counts(what, &stdout);
+    let trace = dir.path().join("serial.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--serial"])
+            .arg(project.join("uart.bin"))
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&trace),
+    );
+    check(what, &trace, &record, &expected);
+
+    // --tcp: qemu serves the UART on a socket and waits for the reader.
+    let what = "stream_calls.c through the UART, --tcp";
+    let port = free_port();
+    let serial = format!("SERIAL=tcp:127.0.0.1:{port},server=on,wait=on");
+    let firmware = {
+        let project = project.clone();
+        std::thread::spawn(move || {
+            make_run(
+                &project,
+                &[
+                    "HOOKS=stream",
+                    "APP=../stream_calls.c",
+                    "STREAM_UART=0x40004000",
+                    serial.as_str(),
+                ],
+            )
+        })
+    };
+    let trace = dir.path().join("tcp.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--tcp"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--exe")
+            .arg(&elf)
+            .arg("-o")
+            .arg(&trace),
+    );
+    let out = firmware.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check(what, &trace, &record, &expected);
+}
+
+/// The stream on every board (examples/baremetal/stream_calls.c, 40 000 records, read over
+/// qemu's gdb stub by hookprof record --gdb): the ARM926 in ARM and Thumb code (the interrupt
+/// mask in ARM state), the Cortex-M3 and RV32. Every record there, the calls of each function
+/// equal the program's counts.
+#[test]
+fn plain_firmware_streamed_over_gdb_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for board in BOARDS {
+        let what = format!("stream_calls.c on {} {:?}", board.dir, board.variables);
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example(board.dir, dir.path());
+        let port = format!("GDB_PORT={}", free_port());
+        let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
+        let mut variables = vec![
+            "HOOKS=stream",
+            "APP=../stream_calls.c",
+            port.as_str(),
+            hookprof_bin.as_str(),
+        ];
+        variables.extend_from_slice(board.variables);
+        let out = make_target(&project, "stream", &variables);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {stdout}\n{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("hookprof record: "))
+            .unwrap_or_else(|| panic!("{what}: {stderr}"));
+        assert!(
+            line.contains("made 40002 records and dropped 0;")
+                && number_before(line, "calls' records") == 40002,
+            "{what}: {line}"
+        );
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(project.join("firmware.hktrace"))
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("--format=csv"),
+        );
+        let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+        for l in stdout.lines().filter_map(|l| l.strip_prefix("count ")) {
+            let (function, n) = l.split_once(' ').unwrap();
+            let traced = rows
+                .iter()
+                .find(|r| r.function == function)
+                .map(|r| r.calls);
+            assert_eq!(
+                traced,
+                Some(n.parse().unwrap()),
+                "{what}: calls of {function}"
+            );
+        }
+    }
+}
+
+/// Ctrl-C on hookprof record --gdb while the firmware runs (FreeRTOS stream_app.c, which would
+/// run for minutes of wall time here: -icount without sleep=off): the trace is finished and
+/// complete, every record read so far in it, its tasks named, and the target left running
+/// (detached).
+#[test]
+fn ctrl_c_on_a_stream_reader_finishes_a_complete_trace() {
+    if !have_tools() {
+        return;
+    }
+    let what = "stream_app.c, hookprof record interrupted";
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example("freertos", dir.path());
+    let out = make_target(
+        &project,
+        "firmware.elf",
+        &["HOOKS=stream", "APP=stream_app.c"],
+    );
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let mut qemu = Command::new("qemu-system-arm")
+        .args([
+            "-M",
+            "mps2-an385",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+            "-serial",
+            "null",
+        ])
+        .args([
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-icount",
+            "shift=0",
+        ])
+        .args(["-S", "-gdb", &format!("tcp:127.0.0.1:{port}"), "-kernel"])
+        .arg(project.join("firmware.elf"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("qemu-system-arm");
+    let trace = dir.path().join("interrupted.hktrace");
+    let recorder = hookprof()
+        .args(["record", "--gdb", &format!("127.0.0.1:{port}"), "--exe"])
+        .arg(project.join("firmware.elf"))
+        .arg("-o")
+        .arg(&trace)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hookprof record");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    run_ok(Command::new("kill").args(["-INT", &recorder.id().to_string()]));
+    let record = recorder.wait_with_output().unwrap();
+    let still_running = qemu.try_wait().unwrap().is_none();
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    let stderr = String::from_utf8_lossy(&record.stderr);
+    assert!(record.status.success(), "{what}: {stderr}");
+    assert!(still_running, "{what}: the target stopped with the reader");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("hookprof record: "))
+        .unwrap_or_else(|| panic!("{what}: {stderr}"));
+    assert!(line.contains("interrupted"), "{what}: {line}");
+    let calls = number_before(line, "calls' records");
+    assert!(calls > 0, "{what}: {line}");
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("complete:          yes")
+            && info.contains(&format!("records:           {calls}\n"))
+            && info.contains("\"worker\""),
+        "{what}:\n{info}"
+    );
+}
+
+/// The stream's losses when task switches are among the records dropped, driven by hand on the
+/// host (tests/programs/stream_tasks.c compiled with runtime/src/trace_baremetal.c by clang-19:
+/// two tasks, "A" calling fa and "B" calling fb, a 128-byte ring drained only every seven
+/// rounds): what the trace holds plus what it lost is what the runtime made, every call kept is
+/// in its own task's thread (a LOST record says which task runs after dropped switches), and
+/// no exit is unmatched (the frames open at a gap are closed there).
+#[test]
+fn stream_losses_with_task_switches_keep_each_call_in_its_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = workspace_root().join("runtime");
+    let exe = dir.path().join("stream_tasks");
+    run_ok(
+        Command::new("clang-19")
+            .args(["-O1", "-g", "-no-pie"])
+            .arg("-I")
+            .arg(runtime.join("include"))
+            .arg("-I")
+            .arg(runtime.join("src"))
+            .arg("-o")
+            .arg(&exe)
+            .arg(program_source("stream_tasks.c"))
+            .arg(runtime.join("src/trace_baremetal.c")),
+    );
+    let stream = dir.path().join("stream.bin");
+    let out = run_ok(Command::new(&exe).arg(&stream));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (mut made, mut dropped) = (0u64, 0u64);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("stream records ") {
+            let (m, d) = rest.split_once(" lost ").unwrap();
+            (made, dropped) = (m.parse().unwrap(), d.parse().unwrap());
+        }
+    }
+    assert!(dropped > 0, "the reader keeps up after all:\n{stdout}");
+    let trace = dir.path().join("stream.hktrace");
+    let record = run_ok(
+        hookprof()
+            .args(["record", "--serial"])
+            .arg(&stream)
+            .arg("--exe")
+            .arg(&exe)
+            .arg("-o")
+            .arg(&trace),
+    );
+    let line = String::from_utf8_lossy(&record.stderr).into_owned();
+    let kept = number_before(&line, "calls' records")
+        + number_before(&line, "task switches")
+        + number_before(&line, "tasks created");
+    assert_eq!(kept + number_before(&line, "lost ("), made, "{line}");
+    assert_eq!(number_before(&line, "lost ("), dropped, "{line}");
+    let info = run_ok(hookprof().arg("info").arg(&trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("unmatched exits:   0\n"), "{info}");
+    let mut names = std::collections::BTreeMap::new();
+    for l in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        names.insert(
+            l[1..l.find(' ').unwrap()].to_string(),
+            l.split('"').nth(1).unwrap().to_string(),
+        );
+    }
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(&trace)
+            .arg("--exe")
+            .arg(&exe)
+            .arg("--per-thread")
+            .arg("--format=csv"),
+    );
+    // thread,function,calls,… (in ticks: the host's counter has no rate here)
+    let csv = String::from_utf8_lossy(&report.stdout);
+    let mut seen = 0;
+    for row in csv.lines().skip(1) {
+        let fields: Vec<&str> = row.split(',').collect();
+        let thread = &names[fields[0]];
+        match fields[1] {
+            "fa" => assert_eq!(thread, "A", "fa's calls"),
+            "fb" => assert_eq!(thread, "B", "fb's calls"),
+            _ => continue,
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "fa and fb in the report:\n{csv}");
 }

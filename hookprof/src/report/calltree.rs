@@ -15,6 +15,9 @@
 //! their lines interleave in the order the trace holds them (chunk by chunk), each with its
 //! thread. Streamed: memory stays flat.
 //!
+//! Where a stream lost records (`hookprof record`), a line says so at that place:
+//! `[    2] | /* lost 120 records: the frames open here were closed */`.
+//!
 //! Indentation stops at [`MAX_INDENT_LEVELS`]: a deeper line says its depth instead
 //! (`[depth 30000] down() {`), so that a deep recursion does not cost the square of its depth
 //! in spaces (a 30 000-deep one would have written 1.8 GB of them).
@@ -110,6 +113,23 @@ impl<W: Write> View for CallTree<W> {
         if let Some(frame) = stack.last() {
             self.pending = Some((tid, stack.len(), frame.function));
         }
+    }
+
+    /// A loss is a line where it happened, at the depth of the frames it closed:
+    /// `/* lost N records: frames open here were closed */`.
+    fn lost(&mut self, tid: u64, _time: u64, count: u64, names: &Names) {
+        if self.w.failed() {
+            return;
+        }
+        let result = self.flush_pending(names).and_then(|()| {
+            self.line(
+                None,
+                tid,
+                1,
+                &format!("/* lost {count} records: the frames open here were closed */"),
+            )
+        });
+        self.w.keep(result);
     }
 
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names) {

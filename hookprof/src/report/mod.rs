@@ -78,6 +78,9 @@ pub struct Summary {
     /// HOOKCC_MIN_DURATION: calls left out of the trace's records (the report has them, from
     /// the trees), and the threshold in `unit`.
     pub folded: Option<(u64, u64)>,
+    /// A stream's losses (`hookprof record`): the places records were dropped, frames closed
+    /// there, exits of frames entered before them (not counted).
+    pub stream_loss: Option<(u64, u64, u64)>,
     /// Distinct function addresses no symbol was found for (shown as `0x…`).
     pub unknown_addresses: u64,
     /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
@@ -285,6 +288,8 @@ impl FlatReport {
                         s.closed_at_gap(),
                     )
                 }),
+                stream_loss: (s.lost_markers > 0)
+                    .then(|| (s.lost_markers, s.closed_at_gap(), s.entered_before_window())),
                 folded: (s.folded_calls > 0 || s.folded_min_ticks > 0)
                     .then(|| (s.folded_calls, unit.convert(s.folded_min_ticks))),
                 unknown_addresses: unknown,
@@ -430,6 +435,11 @@ impl FlatReport {
         if let Some((windows, dropped, before, gap)) = s.ring {
             line.push_str(&format!(
                 ", ring: {windows} windows, {dropped} records dropped before them, {before} calls entered before them (not counted), {gap} closed at a gap"
+            ));
+        }
+        if let Some((places, closed, before)) = s.stream_loss {
+            line.push_str(&format!(
+                ", the stream lost records at {places} places ({closed} frames closed there, {before} calls entered before them not counted)"
             ));
         }
         if let Some((calls, below)) = s.folded {

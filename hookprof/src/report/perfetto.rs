@@ -19,7 +19,9 @@
 //!   first call there; a debug annotation `address` with the entry point as
 //!   `pointer_value`; where the executable's DWARF tells, `source_location_iid`, the same
 //!   number, interned beside the name as a `SourceLocation` with file, function and line)
-//!   and a `TYPE_SLICE_END` packet at its exit. Both have `SEQ_NEEDS_INCREMENTAL_STATE`.
+//!   and a `TYPE_SLICE_END` packet at its exit. Both have `SEQ_NEEDS_INCREMENTAL_STATE`;
+//! - where a stream lost records (`hookprof record`), a `TYPE_INSTANT` packet named
+//!   `lost N records` on the thread's track.
 //!
 //! `timestamp` is nanoseconds since the trace's earliest record in the default clock domain
 //! (ticks when the trace has no clock rate). Several traces (`hookprof timeline A B …`) follow
@@ -65,8 +67,10 @@ const TE_DEBUG_ANNOTATIONS: u32 = 4;
 const TE_TYPE: u32 = 9;
 const TE_NAME_IID: u32 = 10;
 const TE_SOURCE_LOCATION_IID: u32 = 34;
+const TE_NAME: u32 = 23;
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
+const TYPE_INSTANT: u64 = 3;
 // `InternedData` fields; `EventName` and `DebugAnnotationName` are both `{iid = 1, name = 2}`.
 const ID_EVENT_NAMES: u32 = 2;
 const ID_DEBUG_ANNOTATION_NAMES: u32 = 3;
@@ -319,6 +323,32 @@ impl<W: Write> View for Perfetto<W> {
         }
         let time = self.clock.time(frame.entry_time);
         write_event(&mut self.w.buf, &track.fields, time, extra, event);
+        self.end_event();
+    }
+
+    /// A stream's loss: a `TYPE_INSTANT` event named `lost N records` on the thread's track.
+    fn lost(&mut self, tid: u64, time: u64, count: u64, _names: &Names) {
+        if self.w.failed() {
+            return;
+        }
+        let track = self.track(tid);
+        let time = self.clock.time(time);
+        let mut event = Vec::new();
+        let e = open(&mut event, TRACK_EVENT);
+        uint(&mut event, TE_TYPE, TYPE_INSTANT);
+        bytes(
+            &mut event,
+            TE_NAME,
+            format!("lost {count} records").as_bytes(),
+        );
+        close(&mut event, e);
+        write_event(
+            &mut self.w.buf,
+            &self.tracks[track].fields,
+            time,
+            &[],
+            &event,
+        );
         self.end_event();
     }
 

@@ -283,6 +283,26 @@ impl<W: Write> View for Timeline<W> {
         self.end_event();
     }
 
+    /// A loss is an instant event on the thread's track where it happened:
+    /// `{"ph":"i","s":"t","name":"lost N records","cat":"lost","args":{"lost":N}}`.
+    fn lost(&mut self, tid: u64, time: u64, count: u64, _names: &Names) {
+        if self.w.failed() {
+            return;
+        }
+        let t = self.thread(tid);
+        let head = format!(
+            ",\n{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{tid},\"ts\":",
+            self.pid
+        );
+        self.w.buf.extend_from_slice(head.as_bytes());
+        self.push_ts(t, time);
+        let tail = format!(
+            ",\"name\":\"lost {count} records\",\"cat\":\"lost\",\"args\":{{\"lost\":{count}}}}}"
+        );
+        self.w.buf.extend_from_slice(tail.as_bytes());
+        self.end_event();
+    }
+
     fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
         if self.w.failed() {
             return;

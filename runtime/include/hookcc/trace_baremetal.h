@@ -101,6 +101,58 @@ HOOKCC_TRACE_API extern struct hookcc_trace_triggers hookcc_trace_triggers;
     HOOKCC_TRACE_BUFFER(n);                                                                    \
     const uint32_t hookcc_trace_ring = 1
 
+/* Streaming while the firmware runs (docs/baremetal.md, "Streaming"): the hooks encode each
+ * event into a few bytes (docs/trace-format.md, "The stream") and append them to the up-buffer
+ * 0 of a SEGGER RTT control block, `_SEGGER_RTT`, that a host drains while the firmware runs:
+ * `hookprof record --gdb HOST:PORT --exe firmware.elf` through any GDB server, or the RTT
+ * servers of OpenOCD, J-Link, probe-rs and pyOCD with `hookprof record --tcp HOST:PORT`. When
+ * the host falls behind, records are dropped and counted, and a LOST record says where.
+ * HOOKCC_TRACE_STREAM_BUFFER(bytes) in one file of the program defines the control block, its
+ * ring of `bytes` bytes, and a trace buffer of no records (the RAM buffer is not used). */
+struct hookcc_rtt_up {
+    const char *sName;
+    char *pBuffer;
+    unsigned SizeOfBuffer;
+    unsigned WrOff; /* written by the target only */
+    unsigned RdOff; /* written by the host only */
+    unsigned Flags; /* 0: SEGGER_RTT_MODE_NO_BLOCK_SKIP (a record that does not fit is dropped) */
+};
+struct hookcc_rtt_control_block {
+    char acID[16]; /* "SEGGER RTT", which the probes' RTT servers search RAM for: written by
+                    * the runtime at the first record, after the rest is in place */
+    int MaxNumUpBuffers;
+    int MaxNumDownBuffers;
+    struct hookcc_rtt_up up[1];
+    struct hookcc_rtt_up down[1]; /* unused; the layout has one */
+};
+HOOKCC_TRACE_API extern struct hookcc_rtt_control_block _SEGGER_RTT;
+/* The control block the hooks stream into: set by HOOKCC_TRACE_STREAM_BUFFER; none (NULL), the
+ * runtime's weak default, without it. */
+HOOKCC_TRACE_API extern struct hookcc_rtt_control_block *const hookcc_trace_stream;
+/* Records made (function entries and exits, task switches and creations) and dropped. */
+HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_records;
+HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
+
+#define HOOKCC_TRACE_STREAM_BUFFER(bytes)                                                      \
+    _Static_assert((bytes) >= 128, "a stream ring of 128 bytes at least");                     \
+    static char hookcc_trace_stream_ring_[bytes] __attribute__((aligned(8)));                 \
+    struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
+        "", 1, 1, {{"hookcc", hookcc_trace_stream_ring_, (bytes), 0, 0, 0}},                  \
+        {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
+    struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
+    HOOKCC_TRACE_BUFFER(0)
+
+/* Ends the stream: an END record (the counts above), then waits up to `max_ticks` of the
+ * board's counter for the host to read everything. Returns 0 once the host has read it all,
+ * -1 on timeout. Call it before the firmware stops (examples/baremetal/stream_out.c does, at
+ * exit). */
+HOOKCC_TRACE_API int hookcc_trace_stream_end(uint64_t max_ticks);
+
+/* For a firmware that sends the stream itself (a UART in its idle task): copies up to `n`
+ * bytes from the ring to `out` and frees them, as a host reader would. Returns the bytes
+ * copied. Call it from one place only (it is the reader's side). */
+HOOKCC_TRACE_API size_t hookcc_trace_stream_read(void *out, size_t n);
+
 /* Completes the file in front of the records made so far and returns its start (the buffer)
  * and size. Records made afterwards are not in it; calling it again includes them. Hooks that
  * found the buffer full are counted in the file's LOST chunk. */

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""The bare-metal stream measured under qemu-system (docs/baremetal.md, "Streaming"): bytes per
+record, instructions per record on the Cortex-M3, and what the GDB transport drains with no
+loss, from examples/baremetal's own firmware:
+
+- stream_calls.c's loop of 40 000 records timed by the board's SysTick (25 MHz; under
+  `-icount shift=0` one instruction is one nanosecond, so a tick is 40 instructions) without
+  hooks, with the RAM buffer (HOOKS=trace) and streaming (HOOKS=stream, a ring that holds it
+  all): instructions per record;
+- stream_calls.c, 2 000 000 records, read by `hookprof record --gdb` at a 1 ms and a 10 ms poll
+  (64 KiB ring): bytes per record, the fullest poll, records lost, wall time;
+- FreeRTOS stream_app.c for 60 s of kernel ticks (`-icount shift=0,sleep=off`), 16 and 64 KiB
+  rings at a 10 ms poll: the same.
+
+    python3 bench/stream.py          # about a minute; needs scripts/setup.sh's tools
+
+The examples are copied to a temporary directory and built there; nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = ROOT / "target" / "debug"
+
+
+def make(project: Path, *args: str) -> tuple[str, str, float]:
+    env = dict(os.environ)
+    env["PATH"] = f"{TARGET}:{env.get('PATH', '')}"
+    env.pop("MAKEFLAGS", None)
+    start = time.monotonic()
+    out = subprocess.run(
+        ["make", "-s", *args, f"HOOKCC_SCRIPTS={ROOT / 'scripts'}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.monotonic() - start
+    if out.returncode != 0:
+        sys.exit(f"make {' '.join(args)} in {project} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout, out.stderr, wall
+
+
+def clean(project: Path) -> None:
+    for f in project.glob("*.o"):
+        f.unlink()
+    for name in ("firmware.elf", "firmware.hktrace"):
+        (project / name).unlink(missing_ok=True)
+
+
+def record_line(stderr: str) -> dict[str, float]:
+    line = next(l for l in stderr.splitlines() if l.startswith("hookprof record: "))
+    number = lambda pattern: float(re.search(pattern, line).group(1))  # noqa: E731
+    return {
+        "bytes": number(r"(\d+) bytes,"),
+        "calls": number(r"(\d+) calls' records"),
+        "per_call": number(r"\(([\d.]+) bytes each\)"),
+        "lost": number(r"(\d+) lost \("),
+        "fullest": number(r"fullest found (\d+) of"),
+        "made": number(r"made (\d+) records"),
+    }
+
+
+def main() -> None:
+    if not (TARGET / "hookprof").exists():
+        sys.exit("build first: cargo build --workspace && scripts/build-plugins.sh")
+    with tempfile.TemporaryDirectory() as tmp:
+        examples = Path(tmp) / "baremetal"
+        shutil.copytree(ROOT / "examples" / "baremetal", examples)
+        m3 = examples / "cortex-m3"
+
+        print("## Instructions per record (Cortex-M3, stream_calls.c, 40 000 records)\n")
+        print("| build | loop ticks | instructions per record |")
+        print("|---|---:|---:|")
+        base = None
+        for name, variables in (
+            ("no hooks", []),
+            ("RAM buffer (HOOKS=trace)", ["HOOKS=trace"]),
+            ("stream (HOOKS=stream)", ["HOOKS=stream", "STREAM_BYTES=262144"]),
+        ):
+            clean(m3)
+            stdout, _, _ = make(
+                m3, "run", "APP=../stream_calls.c", "CFLAGS=-O1 -g -DPUMP_EVERY=0", *variables
+            )
+            ticks = int(re.search(r"loop ticks (\d+)", stdout).group(1))
+            base = ticks if base is None else base
+            per = (ticks - base) * 40 / 40000
+            print(f"| {name} | {ticks} | {per:.0f} |")
+
+        print("\n## The GDB transport under qemu\n")
+        print("| firmware | ring | poll | records | bytes per entry/exit | bytes per record | "
+              "fullest poll | lost | wall |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        runs = [
+            (m3, "stream_calls.c ×100 000", ["APP=../stream_calls.c",
+                                             "CFLAGS=-O1 -g -DPUMP_EVERY=0 -DROUNDS=100000"],
+             65536, poll)
+            for poll in (1, 10)
+        ] + [
+            (examples / "freertos", "FreeRTOS stream_app.c, 60 s",
+             ["APP=stream_app.c", "ICOUNT=-icount shift=0,sleep=off"], ring, 10)
+            for ring in (16384, 65536)
+        ]
+        port = 3600
+        for project, name, variables, ring, poll in runs:
+            clean(project)
+            port += 1
+            _, stderr, wall = make(
+                project, "stream", "HOOKS=stream", *variables, f"STREAM_BYTES={ring}",
+                f"GDB_PORT={port}", f"RECORD_FLAGS=--poll-interval {poll}",
+            )
+            r = record_line(stderr)
+            print(f"| {name} | {ring} | {poll} ms | {r['made']:.0f} | {r['per_call']:.2f} | "
+                  f"{r['bytes'] / r['made']:.2f} | {r['fullest']:.0f} | {r['lost']:.0f} | "
+                  f"{wall:.1f} s |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,377 @@
+/* The bare-metal trace streamed while the firmware runs (docs/baremetal.md, "Streaming"; the
+ * encoding: docs/trace-format.md, "The stream"). Included by trace_baremetal.c: with
+ * HOOKCC_TRACE_STREAM_BUFFER in the program, the hooks encode each event into a few bytes and
+ * append them to the up-buffer of a SEGGER RTT control block (`_SEGGER_RTT`), which a host
+ * drains while the firmware runs: hookprof record --gdb (memory reads through any GDB server),
+ * or the RTT servers of OpenOCD, J-Link, probe-rs, pyOCD (hookprof record --tcp).
+ *
+ * The ring is RTT's: the target only advances WrOff, the host only RdOff; one byte stays free
+ * so that WrOff == RdOff means empty. A record that does not fit is dropped and counted; the
+ * first record that fits again is preceded by a LOST record (the count, and the time of the
+ * first drop), so no loss is silent. Deltas are taken from the last record *written*, so the
+ * stream stays decodable across a loss.
+ *
+ * Concurrency: records are variable-length and must be published in order (WrOff covers only
+ * whole records), so a record is encoded and copied with interrupts masked (PRIMASK on
+ * ARMv6/7/8-M, IRQ and FIQ in the CPSR on ARM, MIE in mstatus on RISC-V): about as long as the
+ * board's counter read already masks them on Cortex-M. Single core only.
+ */
+#ifndef HOOKCC_RUNTIME_TRACE_STREAM_H
+#define HOOKCC_RUNTIME_TRACE_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hookcc/trace_baremetal.h"
+#include "clock.h"
+#include "trace_format.h"
+
+#define HKTS_FN HKRT_NOINSTR
+
+/* Record kinds: the low two bits of a record's first varint (delta << 2 | k). */
+#define HKTS_EXIT_SAME 0u  /* exit of the last record's address: nothing follows */
+#define HKTS_ENTRY 1u      /* entry: zigzag((address - last) / 4) follows */
+#define HKTS_EXIT 2u       /* exit: zigzag((address - last) / 4) follows */
+#define HKTS_OTHER 3u      /* a varint sub-kind follows */
+#define HKTS_S_START 0u    /* version, pointer size, ticks per second, absolute time */
+#define HKTS_S_CLOCK 1u    /* absolute time (a delta that does not fit) */
+/* LOST: records dropped since the last one written (its time: the first dropped one's),
+ * whether task switches were among them, and then the task running now. */
+#define HKTS_S_LOST 2u
+#define HKTS_S_SWITCH 3u   /* task switched in: its handle */
+#define HKTS_S_CREATED 4u  /* task created: handle, name length, name bytes */
+#define HKTS_S_ENTRY_RAW 5u /* entry: zigzag(address - last) (not a multiple of 4 apart) */
+#define HKTS_S_EXIT_RAW 6u  /* exit: the same */
+/* A resync escape (a longjmp landed): the next record, an entry, is its target. */
+#define HKTS_S_ESCAPE 7u
+#define HKTS_S_END 8u       /* the firmware ended the stream: records made, records lost */
+#define HKTS_VERSION 1u
+/* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
+#define HKTS_DELTA_LIMIT (UINT32_C(1) << 29)
+/* The most bytes one record with its LOST (and SWITCH) in front takes. */
+#define HKTS_RECORD_MAX 128u
+
+struct hkts_state {
+    uint64_t last_time;     /* of the last record written */
+    uintptr_t last_address; /* of the last entry or exit written */
+    const void *task_now;   /* the task switched in last (written or not) */
+    uint64_t lost_since;    /* time of the first record dropped since the last written */
+    uint32_t pending_lost;  /* records dropped since the last written */
+    uint32_t started;       /* the START record is written */
+    uint32_t switch_dropped; /* a task switch is among the pending_lost */
+};
+
+static struct hkts_state hkts;
+
+/* Records made (function entries and exits, task switches and creations) and dropped: the
+ * firmware may print them; the END record carries them. */
+__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_records;
+__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_lost;
+
+
+/* Interrupts masked around a record. */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+typedef uint32_t hkts_irq_t;
+static inline __attribute__((always_inline)) HKTS_FN hkts_irq_t hkts_irq_save(void)
+{
+    uint32_t primask;
+    __asm__ __volatile__("mrs %0, primask\n\tcpsid i" : "=r"(primask) : : "memory");
+    return primask;
+}
+static inline __attribute__((always_inline)) HKTS_FN void hkts_irq_restore(hkts_irq_t primask)
+{
+    __asm__ __volatile__("msr primask, %0" : : "r"(primask) : "memory");
+}
+#elif defined(__arm__) && defined(__ARM_ARCH_ISA_ARM)
+/* ARMv4/5 (the ARM926): MRS/MSR exist only in ARM code, so out of line in ARM state, which
+ * Thumb code calls by interworking. */
+typedef uint32_t hkts_irq_t;
+static __attribute__((noinline, target("arm"))) HKTS_FN hkts_irq_t hkts_irq_save(void)
+{
+    uint32_t cpsr, masked;
+    __asm__ __volatile__("mrs %0, cpsr\n\torr %1, %0, #0xc0\n\tmsr cpsr_c, %1"
+                         : "=r"(cpsr), "=r"(masked)
+                         :
+                         : "memory");
+    return cpsr;
+}
+static __attribute__((noinline, target("arm"))) HKTS_FN void hkts_irq_restore(hkts_irq_t cpsr)
+{
+    __asm__ __volatile__("msr cpsr_c, %0" : : "r"(cpsr) : "memory");
+}
+#elif defined(__riscv)
+typedef unsigned long hkts_irq_t;
+static inline __attribute__((always_inline)) HKTS_FN hkts_irq_t hkts_irq_save(void)
+{
+    unsigned long mstatus;
+    __asm__ __volatile__("csrrci %0, mstatus, 8" : "=r"(mstatus) : : "memory");
+    return mstatus;
+}
+static inline __attribute__((always_inline)) HKTS_FN void hkts_irq_restore(hkts_irq_t mstatus)
+{
+    __asm__ __volatile__("csrs mstatus, %0" : : "r"(mstatus & 8) : "memory");
+}
+#else
+/* No interrupt mask known: correct only where no hooked code interrupts a hook. */
+typedef int hkts_irq_t;
+static inline HKTS_FN hkts_irq_t hkts_irq_save(void)
+{
+    __asm__ __volatile__("" ::: "memory");
+    return 0;
+}
+static inline HKTS_FN void hkts_irq_restore(hkts_irq_t x)
+{
+    (void)x;
+    __asm__ __volatile__("" ::: "memory");
+}
+#endif
+
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varint32(uint8_t *o, uint32_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+static HKTS_FN uint8_t *hkts_varint64(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varintptr(uint8_t *o,
+                                                                              uintptr_t v)
+{
+    if (sizeof v == 4)
+        return hkts_varint32(o, (uint32_t)v);
+    return hkts_varint64(o, (uint64_t)v);
+}
+
+static inline __attribute__((always_inline)) HKTS_FN uintptr_t hkts_zigzag(uintptr_t d)
+{
+    return (d << 1) ^ (uintptr_t)-(intptr_t)(d >> (sizeof d * 8 - 1));
+}
+
+/* The first varint of a record of kind k at `time`: a CLOCK record first if the delta from the
+ * last record does not fit. */
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_head(uint8_t *o, uint64_t time,
+                                                                         uint32_t k)
+{
+    uint64_t delta = time - hkts.last_time;
+    if (__builtin_expect(delta >= HKTS_DELTA_LIMIT, 0)) {
+        o = hkts_varint32(o, HKTS_OTHER);
+        o = hkts_varint32(o, HKTS_S_CLOCK);
+        o = hkts_varint64(o, time);
+        delta = 0;
+    }
+    hkts.last_time = time;
+    return hkts_varint32(o, (uint32_t)delta << 2 | k);
+}
+
+/* Bytes free in the up-buffer: one stays empty. */
+static inline __attribute__((always_inline)) HKTS_FN uint32_t
+hkts_free(const struct hookcc_rtt_up *up, uint32_t wr)
+{
+    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
+    uint32_t size = up->SizeOfBuffer;
+    if (rd >= size || wr >= size)
+        return 0; /* offsets out of the ring (a host wrote nonsense): write nothing, count it */
+    return rd > wr ? rd - wr - 1 : size - 1 - (wr - rd);
+}
+
+/* Copies n bytes at WrOff, wrapping, then publishes them (WrOff after the bytes). */
+static inline __attribute__((always_inline)) HKTS_FN void
+hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n)
+{
+    uint32_t size = up->SizeOfBuffer;
+    uint8_t *buf = (uint8_t *)up->pBuffer;
+    for (uint32_t i = 0; i < n; i++) {
+        buf[wr] = from[i];
+        if (++wr == size)
+            wr = 0;
+    }
+    __atomic_store_n(&up->WrOff, wr, __ATOMIC_RELEASE);
+}
+
+/* What goes in front of a record, with interrupts masked: the START record once, then after
+ * a loss the LOST record (with the task now running if switches were dropped). */
+static HKTS_FN __attribute__((noinline)) uint8_t *
+hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
+{
+    if (!hkts.started) {
+        /* The id, which the probes' RTT servers search RAM for, is written here, last, its
+         * first byte after the rest (SEGGER's own code does the same): a probe that scans
+         * while start-up copies .data never finds a block whose descriptors are not there
+         * yet. The id is not in .data, so no copy of it is in RAM before. */
+        static const char id[sizeof cb->acID] = "SEGGER RTT";
+        if (cb->acID[0] != id[0]) {
+            for (unsigned i = 1; i < sizeof cb->acID; i++)
+                ((volatile char *)cb->acID)[i] = id[i];
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+            ((volatile char *)cb->acID)[0] = id[0];
+        }
+        o = hkts_varint32(o, HKTS_OTHER);
+        o = hkts_varint32(o, HKTS_S_START);
+        o = hkts_varint32(o, HKTS_VERSION);
+        o = hkts_varint32(o, (uint32_t)sizeof(void *));
+        o = hkts_varint64(o, hkrt_ticks_per_second_fixed());
+        o = hkts_varint64(o, now);
+        hkts.last_time = now;
+    }
+    if (hkts.pending_lost != 0) {
+        uint64_t at = hkts.started ? hkts.lost_since : now;
+        o = hkts_head(o, at, HKTS_OTHER);
+        o = hkts_varint32(o, HKTS_S_LOST);
+        o = hkts_varint32(o, hkts.pending_lost);
+        /* Whether task switches were among the records dropped, and then the task running
+         * now: every task's records may be missing, not only the one's that ran before. */
+        o = hkts_varint32(o, hkts.switch_dropped);
+        if (hkts.switch_dropped)
+            o = hkts_varintptr(o, (uintptr_t)hkts.task_now);
+    }
+    return o;
+}
+
+/* The record at rec[0..n) (after its prologue) goes in, or is dropped and counted. On a drop
+ * the encoder's state is put back as it was (`time`, `address`: the next record's deltas are
+ * from the last record written) and the loss noted: its first time, whether a task switch
+ * was among it (`task_before`: the task before this record). */
+static HKTS_FN __attribute__((noinline)) void
+hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t time,
+            uintptr_t address, const void *task_before, uint64_t now)
+{
+    uint32_t wr = up->WrOff;
+    if (hkts_free(up, wr) >= n) {
+        hkts_copy(up, wr, rec, n);
+        hkts.started = 1;
+        hkts.pending_lost = 0;
+        hkts.switch_dropped = 0;
+        return;
+    }
+    hkts.last_time = time;
+    hkts.last_address = address;
+    if (hkts.pending_lost == 0)
+        hkts.lost_since = now;
+    hkts.pending_lost++;
+    hkts.switch_dropped |= hkts.task_now != task_before;
+    hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
+}
+
+/* The most bytes an entry or an exit takes: a CLOCK record (1 + 1 + 10), then the record's
+ * first number (5) and an address (1 + 10 for a raw one on a 64-bit target). */
+#define HKTS_CALL_MAX 32u
+
+/* An entry or an exit, encoded at `o`: the encoder's state moves on. */
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *
+hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
+{
+    uintptr_t exit = address_kind & (uintptr_t)HKT_EXIT_BIT;
+    uintptr_t address = address_kind & ~(uintptr_t)HKT_EXIT_BIT;
+    uintptr_t d = address - hkts.last_address;
+    hkts.last_address = address;
+    if (exit && d == 0)
+        return hkts_head(o, now, HKTS_EXIT_SAME);
+    if (__builtin_expect((d & 3) == 0, 1)) {
+        o = hkts_head(o, now, exit ? HKTS_EXIT : HKTS_ENTRY);
+        return hkts_varintptr(o, hkts_zigzag((uintptr_t)((intptr_t)d >> 2)));
+    }
+    o = hkts_head(o, now, HKTS_OTHER);
+    o = hkts_varint32(o, exit ? HKTS_S_EXIT_RAW : HKTS_S_ENTRY_RAW);
+    return hkts_varintptr(o, hkts_zigzag(d));
+}
+
+/* An entry or an exit the slow way: the START or a LOST record first, or a ring that is
+ * nearly full or about to wrap. */
+static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_control_block *cb,
+                                                              uint64_t now,
+                                                              uintptr_t address_kind)
+{
+    struct hookcc_rtt_up *up = &cb->up[0];
+    uint8_t rec[HKTS_RECORD_MAX];
+    uint64_t time = hkts.last_time;
+    uintptr_t address = hkts.last_address;
+    uint8_t *o = rec;
+    if (!hkts.started || hkts.pending_lost != 0)
+        o = hkts_prologue(cb, o, now);
+    o = hkts_call(o, now, address_kind);
+    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, hkts.task_now, now);
+}
+
+/* An entry or an exit (address_kind as the hooks get it). The common case writes straight
+ * into the ring: room for the longest record before both RdOff and the ring's end. */
+static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_control_block *cb,
+                                                          uintptr_t address_kind)
+{
+    struct hookcc_rtt_up *up = &cb->up[0];
+    hkts_irq_t irq = hkts_irq_save();
+    uint64_t now = hkrt_ticks();
+    hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+    uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
+    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && wr < size &&
+                             size - wr > HKTS_CALL_MAX &&
+                             hkts_free(up, wr) >= HKTS_CALL_MAX,
+                         1)) {
+        uint8_t *at = (uint8_t *)up->pBuffer + wr;
+        uint8_t *o = hkts_call(at, now, address_kind);
+        __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
+    } else {
+        hkts_call_slow(cb, now, address_kind);
+    }
+    hkts_irq_restore(irq);
+}
+
+/* A record of sub-kind s with an optional handle and name (switch, creation, escape, end). */
+static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_control_block *cb,
+                                                          uint32_t s, const void *task,
+                                                          const char *name, uint32_t a, uint32_t b)
+{
+    struct hookcc_rtt_up *up = &cb->up[0];
+    uint8_t rec[HKTS_RECORD_MAX];
+    hkts_irq_t irq = hkts_irq_save();
+    uint64_t now = hkrt_ticks();
+    if (s != HKTS_S_END)
+        hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+    uint64_t time = hkts.last_time;
+    uintptr_t address = hkts.last_address;
+    const void *task_before = hkts.task_now;
+    if (s == HKTS_S_SWITCH)
+        hkts.task_now = task;
+    uint8_t *o = rec;
+    if (!hkts.started || hkts.pending_lost != 0)
+        o = hkts_prologue(cb, o, now);
+    o = hkts_head(o, now, HKTS_OTHER);
+    o = hkts_varint32(o, s);
+    if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED)
+        o = hkts_varintptr(o, (uintptr_t)task);
+    if (s == HKTS_S_CREATED) {
+        uint32_t n = 0;
+        while (name != NULL && n + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[n] != 0)
+            n++;
+        o = hkts_varint32(o, n);
+        for (uint32_t i = 0; i < n; i++)
+            *o++ = (uint8_t)name[i];
+    }
+    if (s == HKTS_S_END) {
+        o = hkts_varint32(o, a);
+        o = hkts_varint32(o, b);
+        if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec)) {
+            /* The end is written when there is room: not a record, never lost. */
+            hkts.last_time = time;
+            hkts.last_address = address;
+            hkts_irq_restore(irq);
+            return;
+        }
+    }
+    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, task_before, now);
+    hkts_irq_restore(irq);
+}
+
+#endif /* HOOKCC_RUNTIME_TRACE_STREAM_H */
