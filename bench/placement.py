@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from bench import (  # noqa: E402
     ROOT,
     default_tmpdir,
     ensure_hookcc,
+    ensure_packages,
     first_lines,
     log,
     median,
@@ -125,30 +127,110 @@ def build(hookcc: str, name: str, wl, build_key: str, level: str, out: Path, env
     return exe
 
 
-def main_inclusive_ms(hookprof: str, trace: Path) -> float | None:
-    r = subprocess.run([hookprof, "report", str(trace), "--format=csv"], capture_output=True,
-                       text=True)
+def report_rows(hookprof: str, trace: Path, raw: bool = False) -> dict:
+    """hookprof report's CSV rows by function name (compensated unless `raw`)."""
+    r = subprocess.run([hookprof, "report", str(trace), "--format=csv"]
+                       + (["--no-compensation"] if raw else []), capture_output=True, text=True)
     if r.returncode != 0:
-        return None
-    for row in csv.DictReader(io.StringIO(r.stdout)):
-        if row["function"] == "main":
-            return float(row["inclusive_ns"]) / 1e6
-    return None
+        return {}
+    return {row["function"]: row for row in csv.DictReader(io.StringIO(r.stdout))}
+
+
+def main_times(rows: dict) -> dict:
+    """`main`'s inclusive time in ms, all of it and its on-CPU part (docs/trace-format.md,
+    SWITCH: the time the thread ran, without the time it was switched out)."""
+    m = rows.get("main")
+    if m is None:
+        return {}
+    return {"ms": float(m["inclusive_ns"]) / 1e6,
+            "oncpu_ms": float(m.get("inclusive_oncpu_ns") or m["inclusive_ns"]) / 1e6}
+
+
+def top_exclusive(rows: dict, n: int = 10) -> list:
+    """The n functions with the most exclusive time (hookprof report, compensated)."""
+    ranked = sorted(rows.values(), key=lambda r: -float(r["exclusive_ns"]))
+    return [r["function"] for r in ranked[:n]]
+
+
+def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> tuple:
+    """Self time per symbol of the untraced program, from `perf record` (user-space cpu-clock samples at
+    50 kHz, `runs` runs summed): ({symbol: samples}, {symbol: True if the executable defines
+    it}), or ({}, {}) when perf fails."""
+    samples, own = {}, {}
+    for i in range(runs):
+        data = d / f"perf{i}.data"
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "50000", "-o",
+                            str(data), "--", str(exe)] + argv, cwd=d, env=env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"perf record: {first_lines(r.stderr)}")
+            return {}, {}
+        rep = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--stdio",
+                              "--sort=dso,sym", "--field-separator=\t", "-F",
+                              "sample,dso,sym"], capture_output=True, text=True)
+        data.unlink(missing_ok=True)
+        for line in rep.stdout.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) < 3:
+                continue
+            count, dso, sym = int(parts[0].strip()), parts[1].strip(), parts[2].strip()
+            sym = sym.split("] ", 1)[-1].strip()
+            samples[sym] = samples.get(sym, 0) + count
+            own[sym] = dso == exe.name
+    return samples, own
+
+
+def agreement(sampler: dict, own: dict, hookcc_top: list, n: int = 10) -> dict:
+    """How many of the sampler's n top self-time functions are in hookcc's n top exclusive:
+    of all of them, and of those the program itself defines (the only ones hookcc can see:
+    libc's time is its caller's exclusive time in a trace)."""
+    ranked = sorted(sampler, key=lambda k: -sampler[k])
+    top_all = ranked[:n]
+    top_own = [k for k in ranked if own.get(k)][:n]
+    return {"sampler_top": top_all, "sampler_top_own": top_own, "hookcc_top": hookcc_top,
+            "agree": sum(f in hookcc_top for f in top_all),
+            "agree_own": sum(f in hookcc_top for f in top_own)}
+
+
+def spread(xs: list) -> str:
+    xs = [x for x in xs if x is not None]
+    return f"{min(xs):.1f}-{max(xs):.1f}" if xs else "—"
+
+
+def default_placement(level: str) -> str:
+    """`--hook-placement=auto`: at the source at -O0, after inlining at -O1 and above."""
+    return "source" if level == "-O0" else "after-inlining"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=3, help="timed runs per build (median)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs per build (median)")
     ap.add_argument("--sqlite-rows", type=int, default=20000)
     ap.add_argument("--zstd-mib", type=int, default=4)
     ap.add_argument("--lua-rounds", type=int, default=2)
     ap.add_argument("--only", help="comma-separated workloads")
+    ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated -O levels")
+    ap.add_argument("--no-sampler", action="store_true",
+                    help="skip the perf record phase (sampler agreement)")
+    ap.add_argument("--perf-runs", type=int, default=10,
+                    help="perf record runs of each untraced build, summed")
+    ap.add_argument("--no-install", action="store_true", help="never run apt-get")
     args = ap.parse_args()
 
     hk = ensure_hookcc(False)
     if not hk["hookcc"]:
         log("hookcc is not built: run cargo build --workspace first")
         return 1
+    sampler = not args.no_sampler
+    if sampler:
+        # linux-perf: the sampler; installed by this script when missing (apt-get, as bench.py
+        # installs its packages), unless --no-install.
+        missing = ensure_packages(not args.no_install, {"linux-perf": "perf record"})
+        if missing.get("linux-perf") or not shutil.which("perf"):
+            log(f"perf unavailable ({missing.get('linux-perf')}): no sampler phase")
+            sampler = False
     work = Path(tempfile.mkdtemp(prefix="hookcc-placement-", dir=default_tmpdir()))
     env = dict(os.environ, HOOKCC_CACHE_DIR=str(work / "cache"))
     env.pop("HOOKCC_TRACE", None)
@@ -160,20 +242,24 @@ def main() -> int:
         if args.only:
             wls = {k: v for k, v in wls.items() if k in args.only.split(",")}
         for name, wl in wls.items():
-            for level in LEVELS:
+            for level in args.levels.split(","):
                 exes = {}
                 for key in BUILDS:
                     log(f"build {name} {level} {key}")
                     exes[key] = build(hk["hookcc"], name, wl, key, level,
                                       work / f"{name}{level}-{key}", env)
                 reference = None
-                for key, exe in exes.items():
-                    times, rec = [], {}
-                    for rep in range(args.reps):
+                # The builds' runs interleaved (plain, source, after-inlining, plain, …), so
+                # that a burst of load from elsewhere falls on all of them alike.
+                recs = {key: {"wall": [], "cpu": [], "main_ms": [], "main_oncpu_ms": [],
+                              "raw_oncpu_ms": []} for key in exes}
+                for rep in range(args.reps):
+                    for key, exe in exes.items():
+                        rec = recs[key]
                         d = Path(tempfile.mkdtemp(prefix="run-", dir=work))
                         trace = d / "t.hktrace"
                         run_env = dict(env, HOOKCC_OUTPUT=str(trace),
-                                       HOOKCC_MAX_BYTES=str(MAX_BYTES))
+                                       HOOKCC_MAX_BYTES=str(MAX_BYTES), BENCH_MAIN_CPU="1")
                         r = run_measured([str(exe)] + wl[3], d, run_env, 1800)
                         if r.rc != 0:
                             raise RuntimeError(f"{name} {level} {key}: exit {r.rc}: "
@@ -181,42 +267,89 @@ def main() -> int:
                         reference = reference or r.stdout
                         if r.stdout != reference:
                             raise RuntimeError(f"{name} {level} {key}: output differs")
-                        times.append(r.wall)
-                        if key != "plain" and rep == args.reps - 1:
-                            hdr = read_hktrace_header(trace) or {}
-                            rec = {"calls": hdr.get("records", 0) // 2,
-                                   "lost": hdr.get("lost"),
-                                   "bytes": trace.stat().st_size if trace.exists() else None,
-                                   "main_ms": main_inclusive_ms(hk["hookprof"], trace)}
+                        rec["wall"].append(r.wall * 1000)
+                        rec["cpu"].append(r.cpu * 1000)
+                        m = re.search(r"main cpu ns: (\d+)", r.stderr)
+                        rec.setdefault("main_cpu", []).append(int(m.group(1)) / 1e6 if m else None)
+                        if key != "plain":
+                            rows = report_rows(hk["hookprof"], trace)
+                            m = main_times(rows)
+                            rec["main_ms"].append(m.get("ms"))
+                            rec["main_oncpu_ms"].append(m.get("oncpu_ms"))
+                            rec["raw_oncpu_ms"].append(
+                                main_times(report_rows(hk["hookprof"], trace, True))
+                                .get("oncpu_ms"))
+                            if rep == args.reps - 1:
+                                hdr = read_hktrace_header(trace) or {}
+                                rec.update({"calls": hdr.get("records", 0) // 2,
+                                            "lost": hdr.get("lost"),
+                                            "bytes": trace.stat().st_size
+                                            if trace.exists() else None,
+                                            "hookcc_top": top_exclusive(rows)})
                         shutil.rmtree(d, ignore_errors=True)
-                    rec["wall_ms"] = median(times) * 1000
+                if sampler:
+                    d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
+                    samples, own = perf_self(exes["plain"], wl[3], d, env, args.perf_runs)
+                    shutil.rmtree(d, ignore_errors=True)
+                    for key in exes:
+                        if key != "plain" and samples:
+                            recs[key]["sampler"] = agreement(samples, own,
+                                                             recs[key]["hookcc_top"])
+                for key, rec in recs.items():
+                    rec["wall_ms"] = median(rec["wall"])
+                    rec["cpu_ms"] = median(rec["cpu"])
+                    main_cpu = [x for x in rec["main_cpu"] if x is not None]
+                    rec["main_cpu_ms"] = median(main_cpu) if main_cpu else None
                     results["runs"][f"{name} {level} {key}"] = rec
-                    log(f"{name} {level} {key}: {rec}")
+                    log(f"{name} {level} {key}: wall {rec['wall_ms']:.1f} ms, "
+                        f"cpu {rec['cpu_ms']:.1f} ms")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    def f(x, spec):
+        return format(x, spec) if isinstance(x, (int, float)) else "—"
+
     lines = [f"{'workload':<8} {'level':<5} {'placement':<15} {'wall ms':>9} {'slowdown':>9} "
-             f"{'calls':>12} {'bytes':>14} {'main ms':>9} {'main err':>9}"]
+             f"{'calls':>12} {'bytes':>14} {'untraced':>9} {'main':>9} {'err':>6} "
+             f"{'(spread)':>13} {'wall err':>8} {'top10':>6}"]
     for key, rec in results["runs"].items():
         name, level, build_key = key.split()
         if build_key == "plain":
             continue
-        plain = results["runs"][f"{name} {level} plain"]["wall_ms"]
-        rec["slowdown"] = rec["wall_ms"] / plain
-        main_ms = rec.get("main_ms")
-        rec["main_error"] = (main_ms / plain - 1) if main_ms else None
-
-        def f(x, spec):
-            return format(x, spec) if isinstance(x, (int, float)) else "—"
-        lines.append(f"{name:<8} {level:<5} {build_key:<15} {rec['wall_ms']:9.1f} "
-                     f"{rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
-                     f"{f(rec.get('bytes'), '14,')} {f(main_ms, '9.1f')} "
-                     f"{f(rec['main_error'] and rec['main_error'] * 100, '+8.0f')}%"
-                     f"  (untraced {plain:.1f} ms)")
+        plain = results["runs"][f"{name} {level} plain"]
+        rec["slowdown"] = rec["wall_ms"] / plain["wall_ms"]
+        oncpu = [x for x in rec["main_oncpu_ms"] if x is not None]
+        # main's corrected on-CPU inclusive time against the untraced build's main's CPU time
+        # (bench/main_cpu.h; both medians of the interleaved runs): time switched out — other
+        # programs on a shared machine, and the trace's writer thread when it takes main's
+        # core — is in neither. The spread: each traced run's ratio to the untraced median.
+        base = plain["main_cpu_ms"] or plain["cpu_ms"]
+        rec["main_oncpu_median_ms"] = median(oncpu) if oncpu else None
+        rec["error"] = (median(oncpu) / base - 1) if oncpu else None
+        rec["error_spread"] = [min(oncpu) / base - 1, max(oncpu) / base - 1] if oncpu else None
+        walls = [x for x in rec["main_ms"] if x is not None]
+        rec["wall_error"] = (median(walls) / plain["wall_ms"] - 1) if walls else None
+        s = rec.get("sampler")
+        agree = f"{s['agree']}/{s['agree_own']}" if s else "—"
+        pct = (lambda x: x * 100 if isinstance(x, float) else None)
+        sp = rec["error_spread"]
+        lines.append(
+            f"{name:<8} {level:<5} {build_key + ('*' if build_key == default_placement(level) else ''):<15} "
+            f"{rec['wall_ms']:9.1f} {rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
+            f"{f(rec.get('bytes'), '14,')} {base:9.1f} "
+            f"{f(rec['main_oncpu_median_ms'], '9.1f')} {f(pct(rec['error']), '+5.0f')}% "
+            f"{'(' + f(sp and sp[0] * 100, '+.0f') + ',' + f(sp and sp[1] * 100, '+.0f') + ')':>13} "
+            f"{f(pct(rec['wall_error']), '+7.0f')}% {agree:>6}")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "placement-latest.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(lines))
+    print("untraced: the plain build's main's CPU ms (bench/main_cpu.h, median); main: main's corrected "
+          "on-CPU inclusive ms (hookprof report, median); err: main / untraced - 1, (spread) "
+          "over the runs; wall err: main's whole corrected inclusive time / the untraced wall "
+          "time - 1; top10: of perf's 10 top self-time functions in the untraced build, how "
+          "many are in hookcc's 10 top exclusive (all of them / those the program defines); "
+          "* the default placement (auto)")
     log(f"results in {out.relative_to(ROOT)}")
     return 0
 
