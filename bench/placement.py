@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Hook placement measured: SQLite, zstd and Lua built with clang-19 (untraced) and with
 `hookcc --trace` in both placements (`--hook-placement=source`, `--hook-placement=after-inlining`),
-at -O0 and -O2; each run timed, its trace's calls and bytes counted, and `main`'s corrected
-inclusive time (hookprof report) set beside the untraced run's. docs/performance.md ("Hook
-placement") has the figures and the defaults chosen from them.
+and with the default placement and `--hook-min-size=50`, at -O0 and -O2; each run timed, its
+trace's calls and bytes counted, and `main`'s corrected on-CPU inclusive time (hookprof report)
+set beside the untraced build's main's own CPU time (bench/main_cpu.h): the compensation's
+error per workload, median and spread over the runs, which are interleaved. Then `perf record`
+profiles the untraced build, and the table says how many of perf's 10 top functions are in
+hookcc's 10 top exclusive (linux-perf is installed with apt-get when missing, unless
+--no-install; --no-sampler skips it). docs/performance.md ("Hook placement", "Times you can
+trust", "Agreement with a sampler") has the figures and the defaults chosen from them.
 
-    python3 bench/placement.py            # about ten minutes on two cores
-    python3 bench/placement.py --reps 5
+    python3 bench/placement.py            # about half an hour on two cores
+    python3 bench/placement.py --reps 7 --only sqlite --levels=-O0
 
 Sources come from crates.io through cargo, as bench.py fetches Lua and SQLite (lua-src,
 libsqlite3-sys's bundled amalgamation, zstd-sys's bundled lib/); the drivers are bench/lua_main.c
@@ -53,6 +58,10 @@ BUILDS = {
     "plain": [],
     "source": ["--trace", "--hook-placement=source"],
     "after-inlining": ["--trace", "--hook-placement=after-inlining"],
+    # The default placement (auto) without hooks in functions under 50 IR instructions: what
+    # takes the smallest, most called functions (and the hooks' residue in them) out of the
+    # profile, their time going to their callers, as a sampler shows inlined code.
+    "auto-min50": ["--trace", "--hook-min-size=50"],
 }
 LEVELS = ["-O0", "-O2"]
 
@@ -152,46 +161,58 @@ def top_exclusive(rows: dict, n: int = 10) -> list:
     return [r["function"] for r in ranked[:n]]
 
 
-def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> tuple:
-    """Self time per symbol of the untraced program, from `perf record` (user-space cpu-clock samples at
-    50 kHz, `runs` runs summed): ({symbol: samples}, {symbol: True if the executable defines
-    it}), or ({}, {}) when perf fails."""
-    samples, own = {}, {}
+def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
+    """Self time of the untraced program by `perf record` (user-space cpu-clock samples at
+    20 kHz with DWARF call chains, `runs` runs summed), as samples per function three ways:
+    `self`, the function the sample is in (perf report's self time); `own`, the same for the
+    functions the executable defines (the only ones hookcc can hook); `folded`, each sample
+    given to the innermost function of the executable on its call chain: what a trace calls
+    exclusive time (a libc function's time is its instrumented caller's). {} when perf fails."""
+    out = {"self": {}, "own": {}, "folded": {}}
+    exe_dso = str(exe.resolve())
+
+    def add(table, key):
+        out[table][key] = out[table].get(key, 0) + 1
+
     for i in range(runs):
         data = d / f"perf{i}.data"
-        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "50000", "-o",
-                            str(data), "--", str(exe)] + argv, cwd=d, env=env,
-                           capture_output=True, text=True)
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "20000",
+                            "--call-graph=dwarf,16384", "-o", str(data), "--", str(exe)]
+                           + argv, cwd=d, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             log(f"perf record: {first_lines(r.stderr)}")
-            return {}, {}
-        rep = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--stdio",
-                              "--sort=dso,sym", "--field-separator=\t", "-F",
-                              "sample,dso,sym"], capture_output=True, text=True)
+            return {}
+        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym,dso",
+                                 "--no-inline"], capture_output=True, text=True)
         data.unlink(missing_ok=True)
-        for line in rep.stdout.splitlines():
-            if line.startswith("#") or not line.strip():
+        for block in script.stdout.split("\n\n"):
+            frames = []
+            for line in block.splitlines():
+                m = re.match(r"\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$", line)
+                if m:
+                    frames.append((m.group(1), m.group(2)))
+            if not frames:
                 continue
-            parts = line.split("\t")
-            if len(parts) < 3:
-                continue
-            count, dso, sym = int(parts[0].strip()), parts[1].strip(), parts[2].strip()
-            sym = sym.split("] ", 1)[-1].strip()
-            samples[sym] = samples.get(sym, 0) + count
-            own[sym] = dso == exe.name
-    return samples, own
+            leaf, dso = frames[0]
+            add("self", leaf)
+            if dso == exe_dso:
+                add("own", leaf)
+            for sym, dso in frames:
+                if dso == exe_dso and sym != "[unknown]":
+                    add("folded", sym)
+                    break
+    return out
 
 
-def agreement(sampler: dict, own: dict, hookcc_top: list, n: int = 10) -> dict:
-    """How many of the sampler's n top self-time functions are in hookcc's n top exclusive:
-    of all of them, and of those the program itself defines (the only ones hookcc can see:
-    libc's time is its caller's exclusive time in a trace)."""
-    ranked = sorted(sampler, key=lambda k: -sampler[k])
-    top_all = ranked[:n]
-    top_own = [k for k in ranked if own.get(k)][:n]
-    return {"sampler_top": top_all, "sampler_top_own": top_own, "hookcc_top": hookcc_top,
-            "agree": sum(f in hookcc_top for f in top_all),
-            "agree_own": sum(f in hookcc_top for f in top_own)}
+def agreement(sampler: dict, hookcc_top: list, n: int = 10) -> dict:
+    """How many of the sampler's n top functions are in hookcc's n top exclusive, for each of
+    perf_self's three views."""
+    res = {"hookcc_top": hookcc_top}
+    for view, samples in sampler.items():
+        top = sorted(samples, key=lambda k: -samples[k])[:n]
+        res[f"perf_top_{view}"] = top
+        res[f"agree_{view}"] = sum(f in hookcc_top for f in top)
+    return res
 
 
 def spread(xs: list) -> str:
@@ -209,7 +230,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5, help="timed runs per build (median)")
     ap.add_argument("--sqlite-rows", type=int, default=20000)
     ap.add_argument("--zstd-mib", type=int, default=4)
-    ap.add_argument("--lua-rounds", type=int, default=2)
+    ap.add_argument("--lua-rounds", type=int, default=10)
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated -O levels")
     ap.add_argument("--no-sampler", action="store_true",
@@ -289,12 +310,11 @@ def main() -> int:
                         shutil.rmtree(d, ignore_errors=True)
                 if sampler:
                     d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
-                    samples, own = perf_self(exes["plain"], wl[3], d, env, args.perf_runs)
+                    samples = perf_self(exes["plain"], wl[3], d, env, args.perf_runs)
                     shutil.rmtree(d, ignore_errors=True)
                     for key in exes:
                         if key != "plain" and samples:
-                            recs[key]["sampler"] = agreement(samples, own,
-                                                             recs[key]["hookcc_top"])
+                            recs[key]["sampler"] = agreement(samples, recs[key]["hookcc_top"])
                 for key, rec in recs.items():
                     rec["wall_ms"] = median(rec["wall"])
                     rec["cpu_ms"] = median(rec["cpu"])
@@ -309,9 +329,9 @@ def main() -> int:
     def f(x, spec):
         return format(x, spec) if isinstance(x, (int, float)) else "—"
 
-    lines = [f"{'workload':<8} {'level':<5} {'placement':<15} {'wall ms':>9} {'slowdown':>9} "
+    lines = [f"{'workload':<8} {'level':<5} {'placement':<16}{'wall ms':>9} {'slowdown':>9} "
              f"{'calls':>12} {'bytes':>14} {'untraced':>9} {'main':>9} {'err':>6} "
-             f"{'(spread)':>13} {'wall err':>8} {'top10':>6}"]
+             f"{'(spread)':>13} {'wall err':>8} {'top10':>8}"]
     for key, rec in results["runs"].items():
         name, level, build_key = key.split()
         if build_key == "plain":
@@ -330,16 +350,16 @@ def main() -> int:
         walls = [x for x in rec["main_ms"] if x is not None]
         rec["wall_error"] = (median(walls) / plain["wall_ms"] - 1) if walls else None
         s = rec.get("sampler")
-        agree = f"{s['agree']}/{s['agree_own']}" if s else "—"
+        agree = f"{s['agree_self']}/{s['agree_own']}/{s['agree_folded']}" if s else "—"
         pct = (lambda x: x * 100 if isinstance(x, float) else None)
         sp = rec["error_spread"]
         lines.append(
-            f"{name:<8} {level:<5} {build_key + ('*' if build_key == default_placement(level) else ''):<15} "
+            f"{name:<8} {level:<5} {build_key + ('*' if build_key == default_placement(level) else ''):<16}"
             f"{rec['wall_ms']:9.1f} {rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
             f"{f(rec.get('bytes'), '14,')} {base:9.1f} "
             f"{f(rec['main_oncpu_median_ms'], '9.1f')} {f(pct(rec['error']), '+5.0f')}% "
             f"{'(' + f(sp and sp[0] * 100, '+.0f') + ',' + f(sp and sp[1] * 100, '+.0f') + ')':>13} "
-            f"{f(pct(rec['wall_error']), '+7.0f')}% {agree:>6}")
+            f"{f(pct(rec['wall_error']), '+7.0f')}% {agree:>8}")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "placement-latest.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
@@ -347,8 +367,9 @@ def main() -> int:
     print("untraced: the plain build's main's CPU ms (bench/main_cpu.h, median); main: main's corrected "
           "on-CPU inclusive ms (hookprof report, median); err: main / untraced - 1, (spread) "
           "over the runs; wall err: main's whole corrected inclusive time / the untraced wall "
-          "time - 1; top10: of perf's 10 top self-time functions in the untraced build, how "
-          "many are in hookcc's 10 top exclusive (all of them / those the program defines); "
+          "time - 1; top10: of perf's 10 top functions in the untraced build, how many are in "
+          "hookcc's 10 top exclusive: by perf's self time / among the functions the program "
+          "defines / each sample given to the program's innermost function on its call chain; "
           "* the default placement (auto)")
     log(f"results in {out.relative_to(ROOT)}")
     return 0
