@@ -156,9 +156,14 @@ def main_times(rows: dict) -> dict:
 
 
 def top_exclusive(rows: dict, n: int = 10) -> list:
-    """The n functions with the most exclusive time (hookprof report, compensated)."""
-    ranked = sorted(rows.values(), key=lambda r: -float(r["exclusive_ns"]))
-    return [r["function"] for r in ranked[:n]]
+    """The n functions with the most exclusive time (hookprof report, compensated), by name as
+    perf prints it: hookprof tells static functions of the same name apart by their file
+    (`MEM_readLE64 (zstd_double_fast.c)`), perf adds up their samples under the bare name."""
+    by_name: dict = {}
+    for r in rows.values():
+        name = re.sub(r" \([^()]*\)$", "", r["function"])
+        by_name[name] = by_name.get(name, 0.0) + float(r["exclusive_ns"])
+    return sorted(by_name, key=lambda k: -by_name[k])[:n]
 
 
 def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
