@@ -12,13 +12,13 @@
 
 static struct timespec bench_main_cpu_t0;
 
-static inline __attribute__((no_instrument_function, annotate("hookcc:off"))) void
+static inline __attribute__((no_instrument_function)) void
 main_cpu_start(void)
 {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &bench_main_cpu_t0);
 }
 
-static inline __attribute__((no_instrument_function, annotate("hookcc:off"))) void
+static inline __attribute__((no_instrument_function)) void
 main_cpu_end(void)
 {
     struct timespec t;

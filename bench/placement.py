@@ -358,19 +358,20 @@ def main() -> int:
         agree = f"{s['agree_self']}/{s['agree_own']}/{s['agree_folded']}" if s else "—"
         pct = (lambda x: x * 100 if isinstance(x, float) else None)
         sp = rec["error_spread"]
+        spread_text = f"({sp[0] * 100:+.0f},{sp[1] * 100:+.0f})" if sp else "—"
+        label = build_key + ("*" if build_key == default_placement(level) else "")
         lines.append(
-            f"{name:<8} {level:<5} {build_key + ('*' if build_key == default_placement(level) else ''):<16}"
+            f"{name:<8} {level:<5} {label:<16}"
             f"{rec['wall_ms']:9.1f} {rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
             f"{f(rec.get('bytes'), '14,')} {base:9.1f} "
             f"{f(rec['main_oncpu_median_ms'], '9.1f')} {f(pct(rec['error']), '+5.0f')}% "
-            f"{'(' + f(sp and sp[0] * 100, '+.0f') + ',' + f(sp and sp[1] * 100, '+.0f') + ')':>13} "
-            f"{f(pct(rec['wall_error']), '+7.0f')}% {agree:>8}")
+            f"{spread_text:>13} {f(pct(rec['wall_error']), '+7.0f')}% {agree:>8}")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "placement-latest.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(lines))
-    print("untraced: the plain build's main's CPU ms (bench/main_cpu.h, median); main: main's corrected "
-          "on-CPU inclusive ms (hookprof report, median); err: main / untraced - 1, (spread) "
+    print("untraced: the plain build's main's CPU ms (bench/main_cpu.h, median); main: main's "
+          "corrected on-CPU inclusive ms (hookprof report, median); err: main / untraced - 1, (spread) "
           "over the runs; wall err: main's whole corrected inclusive time / the untraced wall "
           "time - 1; top10: of perf's 10 top functions in the untraced build, how many are in "
           "hookcc's 10 top exclusive: by perf's self time / among the functions the program "
