@@ -35,6 +35,10 @@ Measures
   ns/pair      json time over plain, per recorded pair: what one traced call costs (the tools
                do not trace the same calls: XRay and uftrace place their hooks after inlining,
                as hookcc's default does at --release; native-src counts every source-level call)
+  top 10       perf record of the plain build's json run (DWARF call chains, linux-perf): how
+               many of perf's 10 top functions are in each native variant's 10 top exclusive
+               (hookprof report), by perf's self time, among rbench's own functions, and with
+               libc's samples given to their caller as a trace does (--no-sampler: skipped)
 
 As bench/bench.py: nothing fails on a missing tool or a failed variant, each is reported.
 """
