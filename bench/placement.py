@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Hook placement measured: SQLite, zstd and Lua built with clang-19 (untraced) and with
 `hookcc --trace` in both placements (`--hook-placement=source`, `--hook-placement=after-inlining`),
-and with the default placement and `--hook-min-size=50`, at -O0 and -O2; each run timed, its
+with the default placement and `--hook-min-size=50`, and with `--trace-clock=serialized`, at
+-O0 and -O2; each run timed, its
 trace's calls and bytes counted, and `main`'s corrected on-CPU inclusive time (hookprof report)
 set beside the untraced build's main's own CPU time (bench/main_cpu.h): the compensation's
 error per workload, median and spread over the runs, which are interleaved. Then `perf record`
@@ -62,6 +63,9 @@ BUILDS = {
     # takes the smallest, most called functions (and the hooks' residue in them) out of the
     # profile, their time going to their callers, as a sampler shows inlined code.
     "auto-min50": ["--trace", "--hook-min-size=50"],
+    # The default placement with the serialized clock read (lfence before rdtsc): a hook pair
+    # then costs about the same beside any code, and compensation subtracts what it cost.
+    "auto-serialized": ["--trace", "--trace-clock=serialized"],
 }
 LEVELS = ["-O0", "-O2"]
 
@@ -238,6 +242,8 @@ def main() -> int:
     ap.add_argument("--lua-rounds", type=int, default=10)
     ap.add_argument("--only", help="comma-separated workloads")
     ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated -O levels")
+    ap.add_argument("--builds", default=",".join(BUILDS),
+                    help="comma-separated traced builds (the untraced one always runs)")
     ap.add_argument("--no-sampler", action="store_true",
                     help="skip the perf record phase (sampler agreement)")
     ap.add_argument("--perf-runs", type=int, default=10,
@@ -271,6 +277,8 @@ def main() -> int:
             for level in args.levels.split(","):
                 exes = {}
                 for key in BUILDS:
+                    if key != "plain" and key not in args.builds.split(","):
+                        continue
                     log(f"build {name} {level} {key}")
                     exes[key] = build(hk["hookcc"], name, wl, key, level,
                                       work / f"{name}{level}-{key}", env)
