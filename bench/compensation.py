@@ -131,8 +131,8 @@ def overlap(args, work: Path, hookcc: str, hookprof: str) -> dict:
     res = {}
     for level in ("-O0", "-O2"):
         plain = build(["clang-19"], [BENCH / "overlap.c"], [], [level], [], d / f"plain{level}")
-        traced = build([hookcc], [BENCH / "overlap.c"], [], ["--trace", level], [],
-                       d / f"traced{level}")
+        traced = build([hookcc], [BENCH / "overlap.c"], [],
+                       ["--trace", level] + args.overlap_flags.split(), [], d / f"traced{level}")
         rows_out = []
         for k in (0, 2, 5, 8, 12, 20, 50):
             def loop_ns(exe, env=None):
@@ -196,6 +196,9 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=12, help="Lua functions compared (default 12)")
     ap.add_argument("--overlap-calls", type=int, default=1_000_000,
                     help="calls of work() in the overlap phase (default 1 M)")
+    ap.add_argument("--overlap-flags", default="",
+                    help="more hookcc flags for the overlap phase's traced build, e.g. "
+                         "--trace-clock=serialized")
     ap.add_argument("--phases", default="micro,lua,overlap", help="comma-separated phases")
     ap.add_argument("--output", default=None, help="JSON results (default: bench/results/compensation-<date>.json)")
     args = ap.parse_args()
