@@ -839,7 +839,11 @@ mod tests {
     #[test]
     fn trace_clock_serialized_builds_the_trace_runtime_with_the_serialized_clock_read() {
         let host = FakeHost::new(&[]);
-        run(false, &["--trace", "--trace-clock=serialized", "a.c"], &host);
+        run(
+            false,
+            &["--trace", "--trace-clock=serialized", "a.c"],
+            &host,
+        );
         run(false, &["--trace", "--trace-clock=fast", "a.c"], &host);
         let builds = host.runtime_builds.borrow();
         assert_eq!(builds[0], ["-DHKRT_CLOCK_SERIALIZED"]);
