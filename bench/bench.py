@@ -239,16 +239,18 @@ def tool_version(argv: list) -> str:
 # ------------------------------------------------------------------------------------------
 # Setup: Debian packages, hookcc, the Lua and SQLite sources
 
-def ensure_packages(install: bool) -> dict:
-    """Returns {package: None if installed, else why it is missing}."""
+def ensure_packages(install: bool, packages: Optional[dict] = None) -> dict:
+    """Returns {package: None if installed, else why it is missing}, for `packages` (default
+    APT_PACKAGES: package -> what needs it)."""
+    packages = APT_PACKAGES if packages is None else packages
     def installed(pkg: str) -> bool:
         r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
         return r.returncode == 0 and "install ok installed" in r.stdout
 
     if not shutil.which("dpkg-query"):
-        return {p: None for p in APT_PACKAGES}  # not Debian: take the tools as found on PATH
-    missing = [p for p in APT_PACKAGES if not installed(p)]
-    status = {p: None for p in APT_PACKAGES}
+        return {p: None for p in packages}  # not Debian: take the tools as found on PATH
+    missing = [p for p in packages if not installed(p)]
+    status = {p: None for p in packages}
     if missing and install:
         sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
         if sudo is None:

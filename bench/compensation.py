@@ -121,6 +121,39 @@ def micro(args, work: Path, hookcc: str, hookprof: str) -> dict:
     return res
 
 
+def overlap(args, work: Path, hookcc: str, hookprof: str) -> dict:
+    """bench/overlap.c at -O0 and -O2: per call of work(K), the time the hooks added (traced
+    minus plain, both the fastest of 5 runs) beside what compensation takes out (raw minus
+    compensated inclusive time of run(), per call)."""
+    d = work / "overlap"
+    d.mkdir()
+    n = args.overlap_calls
+    res = {}
+    for level in ("-O0", "-O2"):
+        plain = build(["clang-19"], [BENCH / "overlap.c"], [], [level], [], d / f"plain{level}")
+        traced = build([hookcc], [BENCH / "overlap.c"], [],
+                       ["--trace", level] + args.overlap_flags.split(), [], d / f"traced{level}")
+        rows_out = []
+        for k in (0, 2, 5, 8, 12, 20, 50):
+            def loop_ns(exe, env=None):
+                r = run([str(exe), str(k), str(n)], d, env)
+                return int(re.search(r"loop_ns=(\d+)", r.stderr).group(1)) / n
+            base = min(loop_ns(plain) for _ in range(5))
+            best, sub = None, None
+            for _ in range(5):
+                trace = d / "o.hktrace"
+                t = loop_ns(traced, dict(os.environ, HOOKCC_OUTPUT=str(trace)))
+                if best is None or t < best:
+                    raw = float(report_rows(hookprof, trace, True)["run"]["inclusive_ns"])
+                    comp = float(report_rows(hookprof, trace, False)["run"]["inclusive_ns"])
+                    best, sub = t, (raw - comp) / n
+                trace.unlink()
+            rows_out.append({"k": k, "plain_ns": base, "traced_ns": best,
+                             "hooks_added_ns": best - base, "compensation_ns": sub})
+        res[level] = rows_out
+    return res
+
+
 def lua(args, work: Path, hookcc: str, hookprof: str) -> dict:
     d = work / "lua"
     d.mkdir()
@@ -161,6 +194,12 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=3_000_000, help="leaf calls of micro (default 3 M)")
     ap.add_argument("--lua-rounds", type=int, default=3, help="rounds of workload.lua (default 3)")
     ap.add_argument("--top", type=int, default=12, help="Lua functions compared (default 12)")
+    ap.add_argument("--overlap-calls", type=int, default=1_000_000,
+                    help="calls of work() in the overlap phase (default 1 M)")
+    ap.add_argument("--overlap-flags", default="",
+                    help="more hookcc flags for the overlap phase's traced build, e.g. "
+                         "--trace-clock=serialized")
+    ap.add_argument("--phases", default="micro,lua,overlap", help="comma-separated phases")
     ap.add_argument("--output", default=None, help="JSON results (default: bench/results/compensation-<date>.json)")
     args = ap.parse_args()
     run(["cargo", "build", "--quiet", "--release", "-p", "hookcc", "-p", "hookprof"], ROOT)
@@ -169,17 +208,40 @@ def main() -> int:
     hookcc, hookprof = str(target / "release" / "hookcc"), str(target / "release" / "hookprof")
     work = Path(tempfile.mkdtemp(prefix="hookcc-compensation-"))
     try:
-        res = {"micro": micro(args, work, hookcc, hookprof), "lua": lua(args, work, hookcc, hookprof)}
+        phases = {"micro": micro, "lua": lua, "overlap": overlap}
+        res = {name: fn(args, work, hookcc, hookprof) for name, fn in phases.items()
+               if name in args.phases.split(",")}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    m = res["micro"]
+    for level, rows in res.get("overlap", {}).items():
+        print(f"overlap {level}: ns per call of work(K): plain, traced, what the hooks added, "
+              "what compensation takes out")
+        for r in rows:
+            print(f"  K={r['k']:<3} {r['plain_ns']:7.2f} {r['traced_ns']:7.2f} "
+                  f"{r['hooks_added_ns']:7.2f} {r['compensation_ns']:7.2f}")
+    m = res.get("micro")
+    if m:
+        print_micro(m)
+    lu = res.get("lua")
+    if lu:
+        print_lua(lu)
+    out = Path(args.output) if args.output else BENCH / "results" / f"compensation-{__import__('time').strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    print(f"results: {out}")
+    return 0
+
+
+def print_micro(m: dict) -> None:
     print(f"micro, {m['calls']:,} calls; hook overhead: {m['overhead']}")
     print(f"  run() per iteration: plain {m['plain_ns_per_iteration']:.2f} ns; traced raw "
           f"{m['raw_ns_per_iteration']:.2f} ns, compensated {m['compensated_ns_per_iteration']:.2f} ns "
           f"(residual {m['compensated_ns_per_iteration'] - m['plain_ns_per_iteration']:+.2f} ns)")
     print(f"  leaf's share of run(): callgrind {100 * m['leaf_share_callgrind']:.1f} %, raw "
           f"{100 * m['leaf_share_raw']:.1f} %, compensated {100 * m['leaf_share_compensated']:.1f} %")
-    lu = res["lua"]
+
+
+def print_lua(lu: dict) -> None:
     if "error" in lu:
         print(f"lua: {lu['error']}")
     else:
@@ -191,11 +253,6 @@ def main() -> int:
                   f"{100 * row['compensated']:10.1f}%")
         print(f"  sum of |share - callgrind's| over these: raw {100 * lu['sum_abs_share_error_raw']:.1f} points, "
               f"compensated {100 * lu['sum_abs_share_error_compensated']:.1f} points")
-    out = Path(args.output) if args.output else BENCH / "results" / f"compensation-{__import__('time').strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=2) + "\n")
-    print(f"results: {out}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@
 #include "lualib.h"
 
 #include "variant_init.h"
+#include "main_cpu.h"
 
 int main(int argc, char **argv)
 {
+    main_cpu_start();
     if (argc < 2) {
         fprintf(stderr, "usage: %s SCRIPT [ARGS...]\n", argv[0]);
         return 2;
@@ -43,5 +45,6 @@ int main(int argc, char **argv)
     }
     lua_close(L);
     bench_variant_finish();
+    main_cpu_end();
     return 0;
 }

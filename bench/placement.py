@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Hook placement measured: SQLite, zstd and Lua built with clang-19 (untraced) and with
 `hookcc --trace` in both placements (`--hook-placement=source`, `--hook-placement=after-inlining`),
-at -O0 and -O2; each run timed, its trace's calls and bytes counted, and `main`'s corrected
-inclusive time (hookprof report) set beside the untraced run's. docs/performance.md ("Hook
-placement") has the figures and the defaults chosen from them.
+with the default placement and `--hook-min-size=50`, and with `--trace-clock=serialized`, at
+-O0 and -O2; each run timed, its
+trace's calls and bytes counted, and `main`'s corrected on-CPU inclusive time (hookprof report)
+set beside the untraced build's main's own CPU time (bench/main_cpu.h): the compensation's
+error per workload, median and spread over the runs, which are interleaved. Then `perf record`
+profiles the untraced build, and the table says how many of perf's 10 top functions are in
+hookcc's 10 top exclusive (linux-perf is installed with apt-get when missing, unless
+--no-install; --no-sampler skips it). docs/performance.md ("Hook placement", "Times you can
+trust", "Agreement with a sampler") has the figures and the defaults chosen from them.
 
-    python3 bench/placement.py            # about ten minutes on two cores
-    python3 bench/placement.py --reps 5
+    python3 bench/placement.py            # about half an hour on two cores
+    python3 bench/placement.py --reps 7 --only sqlite --levels=-O0
 
 Sources come from crates.io through cargo, as bench.py fetches Lua and SQLite (lua-src,
 libsqlite3-sys's bundled amalgamation, zstd-sys's bundled lib/); the drivers are bench/lua_main.c
@@ -21,6 +27,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +42,7 @@ from bench import (  # noqa: E402
     ROOT,
     default_tmpdir,
     ensure_hookcc,
+    ensure_packages,
     first_lines,
     log,
     median,
@@ -51,6 +59,13 @@ BUILDS = {
     "plain": [],
     "source": ["--trace", "--hook-placement=source"],
     "after-inlining": ["--trace", "--hook-placement=after-inlining"],
+    # The default placement (auto) without hooks in functions under 50 IR instructions: what
+    # takes the smallest, most called functions (and the hooks' residue in them) out of the
+    # profile, their time going to their callers, as a sampler shows inlined code.
+    "auto-min50": ["--trace", "--hook-min-size=50"],
+    # The default placement with the serialized clock read (lfence before rdtsc): a hook pair
+    # then costs about the same beside any code, and compensation subtracts what it cost.
+    "auto-serialized": ["--trace", "--trace-clock=serialized"],
 }
 LEVELS = ["-O0", "-O2"]
 
@@ -125,30 +140,129 @@ def build(hookcc: str, name: str, wl, build_key: str, level: str, out: Path, env
     return exe
 
 
-def main_inclusive_ms(hookprof: str, trace: Path) -> float | None:
-    r = subprocess.run([hookprof, "report", str(trace), "--format=csv"], capture_output=True,
-                       text=True)
+def report_rows(hookprof: str, trace: Path, raw: bool = False) -> dict:
+    """hookprof report's CSV rows by function name (compensated unless `raw`)."""
+    r = subprocess.run([hookprof, "report", str(trace), "--format=csv"]
+                       + (["--no-compensation"] if raw else []), capture_output=True, text=True)
     if r.returncode != 0:
-        return None
-    for row in csv.DictReader(io.StringIO(r.stdout)):
-        if row["function"] == "main":
-            return float(row["inclusive_ns"]) / 1e6
-    return None
+        return {}
+    return {row["function"]: row for row in csv.DictReader(io.StringIO(r.stdout))}
+
+
+def main_times(rows: dict) -> dict:
+    """`main`'s inclusive time in ms, all of it and its on-CPU part (docs/trace-format.md,
+    SWITCH: the time the thread ran, without the time it was switched out)."""
+    m = rows.get("main")
+    if m is None:
+        return {}
+    return {"ms": float(m["inclusive_ns"]) / 1e6,
+            "oncpu_ms": float(m.get("inclusive_oncpu_ns") or m["inclusive_ns"]) / 1e6}
+
+
+def top_exclusive(rows: dict, n: int = 10) -> list:
+    """The n functions with the most exclusive time (hookprof report, compensated), by name as
+    perf prints it: hookprof tells static functions of the same name apart by their file
+    (`MEM_readLE64 (zstd_double_fast.c)`), perf adds up their samples under the bare name."""
+    by_name: dict = {}
+    for r in rows.values():
+        name = re.sub(r" \([^()]*\)$", "", r["function"])
+        by_name[name] = by_name.get(name, 0.0) + float(r["exclusive_ns"])
+    return sorted(by_name, key=lambda k: -by_name[k])[:n]
+
+
+def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
+    """Self time of the untraced program by `perf record` (user-space cpu-clock samples at
+    20 kHz with DWARF call chains, `runs` runs summed), as samples per function three ways:
+    `self`, the function the sample is in (perf report's self time); `own`, the same for the
+    functions the executable defines (the only ones hookcc can hook); `folded`, each sample
+    given to the innermost function of the executable on its call chain: what a trace calls
+    exclusive time (a libc function's time is its instrumented caller's). {} when perf fails."""
+    out = {"self": {}, "own": {}, "folded": {}}
+    exe_dso = str(exe.resolve())
+
+    def add(table, key):
+        out[table][key] = out[table].get(key, 0) + 1
+
+    for i in range(runs):
+        data = d / f"perf{i}.data"
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "20000",
+                            "--call-graph=dwarf,16384", "-o", str(data), "--", str(exe)]
+                           + argv, cwd=d, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"perf record: {first_lines(r.stderr)}")
+            return {}
+        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym,dso",
+                                 "--no-inline"], capture_output=True, text=True)
+        data.unlink(missing_ok=True)
+        for block in script.stdout.split("\n\n"):
+            frames = []
+            for line in block.splitlines():
+                m = re.match(r"\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$", line)
+                if m:
+                    frames.append((m.group(1), m.group(2)))
+            if not frames:
+                continue
+            leaf, dso = frames[0]
+            add("self", leaf)
+            if dso == exe_dso:
+                add("own", leaf)
+            for sym, dso in frames:
+                if dso == exe_dso and sym != "[unknown]":
+                    add("folded", sym)
+                    break
+    return out
+
+
+def agreement(sampler: dict, hookcc_top: list, n: int = 10) -> dict:
+    """How many of the sampler's n top functions are in hookcc's n top exclusive, for each of
+    perf_self's three views."""
+    res = {"hookcc_top": hookcc_top}
+    for view, samples in sampler.items():
+        top = sorted(samples, key=lambda k: -samples[k])[:n]
+        res[f"perf_top_{view}"] = top
+        res[f"agree_{view}"] = sum(f in hookcc_top for f in top)
+    return res
+
+
+def spread(xs: list) -> str:
+    xs = [x for x in xs if x is not None]
+    return f"{min(xs):.1f}-{max(xs):.1f}" if xs else "—"
+
+
+def default_placement(level: str) -> str:
+    """`--hook-placement=auto`: at the source at -O0, after inlining at -O1 and above."""
+    return "source" if level == "-O0" else "after-inlining"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=3, help="timed runs per build (median)")
+    ap.add_argument("--reps", type=int, default=5, help="timed runs per build (median)")
     ap.add_argument("--sqlite-rows", type=int, default=20000)
     ap.add_argument("--zstd-mib", type=int, default=4)
-    ap.add_argument("--lua-rounds", type=int, default=2)
+    ap.add_argument("--lua-rounds", type=int, default=10)
     ap.add_argument("--only", help="comma-separated workloads")
+    ap.add_argument("--levels", default=",".join(LEVELS), help="comma-separated -O levels")
+    ap.add_argument("--builds", default=",".join(BUILDS),
+                    help="comma-separated traced builds (the untraced one always runs)")
+    ap.add_argument("--no-sampler", action="store_true",
+                    help="skip the perf record phase (sampler agreement)")
+    ap.add_argument("--perf-runs", type=int, default=10,
+                    help="perf record runs of each untraced build, summed")
+    ap.add_argument("--no-install", action="store_true", help="never run apt-get")
     args = ap.parse_args()
 
     hk = ensure_hookcc(False)
     if not hk["hookcc"]:
         log("hookcc is not built: run cargo build --workspace first")
         return 1
+    sampler = not args.no_sampler
+    if sampler:
+        # linux-perf: the sampler; installed by this script when missing (apt-get, as bench.py
+        # installs its packages), unless --no-install.
+        missing = ensure_packages(not args.no_install, {"linux-perf": "perf record"})
+        if missing.get("linux-perf") or not shutil.which("perf"):
+            log(f"perf unavailable ({missing.get('linux-perf')}): no sampler phase")
+            sampler = False
     work = Path(tempfile.mkdtemp(prefix="hookcc-placement-", dir=default_tmpdir()))
     env = dict(os.environ, HOOKCC_CACHE_DIR=str(work / "cache"))
     env.pop("HOOKCC_TRACE", None)
@@ -160,20 +274,26 @@ def main() -> int:
         if args.only:
             wls = {k: v for k, v in wls.items() if k in args.only.split(",")}
         for name, wl in wls.items():
-            for level in LEVELS:
+            for level in args.levels.split(","):
                 exes = {}
                 for key in BUILDS:
+                    if key != "plain" and key not in args.builds.split(","):
+                        continue
                     log(f"build {name} {level} {key}")
                     exes[key] = build(hk["hookcc"], name, wl, key, level,
                                       work / f"{name}{level}-{key}", env)
                 reference = None
-                for key, exe in exes.items():
-                    times, rec = [], {}
-                    for rep in range(args.reps):
+                # The builds' runs interleaved (plain, source, after-inlining, plain, …), so
+                # that a burst of load from elsewhere falls on all of them alike.
+                recs = {key: {"wall": [], "cpu": [], "main_ms": [], "main_oncpu_ms": [],
+                              "raw_oncpu_ms": []} for key in exes}
+                for rep in range(args.reps):
+                    for key, exe in exes.items():
+                        rec = recs[key]
                         d = Path(tempfile.mkdtemp(prefix="run-", dir=work))
                         trace = d / "t.hktrace"
                         run_env = dict(env, HOOKCC_OUTPUT=str(trace),
-                                       HOOKCC_MAX_BYTES=str(MAX_BYTES))
+                                       HOOKCC_MAX_BYTES=str(MAX_BYTES), BENCH_MAIN_CPU="1")
                         r = run_measured([str(exe)] + wl[3], d, run_env, 1800)
                         if r.rc != 0:
                             raise RuntimeError(f"{name} {level} {key}: exit {r.rc}: "
@@ -181,42 +301,90 @@ def main() -> int:
                         reference = reference or r.stdout
                         if r.stdout != reference:
                             raise RuntimeError(f"{name} {level} {key}: output differs")
-                        times.append(r.wall)
-                        if key != "plain" and rep == args.reps - 1:
-                            hdr = read_hktrace_header(trace) or {}
-                            rec = {"calls": hdr.get("records", 0) // 2,
-                                   "lost": hdr.get("lost"),
-                                   "bytes": trace.stat().st_size if trace.exists() else None,
-                                   "main_ms": main_inclusive_ms(hk["hookprof"], trace)}
+                        rec["wall"].append(r.wall * 1000)
+                        rec["cpu"].append(r.cpu * 1000)
+                        m = re.search(r"main cpu ns: (\d+)", r.stderr)
+                        rec.setdefault("main_cpu", []).append(int(m.group(1)) / 1e6 if m else None)
+                        if key != "plain":
+                            rows = report_rows(hk["hookprof"], trace)
+                            m = main_times(rows)
+                            rec["main_ms"].append(m.get("ms"))
+                            rec["main_oncpu_ms"].append(m.get("oncpu_ms"))
+                            rec["raw_oncpu_ms"].append(
+                                main_times(report_rows(hk["hookprof"], trace, True))
+                                .get("oncpu_ms"))
+                            if rep == args.reps - 1:
+                                hdr = read_hktrace_header(trace) or {}
+                                rec.update({"calls": hdr.get("records", 0) // 2,
+                                            "lost": hdr.get("lost"),
+                                            "bytes": trace.stat().st_size
+                                            if trace.exists() else None,
+                                            "hookcc_top": top_exclusive(rows)})
                         shutil.rmtree(d, ignore_errors=True)
-                    rec["wall_ms"] = median(times) * 1000
+                if sampler:
+                    d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
+                    samples = perf_self(exes["plain"], wl[3], d, env, args.perf_runs)
+                    shutil.rmtree(d, ignore_errors=True)
+                    for key in exes:
+                        if key != "plain" and samples:
+                            recs[key]["sampler"] = agreement(samples, recs[key]["hookcc_top"])
+                for key, rec in recs.items():
+                    rec["wall_ms"] = median(rec["wall"])
+                    rec["cpu_ms"] = median(rec["cpu"])
+                    main_cpu = [x for x in rec["main_cpu"] if x is not None]
+                    rec["main_cpu_ms"] = median(main_cpu) if main_cpu else None
                     results["runs"][f"{name} {level} {key}"] = rec
-                    log(f"{name} {level} {key}: {rec}")
+                    log(f"{name} {level} {key}: wall {rec['wall_ms']:.1f} ms, "
+                        f"cpu {rec['cpu_ms']:.1f} ms")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    lines = [f"{'workload':<8} {'level':<5} {'placement':<15} {'wall ms':>9} {'slowdown':>9} "
-             f"{'calls':>12} {'bytes':>14} {'main ms':>9} {'main err':>9}"]
+    def f(x, spec):
+        return format(x, spec) if isinstance(x, (int, float)) else "—"
+
+    lines = [f"{'workload':<8} {'level':<5} {'placement':<16}{'wall ms':>9} {'slowdown':>9} "
+             f"{'calls':>12} {'bytes':>14} {'untraced':>9} {'main':>9} {'err':>6} "
+             f"{'(spread)':>13} {'wall err':>8} {'top10':>8}"]
     for key, rec in results["runs"].items():
         name, level, build_key = key.split()
         if build_key == "plain":
             continue
-        plain = results["runs"][f"{name} {level} plain"]["wall_ms"]
-        rec["slowdown"] = rec["wall_ms"] / plain
-        main_ms = rec.get("main_ms")
-        rec["main_error"] = (main_ms / plain - 1) if main_ms else None
-
-        def f(x, spec):
-            return format(x, spec) if isinstance(x, (int, float)) else "—"
-        lines.append(f"{name:<8} {level:<5} {build_key:<15} {rec['wall_ms']:9.1f} "
-                     f"{rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
-                     f"{f(rec.get('bytes'), '14,')} {f(main_ms, '9.1f')} "
-                     f"{f(rec['main_error'] and rec['main_error'] * 100, '+8.0f')}%"
-                     f"  (untraced {plain:.1f} ms)")
+        plain = results["runs"][f"{name} {level} plain"]
+        rec["slowdown"] = rec["wall_ms"] / plain["wall_ms"]
+        oncpu = [x for x in rec["main_oncpu_ms"] if x is not None]
+        # main's corrected on-CPU inclusive time against the untraced build's main's CPU time
+        # (bench/main_cpu.h; both medians of the interleaved runs): time switched out — other
+        # programs on a shared machine, and the trace's writer thread when it takes main's
+        # core — is in neither. The spread: each traced run's ratio to the untraced median.
+        base = plain["main_cpu_ms"] or plain["cpu_ms"]
+        rec["main_oncpu_median_ms"] = median(oncpu) if oncpu else None
+        rec["error"] = (median(oncpu) / base - 1) if oncpu else None
+        rec["error_spread"] = [min(oncpu) / base - 1, max(oncpu) / base - 1] if oncpu else None
+        walls = [x for x in rec["main_ms"] if x is not None]
+        rec["wall_error"] = (median(walls) / plain["wall_ms"] - 1) if walls else None
+        s = rec.get("sampler")
+        agree = f"{s['agree_self']}/{s['agree_own']}/{s['agree_folded']}" if s else "—"
+        pct = (lambda x: x * 100 if isinstance(x, float) else None)
+        sp = rec["error_spread"]
+        spread_text = f"({sp[0] * 100:+.0f},{sp[1] * 100:+.0f})" if sp else "—"
+        label = build_key + ("*" if build_key == default_placement(level) else "")
+        lines.append(
+            f"{name:<8} {level:<5} {label:<16}"
+            f"{rec['wall_ms']:9.1f} {rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
+            f"{f(rec.get('bytes'), '14,')} {base:9.1f} "
+            f"{f(rec['main_oncpu_median_ms'], '9.1f')} {f(pct(rec['error']), '+5.0f')}% "
+            f"{spread_text:>13} {f(pct(rec['wall_error']), '+7.0f')}% {agree:>8}")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "placement-latest.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print("\n".join(lines))
+    print("untraced: the plain build's main's CPU ms (bench/main_cpu.h, median); main: main's "
+          "corrected on-CPU inclusive ms (hookprof report, median); err: main / untraced - 1, (spread) "
+          "over the runs; wall err: main's whole corrected inclusive time / the untraced wall "
+          "time - 1; top10: of perf's 10 top functions in the untraced build, how many are in "
+          "hookcc's 10 top exclusive: by perf's self time / among the functions the program "
+          "defines / each sample given to the program's innermost function on its call chain; "
+          "* the default placement (auto)")
     log(f"results in {out.relative_to(ROOT)}")
     return 0
 

@@ -35,6 +35,10 @@ Measures
   ns/pair      json time over plain, per recorded pair: what one traced call costs (the tools
                do not trace the same calls: XRay and uftrace place their hooks after inlining,
                as hookcc's default does at --release; native-src counts every source-level call)
+  top 10       perf record of the plain build's json run (DWARF call chains, linux-perf): how
+               many of perf's 10 top functions are in each native variant's 10 top exclusive
+               (hookprof report), by perf's self time, among rbench's own functions, and with
+               libc's samples given to their caller as a trace does (--no-sampler: skipped)
 
 As bench/bench.py: nothing fails on a missing tool or a failed variant, each is reported.
 """
@@ -68,17 +72,25 @@ from bench import (  # noqa: E402  (bench.py is the shared toolbox of the benchm
     uftrace_pairs,
 )
 import bench as _bench  # noqa: E402
+from placement import agreement, perf_self, report_rows, top_exclusive  # noqa: E402
+
+
+def normalize_rust(d: dict) -> dict:
+    """Symbol names as both tools print them: without a legacy mangling's `::h<hash>` or the
+    ` (crate.hash-cgu.N)` hookprof adds to a local symbol."""
+    return {re.sub(r"(::h[0-9a-f]{16}| \([^()]*-cgu\.\d+\))$", "", k): v for k, v in d.items()}
 
 APT_PACKAGES = {
     "clang-19": "links the XRay variant and compiles the C hooks",
     "libclang-rt-19-dev": "the XRay runtime",
     "uftrace": "uftrace record",
     "valgrind": "instructions per call (callgrind)",
+    "linux-perf": "perf record: the sampler the top-10 functions are compared with",
 }
 
-QUICK = {"cg": (50_000, 300_000), "micro": 3_000_000, "json": 30, "reps": 5}
+QUICK = {"cg": (50_000, 300_000), "micro": 3_000_000, "json": 30, "reps": 5, "perf_runs": 3}
 # json: each round records 1.4 M call pairs with hookcc (45 MB of trace): 60 rounds, 2.7 GB a run.
-FULL = {"cg": (500_000, 3_000_000), "micro": 20_000_000, "json": 60, "reps": 7}
+FULL = {"cg": (500_000, 3_000_000), "micro": 20_000_000, "json": 60, "reps": 7, "perf_runs": 5}
 
 
 class Variant:
@@ -124,6 +136,9 @@ def make_variants(hookcc: str, work: Path) -> list:
                 env={"HOOKCC_OUTPUT": "trace.hktrace"}),
         Variant("native-min", "… source, --hook-min-size=20",
                 rustflags_of(hookcc, ["--trace", "--hook-placement=source", "--hook-min-size=20"]),
+                env={"HOOKCC_OUTPUT": "trace.hktrace"}),
+        Variant("native-min50", "hookcc --trace --hook-min-size=50 (after inlining)",
+                rustflags_of(hookcc, ["--trace", "--hook-min-size=50"]),
                 env={"HOOKCC_OUTPUT": "trace.hktrace"}),
         Variant("native-crate-after", "… after inlining, --hook-exclude-crate=std,core,alloc",
                 rustflags_of(hookcc, ["--trace", "--hook-exclude-crate=std,core,alloc"]),
@@ -214,12 +229,15 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="use the hookcc already built")
     ap.add_argument("--variants", help="comma-separated variants to run (default: all)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip the Ir/call runs")
+    ap.add_argument("--no-sampler", action="store_true",
+                    help="skip the perf record phase (agreement of the top-10 functions)")
     args = ap.parse_args()
     scale = QUICK if args.quick else FULL
 
     _bench.APT_PACKAGES = APT_PACKAGES
     missing = {p: why for p, why in _bench.ensure_packages(not args.no_install).items() if why}
     hk = ensure_hookcc(not args.no_build)
+    hookprof_path = hk["hookprof"]
     if not hk["hookcc"]:
         log("hookcc is not built: run cargo build --workspace first")
         return 1
@@ -290,6 +308,27 @@ def main() -> int:
                     sizes[label] = {"bytes": on_disk, "pairs": pairs, "bytes_per_pair": on_disk / pairs}
                 shutil.rmtree(d, ignore_errors=True)
         results["json_size"] = sizes
+
+        # Agreement with a sampler (issue 24): perf record's top-10 self-time functions of the
+        # plain build's json run against each native variant's top-10 exclusive (hookprof
+        # report) of the same run. perf is installed with the packages above (linux-perf).
+        plain_v = next((v for v in ok if v.key == "plain"), None)
+        if plain_v and shutil.which("perf") and not args.no_sampler:
+            d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
+            samples = perf_self(plain_v.exe, ["json", str(scale["json"])], d,
+                                dict(os.environ), scale["perf_runs"])
+            shutil.rmtree(d, ignore_errors=True)
+            samples = {view: normalize_rust(s) for view, s in samples.items()}
+            for v in ok:
+                if not v.key.startswith("native") or not samples:
+                    continue
+                d = Path(tempfile.mkdtemp(prefix=f"top-{v.key}-", dir=work))
+                r = run(v, ["json", scale["json"]], d)
+                rows = report_rows(hookprof_path, d / "trace.hktrace") if r.rc == 0 else {}
+                shutil.rmtree(d, ignore_errors=True)
+                if rows:
+                    top = list(normalize_rust({k: 0 for k in top_exclusive(rows)}))
+                    results.setdefault("sampler", {})[v.key] = agreement(samples, top)
 
         n1, n2 = scale["cg"]
         ir = {}
@@ -362,6 +401,10 @@ def main() -> int:
     if results.get("json_size"):
         lines.append(f"json, {scale['json']} rounds: bytes on disk per recorded call pair: " + ", ".join(
             f"{k} {f(r['bytes_per_pair'], '.2f')} ({r['bytes']:,} B)" for k, r in results["json_size"].items()))
+    for key, a in results.get("sampler", {}).items():
+        lines.append(f"json: {key}: of perf's top 10, in hookcc's top 10 exclusive: "
+                     f"{a['agree_self']} by self time, {a['agree_own']} among rbench's own "
+                     f"functions, {a['agree_folded']} with libc's samples given to their caller")
     if missing:
         lines.append("missing packages: " + ", ".join(f"{p} ({w})" for p, w in missing.items()))
     print("\n".join(lines))

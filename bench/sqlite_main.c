@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "sqlite3.h"
+#include "main_cpu.h"
 
 static int check(sqlite3 *db, int rc, const char *what)
 {
@@ -30,6 +31,7 @@ static void query(sqlite3 *db, const char *sql)
 
 int main(int argc, char **argv)
 {
+    main_cpu_start();
     int rows = argc > 1 ? atoi(argv[1]) : 20000;
     sqlite3 *db;
     check(NULL, sqlite3_open(":memory:", &db), "open");
@@ -69,5 +71,6 @@ int main(int argc, char **argv)
               " ON i.kind = k.id GROUP BY k.label ORDER BY 2 DESC LIMIT 3");
     query(db, "SELECT name FROM item ORDER BY name DESC LIMIT 1");
     sqlite3_close(db);
+    main_cpu_end();
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "zstd.h"
+#include "main_cpu.h"
 
 /* Text-like data: words drawn from a small vocabulary with a fixed xorshift generator, so that
  * every build compresses the same bytes and the matcher has work to do. */
@@ -32,6 +33,7 @@ static void fill(unsigned char *buf, size_t size)
 
 int main(int argc, char **argv)
 {
+    main_cpu_start();
     size_t size = (size_t)(argc > 1 ? atoi(argv[1]) : 8) << 20;
     int level = argc > 2 ? atoi(argv[2]) : 3;
     unsigned char *src = malloc(size);
@@ -58,5 +60,6 @@ int main(int argc, char **argv)
     free(src);
     free(packed);
     free(back);
+    main_cpu_end();
     return 0;
 }

@@ -41,12 +41,23 @@
 #define HKRT_CLOCK_SOURCE "rdtsc"
 #define HKRT_CLOCK_NEEDS_CALIBRATION 1
 
+/* HKRT_CLOCK_SERIALIZED (hookcc --trace-clock=serialized): lfence first, so that the read
+ * waits for the instructions before it. Without it an out-of-order core runs the function's
+ * own work while a read is pending, and what a hook pair costs ranges from a few ns beside a
+ * long body to the reads' whole latency beside an empty one (docs/performance.md, "Times you
+ * can trust"): a cost compensation cannot know. With it every pair costs about the same. */
+#if defined(HKRT_CLOCK_SERIALIZED)
+#define HKRT_RDTSC "lfence\n\trdtsc"
+#else
+#define HKRT_RDTSC "rdtsc"
+#endif
+
 /* Inline asm rather than __rdtsc() from <x86intrin.h>: same instruction, no large header.
  * volatile, so two reads are never merged. */
 static inline HKRT_NOINSTR uint64_t hkrt_ticks(void)
 {
     uint32_t lo, hi;
-    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    __asm__ __volatile__(HKRT_RDTSC : "=a"(lo), "=d"(hi));
     return ((uint64_t)hi << 32) | lo;
 }
 
@@ -60,7 +71,7 @@ static inline HKRT_NOINSTR uint64_t hkrt_ticks_per_second_fixed(void)
 #define HKRT_TICKS_SPLIT 1
 static inline HKRT_NOINSTR void hkrt_ticks_split(uint32_t *lo, uint32_t *hi)
 {
-    __asm__ __volatile__("rdtsc" : "=a"(*lo), "=d"(*hi));
+    __asm__ __volatile__(HKRT_RDTSC : "=a"(*lo), "=d"(*hi));
 }
 
 #elif defined(__aarch64__)
@@ -69,11 +80,16 @@ static inline HKRT_NOINSTR void hkrt_ticks_split(uint32_t *lo, uint32_t *hi)
 #define HKRT_CLOCK_NEEDS_CALIBRATION 0
 
 /* No isb before the read: a timestamp that may be taken a few instructions early is the price
- * of not draining the pipeline on every hook. */
+ * of not draining the pipeline on every hook; HKRT_CLOCK_SERIALIZED (hookcc
+ * --trace-clock=serialized) pays it, as lfence does on x86-64 above. */
 static inline HKRT_NOINSTR uint64_t hkrt_ticks(void)
 {
     uint64_t v;
+#if defined(HKRT_CLOCK_SERIALIZED)
+    __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v)::"memory");
+#else
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+#endif
     return v;
 }
 

@@ -579,6 +579,64 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
     );
 }
 
+/// Issue 24, `--trace-clock=serialized`: the runtime linked into the program reads the clock
+/// after an `lfence` in both hooks (the default read has none), and the trace it writes is a
+/// trace like any other: the same calls, its OVERHEAD chunk measured with that read.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn trace_clock_serialized_puts_lfence_before_the_hooks_clock_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let hook_code = |program: &Path, hook: &str| -> String {
+        let out = run_ok(
+            std::process::Command::new("llvm-objdump-19")
+                .arg("-d")
+                .arg(format!("--disassemble-symbols={hook}"))
+                .arg(program),
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let serialized = build_traced(
+        dir.path(),
+        "calls_serialized",
+        &["calls.c"],
+        &["-O1", "--trace-clock=serialized"],
+        false,
+    );
+    let fast = build_traced(dir.path(), "calls_fast", &["calls.c"], &["-O1"], false);
+    for hook in ["__hookcc_enter", "__hookcc_exit"] {
+        let code = hook_code(&serialized, hook);
+        let lfence = code
+            .find("lfence")
+            .unwrap_or_else(|| panic!("{hook}: {code}"));
+        let rdtsc = code
+            .find("rdtsc")
+            .unwrap_or_else(|| panic!("{hook}: {code}"));
+        assert!(lfence < rdtsc, "{hook}: {code}");
+        let code = hook_code(&fast, hook);
+        assert!(
+            code.contains("rdtsc") && !code.contains("lfence"),
+            "{hook}: {code}"
+        );
+    }
+    let report = |program: &Path| {
+        let (trace, _) = run_traced(dir.path(), program, &[]);
+        let out = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+        let mut calls: Vec<(String, u64)> = parse_report_csv(&String::from_utf8_lossy(&out.stdout))
+            .into_iter()
+            .map(|r| (r.function, r.calls))
+            .collect();
+        calls.sort();
+        let info = run_ok(hookprof().arg("info").arg(&trace));
+        (calls, String::from_utf8_lossy(&info.stdout).into_owned())
+    };
+    let ((serialized_calls, info), (fast_calls, _)) = (report(&serialized), report(&fast));
+    assert_eq!(serialized_calls, fast_calls);
+    assert!(
+        info.contains("(means of 255 hook pairs timed at start)"),
+        "{info}"
+    );
+}
+
 /// The PACKED encoding is lossless: one run's records, written as 16-byte records
 /// (`HOOKCC_PACK=0`) and packed afterwards by the runtime's own encoder (runtime/test/
 /// pack_trace.c includes trace_pack.h), give every report and view byte for byte. The program

@@ -47,6 +47,7 @@ const HOOK_ENVIRONMENT: &[&str] = &[
     "NITRO_PROFILE",
     "NITRO_PROFILE_TYPE",
     "HOOKCC_NITRO_CLOCK",
+    "HOOKCC_TRACE_CLOCK",
 ];
 
 /// The key of everything hookcc's output depends on besides its command line: the settings it
@@ -178,6 +179,9 @@ fn runtime_flags(
     }
     if component == RuntimeComponent::FunctionCost && options.nitro_thread_cpu_clock {
         flags.push("-DHKN_FC_THREAD_CPU_CLOCK".to_string());
+    }
+    if component == RuntimeComponent::Trace && options.trace_serialized_clock {
+        flags.push("-DHKRT_CLOCK_SERIALIZED".to_string());
     }
     if component == RuntimeComponent::Trace {
         // The names were checked (letters, digits, `_$.@`): safe inside a C string.
@@ -887,6 +891,22 @@ mod tests {
         assert!(builds[1].is_empty(), "{builds:?}");
         let err = plan(false, &["--nitro-clock=wall".to_string()], &host).unwrap_err();
         assert!(err.contains("tick, thread-cpu"), "{err}");
+    }
+
+    #[test]
+    fn trace_clock_serialized_builds_the_trace_runtime_with_the_serialized_clock_read() {
+        let host = FakeHost::new(&[]);
+        run(
+            false,
+            &["--trace", "--trace-clock=serialized", "a.c"],
+            &host,
+        );
+        run(false, &["--trace", "--trace-clock=fast", "a.c"], &host);
+        let builds = host.runtime_builds.borrow();
+        assert_eq!(builds[0], ["-DHKRT_CLOCK_SERIALIZED"]);
+        assert!(builds[1].is_empty(), "{builds:?}");
+        let err = plan(false, &["--trace-clock=lfence".to_string()], &host).unwrap_err();
+        assert!(err.contains("fast, serialized"), "{err}");
     }
 
     #[test]

@@ -279,6 +279,11 @@ pub struct HookOptions {
     /// `--nitro-clock=thread-cpu` / `HOOKCC_NITRO_CLOCK=thread-cpu`: function cost measures
     /// each thread's CPU time instead of the OS tick.
     pub nitro_thread_cpu_clock: bool,
+    /// `--trace-clock=serialized` / `HOOKCC_TRACE_CLOCK=serialized`: the trace runtime's hooks
+    /// wait for the instructions before them to finish before they read the clock (`lfence`
+    /// before `rdtsc`, `isb` before reading the AArch64 counter), so that what a hook pair costs
+    /// does not depend on the code around it (docs/performance.md, "Times you can trust").
+    pub trace_serialized_clock: bool,
     /// `--trace-start=F,…` / `--trace-stop=F,…`: the trace runtime's default triggers
     /// (HOOKCC_TRACE_START / HOOKCC_TRACE_STOP at run time override them), built into the
     /// runtime object the program links.
@@ -552,6 +557,7 @@ enum OwnOption {
     RemoveHooksWhenInlining,
     RustFlags,
     Trace,
+    TraceClock,
     TraceStart,
     TraceStop,
     Verbose,
@@ -587,6 +593,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ),
     ("--rustflags", OwnOption::RustFlags),
     ("--trace", OwnOption::Trace),
+    ("--trace-clock=", OwnOption::TraceClock),
     ("--trace-start=", OwnOption::TraceStart),
     ("--trace-stop=", OwnOption::TraceStop),
     ("-finstrument-functions", OwnOption::GccInstrument),
@@ -630,6 +637,17 @@ fn parse_nitro_clock(value: &str) -> Option<bool> {
     match value {
         "tick" => Some(false),
         "thread-cpu" => Some(true),
+        _ => None,
+    }
+}
+
+/// `--trace-clock=` values: true for the serialized clock read.
+const TRACE_CLOCKS: &str = "fast, serialized";
+
+fn parse_trace_clock(value: &str) -> Option<bool> {
+    match value {
+        "fast" => Some(false),
+        "serialized" => Some(true),
         _ => None,
     }
 }
@@ -681,6 +699,14 @@ pub fn take_own_options(
                 option: "HOOKCC_NITRO_CLOCK".into(),
                 value: clock.clone(),
                 expected: NITRO_CLOCKS.into(),
+            })?;
+    }
+    if let Some(clock) = env("HOOKCC_TRACE_CLOCK").filter(|v| !v.is_empty()) {
+        options.trace_serialized_clock =
+            parse_trace_clock(&clock).ok_or_else(|| OptionError::BadValue {
+                option: "HOOKCC_TRACE_CLOCK".into(),
+                value: clock.clone(),
+                expected: TRACE_CLOCKS.into(),
             })?;
     }
     if let Some(kind) = nitro_type {
@@ -741,6 +767,10 @@ pub fn take_own_options(
                     parse_nitro_clock(value).ok_or_else(|| bad(NITRO_CLOCKS))?;
             }
             OwnOption::Trace => options.trace = true,
+            OwnOption::TraceClock => {
+                options.trace_serialized_clock =
+                    parse_trace_clock(value).ok_or_else(|| bad(TRACE_CLOCKS))?;
+            }
             OwnOption::TraceStart | OwnOption::TraceStop => {
                 // Symbol names as nm prints them; they become a C string in the runtime.
                 let names: Vec<String> = value
@@ -947,6 +977,11 @@ hookcc options:
                         --hook-placement), and link the trace runtime: the program writes
                         <program>.<pid>.hktrace (or $HOOKCC_OUTPUT); read it with
                         `hookprof report`
+  --trace-clock=fast|serialized
+                        serialized: the trace runtime's hooks let the instructions before them
+                        finish before reading the clock, so a hook pair costs the same beside
+                        any code and compensation subtracts what it cost (about twice the
+                        default's cost per call; docs/performance.md); HOOKCC_TRACE_CLOCK too
   --trace-start=F,…     record only from an entry of one of these functions (symbol names as
                         nm prints them: mangled for C++ and Rust) to its return, each time;
   --trace-stop=F,…      or, with this, to the return of the first of these called after it.
