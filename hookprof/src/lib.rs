@@ -327,6 +327,69 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     ))
 }
 
+/// The flat profile of several traces together (`hookprof report A B …`): every process's
+/// threads, functions of the same name added up ([`FlatReport::merge`]). `--per-thread` and
+/// `--percentiles` take one trace. Warnings name their trace.
+pub fn report_files(
+    trace_paths: &[PathBuf],
+    options: &ReportOptions,
+) -> Result<ReportOutput, Error> {
+    if let [one] = trace_paths {
+        return report_file(one, options);
+    }
+    if options.per_thread || options.percentiles {
+        return Err(Error::Unsupported {
+            path: trace_paths[1].clone(),
+            message: "--per-thread and --percentiles take one trace: report the traces one by \
+                      one, or leave them out to add the traces up"
+                .to_string(),
+        });
+    }
+    let mut reports = Vec::new();
+    let mut warnings = Vec::new();
+    for path in trace_paths {
+        let trace = TraceFile::open(path)?;
+        let profile = trace.profile()?;
+        let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
+        let mut report = FlatReport::build(&profile, &mut names, false);
+        if options.callers {
+            report.add_callers(&profile, &mut names);
+        }
+        if let Some(first) = reports.first() {
+            let first: &FlatReport = first;
+            if first.summary.unit.suffix() != report.summary.unit.suffix() {
+                return Err(Error::Unsupported {
+                    path: path.clone(),
+                    message: format!(
+                        "its times are in {} and the first trace's in {}: a report of several \
+                         traces needs one unit (every trace with a clock rate, or none)",
+                        report.summary.unit.suffix(),
+                        first.summary.unit.suffix()
+                    ),
+                });
+            }
+        }
+        for w in profile_warnings(&profile.summary)
+            .into_iter()
+            .chain(names.take_warnings())
+        {
+            warnings.push(format!("{}: {w}", path.display()));
+        }
+        reports.push(report);
+    }
+    let mut report = FlatReport::merge(reports);
+    report.sort_and_limit(options.sort, options.top);
+    let mut bytes = Vec::new();
+    report
+        .render(options.format, &mut bytes)
+        .expect("writing to a Vec cannot fail");
+    Ok(ReportOutput {
+        bytes,
+        warnings,
+        report,
+    })
+}
+
 /// Reads `trace_path`, symbolizes it and renders the Dynamic Call Graph ([`callgraph`]).
 /// Returns the text and the warnings to show.
 pub fn callgraph_file(

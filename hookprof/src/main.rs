@@ -13,8 +13,8 @@ mod install_docs;
 use hookprof::report::Format;
 use hookprof::view::Filter;
 use hookprof::{
-    callgraph_file, report_file, same_file, FlameFormat, FlameOptions, ReportOptions,
-    TimelineFormat, TraceFile, ViewOptions,
+    callgraph_file, same_file, FlameFormat, FlameOptions, ReportOptions, TimelineFormat, TraceFile,
+    ViewOptions,
 };
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
@@ -886,6 +886,10 @@ struct CallgraphArgs {
 struct ReportArgs {
     /// The .hktrace file.
     trace: PathBuf,
+    /// More traces (a fork/exec family, the runs of a test suite): one report of all their
+    /// threads, functions of the same name added up.
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
     #[arg(long)]
     no_compensation: bool,
@@ -1032,7 +1036,14 @@ fn emit(
 
 fn report(args: &ReportArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let out = report_file(&args.trace, &ReportOptions::from(args))?;
+    for trace in &args.more {
+        check_output(trace, args.output.as_ref())?;
+    }
+    let traces: Vec<PathBuf> = std::iter::once(&args.trace)
+        .chain(&args.more)
+        .cloned()
+        .collect();
+    let out = hookprof::report_files(&traces, &ReportOptions::from(args))?;
     emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 

@@ -161,7 +161,10 @@ fn folded_stacks_and_svg_hold_every_function() {
     let dir = tempfile::tempdir().unwrap();
     let trace = calls_trace(dir.path());
     let t = trace.to_str().unwrap();
-    let folded = view(&["flame", t, "--format=folded"]);
+    // Raw times (as the SVGs below): compensated, a short call can come out at 0 ns, and a
+    // stack of no time is not a folded line — on a loaded machine whose start-up calibration
+    // measured slow hooks, every stack of apply, twice, negate and leaf (a flake).
+    let folded = view(&["flame", t, "--format=folded", "--no-compensation"]);
     let mut functions = BTreeMap::new();
     let mut total = 0u64;
     for line in folded.lines() {
@@ -179,7 +182,7 @@ fn folded_stacks_and_svg_hold_every_function() {
         "{folded}"
     );
     // The counts add up to main's inclusive time in the flat profile (± rounding per stack).
-    let report = run_ok(hookprof().args(["report", t, "--format=csv"]));
+    let report = run_ok(hookprof().args(["report", t, "--format=csv", "--no-compensation"]));
     let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
     let main = rows.iter().find(|r| r.function == "main").unwrap();
     let lines = folded.lines().count() as f64;
@@ -677,6 +680,27 @@ fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
         folded.lines().all(|l| l.starts_with("family [")),
         "{folded}"
     );
+    // The report of the five: each function's calls and times added up over the processes.
+    let mut one_by_one: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+    for t in &traces {
+        let csv = view(&["report", t.to_str().unwrap(), "--format=csv"]);
+        for row in parse_report_csv(&csv) {
+            let e = one_by_one.entry(row.function).or_insert((0, 0.0));
+            e.0 += row.calls;
+            e.1 += row.exclusive_ns;
+        }
+    }
+    let all = {
+        let mut a: Vec<String> = vec!["report".into(), "--format=csv".into()];
+        a.extend(traces.iter().map(|t| t.display().to_string()));
+        view(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let together: BTreeMap<String, (u64, f64)> = parse_report_csv(&all)
+        .into_iter()
+        .map(|r| (r.function, (r.calls, r.exclusive_ns)))
+        .collect();
+    assert_eq!(together, one_by_one, "{all}");
+    assert_eq!(together["child_work"].0, 1 + 2 + 3 + 4);
     // A clock-less or unreadable second trace is refused, naming it.
     let junk = dir.path().join("junk.hktrace");
     std::fs::write(&junk, b"not a trace").unwrap();

@@ -306,6 +306,120 @@ impl FlatReport {
         }
     }
 
+    /// The flat profile of several traces together (`hookprof report A B …`, all threads of
+    /// all processes): rows of the same function name added up (calls, times, callers,
+    /// unmatched counts; shortest and longest call), the summaries' counts added. The traces
+    /// must share a unit (all with a clock rate, or none); times are in that unit already, so
+    /// traces of different clock rates add up. Not for `per_thread` or percentiles reports.
+    pub fn merge(reports: Vec<FlatReport>) -> FlatReport {
+        let mut reports = reports.into_iter();
+        let mut merged = reports.next().expect("at least one report");
+        let mut index: HashMap<String, usize> = merged
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.function.clone(), i))
+            .collect();
+        let ns_unit = |u: Unit| match u {
+            Unit::Nanoseconds { .. } => Unit::Nanoseconds {
+                ticks_per_second: 1_000_000_000,
+            },
+            Unit::Ticks => Unit::Ticks,
+        };
+        for row in &mut merged.rows {
+            row.exclusive_ticks = row.exclusive;
+        }
+        for report in reports {
+            let (s, t) = (&mut merged.summary, report.summary);
+            if s.unit != t.unit {
+                s.unit = ns_unit(s.unit);
+            }
+            s.complete &= t.complete;
+            s.threads += t.threads;
+            s.records += t.records;
+            s.lost += t.lost;
+            s.unmatched_entries += t.unmatched_entries;
+            s.unmatched_exits += t.unmatched_exits;
+            s.closed_at_end += t.closed_at_end;
+            s.closed_by_longjmp += t.closed_by_longjmp;
+            s.ring = add4(s.ring, t.ring);
+            s.stream_loss = add3(s.stream_loss, t.stream_loss);
+            s.folded = match (s.folded, t.folded) {
+                (Some(a), Some(b)) => Some((a.0 + b.0, a.1.max(b.1))),
+                (a, b) => a.or(b),
+            };
+            s.unknown_addresses += t.unknown_addresses;
+            if s.compensation != t.compensation {
+                s.compensation = None;
+            }
+            s.total_exclusive += t.total_exclusive;
+            s.switches = match (s.switches, t.switches) {
+                (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
+                (a, b) => a.or(b),
+            };
+            s.thread_list.extend(t.thread_list);
+            for mut row in report.rows {
+                row.exclusive_ticks = row.exclusive;
+                let Some(&i) = index.get(&row.function) else {
+                    index.insert(row.function.clone(), merged.rows.len());
+                    merged.rows.push(row);
+                    continue;
+                };
+                let m = &mut merged.rows[i];
+                m.min = if m.calls == 0 {
+                    row.min
+                } else {
+                    m.min.min(row.min)
+                };
+                m.max = m.max.max(row.max);
+                m.calls += row.calls;
+                m.inclusive += row.inclusive;
+                m.exclusive += row.exclusive;
+                m.exclusive_ticks += row.exclusive;
+                m.unmatched_entries += row.unmatched_entries;
+                m.unmatched_exits += row.unmatched_exits;
+                m.closed_at_end += row.closed_at_end;
+                m.percentiles = None;
+                m.offcpu = match (m.offcpu, row.offcpu) {
+                    (Some(a), Some(b)) => Some(OffCpu {
+                        inclusive: a.inclusive + b.inclusive,
+                        exclusive: a.exclusive + b.exclusive,
+                    }),
+                    (a, b) => a.or(b),
+                };
+                if let (Some(into), Some(from)) = (&mut m.callers, row.callers) {
+                    for (caller, calls) in from {
+                        match into.iter_mut().find(|(n, _)| *n == caller) {
+                            Some(entry) => entry.1 += calls,
+                            None => into.push((caller, calls)),
+                        }
+                    }
+                    into.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                }
+            }
+        }
+        let total: u128 = merged.rows.iter().map(|r| u128::from(r.exclusive)).sum();
+        for r in &mut merged.rows {
+            r.avg = if r.calls == 0 {
+                0
+            } else {
+                r.inclusive / r.calls
+            };
+            r.percent = if total == 0 {
+                0.0
+            } else {
+                ((r.exclusive as f64 * 100.0 / total as f64) * 100.0).round() / 100.0
+            };
+        }
+        merged.rows.sort_by(|a, b| {
+            b.exclusive
+                .cmp(&a.exclusive)
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        merged
+    }
+
     /// Sorts the rows by `key` (within each thread with `per_thread`; ties by name, then
     /// address) and keeps the first `top` (of each thread). Percentages stay shares of the
     /// whole profile.
@@ -568,5 +682,22 @@ mod tests {
             .convert(u64::MAX),
             u64::MAX
         );
+    }
+}
+
+fn add3(a: Option<(u64, u64, u64)>, b: Option<(u64, u64, u64)>) -> Option<(u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn add4(
+    a: Option<(u64, u64, u64, u64)>,
+    b: Option<(u64, u64, u64, u64)>,
+) -> Option<(u64, u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)),
+        (a, b) => a.or(b),
     }
 }
