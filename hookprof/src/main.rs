@@ -613,26 +613,7 @@ impl SizeLimitArgs {
 
 /// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
 fn parse_duration(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "" | "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => {
-            return Err(format!(
-                "{text:?}: unknown unit {other:?} (use ns, us, ms or s)"
-            ))
-        }
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 500ns, 20us, 1.5ms or 2s"))?;
-    Ok((value * scale).round() as u64)
+    hookprof::view::parse_duration(text)
 }
 
 #[derive(clap::Args, Debug)]

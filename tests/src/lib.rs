@@ -236,6 +236,31 @@ pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, Stri
     (trace, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs `cmd`, which must fail with `expected` in its standard error; returns the error text.
+pub fn run_fails(cmd: &mut Command, expected: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{cmd:?} succeeded:\n{stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{cmd:?}: no {expected:?} in\n{stderr}"
+    );
+    stderr
+}
+
+/// The `.hktrace` files in `dir`, sorted (a program and its fork children each write one).
+pub fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
 /// `cargo`: the one running the tests (`$CARGO`), else the one on PATH.
 pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()))

@@ -652,13 +652,8 @@ fn distcc_compiles_instrumented_objects_equal_to_local_ones() {
         .env("DISTCC_FALLBACK", "0")
         .env("DISTCC_BACKOFF_PERIOD", "0")
         .env("DISTCC_DIR", &client_state);
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("running under distcc") && stderr.contains("HOOKCC_TRACE=1"),
-        "{stderr}"
-    );
+    let stderr = run_fails(&mut cmd, "running under distcc");
+    assert!(stderr.contains("HOOKCC_TRACE=1"), "{stderr}");
     let log = std::fs::read_to_string(dir.path().join("distccd.log")).unwrap();
     assert_eq!(
         log.matches("COMPILE_OK").count(),

@@ -63,12 +63,7 @@ fn family_traces(dir: &Path, flags: &[&str]) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).unwrap();
     let program = build_traced(dir, "family", &["family.c"], flags, false);
     run_traced(dir, &program, &[]);
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
-        .collect();
-    traces.sort();
+    let traces = traces_in(dir);
     assert_eq!(traces.len(), 5, "{traces:?}");
     traces
 }
@@ -115,17 +110,12 @@ fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
     }
     // Exporting a run again never overwrites it.
-    let again = hookprof()
-        .args(["export", "--run", "a", "-o"])
-        .arg(&dataset)
-        .arg(&a[0])
-        .output()
-        .unwrap();
-    assert!(!again.status.success());
-    assert!(
-        String::from_utf8_lossy(&again.stderr).contains("already exported"),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
+    run_fails(
+        hookprof()
+            .args(["export", "--run", "a", "-o"])
+            .arg(&dataset)
+            .arg(&a[0]),
+        "already exported",
     );
 
     let (report_a, report_b) = (reported(&a), reported(&b));

@@ -522,20 +522,14 @@ fn diff_fail_if_gates_a_planted_regression_and_passes_a_rebuild() {
         "{text}"
     );
 
-    // A bad rule is a usage error that says what a rule is.
-    let out = hookprof()
-        .arg("diff")
+    // A bad rule is a usage error (status 2) that says what a rule is.
+    let mut bad = hookprof();
+    bad.arg("diff")
         .arg(&base)
         .arg(&rebuild)
-        .args(["--fail-if", "exclusive >> 10%"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("a rule is METRIC > +LIMIT"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(["--fail-if", "exclusive >> 10%"]);
+    run_fails(&mut bad, "a rule is METRIC > +LIMIT");
+    assert_eq!(bad.status().unwrap().code(), Some(2));
 }
 
 /// Five processes on one timeline (tests/programs/family.c: a parent that forks four children
@@ -561,12 +555,7 @@ fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
         };
     }
     assert_eq!(pids.len(), 5, "{stdout}");
-    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "hktrace"))
-        .collect();
-    traces.sort();
+    let traces = traces_in(dir.path());
     assert_eq!(traces.len(), 5, "{traces:?}");
     let args = |extra: &[&str]| {
         let mut a: Vec<String> = vec!["timeline".into(), "--no-compensation".into()];
@@ -704,17 +693,9 @@ fn one_timeline_holds_a_fork_family_on_its_wall_clock() {
     // A clock-less or unreadable second trace is refused, naming it.
     let junk = dir.path().join("junk.hktrace");
     std::fs::write(&junk, b"not a trace").unwrap();
-    let out = hookprof()
-        .arg("timeline")
-        .arg(&traces[0])
-        .arg(&junk)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("junk.hktrace"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_fails(
+        hookprof().arg("timeline").arg(&traces[0]).arg(&junk),
+        "junk.hktrace",
     );
 }
 

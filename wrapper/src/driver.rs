@@ -69,6 +69,18 @@ fn cache_key(host: &dyn Host, clang: &Path) -> Result<String, String> {
     Ok(crate::runtime::cache_key(&parts))
 }
 
+/// The hook settings the environment gives (`NAME=value`, the set ones of [`HOOK_ENVIRONMENT`]).
+fn hook_settings_in_environment(host: &dyn Host) -> Vec<String> {
+    HOOK_ENVIRONMENT
+        .iter()
+        .filter_map(|name| {
+            host.var(name)
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("{name}={v}"))
+        })
+        .collect()
+}
+
 /// Refuses to compile under a compiler cache that does not hash what hookcc's output depends
 /// on (`CC="ccache hookcc"` without `CCACHE_COMPILERCHECK='%compiler% --print-cache-key'`, or
 /// `CC="sccache hookcc"`). Every compile, with hooks or without: ccache's direct mode hands an
@@ -90,14 +102,7 @@ fn check_cache_launcher(host: &dyn Host) -> Result<(), String> {
     if keyed {
         return Ok(());
     }
-    let from_environment: Vec<String> = HOOK_ENVIRONMENT
-        .iter()
-        .filter_map(|name| {
-            host.var(name)
-                .filter(|v| !v.is_empty())
-                .map(|v| format!("{name}={v}"))
-        })
-        .collect();
+    let from_environment = hook_settings_in_environment(host);
     Err(format!(
         "running under {parent}, which hashes neither hookcc's environment{} nor its plugins: \
          it could hand this object back to a build with other hook settings, or another's to \
@@ -123,14 +128,7 @@ fn check_distcc(host: &dyn Host) -> Result<(), String> {
     if host.parent_program().as_deref() != Some("distcc") {
         return Ok(());
     }
-    let from_environment: Vec<String> = HOOK_ENVIRONMENT
-        .iter()
-        .filter_map(|name| {
-            host.var(name)
-                .filter(|v| !v.is_empty())
-                .map(|v| format!("{name}={v}"))
-        })
-        .collect();
+    let from_environment = hook_settings_in_environment(host);
     if from_environment.is_empty() {
         return Ok(());
     }

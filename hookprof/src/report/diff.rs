@@ -101,22 +101,13 @@ impl std::str::FromStr for Rule {
     }
 }
 
-/// A time with its unit (ns, us, ms, s) in nanoseconds.
-pub fn parse_time(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return None,
-    };
-    let value: f64 = number.parse().ok()?;
-    (value.is_finite() && value >= 0.0).then(|| (value * scale).round() as u64)
+/// A time with its unit (ns, us, ms, s) in nanoseconds: a bare number is refused here (is
+/// `+2` two calls' worth of time, or 2 ns?).
+fn parse_time(text: &str) -> Option<u64> {
+    if !text.trim_end().ends_with(|c: char| c.is_alphabetic()) {
+        return None;
+    }
+    crate::view::parse_duration(text).ok()
 }
 
 /// A function that broke a rule.
