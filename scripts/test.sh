@@ -18,6 +18,8 @@ if [ "${1:-}" = "--fresh" ]; then
     scripts/setup.sh --test
     fresh=$(mktemp -d "${TMPDIR:-/tmp}/hookcc-fresh.XXXXXX")
     trap 'rm -rf "$fresh"' EXIT
+    # Others may enter it (not list it): the distcc test's server runs hookcc as nobody.
+    chmod 711 "$fresh"
     mkdir "$fresh/home"
     # The Rust toolchain stays where it is (a new machine has one); everything else starts
     # empty. The cargo target directory is new, so the tests' runtime cache is too.
