@@ -400,11 +400,7 @@ impl FlatReport {
         }
         let total: u128 = merged.rows.iter().map(|r| u128::from(r.exclusive)).sum();
         for r in &mut merged.rows {
-            r.avg = if r.calls == 0 {
-                0
-            } else {
-                r.inclusive / r.calls
-            };
+            r.avg = r.inclusive.checked_div(r.calls).unwrap_or(0);
             r.percent = if total == 0 {
                 0.0
             } else {
