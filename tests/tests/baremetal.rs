@@ -140,6 +140,50 @@ fn copy_example(board: &str, dir: &Path) -> PathBuf {
     root.join(board)
 }
 
+/// The make variables that build tests/programs/calls.c with the native trace on `board`,
+/// and `extra` (see [`boot_traced_calls`]).
+fn traced_calls_variables(board: &Board, extra: &[&str]) -> Vec<String> {
+    let mut variables = vec![
+        "HOOKS=trace".to_string(),
+        format!("APP={}", program_source("calls.c").display()),
+        format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}"),
+    ];
+    variables.extend(extra.iter().chain(board.variables).map(|v| v.to_string()));
+    variables
+}
+
+/// tests/programs/calls.c booted with the native trace and `extra` make variables on `board`,
+/// in a fresh copy of the examples: its description (`label` after the board), the temporary
+/// directory holding the copy, the board's directory in it, and make's output (make succeeded).
+/// Exact counts: the source placement (--trace's default at -O1 is after inlining). A
+/// command-line variable overrides common.mk's `HOOKCC_FLAGS := --trace`; the board's CFLAGS
+/// stay its own (riscv32's -gdwarf-4: its ld crashed on DWARF 5).
+fn boot_traced_calls(
+    board: &Board,
+    extra: &[&str],
+    label: &str,
+) -> (String, tempfile::TempDir, PathBuf, Output) {
+    let what = format!(
+        "{} {} calls.c {label}",
+        board.dir,
+        board.variables.join(" ")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_example(board.dir, dir.path());
+    let variables = traced_calls_variables(board, extra);
+    let out = make_run(
+        &project,
+        &variables.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(
+        out.status.success(),
+        "{what}: make run failed with {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (what, dir, project, out)
+}
+
 /// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
 /// whatever the status.
 fn make_run(project: &Path, variables: &[&str]) -> Output {
@@ -747,27 +791,7 @@ fn native_trace_in_ram_read_by_hookprof_on_every_board() {
         return;
     }
     for board in BOARDS {
-        let what = format!(
-            "{} {} calls.c --trace",
-            board.dir,
-            board.variables.join(" ")
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
-        let app = format!("APP={}", program_source("calls.c").display());
-        // Exact counts: the source placement (--trace's default at -O1 is after inlining).
-        // A command-line variable overrides common.mk's `HOOKCC_FLAGS := --trace`; the board's
-        // CFLAGS stay its own (riscv32's -gdwarf-4: its ld crashed on DWARF 5).
-        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
-        let mut variables = vec!["HOOKS=trace", app.as_str(), hookcc_flags.as_str()];
-        variables.extend(board.variables);
-        let out = make_run(&project, &variables);
-        assert!(
-            out.status.success(),
-            "{what}: make run failed with {}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (what, _dir, project, out) = boot_traced_calls(board, &[], "--trace");
         assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
         let trace = project.join("firmware.hktrace");
         assert!(trace.is_file(), "{what}: no firmware.hktrace written");
@@ -1002,29 +1026,8 @@ fn a_ring_buffer_keeps_the_last_records_on_every_board() {
     }
     let made: u64 = 2 * CALLS_C.iter().map(|(_, calls)| calls).sum::<u64>();
     for board in BOARDS {
-        let what = format!(
-            "{} {} calls.c TRACE_RING=64",
-            board.dir,
-            board.variables.join(" ")
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
-        let app = format!("APP={}", program_source("calls.c").display());
-        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
-        let mut variables = vec![
-            "HOOKS=trace",
-            "TRACE_RING=64",
-            app.as_str(),
-            hookcc_flags.as_str(),
-        ];
-        variables.extend(board.variables);
-        let out = make_run(&project, &variables);
-        assert!(
-            out.status.success(),
-            "{what}: make run failed with {}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (what, _dir, project, _) =
+            boot_traced_calls(board, &["TRACE_RING=64"], "TRACE_RING=64");
         let trace = project.join("firmware.hktrace");
         let exe = project.join("firmware.elf");
         let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout)
@@ -1056,15 +1059,9 @@ fn a_ring_buffer_keeps_the_last_records_on_every_board() {
 
         // A debugger halted inside the program (at negate's first call) finishes the file and
         // saves it: scripts/baremetal-dump.sh's @trace.
-        let mut variables = vec![
-            "HOOKS=trace",
-            "TRACE_RING=64",
-            "BREAK=negate",
-            "BUFFER=@trace",
-            app.as_str(),
-            hookcc_flags.as_str(),
-        ];
-        variables.extend(board.variables);
+        let variables =
+            traced_calls_variables(board, &["TRACE_RING=64", "BREAK=negate", "BUFFER=@trace"]);
+        let variables: Vec<&str> = variables.iter().map(String::as_str).collect();
         let out = make_target(&project, "gdb-dump", &variables);
         assert!(
             out.status.success(),
@@ -1108,29 +1105,8 @@ fn a_call_path_profile_in_constant_memory_on_every_board() {
         return;
     }
     for board in BOARDS {
-        let what = format!(
-            "{} {} calls.c TRACE_PROFILE=64",
-            board.dir,
-            board.variables.join(" ")
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
-        let app = format!("APP={}", program_source("calls.c").display());
-        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
-        let mut variables = vec![
-            "HOOKS=trace",
-            "TRACE_PROFILE=64",
-            app.as_str(),
-            hookcc_flags.as_str(),
-        ];
-        variables.extend(board.variables);
-        let out = make_run(&project, &variables);
-        assert!(
-            out.status.success(),
-            "{what}: make run failed with {}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (what, _dir, project, out) =
+            boot_traced_calls(board, &["TRACE_PROFILE=64"], "TRACE_PROFILE=64");
         assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
         let trace = project.join("firmware.hktrace");
         let report = run_ok(
@@ -1183,21 +1159,7 @@ fn threshold_and_triggers_cut_a_firmwares_records_on_every_board() {
             ),
             (&["TRACE_START=apply"][..], "trigger"),
         ] {
-            let what = format!("{} {} calls.c {name}", board.dir, board.variables.join(" "));
-            let dir = tempfile::tempdir().unwrap();
-            let project = copy_example(board.dir, dir.path());
-            let app = format!("APP={}", program_source("calls.c").display());
-            let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
-            let mut variables = vec!["HOOKS=trace", app.as_str(), hookcc_flags.as_str()];
-            variables.extend(extra);
-            variables.extend(board.variables);
-            let out = make_run(&project, &variables);
-            assert!(
-                out.status.success(),
-                "{what}: make run failed with {}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let (what, _dir, project, _) = boot_traced_calls(board, extra, name);
             let trace = project.join("firmware.hktrace");
             let report = run_ok(
                 hookprof()
