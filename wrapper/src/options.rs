@@ -23,6 +23,16 @@ pub enum RuntimeComponent {
     None,
 }
 
+/// The names of a table of named values (an option's accepted values), for a message.
+fn table_names<T>(table: &[(&str, T)]) -> String {
+    table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
+/// The value a table names `name`.
+fn table_value<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
 impl RuntimeComponent {
     const ALL: &'static [(&'static str, RuntimeComponent)] = &[
         ("calltrace", RuntimeComponent::CallTrace),
@@ -35,15 +45,11 @@ impl RuntimeComponent {
     ];
 
     pub fn names() -> String {
-        Self::ALL
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
+        table_names(Self::ALL)
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+        table_value(Self::ALL, name)
     }
 
     /// The symbols of the component that instrumented shared libraries call: the executable
@@ -157,15 +163,11 @@ impl HookPlacement {
     ];
 
     pub fn names() -> String {
-        Self::ALL
-            .iter()
-            .map(|(n, _)| *n)
-            .collect::<Vec<_>>()
-            .join(", ")
+        table_names(Self::ALL)
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+        table_value(Self::ALL, name)
     }
 
     /// The pass's `-hookcc-placement=` value (the same words).
