@@ -79,7 +79,7 @@ cl::list<std::string> Exclude("hookcc-exclude",
                               cl::desc("no hooks in functions whose name matches this glob"),
                               cl::value_desc("glob"), cl::cat(HookccCategory));
 
-// Mirrors `RawConfig` in src/ffi.rs field for field.
+// Mirrors `RawConfig` in src/plugin.rs field for field.
 struct RawConfig {
   const char *entry_hook;
   const char *exit_hook;
@@ -183,7 +183,7 @@ bool parseSettings(StringRef params) {
 } // namespace
 
 extern "C" {
-// Defined in Rust (src/ffi.rs). Returns 1 if the module changed; on failure returns -1 and
+// Defined in Rust (src/plugin.rs). Returns 1 if the module changed; on failure returns -1 and
 // sets *error to a message allocated by Rust, freed with hookcc_free_error.
 int hookcc_instrument_module(LLVMModuleRef module, unsigned phase, const RawConfig *config,
                              char **error);

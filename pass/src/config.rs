@@ -1,4 +1,6 @@
 //! What the pass is asked to do, decoded from the `-hookcc-*` options.
+//!
+//! LLVM-free (compiled into the unit tests). May import: mangling only.
 
 use std::fmt;
 

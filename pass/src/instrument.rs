@@ -1,4 +1,8 @@
-//! Inserting the hooks into a module.
+//! Inserting the hooks into a module: which functions get them, the hook declarations, and the
+//! calls at entry and before every return (with a cleanup path for unwinding).
+//!
+//! May import: config, mangling, pfp_points, setjmp, size, and ffi for LLVM-C calls; never
+//! plugin (which calls [`instrument_module`]).
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;

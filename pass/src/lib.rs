@@ -7,7 +7,12 @@
 //! (before or after inlining) come from the `-hookcc-*` options, decoded into [`config::Config`].
 //!
 //! The C++ shim (`shim/shim.cpp`) registers the pass with LLVM's pass builder and calls
-//! [`ffi`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
+//! [`plugin`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
+//!
+//! The modules import each other in one direction only, never in a circle:
+//! `plugin` → `instrument` → `setjmp`, `pfp_points`, `size`, `ffi` (LLVM-C helpers, importing
+//! nothing of the crate); `instrument`, `config` and `pfp_points` → `mangling`. `config` and `mangling` are
+//! LLVM-free; each module's doc says what it may import.
 
 pub mod config;
 pub mod mangling;
@@ -20,6 +25,8 @@ mod ffi;
 pub mod instrument;
 #[cfg(not(test))]
 mod pfp_points;
+#[cfg(not(test))]
+mod plugin;
 #[cfg(not(test))]
 mod setjmp;
 #[cfg(not(test))]

@@ -1,4 +1,6 @@
 //! What a module's symbol names say about its source language (LLVM-free, unit-tested).
+//!
+//! May import: nothing of this crate.
 
 /// The personality function a landing pad added to a module needs, judged from the names of
 /// its functions: Rust's for a rustc module (v0 `_R…` names, or legacy `_ZN…17h<hash>E`),

@@ -5,6 +5,8 @@
 //! to relocate, and hookprof reads it from the ELF file as it is). The runtime gives the points
 //! ids at start-up, in the section's (link) order. A function the linker may keep one copy of
 //! (inline, template) gets its point in a COMDAT of the same name: one point per function.
+//!
+//! May import: mangling only (instrument calls [`point`]).
 
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{FunctionValue, PointerValue};

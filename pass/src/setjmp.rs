@@ -6,6 +6,8 @@
 //! `_setjmp`, `sigsetjmp`, … carry LLVM's `returns_twice`), the pass calls
 //! `__hookcc_resync(function)`, which records "this function's frame is the top again"; the
 //! reader closes the frames above it there. On the first return it finds nothing to close.
+//!
+//! May import: ffi only (instrument calls [`resync_after_setjmp`]).
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;

@@ -1,5 +1,7 @@
 //! `--hook-min-size=N`, as XRay's `-fxray-instruction-threshold=N`: small functions cost more
 //! in hooks than they do themselves, and a profile rarely needs them.
+//!
+//! May import: nothing of this crate (instrument calls [`too_small`]).
 
 use inkwell::values::{FunctionValue, InstructionOpcode, Operand};
 
