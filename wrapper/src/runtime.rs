@@ -168,6 +168,39 @@ fn runtime_cflags(target_flags: &[String]) -> Vec<&str> {
     flags
 }
 
+/// A key over every runtime source and header: each file under `runtime_dir`'s `src` and
+/// `include/hookcc`, subfolders included (trace.c `#include`s its parts from src/trace/, so an
+/// edit to one must rebuild), by its path below that folder and its contents.
+fn sources_key(runtime_dir: &Path) -> Result<Key, String> {
+    let mut key = Key::new();
+    for dir in ["src", "include/hookcc"] {
+        let root = runtime_dir.join(dir);
+        let mut files = Vec::new();
+        let mut folders = vec![root.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
+                let path = entry
+                    .map_err(|e| format!("{}: {e}", folder.display()))?
+                    .path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.is_file() {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        for file in files {
+            // The path below `dir` (just the name for a file directly in it, as before parts
+            // had a folder, so the keys of an unchanged tree stay what they were).
+            let name = file.strip_prefix(&root).unwrap_or(&file);
+            key.add(name.as_os_str().as_encoded_bytes());
+            key.add(&fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?);
+        }
+    }
+    Ok(key)
+}
+
 /// Returns the runtime object for `component` compiled for `target_flags`, compiling it into
 /// the cache if it is not there yet. The key covers every runtime source and header, the
 /// compiler and the target flags, so an edit to any of them rebuilds.
@@ -193,19 +226,7 @@ pub fn runtime_object(
     if !source.is_file() {
         return Err(format!("runtime source {} is missing", source.display()));
     }
-    let mut key = Key::new();
-    for dir in ["src", "include/hookcc"] {
-        let mut files: Vec<PathBuf> = fs::read_dir(runtime_dir.join(dir))
-            .map_err(|e| format!("{}: {e}", runtime_dir.join(dir).display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        for file in files {
-            key.add(file.file_name().unwrap_or_default().as_encoded_bytes());
-            key.add(&fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?);
-        }
-    }
+    let mut key = sources_key(runtime_dir)?;
     key.add(clang.as_os_str().as_encoded_bytes());
     if let Ok(meta) = fs::metadata(clang) {
         key.add(format!("{:?}{}", meta.modified().ok(), meta.len()).as_bytes());
@@ -261,6 +282,32 @@ pub fn runtime_object(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runtime_key_covers_the_parts_in_subfolders() {
+        let dir = std::env::temp_dir().join(format!("hookcc-runtime-key-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("src/trace")).unwrap();
+        fs::create_dir_all(dir.join("include/hookcc")).unwrap();
+        fs::write(dir.join("src/trace.c"), "#include \"trace/hooks.h\"\n").unwrap();
+        fs::write(dir.join("src/trace/hooks.h"), "int hooks;\n").unwrap();
+        fs::write(dir.join("include/hookcc/trace.h"), "void f(void);\n").unwrap();
+        let key = |dir: &Path| sources_key(dir).unwrap().hex();
+        let before = key(&dir);
+        assert_eq!(before, key(&dir), "the same tree, the same key");
+        // An edited part must not reuse the runtime compiled from the old one.
+        fs::write(dir.join("src/trace/hooks.h"), "int hooks2;\n").unwrap();
+        let edited = key(&dir);
+        assert_ne!(before, edited);
+        // Nor a part moved between folders, or a new one.
+        fs::rename(dir.join("src/trace/hooks.h"), dir.join("src/hooks.h")).unwrap();
+        assert_ne!(edited, key(&dir));
+        fs::write(dir.join("src/trace/new.h"), "").unwrap();
+        let added = key(&dir);
+        fs::write(dir.join("include/hookcc/trace.h"), "void g(void);\n").unwrap();
+        assert_ne!(added, key(&dir), "the public headers count too");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn freestanding_runtime_is_not_position_independent() {
