@@ -1,0 +1,442 @@
+/* trace.c, part 3 of 15: chunks.
+ *
+ * The file writer: writing chunks at offsets reserved with one atomic add, their CHECK checksums,
+ * write failures, the free-space limit, a thread's records as raw EVENTS or PACKED chunks
+ * (trace_pack.h), its THREAD/LOST chunks, and the MODULE chunks.
+ *
+ * Relies on state.h, helpers.h. Declares what output.h, switches.h and modes.h define
+ * (hkrt_open_file, the context-switch rings, the ring's windows and the profile's folding).
+ * Included only by trace.c, at its place in the order there: not a header of its own. */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing chunks                                                                           */
+
+static HKRT_FN int hkrt_file_ok(void)
+{
+    return g.fd >= 0 && !__atomic_load_n(&g.write_failed, __ATOMIC_RELAXED);
+}
+
+static HKRT_FN void hkrt_open_file(void);
+
+/* hkrt_file_ok, after opening a fork child's file if that is still to do. A child made by
+ * fork() opens its file when it first has a chunk to write (or its path is asked for), not at
+ * the fork: a child that only calls exec (or _exit) then leaves no empty file behind. Takes
+ * the lock unless this thread holds it or is the finisher (which may run without it). */
+static HKRT_FN int hkrt_file_ready(void)
+{
+    if (HKRT_UNLIKELY(__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE))) {
+        int me = hkrt_my_tid_for_lock();
+        int lock = __atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) != me &&
+                   __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != me;
+        if (lock)
+            hkrt_lock();
+        if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE)) {
+            hkrt_open_file();
+            __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELEASE);
+        }
+        if (lock)
+            hkrt_unlock();
+    }
+    return hkrt_file_ok();
+}
+
+/* A write failed (disk full, file size limit, I/O error) for the chunk at `chunk_off` (0: the
+ * header): no more chunks are started; hkrt_finish cuts the file where the first failed chunk
+ * began and finishes what is before it (hkrt_salvage). */
+static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
+{
+    if (chunk_off >= HKT_HEADER_SIZE) {
+        uint64_t cur = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
+        while (chunk_off < cur &&
+               !__atomic_compare_exchange_n(&g.failed_off, &cur, chunk_off, 1, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+            ;
+    }
+    __atomic_store_n(&g.write_failed, 1, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&g.write_warned, 1, __ATOMIC_RELAXED) == 0)
+        hkrt_warn_hint("cannot write trace file", g.path, err,
+                       "; later records are counted as lost");
+}
+
+/* Writes the parts in order at `off`, as one pwritev where it can. Returns 0 after a failure
+ * (then counted: hkrt_write_failed). */
+static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
+{
+    uint64_t chunk_off = off;
+    int ok = 1;
+    __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    while (parts > 0) {
+        ssize_t n = pwritev(g.fd, iov, parts, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            hkrt_write_failed(n < 0 ? errno : ENOSPC, chunk_off);
+            ok = 0;
+            break;
+        }
+        off += (uint64_t)n;
+        while (parts > 0 && (size_t)n >= iov->iov_len) { /* skip the parts written whole */
+            n -= (ssize_t)iov->iov_len;
+            iov++;
+            parts--;
+        }
+        if (parts > 0) {
+            iov->iov_base = (char *)iov->iov_base + n;
+            iov->iov_len -= (size_t)n;
+        }
+    }
+    __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    return ok;
+}
+
+static HKRT_FN int hkrt_pwrite_all(const void *data, size_t len, uint64_t off)
+{
+    struct iovec iov = {(void *)(uintptr_t)data, len};
+    return hkrt_pwritev_all(&iov, 1, off);
+}
+
+/* The CHECK chunk that follows a chunk (docs/trace-format.md, "Checksums"). */
+struct hkrt_check_chunk {
+    struct hkt_chunk_header header;
+    struct hkt_check check;
+};
+
+static HKRT_FN void hkrt_check_chunk(struct hkrt_check_chunk *c, uint64_t thread, uint64_t sum)
+{
+    c->header.type = HKT_CHUNK_CHECK;
+    c->header.length = sizeof c->check;
+    c->header.thread = thread;
+    c->check.sum = sum;
+}
+
+/* Writes one small process or thread chunk: the fixed part of its payload, then an optional
+ * NUL-terminated string padded to 8 bytes. Not limited by HOOKCC_MAX_BYTES. */
+static HKRT_FN void hkrt_write_chunk(uint32_t type, uint64_t thread, const void *fixed,
+                                     size_t fixed_len, const char *str)
+{
+    if (!hkrt_file_ok())
+        return;
+    union {
+        struct hkt_chunk_header header;
+        unsigned char bytes[sizeof(struct hkt_chunk_header) + 32 + PATH_MAX + HKT_CHUNK_ALIGN +
+                            sizeof(struct hkrt_check_chunk)];
+    } chunk;
+    size_t len = fixed_len;
+    if (fixed_len != 0)
+        memcpy(chunk.bytes + sizeof chunk.header, fixed, fixed_len);
+    if (str != NULL) {
+        size_t slen = strnlen(str, PATH_MAX - 1);
+        memcpy(chunk.bytes + sizeof chunk.header + len, str, slen);
+        len += slen;
+        do /* at least one NUL, then up to the next multiple of 8 */
+            chunk.bytes[sizeof chunk.header + len++] = 0;
+        while (len % HKT_CHUNK_ALIGN != 0);
+    }
+    chunk.header.type = type;
+    chunk.header.length = (uint32_t)len;
+    chunk.header.thread = thread;
+    uint64_t total = sizeof chunk.header + len;
+    struct hkrt_check_chunk check;
+    hkrt_check_chunk(&check, thread, hkt_checksum(chunk.bytes, (size_t)total));
+    memcpy(chunk.bytes + total, &check, sizeof check);
+    total += sizeof check;
+    uint64_t off = __atomic_fetch_add(&g.file_end, total, __ATOMIC_RELAXED);
+    hkrt_pwrite_all(chunk.bytes, (size_t)total, off);
+}
+
+/* The free-space reserve (docs/trace-format.md, "Environment"): without HOOKCC_MAX_BYTES, a
+ * chunk of `bytes` more is written to a regular file only while its file system keeps a tenth
+ * of its size (and HKRT_SPACE_SLACK for the chunks that finish the file) free after it. The
+ * first time it would not, records stop for good (a trace with a gap would mislead more than
+ * one that ends early), with one warning; the later ones are counted as lost. */
+#define HKRT_SPACE_SLACK (UINT64_C(1) << 20)
+static HKRT_FN int hkrt_space_allows(uint64_t bytes)
+{
+    if (g.max_bytes != UINT64_MAX || !g.fd_regular)
+        return 1;
+    if (__atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED))
+        return 0;
+    struct statvfs fs;
+    if (fstatvfs(g.fd, &fs) != 0 || fs.f_blocks == 0)
+        return 1;
+    uint64_t unit = fs.f_frsize != 0 ? (uint64_t)fs.f_frsize : (uint64_t)fs.f_bsize;
+    uint64_t avail = (uint64_t)fs.f_bavail * unit;
+    uint64_t reserve = (uint64_t)fs.f_blocks * unit / 10 + HKRT_SPACE_SLACK;
+    if (avail >= reserve && avail - reserve >= bytes)
+        return 1;
+    if (__atomic_exchange_n(&g.space_stopped, 1, __ATOMIC_RELAXED) == 0)
+        hkrt_warn_hint("trace stopped: the file system would have less than 10% free:", g.path, 0,
+                       "; later records are counted as lost (HOOKCC_MAX_BYTES=SIZE, e.g. 2G, "
+                       "sets the limit instead)");
+    return 0;
+}
+
+/* Reserves `total` bytes of the file for one chunk; returns its offset, or UINT64_MAX if it
+ * does not fit under HOOKCC_MAX_BYTES (then nothing is reserved). With a limit, a plain
+ * fetch_add could move the end past it and leave a hole that later (unlimited) metadata chunks
+ * would sit behind, so the reservation is a CAS. */
+static HKRT_FN uint64_t hkrt_reserve(uint64_t total)
+{
+    if (g.max_bytes == UINT64_MAX)
+        return __atomic_fetch_add(&g.file_end, total, __ATOMIC_RELAXED);
+    uint64_t off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
+    do {
+        if (off > g.max_bytes || g.max_bytes - off < total)
+            return UINT64_MAX;
+    } while (!__atomic_compare_exchange_n(&g.file_end, &off, off + total, 1, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return off;
+}
+
+/* The bytes of HOOKCC_MAX_BYTES still free (UINT64_MAX without a limit). */
+static HKRT_FN uint64_t hkrt_room(void)
+{
+    if (g.max_bytes == UINT64_MAX)
+        return UINT64_MAX;
+    uint64_t off = __atomic_load_n(&g.file_end, __ATOMIC_RELAXED);
+    return g.max_bytes > off ? g.max_bytes - off : 0;
+}
+
+/* Writes t's records [buf, upto) as one EVENTS chunk of 16-byte records (HOOKCC_PACK=0), as
+ * many as fit under HOOKCC_MAX_BYTES, with its CHECK chunk. The chunk header goes in the 16
+ * bytes the mapping keeps in front of buf. Returns the records written; counts the rest lost. */
+static HKRT_FN uint64_t hkrt_write_raw_events(struct hkrt_thread *t, uint64_t n)
+{
+    const uint64_t record = sizeof(struct hkt_record);
+    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
+    uint64_t room = hkrt_room(), keep = n, off = UINT64_MAX;
+    while (keep > 0) {
+        if (room < fixed + record)
+            break;
+        if ((room - fixed) / record < keep)
+            keep = (room - fixed) / record;
+        if (!hkrt_space_allows(fixed + keep * record))
+            break;
+        off = hkrt_reserve(fixed + keep * record);
+        if (off != UINT64_MAX)
+            break;
+        room = hkrt_room();
+    }
+    if (off == UINT64_MAX) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    struct hkt_chunk_header *header = (struct hkt_chunk_header *)(void *)t->buf - 1;
+    header->type = HKT_CHUNK_EVENTS;
+    header->length = (uint32_t)(keep * record);
+    header->thread = t->tid;
+    struct hkrt_check_chunk trailer;
+    hkrt_check_chunk(&trailer, t->tid, hkt_checksum(header, sizeof *header + keep * record));
+    struct iovec iov[2] = {{header, (size_t)(sizeof *header + keep * record)},
+                           {&trailer, sizeof trailer}};
+    if (!hkrt_pwritev_all(iov, 2, off)) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
+    hkrt_count_lost(t, n - keep);
+    return keep;
+}
+
+/* Writes t's records [buf, upto) as PACKED chunks, each with its CHECK chunk, and counts them
+ * (written or lost). One chunk holds what fits in the thread's pack_cap bytes (all of a full
+ * buffer, on the benchmark's workloads); under HOOKCC_MAX_BYTES a last chunk holds what fits
+ * below the limit. The CHECK chunk is written from here, not from the buffer past upto, where
+ * a late hook of another thread (at exit) may still store a record. Returns the records
+ * written. */
+static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hkt_record *r,
+                                         uint64_t n);
+
+static HKRT_FN int hkrt_wait_handed(struct hkrt_thread *t);
+
+static HKRT_FN uint64_t hkrt_ring_window(struct hkrt_thread *t, struct hkt_record *upto);
+
+static HKRT_FN uint64_t hkrt_fold_upto(struct hkrt_thread *t, struct hkt_record *upto);
+static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record *r, uint64_t n);
+static HKRT_FN void hkrt_profile_pause(struct hkrt_thread *t, const struct hkt_pause *pause);
+static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t);
+static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
+                                        uint64_t n);
+static HKRT_FN uint64_t hkrt_fold_and_keep(struct hkrt_thread *t, struct hkt_record *r,
+                                           uint64_t n);
+
+static HKRT_FN uint64_t hkrt_write_events(struct hkrt_thread *t, struct hkt_record *upto)
+{
+    if (g.ring)
+        return hkrt_ring_window(t, upto);
+    if (g.profile)
+        return hkrt_fold_upto(t, upto);
+    uint64_t n = (uint64_t)(upto - t->buf);
+    if (n == 0)
+        return 0;
+    /* The buffer handed to the writer before this one goes first: a thread's chunks are in
+     * the file in the order of its records. */
+    if (!hkrt_wait_handed(t) || !hkrt_file_ready()) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    if (g.raw_records)
+        return hkrt_write_raw_events(t, n);
+    return hkrt_write_packed(t, t->buf, n);
+}
+
+/* The packing part of hkrt_write_events, for records anywhere (the writer thread writes a
+ * buffer the thread has handed over). The file must be ready (hkrt_file_ready). */
+static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hkt_record *r,
+                                         uint64_t n)
+{
+    const uint64_t fixed = sizeof(struct hkt_chunk_header) + sizeof(struct hkrt_check_chunk);
+    uint64_t written = 0;
+    if (g.profile)
+        return hkrt_fold(t, r, n);
+    n = hkrt_window_cut(t, r, n);
+    if (g.min_duration_ns != 0 && n != 0)
+        n = hkrt_fold_and_keep(t, (struct hkt_record *)(uintptr_t)r, n);
+    if (!hkrt_file_ok()) {
+        hkrt_count_lost(t, n);
+        return 0;
+    }
+    while (n > 0) {
+        size_t cap = t->pack_cap, payload = 0, keep = 0;
+        uint64_t off = UINT64_MAX;
+        for (;;) {
+            uint64_t room = hkrt_room();
+            if (room <= fixed)
+                break;
+            if (room - fixed < cap)
+                cap = (size_t)(room - fixed);
+            keep = hkt_pack(t->packer, r, (size_t)n, t->packed, cap, &payload);
+            if (keep == 0 || !hkrt_space_allows(payload + fixed))
+                break;
+            off = hkrt_reserve(payload + fixed);
+            if (off != UINT64_MAX)
+                break;
+            /* Another thread took the room: pack again for what is left. */
+        }
+        if (off == UINT64_MAX)
+            break;
+        struct hkt_chunk_header header = {HKT_CHUNK_PACKED, (uint32_t)payload, t->tid};
+        struct hkrt_check_chunk trailer;
+        hkrt_check_chunk(&trailer, t->tid,
+                         hkt_checksum(&header, sizeof header) + hkt_checksum(t->packed, payload));
+        struct iovec iov[3] = {
+            {&header, sizeof header}, {t->packed, payload}, {&trailer, sizeof trailer}};
+        if (!hkrt_pwritev_all(iov, 3, off))
+            break;
+        __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
+        written += keep;
+        r += keep;
+        n -= keep;
+    }
+    hkrt_count_lost(t, n);
+    return written;
+}
+
+/* The name of a registered thread: prctl for the caller, /proc for another thread (what
+ * pthread_getname_np does, without needing the thread's pthread_t). */
+static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT_THREAD_NAME_MAX])
+{
+    memset(name, 0, HKRT_THREAD_NAME_MAX);
+    if (t == &t_self) {
+        if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+            name[0] = '\0';
+        name[HKRT_THREAD_NAME_MAX - 1] = '\0';
+        return;
+    }
+    char path[64] = "/proc/self/task/";
+    hkrt_u64_to_dec(t->tid, path + strlen(path));
+    hkrt_append(path, sizeof path, "/comm");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, name, HKRT_THREAD_NAME_MAX - 1);
+    close(fd);
+    if (n <= 0) {
+        name[0] = '\0';
+        return;
+    }
+    name[n] = '\0';
+    if (name[n - 1] == '\n')
+        name[n - 1] = '\0';
+}
+
+/* Last flush of a thread: its records up to `upto`, then LOST (if any), END if the thread is
+ * ending (`ended`: at thread exit, not when the process finishes), and THREAD. The caller
+ * holds t->busy. */
+static HKRT_FN void hkrt_write_profile(struct hkrt_thread *t);
+
+static HKRT_FN void hkrt_switches_close(struct hkrt_thread *t);
+static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t);
+
+static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
+                                             int ended)
+{
+    hkrt_write_events(t, upto);
+    if ((g.profile || g.min_duration_ns != 0) && hkrt_wait_handed(t)) {
+        hkrt_write_profile(t);
+        if (g.min_duration_ns != 0) {
+            struct hkt_folded folded = {__atomic_load_n(&g.min_ticks, __ATOMIC_RELAXED),
+                                        t->keep.folded};
+            hkrt_write_chunk(HKT_CHUNK_FOLDED, t->tid, &folded, sizeof folded, NULL);
+        }
+    }
+    hkrt_switches_close(t); /* its SWITCH chunks, before its THREAD chunk */
+    struct hkt_lost lost = {__atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED)};
+    t->final_written = 1;
+    __atomic_fetch_add(&g.lost_reported, lost.records, __ATOMIC_RELAXED);
+    if (lost.records != 0 && hkrt_file_ready())
+        hkrt_write_chunk(HKT_CHUNK_LOST, t->tid, &lost, sizeof lost, NULL);
+    if (ended) {
+        /* Taken after the last record was written, so never earlier than it: a reader closes
+         * the frames the thread left open (pthread_exit inside calls) here, not when the
+         * process finished. */
+        struct hkt_end end = {hkrt_ticks()};
+        hkrt_write_chunk(HKT_CHUNK_END, t->tid, &end, sizeof end, NULL);
+    }
+    char name[HKRT_THREAD_NAME_MAX];
+    hkrt_thread_name(t, name);
+    struct hkt_thread_name seq = {t->sequence};
+    hkrt_write_chunk(HKT_CHUNK_THREAD, t->tid, &seq, sizeof seq, name);
+}
+
+struct hkrt_module_walk {
+    unsigned index;
+    uintptr_t vdso;
+};
+
+static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkrt_module_walk *walk = data;
+    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    int is_executable = walk->index++ == 0; /* the executable always comes first */
+    if (!is_executable && name[0] == '\0')
+        return 0; /* an unnamed object that is not the executable: some libcs' vDSO */
+    uint64_t start = UINT64_MAX, end = 0;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t lo = (uint64_t)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+        uint64_t hi = lo + (uint64_t)ph->p_memsz;
+        if (lo < start)
+            start = lo;
+        if (hi > end)
+            end = hi;
+    }
+    if (start >= end)
+        return 0;
+    if (walk->vdso != 0 && start <= (uint64_t)walk->vdso && (uint64_t)walk->vdso < end)
+        return 0; /* linux-vdso: no file to read symbols from */
+    struct hkt_module module = {(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
+    hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, is_executable ? "" : name);
+    return 0;
+}
+
+static HKRT_FN void hkrt_write_modules(void)
+{
+    if (!hkrt_file_ok())
+        return;
+    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+    dl_iterate_phdr(hkrt_module_callback, &walk);
+}

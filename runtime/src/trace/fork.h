@@ -1,0 +1,84 @@
+/* trace.c, part 14 of 15: fork.
+ *
+ * Fork: the atfork handlers (the child gets fresh counters and a file of its own).
+ *
+ * Relies on state.h, helpers.h, start.h, switches.h, modes.h.
+ * Included only by trace.c, at its place in the order there: not a header of its own. */
+
+/* ---------------------------------------------------------------------------------------- */
+/* fork                                                                                     */
+
+static HKRT_FN void hkrt_atfork_prepare(void)
+{
+    hkrt_lock(); /* no thread is halfway through changing the list when the copy is taken */
+}
+
+static HKRT_FN void hkrt_atfork_parent(void)
+{
+    hkrt_unlock();
+}
+
+/* The child has one thread, this one. It forgets the parent's threads and file, and starts a
+ * file of its own: records this thread buffered before the fork are the parent's (the parent
+ * writes them), so they are dropped here. The frames open at the fork close in the child as
+ * unmatched exits. */
+static HKRT_FN void hkrt_atfork_child(void)
+{
+    struct hkrt_thread *me = &t_self;
+    int saved_errno = errno;
+    __atomic_store_n(&g.lock_owner, 0, __ATOMIC_RELAXED);
+    if (me->life == HKRT_THREAD_LIVE)
+        me->tid = hkrt_gettid();
+    hkrt_lock();
+    for (struct hkrt_thread *t = g.threads, *next; t != NULL; t = next) {
+        next = t->next;
+        if (t == me)
+            continue;
+        /* Copies of other threads' memory, which no thread here will use. */
+        if (t->map != NULL)
+            munmap(t->map, t->map_size);
+        if (t->spare_map != NULL)
+            munmap(t->spare_map, t->spare_map_size);
+        if (t->altstack != NULL)
+            munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+        hkrt_cct_free(t);
+    }
+    g.threads = NULL;
+    g.thread_seq = 0;
+    /* No writer here: the parent's writes what the parent handed over (a buffer of ours that
+     * it has is the parent's records: dropped, as the rest of them). */
+    __atomic_store_n(&g.writer_running, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.writer_tid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.queue, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->handed, 0, __ATOMIC_RELAXED);
+    if (me->life == HKRT_THREAD_LIVE) {
+        me->prev = me->next = NULL;
+        g.threads = me;
+        me->sequence = ++g.thread_seq;
+        me->pos = me->buf;
+        hkrt_cct_free(me); /* the parent's calls: the parent writes them */
+        __atomic_store_n(&me->lost, 0, __ATOMIC_RELAXED);
+        me->final_written = 0;
+    }
+    if (g.fd >= 0)
+        close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
+    g.fd = -1;
+    hkrt_switches_after_fork(me);
+    __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.finishing, 0, __ATOMIC_RELAXED);
+    g.is_fork_child = 1;
+    __atomic_store_n(&g.image_pid, (int)getpid(), __ATOMIC_RELAXED);
+    if (g.state == HKRT_RUNNING) {
+        int guarded = hkrt_guard_enter(me);
+        g.clock_start = hkrt_clock_point_now();
+        __atomic_store_n(&g.open_deferred, 1, __ATOMIC_RELEASE); /* see hkrt_file_ready */
+        hkrt_set_enabled(g.user_enabled);
+        if (guarded)
+            hkrt_guard_leave(me);
+    }
+    hkrt_unlock();
+    errno = saved_errno;
+}

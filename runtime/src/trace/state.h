@@ -1,0 +1,222 @@
+/* trace.c, part 1 of 15: state.
+ *
+ * The runtime's state: a thread's record buffer and its bookkeeping (struct hkrt_thread, the
+ * local-exec TLS t_self the hot path reads), the hot path's cache line (g_hot: full_mask and the
+ * enable switch), the process state (g: options, file, thread list, clock start, overhead), the
+ * debugger-visible hookcc_trace_state, the fatal-signal table.
+ *
+ * Relies on the prelude of trace.c (the HKRT_* macros, <hookcc/trace.h>, clock.h, trace_format.h,
+ * trace_pack.h, trace_cct.h). Declares hkrt_finish, defined in finish.h.
+ * Included only by trace.c, at its place in the order there: not a header of its own. */
+
+/* ---------------------------------------------------------------------------------------- */
+/* State                                                                                    */
+
+enum hkrt_life {
+    HKRT_THREAD_NEW = 0, /* no hook seen yet: pos == end == NULL */
+    HKRT_THREAD_LIVE,    /* has a buffer and is in the thread list */
+    HKRT_THREAD_DEAD,    /* its last chunks are written and its buffer unmapped */
+};
+
+struct hkrt_thread {
+    /* Hot: the only field the hooks touch. The next free record; at a buffer boundary
+     * (g_hot.full_mask) or NULL, the next hook goes to the slow path. */
+    struct hkt_record *pos;
+
+    /* Cold: slow path, finisher. */
+    struct hkt_record *held_pos; /* the real pos while busy is held (pos is NULL then) */
+    struct hkt_record *buf;      /* first record, aligned to the buffer's size in bytes; the
+                                  * EVENTS chunk header sits just before */
+    struct hkt_record *buf_end;  /* one past the last record */
+    void *map;                  /* the buffer mapping (chunk header + records, then packer) */
+    size_t map_size;
+    struct hkt_packer *packer;  /* in the first mapping, after its records (trace_pack.h) */
+    uint8_t *packed;            /* a PACKED payload is made here: pack_cap bytes */
+    size_t pack_cap;
+    /* The writer thread ("The writer" below): a full buffer is handed to it and the thread
+     * goes on in its spare. While `handed` is 1 the writer owns handed_buf and the packer. */
+    struct hkt_record *spare;        /* a second buffer, aligned as buf; NULL until needed */
+    void *spare_map;
+    size_t spare_map_size;
+    struct hkt_record *handed_buf;   /* the buffer the writer writes */
+    uint64_t handed_n;               /* its records */
+    struct hkt_pause handed_pause;   /* the thread's time handing it over (a PAUSE chunk) */
+    int handed;                      /* atomic (a futex word): the writer has work of ours */
+    struct hkrt_thread *queue_next;  /* in g.queue */
+    void *altstack; /* our sigaltstack, or NULL if the thread had one already */
+    struct hkrt_thread *prev, *next; /* thread list, under the lock */
+    hkrt_u64a lost;                  /* atomic: records this thread could not keep */
+    uint64_t tid;
+    uint64_t sequence; /* 1 = first thread seen */
+    int busy;          /* atomic: in the slow path, flushing, or taken by the finisher */
+    int life;          /* enum hkrt_life */
+    int final_written; /* its LOST/THREAD chunks are in the file */
+    int exit_rounds;   /* rounds of key destructors seen at thread exit */
+    /* HOOKCC_MODE=ring: a full buffer starts over instead of being written ("The ring"). */
+    uint64_t ring_laps;      /* times the buffer started over since the last snapshot */
+    struct hkt_record *ring_mark; /* where the last snapshot ended (NULL: none yet) */
+    /* HOOKCC_MODE=profile: the thread's calling-context tree ("The profile"), and how far the
+     * current buffer is folded into it (NULL: not at all). */
+    struct hkt_cct cct;
+    int tree_busy; /* atomic: the tree is being folded into or written (never by a hook) */
+    struct hkt_record *fold_mark;
+    uint64_t handed_skip; /* records at the start of handed_buf folded already */
+    /* HOOKCC_MIN_DURATION: which records the trace keeps (trace_cct.h, "The duration
+     * threshold"); the tree above gets every record. */
+    struct hkt_keep keep;
+    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: which records are kept at all. */
+    struct hkt_window window;
+    /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
+     * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
+    int sig_redirect;
+    struct hkt_record *sig_saved_pos;
+    /* Context switches ("Context switches"): the thread's perf ring (NULL: none), its fd, a
+     * switch-out read whose switch-in is not read yet (0: none), and the kernel's drops. */
+    void *sw_ring;
+    size_t sw_ring_size;
+    int sw_fd;
+    uint64_t sw_out_ns;
+    uint64_t sw_lost;
+    struct hkrt_thread *sw_next; /* in g.sw_threads, under g.sw_lock */
+};
+
+/* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
+ * __tls_get_addr call and no GOT load (initial-exec cost one more instruction per hook:
+ * docs/performance.md). Valid because hookcc links trace.o into executables only, never into
+ * shared libraries. No destructor (the pthread key does the thread-exit work). */
+static __thread struct hkrt_thread t_self __attribute__((tls_model("local-exec")));
+
+enum hkrt_state {
+    HKRT_UNINIT = 0,
+    HKRT_RUNNING,  /* file open (or failed to open: then records are counted lost) */
+    HKRT_FINISHED, /* header complete; hooks do nothing */
+};
+
+/* Read by every hook, written rarely: alone on its cache line, away from the counters that
+ * every flush writes. The hooks read only full_mask: it is the buffer size in bytes - 1 while
+ * recording, and 0 before the start, while disabled and once finished, so that every hook then
+ * finds its pos "at a boundary" and goes to the slow path, which sees `enabled` and does
+ * nothing. That makes the enable switch free in the hot path. `enabled` starts at 1 so that
+ * the first hook anywhere starts the runtime (a hook may run before our constructor, e.g. in a
+ * shared library's constructor), which then clears it if HOOKCC_DISABLE says so. */
+static struct __attribute__((aligned(64))) { /* aligned type: sizeof is a whole line */
+    uintptr_t full_mask; /* see above; written only through hkrt_set_enabled */
+    int enabled;         /* exactly 0 or 1 */
+} g_hot = {0, 1};
+_Static_assert(sizeof g_hot == 64, "g_hot has its cache line to itself");
+
+static struct {
+    /* Written by every flush. */
+    hkrt_u64a file_end;          /* atomic: next free byte of the file */
+    hkrt_u64a records;           /* atomic: records written in EVENTS chunks */
+    hkrt_u64a lost_reported;     /* atomic: sum of the threads' final lost counts */
+    hkrt_u64a lost_unattributed; /* atomic: lost records that belong to no live thread */
+    int write_failed;            /* atomic: a write failed; no more chunks */
+    hkrt_u64a failed_off;        /* atomic: lowest chunk offset whose write failed */
+    int writes_in_flight;        /* atomic: pwrites of ours under way (hkrt_on_xfsz) */
+    int write_warned;            /* atomic: the write failure was reported */
+    int finishing;               /* atomic: hkrt_finish has begun */
+    int finisher_tid;            /* atomic: the thread running hkrt_finish */
+
+    /* Under the lock. */
+    int lock_owner; /* atomic: TID of the holder, 0 if free */
+    int state;      /* enum hkrt_state; read atomically outside the lock */
+    int user_enabled;
+    int once_done; /* atexit, pthread_atfork, signal handlers: once per process image */
+    int overhead_taken;            /* atomic: a thread has started measuring the hooks */
+    struct hkt_overhead overhead;  /* what they cost; pairs 0 if not measured */
+    int open_deferred; /* atomic: a fork child's file, opened when it first has something */
+    int key_ok;
+    int is_fork_child;
+    int image_pid; /* atomic: getpid() of this image's process (start, fork child): a vfork
+                    * child, which shares our memory, has another (see _exit) */
+    pthread_key_t key;
+    struct hkrt_thread *threads;
+    uint64_t thread_seq;
+
+    /* Set at start (and in a fork child), then read-only. */
+    int fd;
+    int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
+    uint64_t max_bytes; /* UINT64_MAX: no limit */
+    int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
+    int ring;           /* HOOKCC_MODE=ring: nothing is written until a snapshot */
+    int profile;        /* HOOKCC_MODE=profile: records are folded into call-path trees */
+    uint32_t profile_nodes; /* HOOKCC_PROFILE_NODES: call paths a thread's tree holds */
+    uint64_t min_duration_ns; /* HOOKCC_MIN_DURATION (trace mode): shorter calls are folded */
+    hkrt_u64a min_ticks;      /* atomic: min_duration_ns in ticks, once the clock is known */
+    int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
+    int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
+    int writer_tid;     /* atomic */
+    int writer_wake;    /* atomic (a futex word): bumped for every buffer handed over */
+    struct hkrt_thread *queue; /* atomic: threads that handed a buffer over (a stack) */
+    int space_stopped;  /* atomic: the free-space reserve was reached; no more records */
+    /* Context switches: HOOKCC_SWITCHES is not 0 (trace mode only); the threads with a perf
+     * ring, under sw_lock (the TID of its holder, 0 if free: the writer takes it, never the
+     * main lock); the refusal was reported. */
+    int sw_wanted;
+    int sw_lock;
+    struct hkrt_thread *sw_threads;
+    int sw_warned;
+    uint32_t buffer_records;
+    struct hkt_header header;
+    struct hkrt_clock_point clock_start;
+    char output_env[PATH_MAX]; /* HOOKCC_OUTPUT, "" if unset */
+    char path[PATH_MAX];
+    /* The working directory when this image started: a relative trace path is opened there,
+     * also by a fork child that has changed directory since (a daemon in /). "" if unknown. */
+    char start_dir[PATH_MAX];
+    char opened_path[PATH_MAX]; /* the trace as it was opened (start_dir/path if relative) */
+} g = {.fd = -1, .max_bytes = UINT64_MAX, .failed_off = UINT64_MAX};
+
+/* For a reader of a core file (trace_format.h, struct hkt_state). */
+__attribute__((visibility("default"))) struct hkt_state hookcc_trace_state;
+
+static HKRT_FN void hkrt_describe_state(void)
+{
+    struct hkt_state *s = &hookcc_trace_state;
+    s->version = HKT_STATE_VERSION;
+    s->ring = (uint32_t)g.ring;
+    s->threads = (uint64_t)(uintptr_t)&g.threads;
+    s->start_ticks = g.clock_start.ticks;
+    s->ticks_per_second = hkrt_ticks_per_second_fixed();
+    s->pid = (uint64_t)getpid();
+    s->start_realtime_ns = g.header.start_realtime_ns;
+    s->buffer_records = g.buffer_records;
+    s->off_next = offsetof(struct hkrt_thread, next);
+    s->off_buf = offsetof(struct hkrt_thread, buf);
+    s->off_buf_end = offsetof(struct hkrt_thread, buf_end);
+    s->off_pos = offsetof(struct hkrt_thread, pos);
+    s->off_held_pos = offsetof(struct hkrt_thread, held_pos);
+    s->off_busy = offsetof(struct hkrt_thread, busy);
+    s->off_tid = offsetof(struct hkrt_thread, tid);
+    s->off_sequence = offsetof(struct hkrt_thread, sequence);
+    s->off_ring_laps = offsetof(struct hkrt_thread, ring_laps);
+    s->off_ring_mark = offsetof(struct hkrt_thread, ring_mark);
+    s->off_life = offsetof(struct hkrt_thread, life);
+    s->off_final_written = offsetof(struct hkrt_thread, final_written);
+    s->live = HKRT_THREAD_LIVE;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(s->magic, HKT_STATE_MAGIC, sizeof s->magic);
+}
+
+static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
+static struct sigaction g_old_actions[HKRT_NFATAL];
+static int g_handler_installed[HKRT_NFATAL];
+
+static HKRT_FN void hkrt_finish(int from_signal);
+
+/* Bytes of one thread buffer's records: a power of two, the buffer aligned to it. */
+static HKRT_FN size_t hkrt_buffer_bytes(void)
+{
+    return (size_t)g.buffer_records * sizeof(struct hkt_record);
+}
+
+/* Switches recording on or off for every thread: `enabled` for the slow path, and full_mask,
+ * which sends every hook there while off (see g_hot). */
+static HKRT_FN void hkrt_set_enabled(int on)
+{
+    __atomic_store_n(&g_hot.enabled, on ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_hot.full_mask, on ? (uintptr_t)hkrt_buffer_bytes() - 1 : 0,
+                     __ATOMIC_RELAXED);
+}

@@ -1,0 +1,184 @@
+/* trace.c, part 7 of 15: threads.
+ *
+ * Threads: a thread's alternate signal stack, its record buffer mapped aligned to its size (with
+ * the packer's area after it), attaching it to the thread list, and the pthread key destructor
+ * that writes its last chunks when it ends.
+ *
+ * Relies on state.h, helpers.h, chunks.h, start.h (the guard); the context-switch rings and the
+ * profile's tree through chunks.h's declarations.
+ * Included only by trace.c, at its place in the order there: not a header of its own. */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Threads                                                                                  */
+
+/* Gives the thread an alternate signal stack if it has none, so that the fatal-signal handler
+ * can still finish the file after a stack overflow. */
+static HKRT_FN void hkrt_thread_altstack_on(struct hkrt_thread *t)
+{
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0 || !(current.ss_flags & SS_DISABLE))
+        return;
+    void *mem = mmap(NULL, HKRT_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = mem, .ss_flags = 0, .ss_size = HKRT_ALTSTACK_SIZE};
+    if (sigaltstack(&ss, NULL) == 0)
+        t->altstack = mem;
+    else
+        munmap(mem, HKRT_ALTSTACK_SIZE);
+}
+
+static HKRT_FN void hkrt_thread_altstack_off(struct hkrt_thread *t)
+{
+    if (t->altstack == NULL)
+        return;
+    stack_t current;
+    if (sigaltstack(NULL, &current) != 0)
+        return; /* cannot tell whether it is still installed: leak it rather than risk it */
+    if (current.ss_sp == t->altstack && !(current.ss_flags & SS_DISABLE)) {
+        if (current.ss_flags & SS_ONSTACK)
+            return; /* running on it (cannot happen at thread exit) */
+        stack_t off = {.ss_sp = NULL, .ss_flags = SS_DISABLE, .ss_size = 0};
+        if (sigaltstack(&off, NULL) != 0)
+            return;
+    }
+    munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+    t->altstack = NULL;
+}
+
+static HKRT_FN void hkrt_list_remove(struct hkrt_thread *t)
+{
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else if (g.threads == t)
+        g.threads = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+}
+
+/* Bytes a thread's PACKED payloads are made in: a quarter of its records' bytes (a chunk
+ * holds about 2.5 bytes a record, so one chunk per buffer), and never less than 4 KiB. */
+static HKRT_FN size_t hkrt_pack_cap(size_t bytes)
+{
+    return bytes / 4 + 4096;
+}
+
+/* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
+ * the EVENTS chunk header just before it and `after` bytes after it: maps enough to align,
+ * then unmaps the slack. Returns the buffer, 0 on failure. The thread's first buffer has its
+ * packer after it (its state, then the room where PACKED payloads are made), whose pages are
+ * touched only when a buffer is written. */
+static HKRT_FN uintptr_t hkrt_map_aligned(size_t bytes, size_t after, void **map, size_t *map_size)
+{
+    const size_t header = sizeof(struct hkt_chunk_header);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (page == 0 || (page & (page - 1)) != 0)
+        page = 4096;
+    size_t len = 2 * bytes + header + after + (size_t)page;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return 0;
+    uintptr_t start = (uintptr_t)base, end = start + len;
+    uintptr_t buf = (start + header + bytes - 1) & ~(uintptr_t)(bytes - 1);
+    uintptr_t keep_lo = (buf - header) & ~(page - 1);
+    uintptr_t keep_hi = (buf + bytes + after + page - 1) & ~(page - 1);
+    if (keep_lo > start)
+        munmap(base, keep_lo - start);
+    if (end > keep_hi)
+        munmap((void *)keep_hi, end - keep_hi);
+    *map = (void *)keep_lo;
+    *map_size = keep_hi - keep_lo;
+    return buf;
+}
+
+static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)
+{
+    const size_t packer = (sizeof(struct hkt_packer) + 63) & ~(size_t)63;
+    uintptr_t buf = hkrt_map_aligned(bytes, packer + hkrt_pack_cap(bytes), &t->map, &t->map_size);
+    if (buf == 0)
+        return 0;
+    t->buf = (struct hkt_record *)buf;
+    t->buf_end = (struct hkt_record *)(buf + bytes);
+    t->packer = (struct hkt_packer *)(buf + bytes); /* zeroed by mmap: an empty table */
+    t->packed = (uint8_t *)(buf + bytes + packer);
+    t->pack_cap = hkrt_pack_cap(bytes);
+    t->spare = NULL;
+    t->spare_map = NULL;
+    __atomic_store_n(&t->handed, 0, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* Gives the calling thread a buffer and registers it. The caller holds the guard: on success
+ * held_pos is the buffer's start. Returns 0 if that failed (no memory, no pthread key). */
+static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
+{
+    if (!g.key_ok || !hkrt_thread_map_buffer(t, hkrt_buffer_bytes()))
+        return 0;
+    t->held_pos = t->buf;
+    t->tid = hkrt_gettid();
+    __atomic_store_n(&t->lost, 0, __ATOMIC_RELAXED);
+    t->final_written = 0;
+    /* The key's destructor runs at thread exit only for a non-NULL value. */
+    if (pthread_setspecific(g.key, t) != 0) {
+        munmap(t->map, t->map_size);
+        t->map = NULL;
+        t->buf = t->buf_end = t->held_pos = NULL;
+        return 0;
+    }
+    hkrt_thread_altstack_on(t);
+    hkrt_lock();
+    t->sequence = ++g.thread_seq;
+    t->prev = NULL;
+    t->next = g.threads;
+    if (g.threads != NULL)
+        g.threads->prev = t;
+    g.threads = t;
+    t->life = HKRT_THREAD_LIVE;
+    hkrt_unlock();
+    hkrt_switches_open(t);
+    return 1;
+}
+
+/* Thread exit (pthread key destructor): last chunks, leave the list, free the buffer. Runs
+ * after the thread's C++ thread_local destructors (glibc runs those first). Key destructors
+ * run in rounds, each key's once a round, while some destructor leaves a value set, up to
+ * PTHREAD_DESTRUCTOR_ITERATIONS rounds: ours is called first (its key is among the oldest), so
+ * it sets its value again and comes back, and writes the last chunks only in the last round,
+ * after the other keys' destructors have run (and their hooks were recorded: googletest's
+ * lost 2 216 records every run). Hooks in destructors that run after that are counted lost. */
+static HKRT_FN void hkrt_thread_key_destructor(void *arg)
+{
+    struct hkrt_thread *t = &t_self;
+    if (arg != t || t->life != HKRT_THREAD_LIVE)
+        return;
+    if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(g.key, t) == 0)
+        return;
+    int saved_errno = errno;
+    /* The finisher holds the lock for all its work, so once we have it, the finisher is
+     * either done with this thread (final_written) or has not started. */
+    hkrt_lock();
+    int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
+    struct hkt_record *upto = t->pos;
+    t->pos = NULL; /* later hooks of this thread: slow path, counted lost */
+    if (!was_busy && !t->final_written &&
+        __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
+        hkrt_thread_final_chunks(t, upto, 1);
+    hkrt_list_remove(t);
+    t->life = HKRT_THREAD_DEAD;
+    hkrt_unlock();
+    hkrt_thread_altstack_off(t);
+    /* The writer may still read a buffer of ours (when the final chunks were not ours to
+     * write): the mappings go only once it is done; if it is stuck, they stay. */
+    if (hkrt_wait_handed(t)) {
+        munmap(t->map, t->map_size);
+        if (t->spare_map != NULL)
+            munmap(t->spare_map, t->spare_map_size);
+        hkrt_cct_free(t);
+    }
+    t->map = t->spare_map = NULL;
+    t->buf = t->buf_end = t->spare = NULL;
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+    errno = saved_errno;
+}
