@@ -27,7 +27,8 @@
  *      calls.
  *   Chunk type SWITCH (15), a thread's context switches (Linux perf), was added to version 4
  *   without a new version: a reader that skips it shows every time as before, only without
- *   the split into on-CPU and off-CPU time.
+ *   the split into on-CPU and off-CPU time. Chunk type SAMPLE (16), a thread's CPU time
+ *   sampled (Linux perf), likewise: a reader that skips it shows no sampled times.
  *
  * Every struct below has explicit fixed-width fields, no bitfields and no implicit padding:
  * each field sits at an offset that is a multiple of its size, so the layout is the same on
@@ -77,6 +78,7 @@
 #define HKT_CHUNK_PROFILE 13 /* version 5, HOOKCC_MODE=profile: a thread's call-path tree */
 #define HKT_CHUNK_FOLDED 14  /* version 5, HOOKCC_MIN_DURATION: calls the records leave out */
 #define HKT_CHUNK_SWITCH 15  /* a thread's times switched out (Linux perf); optional */
+#define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -261,6 +263,22 @@ struct hkt_switch_pair {
     uint64_t in_ns;  /* 8: running again */
 };
 
+/* Fixed part of a SAMPLE payload: the thread's CPU time sampled every period_ns of it (a
+ * perf task-clock event, user mode only), each sample the instant (CLOCK_MONOTONIC ns, mapped
+ * to ticks through the anchor as for SWITCH) and the address the thread was at. (length - 32)
+ * / 16 samples follow, in time order (docs/trace-format.md, "SAMPLE"). */
+struct hkt_sample {
+    uint64_t anchor_ticks; /*  0: the trace's counter at the anchor */
+    uint64_t anchor_ns;    /*  8: CLOCK_MONOTONIC at the same instant */
+    uint64_t period_ns;    /* 16: the thread's CPU time between two samples */
+    uint64_t reserved;     /* 24: 0 */
+};
+
+struct hkt_sample_point {
+    uint64_t ns; /* 0: CLOCK_MONOTONIC */
+    uint64_t ip; /* 8: the address the thread was at (user mode) */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -297,6 +315,8 @@ _Static_assert(offsetof(struct hkt_packed, first_time) == 8, "hkt_packed.first_t
 _Static_assert(sizeof(struct hkt_end) == 8, "hkt_end is 8 bytes");
 _Static_assert(sizeof(struct hkt_switch) == 24, "hkt_switch is 24 bytes");
 _Static_assert(sizeof(struct hkt_switch_pair) == 16, "hkt_switch_pair is 16 bytes");
+_Static_assert(sizeof(struct hkt_sample) == 32, "hkt_sample is 32 bytes");
+_Static_assert(sizeof(struct hkt_sample_point) == 16, "hkt_sample_point is 16 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
 _Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
 _Static_assert(sizeof(struct hkt_pause) == 16, "hkt_pause is 16 bytes");

@@ -214,7 +214,19 @@ static HKRT_FN void hkrt_read_options(void)
     /* Off-CPU time is a property of calls in a trace: a ring's windows and a profile's trees
      * have no use for it. */
     v = hkrt_getenv("HOOKCC_SWITCHES");
-    g.sw_wanted = HKRT_HAVE_SWITCHES && !g.ring && !g.profile && (v == NULL || strcmp(v, "0") != 0);
+    g.sw_switches = HKRT_HAVE_SWITCHES && !g.ring && !g.profile &&
+                    (v == NULL || strcmp(v, "0") != 0);
+    /* Sampled CPU time, like off-CPU time, belongs to calls in a trace. */
+    uint64_t hz = HKRT_DEFAULT_SAMPLE_HZ;
+    v = hkrt_getenv("HOOKCC_SAMPLE_HZ");
+    if (v != NULL && (!hkrt_parse_u64(v, &hz) || hz > HKRT_MAX_SAMPLE_HZ)) {
+        hkrt_warn("ignoring HOOKCC_SAMPLE_HZ, not a number of samples a second from 0 to "
+                  "100000:", v, 0);
+        hz = HKRT_DEFAULT_SAMPLE_HZ;
+    }
+    g.sample_period_ns = (HKRT_HAVE_SWITCHES && !g.ring && !g.profile && hz != 0)
+                             ? 1000000000u / hz : 0;
+    g.sw_wanted = g.sw_switches || g.sample_period_ns != 0;
 
     if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
         g.start_dir[0] = '\0';

@@ -154,6 +154,10 @@ static struct {
      * ring, under sw_lock (the TID of its holder, 0 if free: the writer takes it, never the
      * main lock); the refusal was reported. */
     int sw_wanted;
+    /* Of the rings: switch records (HOOKCC_SWITCHES is not 0), and samples of the thread's
+     * CPU time every sample_period_ns (HOOKCC_SAMPLE_HZ; 0: none). sw_wanted: either. */
+    int sw_switches;
+    uint64_t sample_period_ns;
     int sw_lock;
     struct hkrt_thread *sw_threads;
     int sw_warned;

@@ -76,9 +76,9 @@ static HKRT_FN void hkrt_switches_refused(const char *call, int err)
     }
     hkrt_append(hint, sizeof hint, level);
     hkrt_append(hint, sizeof hint, " (at most 2 allows it, unless a container's seccomp profile "
-                                   "refuses the call). Off-CPU time will not be shown; "
-                                   "HOOKCC_SWITCHES=0 silences this");
-    hkrt_warn_hint("context switches are not recorded:", call, err, hint);
+                                   "refuses the call). Off-CPU and sampled times will not be "
+                                   "shown; HOOKCC_SWITCHES=0 HOOKCC_SAMPLE_HZ=0 silences this");
+    hkrt_warn_hint("context switches and samples are not recorded:", call, err, hint);
 }
 
 /* Opens the calling thread's switch ring (its attach, slow path). */
@@ -91,10 +91,18 @@ static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t)
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_DUMMY; /* counts nothing: only the side-band records */
-    attr.context_switch = 1;
     attr.sample_id_all = 1;
     attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    attr.context_switch = g.sw_switches != 0;
+    if (g.sample_period_ns != 0) {
+        /* A sample every sample_period_ns of the thread's CPU time (task-clock counts ns),
+         * in user mode: the address it was at, its thread and the instant. */
+        attr.config = PERF_COUNT_SW_TASK_CLOCK;
+        attr.sample_period = g.sample_period_ns;
+        attr.sample_type |= PERF_SAMPLE_IP;
+    } else {
+        attr.config = PERF_COUNT_SW_DUMMY; /* counts nothing: only the side-band records */
+    }
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.use_clockid = 1;
@@ -139,6 +147,34 @@ static struct {
 } g_sw_chunk;
 static unsigned g_sw_pairs;
 
+/* Under sw_lock: the samples read and not written yet. */
+static struct {
+    struct hkt_sample head;
+    struct hkt_sample_point points[HKRT_SW_BATCH];
+} g_sample_chunk;
+static unsigned g_samples;
+
+/* Writes the samples read as a SAMPLE chunk of t, under the same conditions as the switches. */
+static HKRT_FN void hkrt_samples_write(struct hkrt_thread *t)
+{
+    size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sample_chunk.head +
+                   g_samples * sizeof g_sample_chunk.points[0] + sizeof(struct hkrt_check_chunk);
+    if (g_samples == 0 || !hkrt_file_ok() ||
+        __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
+        g_samples = 0;
+        return;
+    }
+    struct hkrt_clock_point now = hkrt_clock_point_now();
+    g_sample_chunk.head.anchor_ticks = now.ticks;
+    g_sample_chunk.head.anchor_ns = now.ns;
+    g_sample_chunk.head.period_ns = g.sample_period_ns;
+    g_sample_chunk.head.reserved = 0;
+    hkrt_write_chunk(HKT_CHUNK_SAMPLE, t->tid, &g_sample_chunk,
+                     sizeof g_sample_chunk.head + g_samples * sizeof g_sample_chunk.points[0],
+                     NULL);
+    g_samples = 0;
+}
+
 /* Writes the pairs read as a SWITCH chunk of t. Like the records, only while HOOKCC_MAX_BYTES
  * and the free-space reserve let records be written: switches without them are no use (and a
  * thread that hands tiny buffers over switches at every one). */
@@ -180,6 +216,7 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
     uint64_t head = __atomic_load_n(head_at, __ATOMIC_ACQUIRE);
     uint64_t tail = *tail_at;
     g_sw_pairs = 0;
+    g_samples = 0;
     while (tail + sizeof(struct perf_event_header) <= head) {
         /* A record may wrap around the ring's end: copied out a byte at a time. */
         union {
@@ -206,6 +243,12 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
                 if (++g_sw_pairs == HKRT_SW_BATCH)
                     hkrt_switches_write(t);
             }
+        } else if (rec.h.type == PERF_RECORD_SAMPLE && size >= 32) {
+            /* after the header, in sample_type's bit order: ip, pid/tid, time */
+            g_sample_chunk.points[g_samples].ip = rec.words[1];
+            g_sample_chunk.points[g_samples].ns = rec.words[3];
+            if (++g_samples == HKRT_SW_BATCH)
+                hkrt_samples_write(t);
         } else if (rec.h.type == PERF_RECORD_LOST && size >= 24) {
             t->sw_lost += rec.words[2]; /* id, then lost */
             t->sw_out_ns = 0;           /* its switch-in may be among them */
@@ -220,6 +263,7 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
             hkrt_switches_write(t);
     }
     hkrt_switches_write(t);
+    hkrt_samples_write(t);
 }
 
 /* The thread's last read of its ring (its last chunks, before THREAD), and the ring's end. */
@@ -277,6 +321,7 @@ static HKRT_FN void hkrt_switches_after_fork(struct hkrt_thread *me)
     g.sw_threads = NULL;
     __atomic_store_n(&g.sw_lock, 0, __ATOMIC_RELAXED);
     g_sw_pairs = 0;
+    g_samples = 0;
     if (me->life == HKRT_THREAD_LIVE)
         hkrt_switches_open(me);
 }
