@@ -208,9 +208,10 @@ pub fn build_shlib_program(dir: &Path) -> PathBuf {
 }
 
 /// Runs `program` with its trace going to `dir/<name>.hktrace`; returns the trace path and the
-/// program's stdout. Without context switches (HOOKCC_SWITCHES=0): a switch, which a loaded
-/// machine makes at random, adds the report's on/off-CPU columns, which the tests of other
-/// things do not expect (the off-CPU tests run their programs themselves).
+/// program's stdout. Without context switches (HOOKCC_SWITCHES=0) and samples
+/// (HOOKCC_SAMPLE_HZ=0): a switch, which a loaded machine makes at random, adds the report's
+/// on/off-CPU columns, and samples the sampled ones, which the tests of other things do not
+/// expect (the off-CPU and sample tests run their programs themselves).
 pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, String) {
     let trace = dir.join(format!(
         "{}.hktrace",
@@ -225,7 +226,8 @@ pub fn run_traced(dir: &Path, program: &Path, runner: &[&str]) -> (PathBuf, Stri
     };
     cmd.current_dir(dir)
         .env("HOOKCC_OUTPUT", &trace)
-        .env("HOOKCC_SWITCHES", "0");
+        .env("HOOKCC_SWITCHES", "0")
+        .env("HOOKCC_SAMPLE_HZ", "0");
     let out = run_ok(&mut cmd);
     assert!(
         trace.is_file(),

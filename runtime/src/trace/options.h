@@ -227,6 +227,9 @@ static HKRT_FN void hkrt_read_options(void)
     g.sample_period_ns = (HKRT_HAVE_SWITCHES && !g.ring && !g.profile && hz != 0)
                              ? 1000000000u / hz : 0;
     g.sw_wanted = g.sw_switches || g.sample_period_ns != 0;
+    /* A kernel's refusal is said once, unless neither was asked for: HOOKCC_SWITCHES=0 with
+     * the default rate keeps a run quiet, as it did before samples. */
+    g.sw_say_refusal = g.sw_switches || v != NULL;
 
     if (getcwd(g.start_dir, sizeof g.start_dir) == NULL || g.start_dir[0] != '/')
         g.start_dir[0] = '\0';

@@ -158,6 +158,7 @@ static struct {
      * CPU time every sample_period_ns (HOOKCC_SAMPLE_HZ; 0: none). sw_wanted: either. */
     int sw_switches;
     uint64_t sample_period_ns;
+    int sw_say_refusal;
     int sw_lock;
     struct hkrt_thread *sw_threads;
     int sw_warned;

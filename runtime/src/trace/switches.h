@@ -1,7 +1,8 @@
 /* trace.c, part 8 of 15: switches.
  *
- * Context switches: a perf event ring per traced thread (where Linux allows it), read into SWITCH
- * chunks; empty stand-ins where perf events are missing (HKRT_HAVE_SWITCHES 0).
+ * Context switches and CPU-time samples: a perf event ring per traced thread (where Linux
+ * allows it), read into SWITCH and SAMPLE chunks; empty stand-ins where perf events are missing
+ * (HKRT_HAVE_SWITCHES 0).
  *
  * Relies on state.h, helpers.h, chunks.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
@@ -27,6 +28,10 @@
  * The ring holds HKRT_SW_PAGES pages: 24 bytes a record, two records a switch, so 4 KiB pages
  * hold 680 switches, 68 000 a second at the writer's pace; beyond that the kernel drops
  * records and says how many (counted in the chunk's `lost`).
+ *
+ * With HOOKCC_SAMPLE_HZ (default 10 kHz) the event is a task-clock one that also samples the
+ * thread's CPU time in user mode: 32 bytes a sample, 320 bytes per 10 ms at the default rate,
+ * written as SAMPLE chunks (the address and instant of each; docs/trace-format.md, "SAMPLE").
  */
 
 #define HKRT_SW_PAGES 8                         /* data pages of a thread's ring (a power of 2) */
@@ -61,7 +66,7 @@ static HKRT_FN void hkrt_sw_unlock(void)
 /* Once per process: why there will be no off-CPU time. */
 static HKRT_FN void hkrt_switches_refused(const char *call, int err)
 {
-    if (__atomic_exchange_n(&g.sw_warned, 1, __ATOMIC_RELAXED))
+    if (!g.sw_say_refusal || __atomic_exchange_n(&g.sw_warned, 1, __ATOMIC_RELAXED))
         return;
     char hint[320] = "; /proc/sys/kernel/perf_event_paranoid is ";
     char level[16] = "unreadable";
