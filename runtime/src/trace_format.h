@@ -271,7 +271,8 @@ struct hkt_sample {
     uint64_t anchor_ticks; /*  0: the trace's counter at the anchor */
     uint64_t anchor_ns;    /*  8: CLOCK_MONOTONIC at the same instant */
     uint64_t period_ns;    /* 16: the thread's CPU time between two samples */
-    uint64_t reserved;     /* 24: 0 */
+    uint64_t in_hooks;     /* 24: samples in the hooks (their own time, left out of the list)
+                            *     since the thread's previous SAMPLE chunk */
 };
 
 struct hkt_sample_point {

@@ -78,6 +78,7 @@ struct hkrt_thread {
     uint64_t sw_out_ns;
     uint64_t sw_lost;
     struct hkrt_thread *sw_next; /* in g.sw_threads, under g.sw_lock */
+    uint64_t samples_in_hooks;   /* samples read in the hooks, not written yet (SAMPLE) */
 };
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no

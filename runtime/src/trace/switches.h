@@ -133,6 +133,7 @@ static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t)
     t->sw_ring_size = size;
     t->sw_out_ns = 0;
     t->sw_lost = 0;
+    t->samples_in_hooks = 0;
     t->sw_ring = ring;
     if (!hkrt_sw_lock(1)) {
         munmap(ring, size);
@@ -152,6 +153,10 @@ static struct {
 } g_sw_chunk;
 static unsigned g_sw_pairs;
 
+/* The hooks' section (hooks.h): a sample there is the hooks' time. */
+extern const char __start_hkrt_hooks[] __attribute__((visibility("hidden")));
+extern const char __stop_hkrt_hooks[] __attribute__((visibility("hidden")));
+
 /* Under sw_lock: the samples read and not written yet. */
 static struct {
     struct hkt_sample head;
@@ -164,7 +169,7 @@ static HKRT_FN void hkrt_samples_write(struct hkrt_thread *t)
 {
     size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sample_chunk.head +
                    g_samples * sizeof g_sample_chunk.points[0] + sizeof(struct hkrt_check_chunk);
-    if (g_samples == 0 || !hkrt_file_ok() ||
+    if ((g_samples == 0 && t->samples_in_hooks == 0) || !hkrt_file_ok() ||
         __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
         g_samples = 0;
         return;
@@ -173,7 +178,8 @@ static HKRT_FN void hkrt_samples_write(struct hkrt_thread *t)
     g_sample_chunk.head.anchor_ticks = now.ticks;
     g_sample_chunk.head.anchor_ns = now.ns;
     g_sample_chunk.head.period_ns = g.sample_period_ns;
-    g_sample_chunk.head.reserved = 0;
+    g_sample_chunk.head.in_hooks = t->samples_in_hooks;
+    t->samples_in_hooks = 0;
     hkrt_write_chunk(HKT_CHUNK_SAMPLE, t->tid, &g_sample_chunk,
                      sizeof g_sample_chunk.head + g_samples * sizeof g_sample_chunk.points[0],
                      NULL);
@@ -250,7 +256,12 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
             }
         } else if (rec.h.type == PERF_RECORD_SAMPLE && size >= 32) {
             /* after the header, in sample_type's bit order: ip, pid/tid, time */
-            g_sample_chunk.points[g_samples].ip = rec.words[1];
+            uint64_t ip = rec.words[1];
+            if (ip >= (uintptr_t)__start_hkrt_hooks && ip < (uintptr_t)__stop_hkrt_hooks) {
+                t->samples_in_hooks++; /* the hooks' time, not the program's */
+                continue;
+            }
+            g_sample_chunk.points[g_samples].ip = ip;
             g_sample_chunk.points[g_samples].ns = rec.words[3];
             if (++g_samples == HKRT_SW_BATCH)
                 hkrt_samples_write(t);
