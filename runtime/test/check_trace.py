@@ -21,7 +21,7 @@ MAGIC = b"HKTRACE\0"
 HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
-CHUNK_PROFILE, CHUNK_FOLDED, CHUNK_SWITCH = 13, 14, 15
+CHUNK_PROFILE, CHUNK_FOLDED, CHUNK_SWITCH, CHUNK_SAMPLE = 13, 14, 15, 16
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -201,6 +201,8 @@ class Thread:
         self.end = None  # tick of its END chunk: the thread ended on its own
         self.switches = []  # (out_ns, in_ns) of its SWITCH chunks, CLOCK_MONOTONIC
         self.switches_lost = 0
+        self.samples = []  # (ns, ip) of its SAMPLE chunks, CLOCK_MONOTONIC
+        self.samples_in_hooks = 0
 
 
 class Trace:
@@ -413,6 +415,26 @@ class Trace:
                         raise FormatError(f"{where}: switch {i} from {out_ns} to {in_ns} ns is "
                                           f"out of order (the thread's last ended at {last})")
                     t.switches.append((out_ns, in_ns))
+            elif ctype == CHUNK_SAMPLE:
+                # Fixed part: anchor ticks, anchor ns, period, samples in the hooks; then
+                # (ns, ip) samples in time order within the thread.
+                if length < 32 or (length - 32) % 16 or tid == 0:
+                    raise FormatError(f"{where}: SAMPLE payload of {length} bytes, thread {tid}")
+                t = thread(tid)
+                if t.sequence is not None:
+                    raise FormatError(f"{where}: SAMPLE chunk after thread {tid}'s THREAD chunk")
+                anchor_ticks, anchor_ns, period, in_hooks = struct.unpack_from(e + "4Q", payload, 0)
+                if anchor_ns == 0 or period == 0:
+                    raise FormatError(f"{where}: SAMPLE chunk without an anchor or a period")
+                t.samples_in_hooks += in_hooks
+                for i in range((length - 32) // 16):
+                    ns, ip = struct.unpack_from(e + "2Q", payload, 32 + 16 * i)
+                    last = t.samples[-1][0] if t.samples else 0
+                    if ns < last or ns > anchor_ns or ip == 0:
+                        raise FormatError(f"{where}: sample {i} at {ns} ns (address {ip:#x}) is "
+                                          f"out of order (the thread's last at {last}, the "
+                                          f"chunk's anchor at {anchor_ns})")
+                    t.samples.append((ns, ip))
             elif ctype == CHUNK_CLOCK:
                 if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")

@@ -126,7 +126,7 @@ check() { # FILE VARS check_trace.py-options...
 # ------------------------------------------------------------------------------------------
 # The cases. Each returns 0 on success and leaves its evidence in $dir/log.
 
-switches_refused="hookcc: context switches are not recorded:"
+switches_refused="hookcc: context switches and samples are not recorded:"
 
 # Context switches (SWITCH chunks): both threads were switched out for their 100 ms of
 # nanosleep and pthread_cond_wait. Where the kernel refuses perf events, the runtime said so
