@@ -19,25 +19,15 @@
 //! [`TraceFile`] memory-maps a trace and [`report_file`] runs a whole report, which is all
 //! the `hookprof` binary does.
 
-pub mod callgraph;
-pub mod cct;
-pub mod coredump;
-pub mod format;
+pub mod analysis;
+pub mod commands;
 pub mod fuzz;
-pub mod gprof;
-pub mod info;
-pub mod lines;
-pub mod model;
-pub mod nitro;
+pub mod input;
 pub mod output;
-pub mod pfp;
-pub mod record;
-pub mod replay;
-pub mod report;
-pub mod stream;
-pub mod symbols;
-pub mod ti;
-pub mod view;
+
+use analysis::{model, replay, view};
+use input::{format, lines, nitro, symbols, ti};
+use output::{callgraph, info, report};
 
 use std::fs::File;
 use std::io;

@@ -10,8 +10,8 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 mod install_docs;
 
-use hookprof::report::Format;
-use hookprof::view::Filter;
+use hookprof::output::report::Format;
+use hookprof::analysis::view::Filter;
 use hookprof::{
     callgraph_file, same_file, FlameFormat, FlameOptions, ReportOptions, TimelineFormat, TraceFile,
     ViewOptions,
@@ -252,7 +252,7 @@ fn core(args: &CoreArgs) -> Result<()> {
     });
     check_output(&args.core, Some(&output))?;
     check_output(&args.program, Some(&output))?;
-    let s = hookprof::coredump::core_to_trace(
+    let s = hookprof::input::coredump::core_to_trace(
         &args.program,
         &args.core,
         &output,
@@ -310,7 +310,7 @@ struct DiffArgs {
     /// calls, exclusive or inclusive). Repeatable. Prints the verdict and the breaches as
     /// Markdown, for a CI job to post.
     #[arg(long = "fail-if", value_name = "RULE", value_parser = parse_rule)]
-    fail_if: Vec<hookprof::report::diff::Rule>,
+    fail_if: Vec<hookprof::output::report::diff::Rule>,
     /// With --fail-if: judge only functions whose time (the rule's, or their inclusive time
     /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
@@ -320,7 +320,7 @@ struct DiffArgs {
     output: Option<PathBuf>,
 }
 
-fn parse_rule(text: &str) -> Result<hookprof::report::diff::Rule, String> {
+fn parse_rule(text: &str) -> Result<hookprof::output::report::diff::Rule, String> {
     text.parse()
 }
 
@@ -613,7 +613,7 @@ impl SizeLimitArgs {
 
 /// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
 fn parse_duration(text: &str) -> Result<u64, String> {
-    hookprof::view::parse_duration(text)
+    hookprof::analysis::view::parse_duration(text)
 }
 
 #[derive(clap::Args, Debug)]
@@ -927,9 +927,9 @@ enum SortArg {
     Name,
 }
 
-impl From<SortArg> for hookprof::report::SortKey {
+impl From<SortArg> for hookprof::output::report::SortKey {
     fn from(s: SortArg) -> Self {
-        use hookprof::report::SortKey as K;
+        use hookprof::output::report::SortKey as K;
         match s {
             SortArg::Exclusive => K::Exclusive,
             SortArg::Inclusive => K::Inclusive,
@@ -991,7 +991,7 @@ fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()>
     Ok(())
 }
 
-/// Prints the warnings, then writes `bytes` to `output` (by [`hookprof::output`]'s policy,
+/// Prints the warnings, then writes `bytes` to `output` (by [`hookprof::output::file`]'s policy,
 /// with the mode of `input`) or standard output.
 fn emit(
     warnings: &[String],
@@ -1003,7 +1003,7 @@ fn emit(
         warn(w);
     }
     match output {
-        Some(path) => hookprof::output::write_file(path, Some(input), bytes)?,
+        Some(path) => hookprof::output::file::write_file(path, Some(input), bytes)?,
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout
@@ -1030,7 +1030,7 @@ fn report(args: &ReportArgs) -> Result<()> {
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = if hookprof::ti::is_hktrace(&args.trace)? {
+    let (bytes, warnings) = if hookprof::input::ti::is_hktrace(&args.trace)? {
         if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
                 "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
@@ -1046,13 +1046,13 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
                 args.trace.display()
             );
         };
-        let options = hookprof::ti::Options {
+        let options = hookprof::input::ti::Options {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
             record_words: args.record_words,
         };
-        hookprof::ti::callgraph_file(&args.trace, &options)?
+        hookprof::input::ti::callgraph_file(&args.trace, &options)?
     };
     emit(&warnings, &bytes, &args.trace, args.output.as_ref())
 }
@@ -1066,7 +1066,7 @@ extern "C" fn record_on_sigint(_: libc::c_int) {
 }
 
 fn record(args: &RecordArgs) -> Result<()> {
-    use hookprof::record::{Options, Source};
+    use hookprof::commands::record::{Options, Source};
     #[cfg(unix)]
     // SAFETY: the handler only stores to an atomic; no SA_RESTART, so that a blocking read
     // returns and the loop sees the flag.
@@ -1099,7 +1099,7 @@ fn record(args: &RecordArgs) -> Result<()> {
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         exe: args.exe.clone(),
     };
-    let s = hookprof::record::record(&source, &options, &RECORD_STOP)?;
+    let s = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
     let firmware = match s.end {
         Some((records, lost)) => format!(
             "; the firmware made {records} records and dropped {lost}{}",
@@ -1152,20 +1152,20 @@ fn record(args: &RecordArgs) -> Result<()> {
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
-    let options = hookprof::ti::Options {
+    let options = hookprof::input::ti::Options {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,
         record_words: args.record_words,
     };
-    let processed = hookprof::ti::process_file(&args.dump, &options)?;
+    let processed = hookprof::input::ti::process_file(&args.dump, &options)?;
     for w in &processed.warnings {
         warn(w);
     }
     let prefix = args
         .out
         .clone()
-        .unwrap_or_else(|| hookprof::ti::default_prefix(&args.dump));
+        .unwrap_or_else(|| hookprof::input::ti::default_prefix(&args.dump));
     let [call_list, profile] = processed.write_files(&prefix, &args.dump)?;
     let mut stdout = std::io::stdout().lock();
     write!(
@@ -1182,23 +1182,23 @@ fn ti(args: &TiArgs) -> Result<()> {
 
 fn gprof(args: &GprofArgs) -> Result<()> {
     check_output(&args.dump, Some(&args.output))?;
-    let (gmon, warnings) = hookprof::gprof::convert_file(&args.dump, &args.exe)?;
+    let (gmon, warnings) = hookprof::input::gprof::convert_file(&args.dump, &args.exe)?;
     emit(&warnings, &gmon, &args.dump, Some(&args.output))
 }
 
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
+    let text = hookprof::input::pfp::decode_file(&args.dump, &args.exe)?;
     emit(&[], text.as_bytes(), &args.dump, args.output.as_ref())
 }
 
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let options = hookprof::nitro::Options {
+    let options = hookprof::input::nitro::Options {
         lr: args.lr,
         inclusive: args.inclusive,
     };
-    let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
+    let decoded = hookprof::input::nitro::decode_file(&args.dump, &args.exe, &options)?;
     emit(
         &decoded.warnings,
         &decoded.text,
@@ -1210,7 +1210,7 @@ fn nitro(args: &NitroArgs) -> Result<()> {
 fn info(args: &InfoArgs) -> Result<()> {
     let trace = TraceFile::open(&args.trace)?;
     let summary = trace.summary()?;
-    let text = hookprof::info::render(&args.trace, &summary);
+    let text = hookprof::output::info::render(&args.trace, &summary);
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
@@ -1237,7 +1237,7 @@ fn stream_view(
     let mut options = ViewOptions::from(args);
     let bar = ProgressBar::new();
     let for_replay = bar.clone();
-    options.progress = Some(hookprof::view::Progress(std::sync::Arc::new(
+    options.progress = Some(hookprof::analysis::view::Progress(std::sync::Arc::new(
         move |done, total| for_replay.update(done, total),
     )));
     let result = stream_to_output(args, &options, write);
@@ -1250,7 +1250,7 @@ fn stream_view(
 }
 
 /// The output part of [`stream_view`]: returns the warnings. A file is written by
-/// [`hookprof::output`]'s policy: complete or not at all.
+/// [`hookprof::output::file`]'s policy: complete or not at all.
 fn stream_to_output(
     args: &ViewArgs,
     options: &ViewOptions,
@@ -1265,7 +1265,7 @@ fn stream_to_output(
             warnings
         }
         Some(path) => {
-            let file = hookprof::output::OutputFile::create(path, Some(&args.trace))?;
+            let file = hookprof::output::file::OutputFile::create(path, Some(&args.trace))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             // A view's write error is the output's: name it.
             let warnings = write(&options, &mut out).map_err(|e| match e {
@@ -1303,7 +1303,7 @@ fn main() -> ExitCode {
         Command::Flame(args) => args.view.no_compensation,
         _ => false,
     };
-    hookprof::replay::set_compensation(!raw);
+    hookprof::analysis::replay::set_compensation(!raw);
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),

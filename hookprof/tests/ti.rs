@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{check_golden, scratch_dir};
-use hookprof::format::Endian;
-use hookprof::ti::{self, Dump, DumpFormat, Layout, Program};
+use hookprof::input::format::Endian;
+use hookprof::input::ti::{self, Dump, DumpFormat, Layout, Program};
 
 const ENTRY: u64 = 0;
 const EXIT: u64 = 1;

@@ -1,0 +1,3 @@
+pub mod model;
+pub mod replay;
+pub mod view;

@@ -1,0 +1,10 @@
+pub mod cct;
+pub mod coredump;
+pub mod format;
+pub mod gprof;
+pub mod lines;
+pub mod nitro;
+pub mod pfp;
+pub mod stream;
+pub mod symbols;
+pub mod ti;

@@ -1,0 +1,4 @@
+pub mod callgraph;
+pub mod file;
+pub mod info;
+pub mod report;
