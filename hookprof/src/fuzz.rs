@@ -45,7 +45,7 @@ pub fn trace(data: &[u8]) {
         return;
     };
     let _ = crate::output::info::render(Path::new("fuzz.hktrace"), &profile.summary);
-    let _ = crate::profile_warnings(&profile.summary);
+    let _ = crate::analysis::warnings::profile_warnings(&profile.summary);
     for per_thread in [false, true] {
         let report = FlatReport::build(&profile, &mut NoSymbols, per_thread);
         for format in Format::ALL {

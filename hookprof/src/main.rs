@@ -12,10 +12,13 @@ mod install_docs;
 
 use hookprof::output::report::Format;
 use hookprof::analysis::view::Filter;
-use hookprof::{
-    callgraph_file, same_file, FlameFormat, FlameOptions, ReportOptions, TimelineFormat, TraceFile,
-    ViewOptions,
-};
+use hookprof::commands::callgraph::callgraph_file;
+use hookprof::commands::flame::{FlameFormat, FlameOptions};
+use hookprof::commands::report::ReportOptions;
+use hookprof::commands::timeline::TimelineFormat;
+use hookprof::commands::view_options::ViewOptions;
+use hookprof::input::trace_file::TraceFile;
+use hookprof::output::file::same_file;
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -225,7 +228,7 @@ struct GmonArgs {
 fn gmon(args: &GmonArgs) -> Result<()> {
     check_output(&args.trace, Some(&args.output))?;
     let mut bytes = Vec::new();
-    let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
+    let (warnings, _rate) = hookprof::commands::gmon::gmon_file(&args.trace, &mut bytes)?;
     emit(&warnings, &bytes, &args.trace, Some(&args.output))
 }
 
@@ -366,10 +369,10 @@ fn export(args: &ExportArgs) -> Result<()> {
         exe: args.exe.clone(),
         ..ViewOptions::default()
     };
-    let (exported, warnings) = hookprof::export_files(
+    let (exported, warnings) = hookprof::commands::export::export_files(
         &args.traces,
         &options,
-        &hookprof::ExportOptions {
+        &hookprof::commands::export::ExportOptions {
             dir: args.output.clone(),
             run: args.run.clone(),
             host: args.host.clone(),
@@ -410,18 +413,18 @@ fn diff(args: &DiffArgs) -> Result<ExitCode> {
         if !matches!(args.format, DiffFormatArg::Text | DiffFormatArg::Markdown) {
             anyhow::bail!("--fail-if prints its verdict as Markdown: leave out --format");
         }
-        hookprof::DiffFormat::Gate {
+        hookprof::commands::diff::DiffFormat::Gate {
             rules: &args.fail_if,
             min_time_ns: args.min_time.unwrap_or(0),
         }
     } else {
         match args.format {
-            DiffFormatArg::Text => hookprof::DiffFormat::Text,
-            DiffFormatArg::Csv => hookprof::DiffFormat::Csv,
-            DiffFormatArg::Markdown => hookprof::DiffFormat::Markdown,
+            DiffFormatArg::Text => hookprof::commands::diff::DiffFormat::Text,
+            DiffFormatArg::Csv => hookprof::commands::diff::DiffFormat::Csv,
+            DiffFormatArg::Markdown => hookprof::commands::diff::DiffFormat::Markdown,
         }
     };
-    let out = hookprof::diff_files(
+    let out = hookprof::commands::diff::diff_files(
         &args.a,
         &args.b,
         [args.exe_a.as_deref(), args.exe_b.as_deref()],
@@ -661,8 +664,8 @@ fn gzipped(view: &ViewArgs) -> bool {
 fn maybe_gzip(
     gzip: bool,
     out: &mut dyn Write,
-    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
-) -> Result<Vec<String>, hookprof::Error> {
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
+) -> Result<Vec<String>, hookprof::input::error::Error> {
     if !gzip {
         return write(out);
     }
@@ -671,7 +674,7 @@ fn maybe_gzip(
     let warnings = write(&mut encoder)?;
     encoder
         .finish()
-        .map_err(|error| hookprof::Error::Write { error })?;
+        .map_err(|error| hookprof::input::error::Error::Write { error })?;
     Ok(warnings)
 }
 
@@ -983,7 +986,7 @@ fn warn(message: &str) {
 fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()> {
     if let Some(output) = output {
         if same_file(trace, output) {
-            bail!(hookprof::Error::OutputIsInput {
+            bail!(hookprof::input::error::Error::OutputIsInput {
                 path: output.clone()
             });
         }
@@ -1024,7 +1027,7 @@ fn report(args: &ReportArgs) -> Result<()> {
         .chain(&args.more)
         .cloned()
         .collect();
-    let out = hookprof::report_files(&traces, &ReportOptions::from(args))?;
+    let out = hookprof::commands::report::report_files(&traces, &ReportOptions::from(args))?;
     emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 
@@ -1231,7 +1234,7 @@ fn with_more(view: &ViewArgs, more: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn stream_view(
     args: &ViewArgs,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let mut options = ViewOptions::from(args);
@@ -1254,7 +1257,7 @@ fn stream_view(
 fn stream_to_output(
     args: &ViewArgs,
     options: &ViewOptions,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<Vec<String>> {
     let options = options.clone();
     let warnings = match &args.output {
@@ -1269,7 +1272,7 @@ fn stream_to_output(
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             // A view's write error is the output's: name it.
             let warnings = write(&options, &mut out).map_err(|e| match e {
-                hookprof::Error::Write { error } => hookprof::Error::Output {
+                hookprof::input::error::Error::Write { error } => hookprof::input::error::Error::Output {
                     path: path.clone(),
                     action: "write",
                     error,
@@ -1322,13 +1325,13 @@ fn main() -> ExitCode {
                         ..o.clone()
                     };
                     maybe_gzip(gzipped(&args.view), out, |out| {
-                        hookprof::timeline_files(&traces, &options, args.format(), out)
+                        hookprof::commands::timeline::timeline_files(&traces, &options, args.format(), out)
                     })
                 })
             })
         }
         Command::Replay(args) => stream_view(&args.view, |o, out| {
-            hookprof::calltree_file(&args.view.trace, o, out)
+            hookprof::commands::replay::calltree_file(&args.view.trace, o, out)
         }),
         Command::Diff(args) => match diff(args) {
             Ok(ExitCode::SUCCESS) => Ok(()),
@@ -1346,11 +1349,11 @@ fn main() -> ExitCode {
                 ..o.clone()
             };
             maybe_gzip(gzipped(&args.view), out, |out| {
-                hookprof::speedscope_file(&args.view.trace, &options, out)
+                hookprof::commands::speedscope::speedscope_file(&args.view.trace, &options, out)
             })
         }),
         Command::Callgrind(args) => stream_view(&args.view, |o, out| {
-            hookprof::callgrind_file(&args.view.trace, o, out)
+            hookprof::commands::callgrind::callgrind_file(&args.view.trace, o, out)
         }),
         Command::Flame(args) => {
             let flame = FlameOptions {
@@ -1370,7 +1373,7 @@ fn main() -> ExitCode {
             let traces = with_more(&args.view, &args.more);
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
-                    hookprof::flame_files(&traces, o, &flame, out)
+                    hookprof::commands::flame::flame_files(&traces, o, &flame, out)
                 })
             })
         }
@@ -1384,7 +1387,7 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            if let Some(hookprof::Error::Write { error }) = err.downcast_ref::<hookprof::Error>() {
+            if let Some(hookprof::input::error::Error::Write { error }) = err.downcast_ref::<hookprof::input::error::Error>() {
                 if error.kind() == std::io::ErrorKind::BrokenPipe {
                     return ExitCode::SUCCESS;
                 }

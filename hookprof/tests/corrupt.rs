@@ -22,7 +22,7 @@ fn read_everything(bytes: &[u8]) -> Result<(), String> {
     }
     let profile = Profile::from_trace(&trace).map_err(|e| e.to_string())?;
     let _ = hookprof::output::info::render(Path::new("t.hktrace"), &profile.summary);
-    let _ = hookprof::profile_warnings(&profile.summary);
+    let _ = hookprof::analysis::warnings::profile_warnings(&profile.summary);
     for per_thread in [false, true] {
         let report = FlatReport::build(&profile, &mut NoSymbols, per_thread);
         for format in Format::ALL {
@@ -138,7 +138,7 @@ fn real_trace() -> (Vec<u8>, Vec<(usize, usize, u32)>) {
 fn warnings(bytes: &[u8]) -> Vec<String> {
     let trace = Trace::new(bytes).unwrap();
     let profile = Profile::from_trace(&trace).unwrap();
-    hookprof::profile_warnings(&profile.summary)
+    hookprof::analysis::warnings::profile_warnings(&profile.summary)
 }
 
 const PACKED: u32 = hookprof::input::format::chunk_type::PACKED;

@@ -241,7 +241,7 @@ fn cut_short_last_chunk_is_ignored_only_in_an_incomplete_trace() {
         err.to_string(),
         "byte 112: truncated: EVENTS chunk declares 32 payload bytes but only 16 remain"
     );
-    assert!(hookprof::profile_warnings(&p.summary)
+    assert!(hookprof::analysis::warnings::profile_warnings(&p.summary)
         .iter()
         .any(|w| w.contains("cut short")));
     // The same bytes marked complete: an error.

@@ -1,3 +1,5 @@
 pub mod model;
 pub mod replay;
+pub mod trace_replay;
 pub mod view;
+pub mod warnings;

@@ -30,7 +30,9 @@ use crate::input::format::{Chunk, FormatError, Trace};
 use crate::analysis::model::HashMap;
 use crate::analysis::replay::{replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary};
 use crate::input::symbols::{hex_name, Resolve, Symbolizer};
-use crate::{profile_warnings, Error, TraceFile};
+use crate::analysis::warnings::profile_warnings;
+use crate::input::error::Error;
+use crate::input::trace_file::TraceFile;
 
 /// The filters every view shares, independent of any command line.
 #[derive(Clone, Debug, Default)]

@@ -1,1 +1,12 @@
+pub mod callgraph;
+pub mod callgrind;
+pub mod diff;
+pub mod export;
+pub mod flame;
+pub mod gmon;
 pub mod record;
+pub mod replay;
+pub mod report;
+pub mod speedscope;
+pub mod timeline;
+pub mod view_options;

@@ -5,7 +5,7 @@
 //! between them. Every error carries the byte offset where reading went wrong and says
 //! what was expected there.
 //!
-//! Reading is zero-copy over a byte slice (usually a memory map, see [`crate::TraceFile`]):
+//! Reading is zero-copy over a byte slice (usually a memory map, see [`crate::input::trace_file::TraceFile`]):
 //! chunks and records are decoded one at a time as they are iterated, so memory does not
 //! grow with the length of the trace.
 

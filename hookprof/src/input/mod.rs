@@ -1,10 +1,13 @@
 pub mod cct;
 pub mod coredump;
+pub mod error;
 pub mod format;
 pub mod gprof;
 pub mod lines;
 pub mod nitro;
 pub mod pfp;
+pub mod read;
 pub mod stream;
 pub mod symbols;
 pub mod ti;
+pub mod trace_file;

@@ -19,11 +19,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use object::{Object, ObjectKind, ObjectSegment, ObjectSymbol};
 
+use crate::input::error::NitroError as Error;
 use crate::input::format::Endian;
 use crate::input::symbols::hex_name;
 
@@ -1197,23 +1197,6 @@ fn stat_lines(text: &mut Vec<u8>, names: &mut Names<'_>, lines: &[StatLine]) {
     }
 }
 
-/// Everything [`decode_file`] can fail with, with the file it concerns.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{}: {error}", path.display())]
-    Io { path: PathBuf, error: io::Error },
-    #[error("{}: {error}", path.display())]
-    Dump { path: PathBuf, error: DumpError },
-    #[error("{}: {error}", path.display())]
-    Elf { path: PathBuf, error: ElfError },
-    #[error(
-        "{}: a NITRO {kind} buffer: the views read function cost measurement buffers (entries \
-         and exits with their times); decode this one with `hookprof nitro`",
-        path.display()
-    )]
-    NotForViews { path: PathBuf, kind: Kind },
-}
-
 /// The first of [`HEADER_OFFSETS`] at which `data` has the magic.
 fn header_offset(data: &[u8]) -> Option<u64> {
     HEADER_OFFSETS
@@ -1224,7 +1207,7 @@ fn header_offset(data: &[u8]) -> Option<u64> {
 /// Whether the file at `path` starts like a NITRO buffer dump (its magic at one of
 /// [`HEADER_OFFSETS`]).
 pub fn is_nitro_dump(path: &Path) -> Result<bool, Error> {
-    let start = crate::read_bounded_prefix(path, 64).map_err(|error| Error::Io {
+    let start = crate::input::read::read_bounded_prefix(path, 64).map_err(|error| Error::Io {
         path: path.to_path_buf(),
         error,
     })?;
@@ -1245,7 +1228,7 @@ pub struct ForViews {
 /// a call trace has no times, a statistics buffer no calls.
 pub fn hktrace_file(dump_path: &Path, exe: &Path) -> Result<ForViews, Error> {
     let data =
-        crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+        crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(|error| Error::Io {
             path: dump_path.to_path_buf(),
             error,
         })?;
@@ -1294,11 +1277,11 @@ pub fn decode_file(dump_path: &Path, exe: &Path, options: &Options) -> Result<De
     // The magic first, from the first bytes only: a file that is no buffer dump (or
     // /dev/zero) is refused without reading it all; its first MiB still gives the hint of
     // where a magic is, if anywhere.
-    let start = crate::read_bounded_prefix(dump_path, 1 << 20).map_err(io_error)?;
+    let start = crate::input::read::read_bounded_prefix(dump_path, 1 << 20).map_err(io_error)?;
     if header_offset(&start).is_none() {
         return Err(dump_error(Dump::parse(&start).unwrap_err()));
     }
-    let data = crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(io_error)?;
+    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(io_error)?;
     let dump = Dump::parse(&data).map_err(dump_error)?;
     let elf = read(exe)?;
     let mut image = ProgramImage::new(&elf, &dump.header).map_err(|error| Error::Elf {

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use object::{Architecture, Object, ObjectKind, ObjectSection, ObjectSymbol, SymbolKind};
 
+use crate::input::error::TiError as Error;
 use crate::input::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
 use crate::input::symbols::{demangle, hex_name};
 
@@ -1315,35 +1316,6 @@ pub struct Options {
     pub record_words: Option<u8>,
 }
 
-/// Everything `hookprof ti` and `hookprof callgraph` can fail with, with the file it concerns.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{}: {error}", path.display())]
-    Io { path: PathBuf, error: io::Error },
-    #[error("{}: {error}", path.display())]
-    Dump { path: PathBuf, error: DumpError },
-    #[error("{}: {error}", path.display())]
-    Elf { path: PathBuf, error: ElfError },
-    #[error("{}: refusing to write an output file over the input dump", path.display())]
-    OutputIsInput { path: PathBuf },
-    /// Writing an output file ([`crate::output::file`]).
-    #[error(transparent)]
-    Output(Box<crate::Error>),
-    #[error(
-        "{}: only {agreeing} of the {distinct} function addresses in its records are functions \
-         of {}: not a dump of that program's ProfileData (or not a TI dump at all); give the \
-         ELF file of the build that wrote it",
-        path.display(),
-        exe.display()
-    )]
-    NotThisProgram {
-        path: PathBuf,
-        exe: PathBuf,
-        agreeing: usize,
-        distinct: usize,
-    },
-}
-
 /// Fewer distinct function addresses than this say too little to refuse a dump: its size alone
 /// cannot tell a headerless record dump from noise, its agreement with the ELF can.
 const MIN_ADDRESSES_TO_JUDGE: usize = 32;
@@ -1397,7 +1369,7 @@ pub fn process_file(dump_path: &Path, options: &Options) -> Result<Processed, Er
         error,
     })?;
     let data =
-        crate::read_bounded(dump_path, crate::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+        crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(|error| Error::Io {
             path: dump_path.to_path_buf(),
             error,
         })?;
@@ -1600,7 +1572,7 @@ impl Processed {
         };
         let files = [path("_call_list.csv"), path("_profile.csv")];
         for f in &files {
-            if crate::same_file(input, f) {
+            if crate::output::file::same_file(input, f) {
                 return Err(Error::OutputIsInput { path: f.clone() });
             }
         }

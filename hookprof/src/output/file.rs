@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::input::error::Error;
 
 /// An output file being written; [`OutputFile::commit`] makes it the output. Dropped
 /// without a commit, it leaves the output as it was (a device may have had part of it).
@@ -240,6 +240,26 @@ pub fn write_file(path: &Path, input: Option<&Path>, bytes: &[u8]) -> Result<(),
     let mut out = OutputFile::create(path, input)?;
     out.write_all(bytes).map_err(|e| error(path, "write", e))?;
     out.commit()
+}
+
+/// Whether writing to `output` would overwrite `input` (same file, possibly under another
+/// name). A missing output file is never the input.
+pub fn same_file(input: &Path, output: &Path) -> bool {
+    match (std::fs::metadata(input), std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                a.dev() == b.dev() && a.ino() == b.ino()
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = (a, b);
+                std::fs::canonicalize(input).ok() == std::fs::canonicalize(output).ok()
+            }
+        }
+        _ => false,
+    }
 }
 
 #[cfg(all(test, unix))]
