@@ -1049,13 +1049,13 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
                 args.trace.display()
             );
         };
-        let options = hookprof::input::ti::Options {
+        let options = hookprof::analysis::ti::Options {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
             record_words: args.record_words,
         };
-        hookprof::input::ti::callgraph_file(&args.trace, &options)?
+        hookprof::commands::ti::callgraph_file(&args.trace, &options)?
     };
     emit(&warnings, &bytes, &args.trace, args.output.as_ref())
 }
@@ -1155,20 +1155,20 @@ fn record(args: &RecordArgs) -> Result<()> {
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
-    let options = hookprof::input::ti::Options {
+    let options = hookprof::analysis::ti::Options {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,
         record_words: args.record_words,
     };
-    let processed = hookprof::input::ti::process_file(&args.dump, &options)?;
+    let processed = hookprof::commands::ti::process_file(&args.dump, &options)?;
     for w in &processed.warnings {
         warn(w);
     }
     let prefix = args
         .out
         .clone()
-        .unwrap_or_else(|| hookprof::input::ti::default_prefix(&args.dump));
+        .unwrap_or_else(|| hookprof::commands::ti::default_prefix(&args.dump));
     let [call_list, profile] = processed.write_files(&prefix, &args.dump)?;
     let mut stdout = std::io::stdout().lock();
     write!(

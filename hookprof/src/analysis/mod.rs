@@ -1,5 +1,6 @@
 pub mod model;
 pub mod replay;
+pub mod ti;
 pub mod trace_replay;
 pub mod view;
 pub mod warnings;

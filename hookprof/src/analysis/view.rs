@@ -1016,13 +1016,13 @@ impl Prepared {
                     converted.warnings,
                 );
             }
-            let options = crate::input::ti::Options {
+            let options = crate::analysis::ti::Options {
                 exe: exe.to_path_buf(),
                 all_symbols: false,
                 profile_data: None,
                 record_words: None,
             };
-            let processed = crate::input::ti::process_file(trace_path, &options)?;
+            let processed = crate::analysis::ti::analyse_file(trace_path, &options)?;
             let names = processed.analysis.function_names();
             let bytes = processed.analysis.to_hktrace();
             (

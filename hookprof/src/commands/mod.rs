@@ -8,5 +8,6 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod speedscope;
+pub mod ti;
 pub mod timeline;
 pub mod view_options;

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use crate::input::format::FormatError;
 use crate::input::nitro::{self, Kind};
 use crate::input::symbols::SymbolError;
-use crate::input::ti::{DumpError as TiDumpError, ElfError as TiElfError};
+use crate::input::ti::DumpError as TiDumpError;
+use crate::input::ti_program::ElfError as TiElfError;
 
 /// Everything that can go wrong in hookprof's library, with the file it concerns.
 #[derive(Debug, thiserror::Error)]

@@ -10,4 +10,5 @@ pub mod read;
 pub mod stream;
 pub mod symbols;
 pub mod ti;
+pub mod ti_program;
 pub mod trace_file;

@@ -2,3 +2,4 @@ pub mod callgraph;
 pub mod file;
 pub mod info;
 pub mod report;
+pub mod ti;
