@@ -76,11 +76,11 @@ pub fn nitro(data: &[u8]) {
     if let Ok(dump) = crate::input::nitro::Dump::parse(data) {
         let names: HashMap<u64, String> = HashMap::new();
         for inclusive in [false, true] {
-            let options = crate::input::nitro::Options {
+            let options = crate::output::nitro::Options {
                 lr: Some(0x1000),
                 inclusive,
             };
-            let _ = crate::input::nitro::render(&dump, &names, &options);
+            let _ = crate::output::nitro::render(&dump, &names, &options);
         }
     }
 }

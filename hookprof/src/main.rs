@@ -1197,11 +1197,11 @@ fn pfp(args: &PfpArgs) -> Result<()> {
 
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let options = hookprof::input::nitro::Options {
+    let options = hookprof::output::nitro::Options {
         lr: args.lr,
         inclusive: args.inclusive,
     };
-    let decoded = hookprof::input::nitro::decode_file(&args.dump, &args.exe, &options)?;
+    let decoded = hookprof::commands::nitro::decode_file(&args.dump, &args.exe, &options)?;
     emit(
         &decoded.warnings,
         &decoded.text,

@@ -1,4 +1,5 @@
 pub mod model;
+pub mod nitro;
 pub mod replay;
 pub mod ti;
 pub mod trace_replay;

@@ -1006,7 +1006,7 @@ impl Prepared {
                 });
             };
             if crate::input::nitro::is_nitro_dump(trace_path)? {
-                let converted = crate::input::nitro::hktrace_file(trace_path, exe)?;
+                let converted = crate::analysis::nitro::hktrace_file(trace_path, exe)?;
                 let trace = TraceFile::from_bytes(trace_path, converted.trace);
                 return Prepared::finish(
                     trace_path,

@@ -4,6 +4,7 @@ pub mod diff;
 pub mod export;
 pub mod flame;
 pub mod gmon;
+pub mod nitro;
 pub mod record;
 pub mod replay;
 pub mod report;

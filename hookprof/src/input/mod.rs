@@ -5,6 +5,7 @@ pub mod format;
 pub mod gprof;
 pub mod lines;
 pub mod nitro;
+pub mod nitro_program;
 pub mod pfp;
 pub mod read;
 pub mod stream;
