@@ -1033,7 +1033,7 @@ fn report(args: &ReportArgs) -> Result<()> {
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = if hookprof::input::ti::is_hktrace(&args.trace)? {
+    let (bytes, warnings) = if hookprof::input::detect::is_hktrace(&args.trace)? {
         if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
                 "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",

@@ -1,3 +1,4 @@
+pub mod ids;
 pub mod model;
 pub mod nitro;
 pub mod replay;

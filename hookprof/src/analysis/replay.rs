@@ -32,7 +32,7 @@
 //! ([`Compensator`]), so every report and view shows the same compensated times.
 
 use crate::input::cct::CallTree;
-use crate::analysis::model::{DenseIds, HashMap};
+use crate::analysis::ids::{DenseIds, HashMap};
 use std::path::PathBuf;
 
 use std::fmt;
@@ -516,6 +516,18 @@ pub struct TraceSummary {
     pub has_switches: bool,
     pub switches: u64,
     pub switches_lost: u64,
+}
+
+impl crate::input::symbols::TraceModules for TraceSummary {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn exe(&self) -> &Option<PathBuf> {
+        &self.exe
+    }
+    fn modules(&self) -> &[Module] {
+        &self.modules
+    }
 }
 
 impl TraceSummary {

@@ -27,7 +27,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::input::format::{Chunk, FormatError, Trace};
-use crate::analysis::model::HashMap;
+use crate::analysis::ids::HashMap;
 use crate::analysis::replay::{replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary};
 use crate::input::symbols::{hex_name, Resolve, Symbolizer};
 use crate::analysis::warnings::profile_warnings;
@@ -993,7 +993,7 @@ impl Prepared {
     /// for TI its calls, one thread per task, in cycles of task time, as `hookprof ti` reads
     /// them.
     pub fn open(trace_path: &Path, exe: Option<&Path>) -> Result<Prepared, Error> {
-        let (trace, symbols, warnings) = if crate::input::ti::is_hktrace(trace_path)? {
+        let (trace, symbols, warnings) = if crate::input::detect::is_hktrace(trace_path)? {
             (TraceFile::open(trace_path)?, None, Vec::new())
         } else {
             let Some(exe) = exe else {
@@ -1005,7 +1005,7 @@ impl Prepared {
                         .to_string(),
                 });
             };
-            if crate::input::nitro::is_nitro_dump(trace_path)? {
+            if crate::input::detect::is_nitro_dump(trace_path)? {
                 let converted = crate::analysis::nitro::hktrace_file(trace_path, exe)?;
                 let trace = TraceFile::from_bytes(trace_path, converted.trace);
                 return Prepared::finish(

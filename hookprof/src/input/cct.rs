@@ -14,9 +14,16 @@
 //! Times are raw ticks; the replay ([`crate::analysis::replay`]) compensates them and hands each node to
 //! its visitor as an [`crate::analysis::replay::Aggregate`].
 
-use crate::input::format::FormatErrorKind;
 
 /// Bytes of the fixed part.
+/// A malformed PROFILE chunk: what is wrong in it. The format reader turns it into
+/// [`crate::input::format::FormatErrorKind::BadProfile`] with the chunk's offset (this module
+/// is below the format's, which decodes PROFILE chunks with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadProfile {
+    pub what: &'static str,
+}
+
 pub const FIXED_SIZE: usize = 48;
 
 /// One call path: its function, its parent path, and its calls' sums in raw ticks.
@@ -69,16 +76,16 @@ struct Stream<'a> {
 }
 
 impl Stream<'_> {
-    fn varint(&mut self, what: &'static str) -> Result<u64, FormatErrorKind> {
+    fn varint(&mut self, what: &'static str) -> Result<u64, BadProfile> {
         let mut value = 0u64;
         let mut shift = 0u32;
         loop {
             let Some(&byte) = self.data.get(self.pos) else {
-                return Err(FormatErrorKind::BadProfile { what });
+                return Err(BadProfile { what });
             };
             self.pos += 1;
             if shift == 63 && byte > 1 {
-                return Err(FormatErrorKind::BadProfile {
+                return Err(BadProfile {
                     what: "a number longer than 64 bits",
                 });
             }
@@ -88,14 +95,14 @@ impl Stream<'_> {
             }
             shift += 7;
             if shift > 63 {
-                return Err(FormatErrorKind::BadProfile {
+                return Err(BadProfile {
                     what: "a number longer than 64 bits",
                 });
             }
         }
     }
 
-    fn address(&mut self, last: &mut u64, what: &'static str) -> Result<u64, FormatErrorKind> {
+    fn address(&mut self, last: &mut u64, what: &'static str) -> Result<u64, BadProfile> {
         let z = self.varint(what)?;
         *last = last.wrapping_add((z >> 1) ^ (z & 1).wrapping_neg());
         Ok(*last)
@@ -109,10 +116,10 @@ impl CallTree {
         fixed: ([u64; 4], [u32; 4]),
         stream: &[u8],
         mask: u64,
-    ) -> Result<CallTree, FormatErrorKind> {
+    ) -> Result<CallTree, BadProfile> {
         let ([sequence, first_tick, last_tick, records], [nodes, open, unmatched, bytes]) = fixed;
         let Some(stream) = stream.get(..bytes as usize) else {
-            return Err(FormatErrorKind::BadProfile {
+            return Err(BadProfile {
                 what: "its stream does not fit in the chunk",
             });
         };
@@ -121,7 +128,7 @@ impl CallTree {
         if u64::from(nodes) * 9 + u64::from(open) * 3 + u64::from(unmatched) * 2
             > stream.len() as u64
         {
-            return Err(FormatErrorKind::BadProfile {
+            return Err(BadProfile {
                 what: "more nodes than its stream holds",
             });
         }
@@ -143,7 +150,7 @@ impl CallTree {
         for index in 0..nodes {
             let parent = s.varint(cut)?;
             if parent > u64::from(index) {
-                return Err(FormatErrorKind::BadProfile {
+                return Err(BadProfile {
                     what: "a node's parent comes after it",
                 });
             }
@@ -156,7 +163,7 @@ impl CallTree {
             let unwound = s.varint(cut)?;
             let longjmp = s.varint(cut)?;
             if unwound > calls || longjmp > unwound || exclusive > ticks {
-                return Err(FormatErrorKind::BadProfile {
+                return Err(BadProfile {
                     what: "a node's counts do not add up",
                 });
             }
@@ -183,7 +190,7 @@ impl CallTree {
                 (None, _) => false,
             };
             if !parent_ok {
-                return Err(FormatErrorKind::BadProfile {
+                return Err(BadProfile {
                     what: "its open frames are not one call path",
                 });
             }
@@ -201,7 +208,7 @@ impl CallTree {
             tree.unmatched.push((address, count));
         }
         if s.pos != stream.len() {
-            return Err(FormatErrorKind::BadProfile {
+            return Err(BadProfile {
                 what: "bytes are left after its last number",
             });
         }

@@ -415,6 +415,12 @@ pub enum FormatErrorKind {
     BadProfile { what: &'static str },
 }
 
+impl From<crate::input::cct::BadProfile> for FormatErrorKind {
+    fn from(e: crate::input::cct::BadProfile) -> FormatErrorKind {
+        FormatErrorKind::BadProfile { what: e.what }
+    }
+}
+
 /// What a file with another magic is, and the command that reads it.
 fn other_format(magic: &[u8; 8]) -> &'static str {
     if magic == b"HKNITRO\0" {

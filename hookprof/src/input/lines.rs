@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::analysis::replay::TraceSummary;
+use crate::input::symbols::TraceModules;
 
 /// The DWARF line tables of the traced executable, with its load bias.
 pub struct SourceLines {
@@ -19,12 +19,12 @@ impl SourceLines {
     /// The executable's lines: `exe` (`--exe`) or the path in the trace. `None` when the
     /// trace has no MODULE chunk for it or the file cannot be read; an executable without
     /// DWARF (no `-g`) gives no locations.
-    pub fn for_executable(summary: &TraceSummary, exe: Option<&Path>) -> Option<SourceLines> {
+    pub fn for_executable(summary: &dyn TraceModules, exe: Option<&Path>) -> Option<SourceLines> {
         let module = summary
-            .modules
+            .modules()
             .iter()
-            .find(|m| m.path.is_none() || (summary.exe.is_some() && m.path == summary.exe))?;
-        let path = exe.map(Path::to_path_buf).or_else(|| summary.exe.clone())?;
+            .find(|m| m.path.is_none() || (summary.exe().is_some() && m.path == *summary.exe()))?;
+        let path = exe.map(Path::to_path_buf).or_else(|| summary.exe().clone())?;
         // addr2line opens the file by its path: check that it is a regular file first, as
         // the symbols' loader does (a trace naming a FIFO must not block us).
         drop(crate::input::symbols::open_regular_file(&path).ok()?);
@@ -34,7 +34,7 @@ impl SourceLines {
             bias: module.bias,
             start: module.start,
             end: module.end,
-            mask: summary.header.address_mask(),
+            mask: summary.header().address_mask(),
         })
     }
 

@@ -1,5 +1,6 @@
 pub mod cct;
 pub mod coredump;
+pub mod detect;
 pub mod error;
 pub mod format;
 pub mod gprof;

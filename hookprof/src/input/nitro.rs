@@ -21,10 +21,8 @@
 //! line reads `OS_DumpCallTrace: lr=????????`.
 
 use std::fmt;
-use std::path::Path;
 
 
-use crate::input::error::NitroError as Error;
 use crate::input::format::Endian;
 
 /// The bytes every buffer header starts with.
@@ -762,14 +760,4 @@ pub fn header_offset(data: &[u8]) -> Option<u64> {
     HEADER_OFFSETS
         .into_iter()
         .find(|&at| data.get(at as usize..at as usize + MAGIC.len()) == Some(&MAGIC[..]))
-}
-
-/// Whether the file at `path` starts like a NITRO buffer dump (its magic at one of
-/// [`HEADER_OFFSETS`]).
-pub fn is_nitro_dump(path: &Path) -> Result<bool, Error> {
-    let start = crate::input::read::read_bounded_prefix(path, 64).map_err(|error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    Ok(header_offset(&start).is_some())
 }

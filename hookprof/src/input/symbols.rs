@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use object::{Architecture, Object, ObjectSymbol, SymbolKind};
 
-use crate::input::format::Module;
-use crate::analysis::replay::TraceSummary;
+use crate::input::format::{Header, Module};
 
 /// Names addresses. Implemented by [`Symbolizer`] (ELF files) and by a plain
 /// `HashMap<u64, String>` (tests, or names from elsewhere).
@@ -556,6 +555,15 @@ struct ModuleEntry {
     at_start: u64,
 }
 
+/// What naming a trace's addresses needs of it: its header, the executable its EXE chunk
+/// names and its MODULE chunks. The replay's `TraceSummary` tells them
+/// ([`crate::analysis::replay`], above this module: it implements this trait).
+pub trait TraceModules {
+    fn header(&self) -> &Header;
+    fn exe(&self) -> &Option<PathBuf>;
+    fn modules(&self) -> &[Module];
+}
+
 /// Names addresses with the ELF files of a trace's modules. Shared libraries are read
 /// when first needed; the executable is read up front so a missing one is an error.
 pub struct Symbolizer {
@@ -570,10 +578,10 @@ pub struct Symbolizer {
 impl Symbolizer {
     /// Prepares symbolization of `summary`'s modules; `exe` overrides the executable path
     /// from the EXE chunk (`--exe`).
-    pub fn new(summary: &TraceSummary, exe: Option<&Path>) -> Result<Symbolizer, SymbolError> {
-        let exe_path = exe.map(Path::to_path_buf).or_else(|| summary.exe.clone());
+    pub fn new(summary: &dyn TraceModules, exe: Option<&Path>) -> Result<Symbolizer, SymbolError> {
+        let exe_path = exe.map(Path::to_path_buf).or_else(|| summary.exe().clone());
         let mut warnings = Vec::new();
-        if summary.modules.is_empty() {
+        if summary.modules().is_empty() {
             warnings.push(
                 "the trace has no MODULE chunks, so no address can be mapped to a file; \
                  functions are shown as addresses"
@@ -581,9 +589,9 @@ impl Symbolizer {
             );
         }
         let mut modules = Vec::new();
-        for module in &summary.modules {
+        for module in summary.modules() {
             let is_exe = module.path.is_none()
-                || (summary.exe.is_some() && module.path.as_ref() == summary.exe.as_ref());
+                || (summary.exe().is_some() && module.path.as_ref() == summary.exe().as_ref());
             let path = if is_exe {
                 exe_path.clone().ok_or(SymbolError::NoExecutable)?
             } else {
@@ -610,7 +618,7 @@ impl Symbolizer {
             });
         }
         if let Some(exe) = exe {
-            if !summary.modules.is_empty() && !modules.iter().any(|m| m.is_exe) {
+            if !summary.modules().is_empty() && !modules.iter().any(|m| m.is_exe) {
                 warnings.push(format!(
                     "--exe {}: the trace has no MODULE chunk for its executable, so --exe is not used",
                     exe.display()
@@ -618,7 +626,7 @@ impl Symbolizer {
             }
         }
         Ok(Symbolizer {
-            mask: summary.header.address_mask(),
+            mask: summary.header().address_mask(),
             modules,
             cache: HashMap::new(),
             warnings,

@@ -5,9 +5,7 @@
 //! panics on any input. The ELF file the names come from: [`crate::input::ti_program`].
 
 use std::fmt;
-use std::path::Path;
 
-use crate::input::error::TiError as Error;
 use crate::input::format::Endian;
 
 /// The record type in the low 2 bits of `address_type` (the seed's `Hook_Record_Type`).
@@ -450,20 +448,4 @@ fn unwrap_circular(records: &mut [Record]) -> (Option<u64>, u64) {
     }
     records.rotate_left(at);
     (Some(records[0].slot), steps.len() as u64 - 1)
-}
-
-/// Whether the file at `path` is a `.hktrace` (else `hookprof callgraph` reads it as a TI
-/// dump).
-pub fn is_hktrace(path: &Path) -> Result<bool, Error> {
-    use std::io::Read;
-    let mut magic = [0u8; 8];
-    let mut f = std::fs::File::open(path).map_err(|error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    let n = f.read(&mut magic).map_err(|error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    Ok(n == 8 && magic == crate::input::format::MAGIC)
 }

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::analysis::model::{Arc, ArcStats, Profile};
-use crate::output::report::Unit;
+use crate::output::report::flat::Unit;
 use crate::input::symbols::{Resolve, UNKNOWN};
 
 /// What the trace's ticks are, which names the time column.

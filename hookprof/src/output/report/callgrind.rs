@@ -15,7 +15,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::analysis::model::HashMap;
+use crate::analysis::ids::HashMap;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 

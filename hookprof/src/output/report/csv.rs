@@ -14,7 +14,7 @@
 
 use std::io;
 
-use super::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
+use super::flat::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
 
 pub struct CsvFormat;
 

@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::model::HashMap;
-use crate::output::report::{FlatReport, Unit};
+use crate::analysis::ids::HashMap;
+use crate::output::report::flat::{FlatReport, Unit};
 
 /// One function in either profile. Times in the profiles' unit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

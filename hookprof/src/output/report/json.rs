@@ -10,7 +10,7 @@ use std::io;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use super::{cpu_columns, FlatReport, ReportFormat, Row, Summary, ThreadLine};
+use super::flat::{cpu_columns, FlatReport, ReportFormat, Row, Summary, ThreadLine};
 
 pub struct JsonFormat;
 
@@ -51,10 +51,10 @@ impl Serialize for SummaryJson<'_> {
         map.serialize_entry("complete", &s.complete)?;
         map.serialize_entry("unit", s.unit.suffix())?;
         match s.unit {
-            super::Unit::Nanoseconds { ticks_per_second } => {
+            super::flat::Unit::Nanoseconds { ticks_per_second } => {
                 map.serialize_entry("ticks_per_second", &ticks_per_second)?
             }
-            super::Unit::Ticks => map.serialize_entry("ticks_per_second", &None::<u64>)?,
+            super::flat::Unit::Ticks => map.serialize_entry("ticks_per_second", &None::<u64>)?,
         }
         map.serialize_entry("threads", &s.threads)?;
         map.serialize_entry("records", &s.records)?;

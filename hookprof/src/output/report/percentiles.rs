@@ -8,8 +8,8 @@
 
 use hdrhistogram::Histogram;
 
-use crate::analysis::model::HashMap;
-use crate::output::report::{FlatReport, Unit};
+use crate::analysis::ids::HashMap;
+use crate::output::report::flat::{FlatReport, Unit};
 use crate::analysis::view::{Names, TraceInfo, View, ViewFrame};
 
 /// Histograms of call durations in ticks, per (TID, function).

@@ -11,7 +11,7 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::model::HashMap;
+use crate::analysis::ids::HashMap;
 use crate::analysis::view::{BlockWriter, Names, TimeBase, View, ViewFrame};
 
 /// Writes the events of one thread at a time; keeps the frame numbers across threads.
