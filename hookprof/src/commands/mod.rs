@@ -1,0 +1,14 @@
+pub mod callgraph;
+pub mod callgrind;
+pub mod diff;
+pub mod export;
+pub mod flame;
+pub mod gmon;
+pub mod nitro;
+pub mod record;
+pub mod replay;
+pub mod report;
+pub mod speedscope;
+pub mod ti;
+pub mod timeline;
+pub mod view_options;

@@ -1,0 +1,16 @@
+pub mod cct;
+pub mod coredump;
+pub mod detect;
+pub mod error;
+pub mod format;
+pub mod gprof;
+pub mod lines;
+pub mod nitro;
+pub mod nitro_program;
+pub mod pfp;
+pub mod read;
+pub mod stream;
+pub mod symbols;
+pub mod ti;
+pub mod ti_program;
+pub mod trace_file;
