@@ -35,10 +35,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (bench.py: the sources and helpers it already has)
-
-ROOT = bench.ROOT
-BENCH = bench.BENCH
+from benchlib.common import BENCH, ROOT, parse_hookbench  # noqa: E402  (bench.py's helpers)
+from benchlib.crates import fetch_crate_sources  # noqa: E402  (bench.py's sources)
 
 
 def run(argv, cwd, env=None, check=True):
@@ -87,7 +85,7 @@ def micro(args, work: Path, hookcc: str, hookprof: str) -> dict:
     loop = []
     for _ in range(5):
         r = run([str(plain), str(n)], d)
-        loop.append(bench.parse_hookbench(r.stderr)["loop_ns"] / n)
+        loop.append(parse_hookbench(r.stderr)["loop_ns"] / n)
     base_ns = statistics.median(loop)
     per = {"raw": [], "compensated": []}
     leaf_share = {"raw": [], "compensated": []}
@@ -157,7 +155,7 @@ def overlap(args, work: Path, hookcc: str, hookprof: str) -> dict:
 def lua(args, work: Path, hookcc: str, hookprof: str) -> dict:
     d = work / "lua"
     d.mkdir()
-    srcs = bench.fetch_crate_sources(work)
+    srcs = fetch_crate_sources(work)
     if not srcs.get("lua"):
         return {"error": "no Lua sources: " + srcs.get("note", "")}
     lua_dir = Path(srcs["lua"])

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import (  # noqa: E402
+from benchlib.common import (  # noqa: E402
     BENCH,
     RESULTS,
     ROOT,
@@ -49,10 +49,9 @@ from bench import (  # noqa: E402
     read_hktrace_header,
     run_measured,
 )
+from benchlib.crates import LUA_SRC_VERSION, SQLITE_SYS_VERSION, cargo_fetch  # noqa: E402
 
 ZSTD_SYS_VERSION = "2.0.16"
-LUA_SRC_VERSION = "551.1.0"
-SQLITE_SYS_VERSION = "0.39.1"
 MAX_BYTES = 3 << 30
 
 BUILDS = {
@@ -71,30 +70,18 @@ LEVELS = ["-O0", "-O2"]
 
 
 def fetch_sources(work: Path) -> dict:
-    proj = work / "fetch"
-    (proj / "src").mkdir(parents=True, exist_ok=True)
-    (proj / "src" / "lib.rs").write_text("")
-    (proj / "Cargo.toml").write_text(
-        "[package]\nname = \"hookcc-placement-sources\"\nversion = \"0.0.0\"\nedition = \"2021\"\n"
-        "publish = false\n\n[dependencies]\n"
-        f"lua-src = \"={LUA_SRC_VERSION}\"\n"
-        f"libsqlite3-sys = {{ version = \"={SQLITE_SYS_VERSION}\", default-features = false }}\n"
-        f"zstd-sys = {{ version = \"={ZSTD_SYS_VERSION}\", default-features = false }}\n\n"
-        "[workspace]\n")
-    r = subprocess.run(["cargo", "fetch", "--quiet"], cwd=proj, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError("cargo fetch failed: " + first_lines(r.stderr))
-    meta = subprocess.run(["cargo", "metadata", "--format-version", "1"], cwd=proj,
-                          capture_output=True, text=True, check=True)
+    dirs = cargo_fetch(work / "fetch", "hookcc-placement-sources", [
+        f"lua-src = \"={LUA_SRC_VERSION}\"",
+        f"libsqlite3-sys = {{ version = \"={SQLITE_SYS_VERSION}\", default-features = false }}",
+        f"zstd-sys = {{ version = \"={ZSTD_SYS_VERSION}\", default-features = false }}",
+    ])
     found = {}
-    for pkg in json.loads(meta.stdout)["packages"]:
-        base = Path(pkg["manifest_path"]).parent
-        if pkg["name"] == "lua-src":
-            found["lua"] = sorted(base.glob("lua-5.4.*"))[-1]
-        elif pkg["name"] == "libsqlite3-sys":
-            found["sqlite"] = base / "sqlite3"
-        elif pkg["name"] == "zstd-sys":
-            found["zstd"] = base / "zstd" / "lib"
+    if "lua-src" in dirs:
+        found["lua"] = sorted(dirs["lua-src"].glob("lua-5.4.*"))[-1]
+    if "libsqlite3-sys" in dirs:
+        found["sqlite"] = dirs["libsqlite3-sys"] / "sqlite3"
+    if "zstd-sys" in dirs:
+        found["zstd"] = dirs["zstd-sys"] / "zstd" / "lib"
     return found
 
 

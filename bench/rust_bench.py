@@ -57,7 +57,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import (  # noqa: E402  (bench.py is the shared toolbox of the benchmarks)
+from benchlib.common import (  # noqa: E402  (the shared toolbox of the benchmarks)
     BENCH,
     RESULTS,
     ROOT,
@@ -71,7 +71,7 @@ from bench import (  # noqa: E402  (bench.py is the shared toolbox of the benchm
     tool_version,
     uftrace_pairs,
 )
-import bench as _bench  # noqa: E402
+import benchlib.common as _bench  # noqa: E402
 from placement import agreement, perf_self, report_rows, top_exclusive  # noqa: E402
 
 
