@@ -888,7 +888,7 @@ struct ReportArgs {
     #[arg(long)]
     per_thread: bool,
     /// Order of the rows (largest first; name: alphabetical).
-    #[arg(long, value_enum, default_value_t = SortArg::Exclusive)]
+    #[arg(long, value_enum, default_value_t = SortArg::Sampled)]
     sort: SortArg,
     /// Only the first N rows (of each thread with --per-thread).
     #[arg(long, value_name = "N")]
@@ -916,6 +916,10 @@ struct InfoArgs {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum SortArg {
+    /// Sampled self time (the CPU time the trace's samples found in the function itself,
+    /// docs/views.md "Sampled times"), then exclusive time; exclusive time where the trace
+    /// has no samples.
+    Sampled,
     /// Exclusive time (time in the function itself).
     Exclusive,
     /// Inclusive time.
@@ -934,6 +938,7 @@ impl From<SortArg> for hookprof::output::report::SortKey {
     fn from(s: SortArg) -> Self {
         use hookprof::output::report::SortKey as K;
         match s {
+            SortArg::Sampled => K::Sampled,
             SortArg::Exclusive => K::Exclusive,
             SortArg::Inclusive => K::Inclusive,
             SortArg::Calls => K::Calls,

@@ -36,6 +36,11 @@ pub struct FunctionStats {
     pub inclusive_offcpu_ticks: u64,
     /// Of `exclusive_ticks`, the time switched out while the function was the top frame.
     pub exclusive_offcpu_ticks: u64,
+    /// Samples of the thread's CPU time (SAMPLE chunks) that came while the function was the
+    /// top frame (its sampled self time), and while it was open at all, once per sample
+    /// however deep the recursion (its sampled total time); 0 without samples.
+    pub sampled_self: u64,
+    pub sampled_total: u64,
 }
 
 impl FunctionStats {
@@ -73,6 +78,8 @@ impl FunctionStats {
         self.exclusive_offcpu_ticks = self
             .exclusive_offcpu_ticks
             .saturating_add(other.exclusive_offcpu_ticks);
+        self.sampled_self += other.sampled_self;
+        self.sampled_total += other.sampled_total;
     }
 }
 
@@ -232,6 +239,9 @@ struct ThreadTables {
     /// Off-CPU ticks per function, inclusive and exclusive: only frames the thread was
     /// switched out in add to them, so they are kept out of `functions`.
     offcpu: Vec<(u64, u64)>,
+    /// Samples per function, self and total (SAMPLE chunks), kept out of `functions` as
+    /// `offcpu` is.
+    sampled: Vec<(u64, u64)>,
 }
 
 /// What closing a frame updates for its function, in one cache line.
@@ -348,6 +358,8 @@ impl ThreadTables {
                 self.unwound.get(function).copied().unwrap_or_default();
             let (inclusive_offcpu_ticks, exclusive_offcpu_ticks) =
                 self.offcpu.get(function).copied().unwrap_or_default();
+            let (sampled_self, sampled_total) =
+                self.sampled.get(function).copied().unwrap_or_default();
             let stats = FunctionStats {
                 calls: line.calls,
                 inclusive_ticks: line.inclusive_ticks,
@@ -360,6 +372,8 @@ impl ThreadTables {
                 closed_at_end,
                 inclusive_offcpu_ticks,
                 exclusive_offcpu_ticks,
+                sampled_self,
+                sampled_total,
             };
             functions.insert(line.address, stats);
         }
@@ -476,6 +490,24 @@ impl ReplayVisitor for ProfileBuilder {
             let inclusive = if frame.outermost { frame.offcpu } else { 0 };
             let exclusive = frame.offcpu.saturating_sub(frame.child_offcpu);
             tables.offcpu(frame.function, inclusive, exclusive);
+        }
+    }
+
+    fn sample(&mut self, tid: u64, stack: &[Frame]) {
+        self.activate(tid);
+        let tables = &mut self.active;
+        for (i, frame) in stack.iter().enumerate() {
+            let top = i + 1 == stack.len();
+            if !frame.outermost && !top {
+                continue;
+            }
+            let function = frame.function as usize;
+            if function >= tables.sampled.len() {
+                tables.sampled.resize(function + 1, (0, 0));
+            }
+            let line = &mut tables.sampled[function];
+            line.0 += u64::from(top);
+            line.1 += u64::from(frame.outermost);
         }
     }
 

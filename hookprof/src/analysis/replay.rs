@@ -39,7 +39,7 @@ use std::fmt;
 
 use crate::input::format::{
     BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
-    RecordKind, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
+    RecordKind, Samples, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -247,11 +247,9 @@ impl SwitchTimeline {
 /// switches counted and the switch records the kernel dropped. A pre-pass over the chunks:
 /// the writer writes a switch when the thread is running again, after records that came
 /// while it was out, so the replay needs them before the records.
-fn switch_timelines(
-    trace: &Trace<'_>,
-    compensate: bool,
-) -> (HashMap<(u64, u32), SwitchTimeline>, u64, u64) {
+fn switch_timelines(trace: &Trace<'_>, compensate: bool) -> SidePass {
     let mut chunks: Vec<(u64, u32, Switches)> = Vec::new();
+    let mut sample_chunks: Vec<(u64, u32, Samples)> = Vec::new();
     let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
     let mut generation: HashMap<u64, u32> = HashMap::default();
     let mut clock_tps = 0;
@@ -261,6 +259,10 @@ fn switch_timelines(
             Chunk::Switch(switches) => {
                 let g = generation.get(&chunk.thread).copied().unwrap_or(0);
                 chunks.push((chunk.thread, g, switches));
+            }
+            Chunk::Sample(samples) => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                sample_chunks.push((chunk.thread, g, samples));
             }
             Chunk::Thread { .. } => *generation.entry(chunk.thread).or_default() += 1,
             Chunk::Clock(clock) => clock_tps = clock.ticks_per_second,
@@ -274,19 +276,27 @@ fn switch_timelines(
             _ => {}
         }
     }
-    let mut timelines = HashMap::default();
+    let mut side = SidePass::default();
     let tps = match trace.header().ticks_per_second {
         0 => clock_tps,
         tps => tps,
     };
-    let (mut pairs, mut lost) = (0u64, 0u64);
-    if chunks.is_empty() || tps == 0 {
-        return (timelines, pairs, lost);
+    if tps == 0 {
+        return side;
+    }
+    for (tid, g, samples) in sample_chunks {
+        side.sample_period_ns = samples.period_ns;
+        side.samples_in_hooks = side.samples_in_hooks.saturating_add(samples.in_hooks);
+        let list = side.samples.entry((tid, g)).or_default();
+        list.extend(samples.points.iter().map(|&(ns, _)| samples.ticks_at(ns, tps)));
+    }
+    if chunks.is_empty() {
+        return side;
     }
     let mut intervals: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
     for (tid, g, switches) in chunks {
-        pairs += switches.pairs.len() as u64;
-        lost = lost.saturating_add(switches.lost);
+        side.switches += switches.pairs.len() as u64;
+        side.switches_lost = side.switches_lost.saturating_add(switches.lost);
         let list = intervals.entry((tid, g)).or_default();
         for &(out, back) in &switches.pairs {
             list.push((switches.ticks_at(out, tps), switches.ticks_at(back, tps)));
@@ -294,9 +304,22 @@ fn switch_timelines(
     }
     for (key, list) in intervals {
         let cuts = pauses.remove(&key).unwrap_or_default();
-        timelines.insert(key, SwitchTimeline::new(list, cuts));
+        side.timelines.insert(key, SwitchTimeline::new(list, cuts));
     }
-    (timelines, pairs, lost)
+    side
+}
+
+/// What [`switch_timelines`]' pre-pass finds beside the records: every thread's switch
+/// timeline and the instants of its samples (raw ticks, in order), keyed by TID and by how
+/// many threads with that TID ended before it, with their counts.
+#[derive(Default)]
+struct SidePass {
+    timelines: HashMap<(u64, u32), SwitchTimeline>,
+    switches: u64,
+    switches_lost: u64,
+    samples: HashMap<(u64, u32), Vec<u64>>,
+    sample_period_ns: u64,
+    samples_in_hooks: u64,
 }
 
 /// An open frame on a thread's stack.
@@ -365,6 +388,10 @@ pub trait ReplayVisitor {
     /// then were closed just before ([`CloseReason::EndOfThread`], counted as closed at a
     /// gap): their exits may be among the records dropped.
     fn lost(&mut self, _tid: u64, _time: u64, _count: u64) {}
+    /// A sample of the thread's CPU time (a SAMPLE chunk, outside the hooks) came while
+    /// `stack` was open (never empty): its last frame gets the sample's self time, every
+    /// function on it its total time.
+    fn sample(&mut self, _tid: u64, _stack: &[Frame]) {}
     /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
     /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
     /// profile, exact) or the records (`false`: calls in time order, the long ones).
@@ -432,6 +459,10 @@ pub struct ThreadSummary {
     /// Ticks the thread was switched out (its SWITCH chunks), and the switches.
     pub offcpu_ticks: u64,
     pub switches: u64,
+    /// Samples of the thread's CPU time outside the hooks (its SAMPLE chunks), and of them
+    /// those that came while no frame was open.
+    pub samples: u64,
+    pub samples_outside: u64,
 }
 
 impl ThreadSummary {
@@ -516,6 +547,20 @@ pub struct TraceSummary {
     pub has_switches: bool,
     pub switches: u64,
     pub switches_lost: u64,
+    /// The threads' CPU time between two samples (SAMPLE chunks; 0: no samples), and the
+    /// samples that were in the hooks (left out: their own time).
+    pub sample_period_ns: u64,
+    pub samples_in_hooks: u64,
+}
+
+impl TraceSummary {
+    /// Samples of the threads' CPU time outside the hooks, and of them those with a frame
+    /// open (the ones that give functions sampled times).
+    pub fn samples(&self) -> (u64, u64) {
+        let all: u64 = self.threads.iter().map(|t| t.samples).sum();
+        let outside: u64 = self.threads.iter().map(|t| t.samples_outside).sum();
+        (all, all - outside)
+    }
 }
 
 impl crate::input::symbols::TraceModules for TraceSummary {
@@ -566,6 +611,8 @@ impl TraceSummary {
             has_switches: false,
             switches: 0,
             switches_lost: 0,
+            sample_period_ns: 0,
+            samples_in_hooks: 0,
         }
     }
 
@@ -698,6 +745,11 @@ struct ThreadState {
     switches: Option<SwitchTimeline>,
     switches_looked_up: bool,
     offcpu_now: u64,
+    /// The instants of the thread's samples (its SAMPLE chunks, raw ticks, in order), looked
+    /// up with its switches, the next one to replay, and where a batch is cut for them.
+    samples: Vec<u64>,
+    next_sample: usize,
+    sample_cuts: Vec<usize>,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
     #[cfg(test)]
     searched: u64,
@@ -722,6 +774,9 @@ impl ThreadState {
             switches: None,
             switches_looked_up: false,
             offcpu_now: 0,
+            samples: Vec::new(),
+            next_sample: 0,
+            sample_cuts: Vec::new(),
             #[cfg(test)]
             searched: 0,
         }
@@ -762,10 +817,7 @@ impl ThreadState {
                 let (len, error) = cursor.fill(&mut batch);
                 self.note_span(&batch[..len]);
                 self.offcpu_of(&batch[..len], &mut offcpu);
-                if let Some(compensator) = &mut self.compensator {
-                    compensator.apply(&mut batch[..len]);
-                }
-                self.records(&batch[..len], &offcpu[..len], ids, visitor);
+                self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
                 replayed += len as u64;
                 if let Some(err) = error {
                     return Err(err);
@@ -794,10 +846,7 @@ impl ThreadState {
             }
             self.note_span(&batch[..len]);
             self.offcpu_of(&batch[..len], &mut offcpu);
-            if let Some(compensator) = &mut self.compensator {
-                compensator.apply(&mut batch[..len]);
-            }
-            self.records(&batch[..len], &offcpu[..len], ids, visitor);
+            self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
             replayed += len as u64;
             if let Some(err) = error {
                 return Err(err);
@@ -805,6 +854,53 @@ impl ThreadState {
             if len < Self::BATCH {
                 return Ok(replayed);
             }
+        }
+    }
+
+    /// Compensates a batch of raw records and replays it, with the thread's samples that fall
+    /// among them at their places: a sample comes after the records up to its instant.
+    fn replay_batch<V: ReplayVisitor>(
+        &mut self,
+        batch: &mut [Record],
+        offcpu: &[u64],
+        ids: &mut DenseIds,
+        visitor: &mut V,
+    ) {
+        self.sample_cuts.clear();
+        if let Some(last) = batch.last() {
+            while let Some(&at) = self.samples.get(self.next_sample) {
+                if at > last.time {
+                    break;
+                }
+                self.sample_cuts.push(batch.partition_point(|r| r.time <= at));
+                self.next_sample += 1;
+            }
+        }
+        if let Some(compensator) = &mut self.compensator {
+            compensator.apply(batch);
+        }
+        if self.sample_cuts.is_empty() {
+            // Nearly every batch.
+            self.records(batch, offcpu, ids, visitor);
+            return;
+        }
+        let mut from = 0;
+        for i in 0..self.sample_cuts.len() {
+            let cut = self.sample_cuts[i].max(from);
+            self.records(&batch[from..cut], &offcpu[from..cut], ids, visitor);
+            self.sample(visitor);
+            from = cut;
+        }
+        self.records(&batch[from..], &offcpu[from..], ids, visitor);
+    }
+
+    /// One sample of the thread's CPU time, with the stack as it is now.
+    fn sample<V: ReplayVisitor>(&mut self, visitor: &mut V) {
+        self.summary.samples += 1;
+        if self.stack.is_empty() {
+            self.summary.samples_outside += 1;
+        } else {
+            visitor.sample(self.summary.tid, &self.stack);
         }
     }
 
@@ -1272,6 +1368,11 @@ impl ThreadState {
             }
             _ => self.offcpu_now,
         };
+        // Samples after the thread's last record: in the frames still open.
+        while self.next_sample < self.samples.len() {
+            self.next_sample += 1;
+            self.sample(visitor);
+        }
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;
             self.close(end, off, CloseReason::EndOfThread, visitor);
@@ -1380,10 +1481,15 @@ fn replay_with<V: ReplayVisitor>(
     let (has_trees, has_records) = contents(trace);
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
-    let (mut timelines, switches, switches_lost) = switch_timelines(trace, compensate.is_some());
+    let mut side = switch_timelines(trace, compensate.is_some());
+    let (switches, switches_lost) = (side.switches, side.switches_lost);
     // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
     summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
     (summary.switches, summary.switches_lost) = (switches, switches_lost);
+    if !use_trees {
+        summary.sample_period_ns = side.sample_period_ns;
+        summary.samples_in_hooks = side.samples_in_hooks;
+    }
     // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
     let mut generations: HashMap<u64, u32> = HashMap::default();
     for chunk in trace.chunks() {
@@ -1440,7 +1546,11 @@ fn replay_with<V: ReplayVisitor>(
                 if !state.switches_looked_up {
                     state.switches_looked_up = true;
                     let generation = generations.get(&chunk.thread).copied().unwrap_or(0);
-                    state.switches = timelines.remove(&(chunk.thread, generation));
+                    state.switches = side.timelines.remove(&(chunk.thread, generation));
+                    state.samples = side
+                        .samples
+                        .remove(&(chunk.thread, generation))
+                        .unwrap_or_default();
                     if let Some(s) = &state.switches {
                         state.summary.offcpu_ticks = s.total();
                         state.summary.switches = s.intervals.len() as u64;
@@ -1530,7 +1640,7 @@ fn replay_with<V: ReplayVisitor>(
                 summary.folded_calls = summary.folded_calls.saturating_add(calls);
                 summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
-            Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) => {}
+            Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) | Chunk::Sample(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }

@@ -521,6 +521,7 @@ impl TraceInfo {
                 | Chunk::Pause { .. }
                 | Chunk::Ring { .. }
                 | Chunk::Switch(_)
+                | Chunk::Sample(_)
                 | Chunk::Unknown
                 | Chunk::Hole => {}
             }

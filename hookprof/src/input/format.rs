@@ -68,6 +68,9 @@ pub mod chunk_type {
     /// A thread's context switches (Linux perf): when it was switched out. Added to version 4
     /// without a new version: an older reader loses only the on-CPU/off-CPU split.
     pub const SWITCH: u32 = 15;
+    /// A thread's CPU time sampled (Linux perf): the address and instant of each sample.
+    /// Added to version 4 without a new version: an older reader loses only sampled times.
+    pub const SAMPLE: u32 = 16;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -463,6 +466,7 @@ impl fmt::Display for ChunkName {
             chunk_type::PROFILE => f.write_str("PROFILE"),
             chunk_type::FOLDED => f.write_str("FOLDED"),
             chunk_type::SWITCH => f.write_str("SWITCH"),
+            chunk_type::SAMPLE => f.write_str("SAMPLE"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -1007,6 +1011,8 @@ pub enum Chunk<'a> {
     },
     /// The thread's context switches (a SWITCH chunk): when it was switched out.
     Switch(Switches),
+    /// The thread's CPU time sampled (a SAMPLE chunk).
+    Sample(Samples),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1035,9 +1041,41 @@ impl Switches {
     /// The trace's counter at `ns` (CLOCK_MONOTONIC): the anchor moved by `ns - anchor_ns`
     /// at `ticks_per_second`.
     pub fn ticks_at(&self, ns: u64, ticks_per_second: u64) -> u64 {
-        let delta = i128::from(ns) - i128::from(self.anchor_ns);
-        let ticks = delta * i128::from(ticks_per_second) / 1_000_000_000;
-        (i128::from(self.anchor_ticks) + ticks).clamp(0, i128::from(u64::MAX)) as u64
+        anchored_ticks(self.anchor_ticks, self.anchor_ns, ns, ticks_per_second)
+    }
+}
+
+/// The trace's counter at `ns` (CLOCK_MONOTONIC), from one instant read on both (a SWITCH or
+/// SAMPLE chunk's anchor) and the trace's rate.
+fn anchored_ticks(anchor_ticks: u64, anchor_ns: u64, ns: u64, ticks_per_second: u64) -> u64 {
+    let delta = i128::from(ns) - i128::from(anchor_ns);
+    let ticks = delta * i128::from(ticks_per_second) / 1_000_000_000;
+    (i128::from(anchor_ticks) + ticks).clamp(0, i128::from(u64::MAX)) as u64
+}
+
+/// A SAMPLE chunk: the thread's CPU time sampled every `period_ns` (a perf task-clock event,
+/// user mode), each sample's instant (CLOCK_MONOTONIC ns) and address, with the anchor of a
+/// SWITCH chunk (docs/trace-format.md, "SAMPLE").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Samples {
+    pub anchor_ticks: u64,
+    pub anchor_ns: u64,
+    /// The thread's CPU time between two samples.
+    pub period_ns: u64,
+    /// Samples in the hooks (their own time, not in `points`) since the thread's previous
+    /// SAMPLE chunk.
+    pub in_hooks: u64,
+    /// `(ns, address)`, in time order.
+    pub points: Vec<(u64, u64)>,
+}
+
+impl Samples {
+    /// Fixed part of the payload: anchor ticks, anchor ns, period, samples in the hooks.
+    pub const FIXED_SIZE: usize = 32;
+
+    /// The trace's counter at `ns`, as [`Switches::ticks_at`].
+    pub fn ticks_at(&self, ns: u64, ticks_per_second: u64) -> u64 {
+        anchored_ticks(self.anchor_ticks, self.anchor_ns, ns, ticks_per_second)
     }
 }
 
@@ -1478,6 +1516,20 @@ fn decode_payload<'a>(
                 anchor_ns: u64_at(8),
                 lost: u64_at(16),
                 pairs,
+            })
+        }
+        chunk_type::SAMPLE => {
+            need(Samples::FIXED_SIZE as u32)?;
+            let points = (Samples::FIXED_SIZE..payload.data.len().saturating_sub(15))
+                .step_by(16)
+                .map(|at| (u64_at(at), u64_at(at + 8)))
+                .collect();
+            Chunk::Sample(Samples {
+                anchor_ticks: u64_at(0),
+                anchor_ns: u64_at(8),
+                period_ns: u64_at(16),
+                in_hooks: u64_at(24),
+                points,
             })
         }
         _ => Chunk::Unknown,
@@ -1970,6 +2022,21 @@ impl<W: Write> Writer<W> {
             payload.extend_from_slice(&e.u64_bytes(back));
         }
         self.raw_chunk(chunk_type::SWITCH, thread, &payload)
+    }
+
+    /// SAMPLE chunk of `thread`.
+    pub fn samples(&mut self, thread: u64, samples: &Samples) -> io::Result<()> {
+        let e = self.endian;
+        let mut payload = Vec::new();
+        let fixed = [samples.anchor_ticks, samples.anchor_ns, samples.period_ns, samples.in_hooks];
+        for v in fixed {
+            payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        for &(ns, address) in &samples.points {
+            payload.extend_from_slice(&e.u64_bytes(ns));
+            payload.extend_from_slice(&e.u64_bytes(address));
+        }
+        self.raw_chunk(chunk_type::SAMPLE, thread, &payload)
     }
 
     /// Zero bytes, as left by a reservation that was never written.

@@ -9,12 +9,16 @@
 //! `p50_ns,p90_ns,p99_ns`: percentiles of the inclusive time of a single call. When the
 //! trace has the threads' context switches (Linux), four more columns
 //! `inclusive_oncpu_ns,inclusive_offcpu_ns,exclusive_oncpu_ns,exclusive_offcpu_ns`: each time
-//! split into the part the thread ran and the part it was switched out. With
+//! split into the part the thread ran and the part it was switched out. When the trace has
+//! samples of the threads' CPU time (Linux), three more: `sampled_self_ns,sampled_total_ns,
+//! sampled_percent` (docs/views.md, "Sampled times"). With
 //! `--callers`, a last column `callers`: `caller×calls` separated by `;`, most calls first. No summary line: it is in the text and JSON formats.
 
 use std::io;
 
-use super::flat::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
+use super::flat::{
+    cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat,
+};
 
 pub struct CsvFormat;
 
@@ -45,6 +49,10 @@ impl ReportFormat for CsvFormat {
         if cpu {
             header.extend(cpu_columns(report.summary.unit.suffix()));
         }
+        let sampled = report.summary.samples.is_some();
+        if sampled {
+            header.extend(sampled_columns(report.summary.unit.suffix()));
+        }
         let callers = report.has_callers();
         if callers {
             header.push("callers".to_string());
@@ -70,6 +78,10 @@ impl ReportFormat for CsvFormat {
             }
             if cpu {
                 record.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
+            }
+            if sampled {
+                let s = r.sampled.unwrap_or_default();
+                record.extend([s.self_time.to_string(), s.total.to_string(), percent(s.percent)]);
             }
             if callers {
                 record.push(FlatReport::callers_text(r, ";"));

@@ -73,8 +73,24 @@ pub struct Summary {
     /// The trace has the threads' context switches (SWITCH chunks): the switches, and the
     /// switch records the kernel dropped. Rows then have [`Row::offcpu`].
     pub switches: Option<(u64, u64)>,
+    /// The trace has samples of the threads' CPU time (SAMPLE chunks). Rows then have
+    /// [`Row::sampled`].
+    pub samples: Option<SampleSummary>,
     /// One entry per thread, in report order.
     pub thread_list: Vec<ThreadLine>,
+}
+
+/// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleSummary {
+    /// Samples with a frame open: the ones in the rows' sampled times.
+    pub in_functions: u64,
+    /// Samples with no frame open (before `main`, code of a thread without hooks).
+    pub outside: u64,
+    /// Samples in the hooks: their own time, left out.
+    pub in_hooks: u64,
+    /// The CPU time between two samples, in the summary's unit.
+    pub period: u64,
 }
 
 /// Per-thread numbers for the JSON report.
@@ -120,7 +136,20 @@ pub struct Row {
     /// When the trace has context switches ([`Summary::switches`]): how much of the
     /// inclusive and the exclusive time the thread was off the CPU.
     pub offcpu: Option<OffCpu>,
+    /// When the trace has samples ([`Summary::samples`]): the function's sampled self time
+    /// (samples while it was the top frame) and sampled total time (while it was open), in
+    /// the summary's unit, and its share of the samples in functions, in percent.
+    pub sampled: Option<Sampled>,
     exclusive_ticks: u64,
+}
+
+/// A row's times from the samples of the CPU time (SAMPLE chunks): the hooks' own time is
+/// not in them, and no model of what a hook costs is either.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sampled {
+    pub self_time: u64,
+    pub total: u64,
+    pub percent: f64,
 }
 
 /// Of a row's times, the part its thread spent switched out (blocked or preempted), in the
@@ -158,11 +187,22 @@ pub fn cpu_columns(u: &str) -> [String; 4] {
     .map(|c| format!("{c}_{u}"))
 }
 
+/// Names of the sampled columns ([`Row::sampled`]) for a unit's suffix.
+pub fn sampled_columns(u: &str) -> [String; 3] {
+    [
+        format!("sampled_self_{u}"),
+        format!("sampled_total_{u}"),
+        "sampled_percent".to_string(),
+    ]
+}
+
 /// The order of the rows (`hookprof report --sort`), largest first except by name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortKey {
     #[default]
     Exclusive,
+    /// Sampled self time (exclusive time where there are no samples).
+    Sampled,
     Inclusive,
     Calls,
     Avg,
@@ -190,6 +230,12 @@ impl FlatReport {
         };
         // Same-named functions (static ones of different files) told apart.
         let (named, unknown) = function_labels(profile.addresses(), names);
+        // Samples: their period in the report's unit (they need the trace's clock rate).
+        let (samples, sampled_in_functions) = s.samples();
+        let sample_period = match unit {
+            Unit::Nanoseconds { .. } if s.sample_period_ns != 0 => Some(s.sample_period_ns),
+            _ => None,
+        };
         let mut rows = Vec::new();
         let mut push_rows = |functions: &crate::analysis::ids::HashMap<u64, FunctionStats>,
                              thread: Option<u64>,
@@ -208,6 +254,13 @@ impl FlatReport {
                     r.offcpu = Some(OffCpu {
                         inclusive: unit.convert(stats.inclusive_offcpu_ticks),
                         exclusive: unit.convert(stats.exclusive_offcpu_ticks),
+                    });
+                }
+                if let Some(period) = sample_period {
+                    r.sampled = Some(Sampled {
+                        self_time: stats.sampled_self.saturating_mul(period),
+                        total: stats.sampled_total.saturating_mul(period),
+                        percent: share(stats.sampled_self, sampled_in_functions),
                     });
                 }
                 rows.push((group, r));
@@ -281,6 +334,12 @@ impl FlatReport {
                     .map(|o| (unit.convert(o.self_ticks), unit.convert(o.child_ticks))),
                 total_exclusive,
                 switches: s.has_switches.then_some((s.switches, s.switches_lost)),
+                samples: sample_period.map(|period| SampleSummary {
+                    in_functions: sampled_in_functions,
+                    outside: samples - sampled_in_functions,
+                    in_hooks: s.samples_in_hooks,
+                    period,
+                }),
                 thread_list,
             },
             per_thread,
@@ -339,6 +398,15 @@ impl FlatReport {
                 (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
                 (a, b) => a.or(b),
             };
+            s.samples = match (s.samples, t.samples) {
+                (Some(a), Some(b)) => Some(SampleSummary {
+                    in_functions: a.in_functions + b.in_functions,
+                    outside: a.outside + b.outside,
+                    in_hooks: a.in_hooks + b.in_hooks,
+                    period: a.period.max(b.period),
+                }),
+                (a, b) => a.or(b),
+            };
             s.thread_list.extend(t.thread_list);
             for mut row in report.rows {
                 row.exclusive_ticks = row.exclusive;
@@ -369,6 +437,14 @@ impl FlatReport {
                     }),
                     (a, b) => a.or(b),
                 };
+                m.sampled = match (m.sampled, row.sampled) {
+                    (Some(a), Some(b)) => Some(Sampled {
+                        self_time: a.self_time + b.self_time,
+                        total: a.total + b.total,
+                        percent: 0.0,
+                    }),
+                    (a, b) => a.or(b),
+                };
                 if let (Some(into), Some(from)) = (&mut m.callers, row.callers) {
                     for (caller, calls) in from {
                         match into.iter_mut().find(|(n, _)| *n == caller) {
@@ -381,7 +457,11 @@ impl FlatReport {
             }
         }
         let total: u128 = merged.rows.iter().map(|r| u128::from(r.exclusive)).sum();
+        let sampled_total: u64 = merged.rows.iter().filter_map(|r| r.sampled).map(|s| s.self_time).sum();
         for r in &mut merged.rows {
+            if let Some(sampled) = &mut r.sampled {
+                sampled.percent = share(sampled.self_time, sampled_total);
+            }
             r.avg = r.inclusive.checked_div(r.calls).unwrap_or(0);
             r.percent = if total == 0 {
                 0.0
@@ -409,13 +489,17 @@ impl FlatReport {
             }
         }
         let group = |r: &Row| groups.iter().position(|g| *g == r.thread).unwrap_or(0);
+        // Sampled: rows of as many samples (none, in a short run) by exclusive time.
         let value = |r: &Row| match key {
-            SortKey::Exclusive => r.exclusive_ticks,
-            SortKey::Inclusive => r.inclusive,
-            SortKey::Calls => r.calls,
-            SortKey::Avg => r.avg,
-            SortKey::Max => r.max,
-            SortKey::Name => 0,
+            SortKey::Exclusive => (r.exclusive_ticks, 0),
+            SortKey::Sampled => r
+                .sampled
+                .map_or((r.exclusive_ticks, 0), |s| (s.self_time, r.exclusive_ticks)),
+            SortKey::Inclusive => (r.inclusive, 0),
+            SortKey::Calls => (r.calls, 0),
+            SortKey::Avg => (r.avg, 0),
+            SortKey::Max => (r.max, 0),
+            SortKey::Name => (0, 0),
         };
         self.rows.sort_by(|a, b| {
             group(a)
@@ -544,6 +628,16 @@ impl FlatReport {
                 ));
             }
         }
+        if let Some(samples) = s.samples {
+            line.push_str(&format!(
+                ", samples: {} in functions every {} {} of CPU time ({} with no function open, {} in the hooks, left out)",
+                samples.in_functions,
+                samples.period,
+                s.unit.suffix(),
+                samples.outside,
+                samples.in_hooks
+            ));
+        }
         if !s.complete {
             line.push_str(", trace incomplete");
         }
@@ -569,7 +663,17 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         percentiles: None,
         callers: None,
         offcpu: None,
+        sampled: None,
         exclusive_ticks: s.exclusive_ticks,
+    }
+}
+
+/// `part` of `whole` in percent, to two decimals (0 of nothing).
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        ((part as f64 * 100.0 / whole as f64) * 100.0).round() / 100.0
     }
 }
 

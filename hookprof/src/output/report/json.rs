@@ -3,14 +3,18 @@
 //! which). When the trace has the threads' context switches (Linux), the summary has
 //! `context_switches` and `context_switches_dropped`, and every function the four on-CPU and
 //! off-CPU times (`inclusive_oncpu_ns`, `inclusive_offcpu_ns`, `exclusive_oncpu_ns`,
-//! `exclusive_offcpu_ns`).
+//! `exclusive_offcpu_ns`). When it has samples of the threads' CPU time, the summary has
+//! `samples` (`in_functions`, `outside`, `in_hooks`, `period_ns`) and every function
+//! `sampled_self_ns`, `sampled_total_ns` and `sampled_percent`.
 
 use std::io;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use super::flat::{cpu_columns, FlatReport, ReportFormat, Row, Summary, ThreadLine};
+use super::flat::{
+    cpu_columns, sampled_columns, FlatReport, ReportFormat, Row, Summary, ThreadLine,
+};
 
 pub struct JsonFormat;
 
@@ -76,6 +80,14 @@ impl Serialize for SummaryJson<'_> {
             map.serialize_entry("context_switches", &switches)?;
             map.serialize_entry("context_switches_dropped", &dropped)?;
         }
+        if let Some(samples) = s.samples {
+            let mut fields = serde_json::Map::new();
+            fields.insert("in_functions".into(), samples.in_functions.into());
+            fields.insert("outside".into(), samples.outside.into());
+            fields.insert("in_hooks".into(), samples.in_hooks.into());
+            fields.insert(format!("period_{}", s.unit.suffix()), samples.period.into());
+            map.serialize_entry("samples", &fields)?;
+        }
         map.end()
     }
 }
@@ -124,6 +136,12 @@ impl Serialize for RowJson<'_> {
             map.serialize_entry(&format!("p50_{u}"), &p50)?;
             map.serialize_entry(&format!("p90_{u}"), &p90)?;
             map.serialize_entry(&format!("p99_{u}"), &p99)?;
+        }
+        if let Some(sampled) = r.sampled {
+            let [self_time, total, percent] = sampled_columns(u);
+            map.serialize_entry(&self_time, &sampled.self_time)?;
+            map.serialize_entry(&total, &sampled.total)?;
+            map.serialize_entry(&percent, &sampled.percent)?;
         }
         if let Some(times) = r.cpu_columns() {
             for (name, value) in cpu_columns(u).iter().zip(times) {

@@ -26,8 +26,8 @@ pub mod timeline;
 use std::io;
 
 pub use self::flat::{
-    cpu_columns, time_columns, FlatReport, Format, OffCpu, ReportFormat, Row, SortKey, Summary,
-    ThreadLine, Unit,
+    cpu_columns, sampled_columns, time_columns, FlatReport, Format, OffCpu, ReportFormat, Row,
+    SampleSummary, Sampled, SortKey, Summary, ThreadLine, Unit,
 };
 pub use self::csv::CsvFormat;
 pub use self::json::JsonFormat;

@@ -2,7 +2,9 @@
 
 use std::io;
 
-use super::flat::{cpu_columns, percent, time_columns, FlatReport, ReportFormat};
+use super::flat::{
+    cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat,
+};
 
 pub struct TextFormat;
 
@@ -30,6 +32,10 @@ impl ReportFormat for TextFormat {
         if cpu {
             header.extend(cpu_columns(report.summary.unit.suffix()));
         }
+        let sampled = report.summary.samples.is_some();
+        if sampled {
+            header.extend(sampled_columns(report.summary.unit.suffix()));
+        }
         let mut lines: Vec<Vec<String>> = report
             .rows
             .iter()
@@ -52,6 +58,14 @@ impl ReportFormat for TextFormat {
                 }
                 if cpu {
                     cells.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
+                }
+                if sampled {
+                    let s = r.sampled.unwrap_or_default();
+                    cells.extend([
+                        s.self_time.to_string(),
+                        s.total.to_string(),
+                        percent(s.percent),
+                    ]);
                 }
                 cells
             })
