@@ -53,6 +53,8 @@ from benchlib.crates import LUA_SRC_VERSION, SQLITE_SYS_VERSION, cargo_fetch  # 
 
 ZSTD_SYS_VERSION = "2.0.16"
 MAX_BYTES = 3 << 30
+# perf record's rate on the untraced builds, and the traced runs' HOOKCC_SAMPLE_HZ.
+PERF_HZ = 20000
 
 BUILDS = {
     "plain": [],
@@ -146,15 +148,21 @@ def main_times(rows: dict) -> dict:
             "oncpu_ms": float(m.get("inclusive_oncpu_ns") or m["inclusive_ns"]) / 1e6}
 
 
-def top_exclusive(rows: dict, n: int = 10) -> list:
-    """The n functions with the most exclusive time (hookprof report, compensated), by name as
-    perf prints it: hookprof tells static functions of the same name apart by their file
-    (`MEM_readLE64 (zstd_double_fast.c)`), perf adds up their samples under the bare name."""
+def top_exclusive(runs: list, n: int = 10) -> list:
+    """The n first functions of `hookprof report`'s default order over the traced runs (their
+    rows, summed): by sampled self time where the traces have samples (then exclusive time),
+    by exclusive time (compensated) otherwise; by name as perf prints it: hookprof tells static
+    functions of the same name apart by their file (`MEM_readLE64 (zstd_double_fast.c)`), perf
+    adds up their samples under the bare name."""
     by_name: dict = {}
-    for r in rows.values():
-        name = re.sub(r" \([^()]*\)$", "", r["function"])
-        by_name[name] = by_name.get(name, 0.0) + float(r["exclusive_ns"])
-    return sorted(by_name, key=lambda k: -by_name[k])[:n]
+    for rows in runs:
+        for r in rows.values():
+            name = re.sub(r" \([^()]*\)$", "", r["function"])
+            key = (float(r["sampled_self_ns"]), float(r["exclusive_ns"])) \
+                if "sampled_self_ns" in r else (float(r["exclusive_ns"]), 0.0)
+            old = by_name.get(name, (0.0, 0.0))
+            by_name[name] = (old[0] + key[0], old[1] + key[1])
+    return sorted(by_name, key=lambda k: (-by_name[k][0], -by_name[k][1]))[:n]
 
 
 def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
@@ -172,7 +180,7 @@ def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
 
     for i in range(runs):
         data = d / f"perf{i}.data"
-        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "20000",
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", str(PERF_HZ),
                             "--call-graph=dwarf,16384", "-o", str(data), "--", str(exe)]
                            + argv, cwd=d, env=env, capture_output=True, text=True)
         if r.returncode != 0:
@@ -198,6 +206,49 @@ def perf_self(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
                     add("folded", sym)
                     break
     return out
+
+
+RUNTIME_SYMBOL = re.compile(r"(hkrt_|hkt_|__hookcc_|hookcc_)")
+
+
+def perf_outside_hooks(exe: Path, argv: list, d: Path, env: dict, runs: int) -> dict:
+    """Where `main`'s thread spends its time, by `perf record` (cpu-clock samples at 20 kHz,
+    user and kernel: the benchmark runs as a user allowed to sample the kernel, or perf
+    samples user time only), as median samples of `runs` runs: `program`, in the program's
+    own code (and its libraries); `runtime`, in the trace runtime's functions (the hooks and
+    what they call, by name: hkrt_*, hkt_*, __hookcc_*, hookcc_*); `kernel`. On a traced build
+    `program` is what a compensation that took out exactly the hooks' time would leave; beside
+    the untraced build's `program` it says how much of the program's work a sampler sees run
+    under the hooks' instructions instead (issue 24, item 3). {} when perf fails."""
+    counts = []
+    for i in range(runs):
+        data = d / f"hooks{i}.data"
+        run_env = dict(env, HOOKCC_OUTPUT=str(d / "t.hktrace"), HOOKCC_MAX_BYTES=str(MAX_BYTES))
+        r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "20000",
+                            "-o", str(data), "--", str(exe)] + argv,
+                           cwd=d, env=run_env, capture_output=True, text=True)
+        for t in d.glob("t*.hktrace"):
+            t.unlink()
+        if r.returncode != 0:
+            log(f"perf record: {first_lines(r.stderr)}")
+            return {}
+        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "pid,tid,ip,sym,dso"],
+                                capture_output=True, text=True)
+        data.unlink(missing_ok=True)
+        c = {"program": 0, "runtime": 0, "kernel": 0}
+        for line in script.stdout.splitlines():
+            # "  PID/TID  IP SYMBOL+OFF (DSO)": main's thread only (PID == TID)
+            m = re.match(r"\s*(\d+)/(\d+)\s+[0-9a-f]+\s+(\S+)?.*\((.*)\)\s*$", line)
+            if not m or m.group(1) != m.group(2):
+                continue
+            if "kernel" in m.group(4):
+                c["kernel"] += 1
+            elif RUNTIME_SYMBOL.match(m.group(3) or ""):
+                c["runtime"] += 1
+            else:
+                c["program"] += 1
+        counts.append(c)
+    return {k: median([c[k] for c in counts]) for k in ("program", "runtime", "kernel")}
 
 
 def agreement(sampler: dict, hookcc_top: list, n: int = 10) -> dict:
@@ -279,8 +330,11 @@ def main() -> int:
                         rec = recs[key]
                         d = Path(tempfile.mkdtemp(prefix="run-", dir=work))
                         trace = d / "t.hktrace"
+                        # The traces sample at the rate perf samples the untraced build
+                        # (perf_self): the top 10s compare like with like.
                         run_env = dict(env, HOOKCC_OUTPUT=str(trace),
-                                       HOOKCC_MAX_BYTES=str(MAX_BYTES), BENCH_MAIN_CPU="1")
+                                       HOOKCC_MAX_BYTES=str(MAX_BYTES), BENCH_MAIN_CPU="1",
+                                       HOOKCC_SAMPLE_HZ=str(PERF_HZ))
                         r = run_measured([str(exe)] + wl[3], d, run_env, 1800)
                         if r.rc != 0:
                             raise RuntimeError(f"{name} {level} {key}: exit {r.rc}: "
@@ -294,6 +348,7 @@ def main() -> int:
                         rec.setdefault("main_cpu", []).append(int(m.group(1)) / 1e6 if m else None)
                         if key != "plain":
                             rows = report_rows(hk["hookprof"], trace)
+                            rec.setdefault("rows", []).append(rows)
                             m = main_times(rows)
                             rec["main_ms"].append(m.get("ms"))
                             rec["main_oncpu_ms"].append(m.get("oncpu_ms"))
@@ -306,7 +361,8 @@ def main() -> int:
                                             "lost": hdr.get("lost"),
                                             "bytes": trace.stat().st_size
                                             if trace.exists() else None,
-                                            "hookcc_top": top_exclusive(rows)})
+                                            "hookcc_top": top_exclusive(rec["rows"])})
+                                del rec["rows"]
                         shutil.rmtree(d, ignore_errors=True)
                 if sampler:
                     d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
@@ -315,6 +371,13 @@ def main() -> int:
                     for key in exes:
                         if key != "plain" and samples:
                             recs[key]["sampler"] = agreement(samples, recs[key]["hookcc_top"])
+                    # Where main's time goes by the sampler, in the untraced build and in each
+                    # traced one: the program's own samples beside each other.
+                    d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
+                    for key, exe in exes.items():
+                        recs[key]["outside_hooks"] = perf_outside_hooks(
+                            exe, wl[3], d, env, args.perf_runs)
+                    shutil.rmtree(d, ignore_errors=True)
                 for key, rec in recs.items():
                     rec["wall_ms"] = median(rec["wall"])
                     rec["cpu_ms"] = median(rec["cpu"])
@@ -331,7 +394,7 @@ def main() -> int:
 
     lines = [f"{'workload':<8} {'level':<5} {'placement':<16}{'wall ms':>9} {'slowdown':>9} "
              f"{'calls':>12} {'bytes':>14} {'untraced':>9} {'main':>9} {'err':>6} "
-             f"{'(spread)':>13} {'wall err':>8} {'top10':>8}"]
+             f"{'(spread)':>13} {'wall err':>8} {'top10':>8} {'sampled':>8}"]
     for key, rec in results["runs"].items():
         name, level, build_key = key.split()
         if build_key == "plain":
@@ -354,13 +417,19 @@ def main() -> int:
         pct = (lambda x: x * 100 if isinstance(x, float) else None)
         sp = rec["error_spread"]
         spread_text = f"({sp[0] * 100:+.0f},{sp[1] * 100:+.0f})" if sp else "—"
+        # The error a compensation would have that took out exactly the time the sampler
+        # finds in the hooks: main's samples in the program's own code, traced over untraced.
+        seen, seen_plain = rec.get("outside_hooks") or {}, plain.get("outside_hooks") or {}
+        rec["sampled_error"] = (seen["program"] / seen_plain["program"] - 1
+                                if seen.get("program") and seen_plain.get("program") else None)
         label = build_key + ("*" if build_key == default_placement(level) else "")
         lines.append(
             f"{name:<8} {level:<5} {label:<16}"
             f"{rec['wall_ms']:9.1f} {rec['slowdown']:9.2f} {f(rec.get('calls'), '12,')} "
             f"{f(rec.get('bytes'), '14,')} {base:9.1f} "
             f"{f(rec['main_oncpu_median_ms'], '9.1f')} {f(pct(rec['error']), '+5.0f')}% "
-            f"{spread_text:>13} {f(pct(rec['wall_error']), '+7.0f')}% {agree:>8}")
+            f"{spread_text:>13} {f(pct(rec['wall_error']), '+7.0f')}% {agree:>8} "
+            f"{f(pct(rec['sampled_error']), '+7.0f')}%")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "placement-latest.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
@@ -371,6 +440,9 @@ def main() -> int:
           "time - 1; top10: of perf's 10 top functions in the untraced build, how many are in "
           "hookcc's 10 top exclusive: by perf's self time / among the functions the program "
           "defines / each sample given to the program's innermost function on its call chain; "
+          "sampled: perf's samples of main's thread in the program's own code (not in the "
+          "hooks' runtime, not in the kernel), traced / untraced - 1: the error of a "
+          "compensation that took out exactly the time spent in the hooks; "
           "* the default placement (auto)")
     log(f"results in {out.relative_to(ROOT)}")
     return 0

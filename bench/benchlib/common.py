@@ -250,14 +250,21 @@ def ensure_hookcc(build: bool) -> dict:
         if r.returncode != 0:
             info["note"] = "release build failed: " + first_lines(r.stderr)
             log(info["note"])
-    for profile in ("release", "debug"):
+    # Without a build, the profile built last: a release build left from an older checkout
+    # would otherwise be measured instead of the code at hand (it once refused an option the
+    # benchmark passes).
+    def built(profile: str) -> float:
+        paths = [ROOT / "target" / profile / n for n in ("hookcc", "hookprof")]
+        return min(p.stat().st_mtime for p in paths) if all(p.exists() for p in paths) else -1.0
+    profiles = ["release", "debug"]
+    if not build:
+        profiles.sort(key=built, reverse=True)
+    for profile in profiles:
         hk = ROOT / "target" / profile / "hookcc"
         hp = ROOT / "target" / profile / "hookprof"
-        if hk.exists() and info["hookcc"] is None:
-            info["hookcc"] = str(hk)
+        if hk.exists() and hp.exists() and info["hookcc"] is None:
+            info["hookcc"], info["hookprof"] = str(hk), str(hp)
             info["profile"] = profile
-        if hp.exists() and info["hookprof"] is None:
-            info["hookprof"] = str(hp)
     if info["profile"] == "debug":
         info["note"] += " (using the debug hookcc: compile times are not representative)"
     return info
