@@ -36,10 +36,10 @@ pub struct FunctionStats {
     pub inclusive_offcpu_ticks: u64,
     /// Of `exclusive_ticks`, the time switched out while the function was the top frame.
     pub exclusive_offcpu_ticks: u64,
-    /// Samples of the thread's CPU time (SAMPLE chunks) that came while the function was the
-    /// top frame (its sampled self time), and while it was open at all, once per sample
-    /// however deep the recursion (its sampled total time); 0 without samples.
-    pub sampled_self: u64,
+    /// Samples of the thread's CPU time (SAMPLE chunks) that came while the function was
+    /// open, once per sample however deep the recursion (its sampled total time); 0 without
+    /// samples. Its sampled self time needs the samples' addresses named:
+    /// [`FunctionTable::samples`].
     pub sampled_total: u64,
 }
 
@@ -78,7 +78,6 @@ impl FunctionStats {
         self.exclusive_offcpu_ticks = self
             .exclusive_offcpu_ticks
             .saturating_add(other.exclusive_offcpu_ticks);
-        self.sampled_self += other.sampled_self;
         self.sampled_total += other.sampled_total;
     }
 }
@@ -116,6 +115,10 @@ pub struct FunctionTable {
     /// Keyed by entry-point address.
     pub functions: HashMap<u64, FunctionStats>,
     pub arcs: HashMap<Arc, ArcStats>,
+    /// Samples of the CPU time (SAMPLE chunks) by the address they were at and the entry
+    /// point of the top frame then: a report gives each to the function at its address when
+    /// that is a traced one, else to the top frame (docs/trace-format.md, "SAMPLE").
+    pub samples: HashMap<(u64, u64), u64>,
 }
 
 impl FunctionTable {
@@ -125,6 +128,9 @@ impl FunctionTable {
         }
         for (arc, stats) in &other.arcs {
             self.arcs.entry(*arc).or_default().merge(stats);
+        }
+        for (key, n) in &other.samples {
+            *self.samples.entry(*key).or_default() += n;
         }
     }
 }
@@ -239,9 +245,10 @@ struct ThreadTables {
     /// Off-CPU ticks per function, inclusive and exclusive: only frames the thread was
     /// switched out in add to them, so they are kept out of `functions`.
     offcpu: Vec<(u64, u64)>,
-    /// Samples per function, self and total (SAMPLE chunks), kept out of `functions` as
-    /// `offcpu` is.
-    sampled: Vec<(u64, u64)>,
+    /// Samples per function, their total time (SAMPLE chunks), kept out of `functions` as
+    /// `offcpu` is; and by address and top frame ([`FunctionTable::samples`]).
+    sampled: Vec<u64>,
+    samples: HashMap<(u64, u64), u64>,
 }
 
 /// What closing a frame updates for its function, in one cache line.
@@ -358,8 +365,7 @@ impl ThreadTables {
                 self.unwound.get(function).copied().unwrap_or_default();
             let (inclusive_offcpu_ticks, exclusive_offcpu_ticks) =
                 self.offcpu.get(function).copied().unwrap_or_default();
-            let (sampled_self, sampled_total) =
-                self.sampled.get(function).copied().unwrap_or_default();
+            let sampled_total = self.sampled.get(function).copied().unwrap_or_default();
             let stats = FunctionStats {
                 calls: line.calls,
                 inclusive_ticks: line.inclusive_ticks,
@@ -372,7 +378,6 @@ impl ThreadTables {
                 closed_at_end,
                 inclusive_offcpu_ticks,
                 exclusive_offcpu_ticks,
-                sampled_self,
                 sampled_total,
             };
             functions.insert(line.address, stats);
@@ -383,6 +388,7 @@ impl ThreadTables {
         FunctionTable {
             functions,
             arcs: self.arc_keys.into_iter().zip(self.arcs).collect(),
+            samples: self.samples,
         }
     }
 }
@@ -493,21 +499,18 @@ impl ReplayVisitor for ProfileBuilder {
         }
     }
 
-    fn sample(&mut self, tid: u64, stack: &[Frame]) {
+    fn sample(&mut self, tid: u64, ip: u64, stack: &[Frame]) {
         self.activate(tid);
         let tables = &mut self.active;
-        for (i, frame) in stack.iter().enumerate() {
-            let top = i + 1 == stack.len();
-            if !frame.outermost && !top {
-                continue;
-            }
+        for frame in stack.iter().filter(|f| f.outermost) {
             let function = frame.function as usize;
             if function >= tables.sampled.len() {
-                tables.sampled.resize(function + 1, (0, 0));
+                tables.sampled.resize(function + 1, 0);
             }
-            let line = &mut tables.sampled[function];
-            line.0 += u64::from(top);
-            line.1 += u64::from(frame.outermost);
+            tables.sampled[function] += 1;
+        }
+        if let Some(top) = stack.last() {
+            *tables.samples.entry((ip, top.address)).or_default() += 1;
         }
     }
 

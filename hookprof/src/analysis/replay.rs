@@ -288,7 +288,7 @@ fn switch_timelines(trace: &Trace<'_>, compensate: bool) -> SidePass {
         side.sample_period_ns = samples.period_ns;
         side.samples_in_hooks = side.samples_in_hooks.saturating_add(samples.in_hooks);
         let list = side.samples.entry((tid, g)).or_default();
-        list.extend(samples.points.iter().map(|&(ns, _)| samples.ticks_at(ns, tps)));
+        list.extend(samples.points.iter().map(|&(ns, ip)| (samples.ticks_at(ns, tps), ip)));
     }
     if chunks.is_empty() {
         return side;
@@ -317,7 +317,7 @@ struct SidePass {
     timelines: HashMap<(u64, u32), SwitchTimeline>,
     switches: u64,
     switches_lost: u64,
-    samples: HashMap<(u64, u32), Vec<u64>>,
+    samples: HashMap<(u64, u32), Vec<(u64, u64)>>,
     sample_period_ns: u64,
     samples_in_hooks: u64,
 }
@@ -388,10 +388,11 @@ pub trait ReplayVisitor {
     /// then were closed just before ([`CloseReason::EndOfThread`], counted as closed at a
     /// gap): their exits may be among the records dropped.
     fn lost(&mut self, _tid: u64, _time: u64, _count: u64) {}
-    /// A sample of the thread's CPU time (a SAMPLE chunk, outside the hooks) came while
-    /// `stack` was open (never empty): its last frame gets the sample's self time, every
-    /// function on it its total time.
-    fn sample(&mut self, _tid: u64, _stack: &[Frame]) {}
+    /// A sample of the thread's CPU time (a SAMPLE chunk, outside the hooks) at address
+    /// `ip` came while `stack` was open (never empty): the function at `ip` gets the sample's
+    /// self time when it is a traced one, else the last frame (docs/trace-format.md,
+    /// "SAMPLE"); every function on the stack its total time.
+    fn sample(&mut self, _tid: u64, _ip: u64, _stack: &[Frame]) {}
     /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
     /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
     /// profile, exact) or the records (`false`: calls in time order, the long ones).
@@ -745,9 +746,9 @@ struct ThreadState {
     switches: Option<SwitchTimeline>,
     switches_looked_up: bool,
     offcpu_now: u64,
-    /// The instants of the thread's samples (its SAMPLE chunks, raw ticks, in order), looked
+    /// The thread's samples (its SAMPLE chunks: raw ticks, in order, and addresses), looked
     /// up with its switches, the next one to replay, and where a batch is cut for them.
-    samples: Vec<u64>,
+    samples: Vec<(u64, u64)>,
     next_sample: usize,
     sample_cuts: Vec<usize>,
     /// Frames an exit's search for its frame looked at (tests check it stays linear).
@@ -868,7 +869,7 @@ impl ThreadState {
     ) {
         self.sample_cuts.clear();
         if let Some(last) = batch.last() {
-            while let Some(&at) = self.samples.get(self.next_sample) {
+            while let Some(&(at, _)) = self.samples.get(self.next_sample) {
                 if at > last.time {
                     break;
                 }
@@ -885,22 +886,23 @@ impl ThreadState {
             return;
         }
         let mut from = 0;
+        let first = self.next_sample - self.sample_cuts.len();
         for i in 0..self.sample_cuts.len() {
             let cut = self.sample_cuts[i].max(from);
             self.records(&batch[from..cut], &offcpu[from..cut], ids, visitor);
-            self.sample(visitor);
+            self.sample(self.samples[first + i].1, visitor);
             from = cut;
         }
         self.records(&batch[from..], &offcpu[from..], ids, visitor);
     }
 
-    /// One sample of the thread's CPU time, with the stack as it is now.
-    fn sample<V: ReplayVisitor>(&mut self, visitor: &mut V) {
+    /// One sample of the thread's CPU time, at `ip`, with the stack as it is now.
+    fn sample<V: ReplayVisitor>(&mut self, ip: u64, visitor: &mut V) {
         self.summary.samples += 1;
         if self.stack.is_empty() {
             self.summary.samples_outside += 1;
         } else {
-            visitor.sample(self.summary.tid, &self.stack);
+            visitor.sample(self.summary.tid, ip, &self.stack);
         }
     }
 
@@ -1369,9 +1371,9 @@ impl ThreadState {
             _ => self.offcpu_now,
         };
         // Samples after the thread's last record: in the frames still open.
-        while self.next_sample < self.samples.len() {
+        while let Some(&(_, ip)) = self.samples.get(self.next_sample) {
             self.next_sample += 1;
-            self.sample(visitor);
+            self.sample(ip, visitor);
         }
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;

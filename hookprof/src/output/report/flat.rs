@@ -236,10 +236,15 @@ impl FlatReport {
             Unit::Nanoseconds { .. } if s.sample_period_ns != 0 => Some(s.sample_period_ns),
             _ => None,
         };
+        // Sampled self time: each sample to the traced function at its address, else to the
+        // top frame then (code without hooks is its caller's).
+        let mut owners = SampleOwners::new(profile, names);
         let mut rows = Vec::new();
         let mut push_rows = |functions: &crate::analysis::ids::HashMap<u64, FunctionStats>,
+                             samples: &crate::analysis::ids::HashMap<(u64, u64), u64>,
                              thread: Option<u64>,
                              group: usize| {
+            let self_samples = owners.self_samples(samples);
             for (&address, stats) in functions {
                 if stats.calls == 0 {
                     // Only unmatched exits: counted in the summary, no time to show.
@@ -257,10 +262,11 @@ impl FlatReport {
                     });
                 }
                 if let Some(period) = sample_period {
+                    let own = self_samples.get(&address).copied().unwrap_or(0);
                     r.sampled = Some(Sampled {
-                        self_time: stats.sampled_self.saturating_mul(period),
+                        self_time: own.saturating_mul(period),
                         total: stats.sampled_total.saturating_mul(period),
-                        percent: share(stats.sampled_self, sampled_in_functions),
+                        percent: share(own, sampled_in_functions),
                     });
                 }
                 rows.push((group, r));
@@ -268,10 +274,17 @@ impl FlatReport {
         };
         if per_thread {
             for (group, (thread, summary)) in profile.threads.iter().zip(&s.threads).enumerate() {
-                push_rows(&thread.table.functions, Some(summary.label()), group);
+                let table = &thread.table;
+                push_rows(&table.functions, &table.samples, Some(summary.label()), group);
             }
         } else {
-            push_rows(&profile.merged_functions(), None, 0);
+            let mut samples = crate::analysis::ids::HashMap::default();
+            for thread in &profile.threads {
+                for (key, n) in &thread.table.samples {
+                    *samples.entry(*key).or_default() += n;
+                }
+            }
+            push_rows(&profile.merged_functions(), &samples, None, 0);
         }
         rows.sort_by(|(ga, a), (gb, b)| {
             ga.cmp(gb)
@@ -665,6 +678,57 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         offcpu: None,
         sampled: None,
         exclusive_ticks: s.exclusive_ticks,
+    }
+}
+
+/// Which traced function each sampled address is in: the function whose symbol holds it
+/// (the same ELF symbol as a traced entry point's), by the symbols of the report.
+struct SampleOwners<'a> {
+    names: &'a mut dyn Resolve,
+    /// A traced function's entry point by its symbol (ELF file, symbol address).
+    traced: HashMap<(std::path::PathBuf, u64), u64>,
+    /// Addresses looked up so far: the traced function they are in, if any.
+    cache: HashMap<u64, Option<u64>>,
+}
+
+impl<'a> SampleOwners<'a> {
+    fn new(profile: &Profile, names: &'a mut dyn Resolve) -> Self {
+        let mut traced = HashMap::new();
+        if profile.summary.sample_period_ns != 0 {
+            for address in profile.addresses() {
+                if let Some(o) = names.origin(address) {
+                    traced.insert((o.module, o.symbol_address), address);
+                }
+            }
+        }
+        SampleOwners {
+            names,
+            traced,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// Samples per function entry point, from samples by (address, top frame's entry point).
+    fn self_samples(
+        &mut self,
+        samples: &crate::analysis::ids::HashMap<(u64, u64), u64>,
+    ) -> HashMap<u64, u64> {
+        let mut by_function = HashMap::new();
+        for (&(ip, top), &n) in samples {
+            let owner = match self.cache.get(&ip) {
+                Some(&owner) => owner,
+                None => {
+                    let owner = self
+                        .names
+                        .origin(ip)
+                        .and_then(|o| self.traced.get(&(o.module, o.symbol_address)).copied());
+                    self.cache.insert(ip, owner);
+                    owner
+                }
+            };
+            *by_function.entry(owner.unwrap_or(top)).or_default() += n;
+        }
+        by_function
     }
 }
 
