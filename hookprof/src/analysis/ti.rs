@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 
+use crate::analysis::model::Profile;
 use crate::input::error::TiError as Error;
 use crate::input::ti::{parse_dump, Dump, DumpFormat, LayoutChoice, RecordType};
 use crate::input::ti_program::Program;
@@ -547,6 +548,17 @@ impl Analysis {
                 .expect("writing to a Vec cannot fail");
         }
         w.into_inner()
+    }
+
+    /// The calls as a [`Profile`] of the replay layer ([`Analysis::to_hktrace`] read back),
+    /// for the call graph.
+    pub fn profile(&self) -> Profile {
+        let trace = self.to_hktrace();
+        // Written just now by format::Writer: reading it back is the reader's round trip, which
+        // its own tests check; a failure would be a bug here, not bad input.
+        crate::input::format::Trace::new(&trace)
+            .and_then(|t| Profile::from_trace(&t))
+            .expect("the trace Analysis::to_hktrace writes reads back")
     }
 
     /// The function names, by address, for the call graph.

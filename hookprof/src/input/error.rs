@@ -24,7 +24,7 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
     #[error("cannot write the output: {error}")]
     Write { error: io::Error },
-    /// Creating, writing or replacing an output file ([`output`]).
+    /// Creating, writing or replacing an output file ([`crate::output::file`]).
     #[error("{}: cannot {action}: {error}", path.display())]
     Output {
         path: PathBuf,
