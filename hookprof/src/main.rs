@@ -1185,13 +1185,13 @@ fn ti(args: &TiArgs) -> Result<()> {
 
 fn gprof(args: &GprofArgs) -> Result<()> {
     check_output(&args.dump, Some(&args.output))?;
-    let (gmon, warnings) = hookprof::input::gprof::convert_file(&args.dump, &args.exe)?;
+    let (gmon, warnings) = hookprof::commands::gprof::convert_file(&args.dump, &args.exe)?;
     emit(&warnings, &gmon, &args.dump, Some(&args.output))
 }
 
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let text = hookprof::input::pfp::decode_file(&args.dump, &args.exe)?;
+    let text = hookprof::commands::pfp::decode_file(&args.dump, &args.exe)?;
     emit(&[], text.as_bytes(), &args.dump, args.output.as_ref())
 }
 

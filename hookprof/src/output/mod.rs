@@ -13,7 +13,9 @@
 
 pub mod callgraph;
 pub mod file;
+pub mod gprof;
 pub mod info;
 pub mod nitro;
+pub mod pfp;
 pub mod report;
 pub mod ti;
