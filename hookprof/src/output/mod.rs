@@ -18,4 +18,5 @@ pub mod info;
 pub mod nitro;
 pub mod pfp;
 pub mod report;
+pub mod stream_trace;
 pub mod ti;
