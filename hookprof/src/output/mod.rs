@@ -11,6 +11,7 @@
 //! [`crate::input::symbols::Resolve`], source lines, byte order), never a decoder's parsing
 //! and never [`crate::commands`] (tests/layering.rs checks the floors).
 
+pub mod block_writer;
 pub mod callgraph;
 pub mod file;
 pub mod gprof;
