@@ -333,7 +333,7 @@ fn violations(layers: &Layers) -> Vec<String> {
     ) {
         mark.insert(m, Mark::Open);
         stack.push(m);
-        for (t, _) in &layers.edges[m] {
+        for t in layers.edges[m].keys() {
             match mark.get(t).copied() {
                 Some(Mark::New) => visit(t, layers, mark, stack, found),
                 Some(Mark::Open) => {
