@@ -31,8 +31,8 @@
 //! timestamps are moved back by the hooks' time so far before anything else sees them
 //! ([`Compensator`]), so every report and view shows the same compensated times.
 
-use crate::input::cct::CallTree;
 use crate::analysis::ids::{DenseIds, HashMap};
+use crate::input::cct::CallTree;
 use std::path::PathBuf;
 
 use std::fmt;
@@ -1752,8 +1752,8 @@ mod tests {
     /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
     #[test]
     fn switched_out_time_goes_to_the_frames_open_during_it() {
-        use crate::input::format::{Clock, Switches};
         use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Switches};
         use Record as R;
         let mut header = crate::input::format::Header::new(Endian::Little);
         header.ticks_per_second = 2_000_000_000;

@@ -17,13 +17,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-
 use crate::analysis::model::Profile;
 use crate::input::error::TiError as Error;
-use crate::input::ti::{parse_dump, Dump, DumpFormat, LayoutChoice, RecordType};
-use crate::input::ti_program::Program;
 use crate::input::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
 use crate::input::symbols::hex_name;
+use crate::input::ti::{parse_dump, Dump, DumpFormat, LayoutChoice, RecordType};
+use crate::input::ti_program::Program;
 
 /// Where the load bias came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -633,8 +632,8 @@ pub fn analyse_file(dump_path: &Path, options: &Options) -> Result<Analysed, Err
         path: options.exe.clone(),
         error,
     })?;
-    let data =
-        crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES)
+        .map_err(|error| Error::Io {
             path: dump_path.to_path_buf(),
             error,
         })?;

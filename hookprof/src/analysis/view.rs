@@ -30,12 +30,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::input::format::{Chunk, FormatError, Trace};
 use crate::analysis::ids::HashMap;
-use crate::analysis::replay::{replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary};
-use crate::input::symbols::{hex_name, Resolve, Symbolizer};
+use crate::analysis::replay::{
+    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
+};
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
+use crate::input::format::{Chunk, FormatError, Trace};
+use crate::input::symbols::{hex_name, Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
 
 /// The filters every view shares, independent of any command line.

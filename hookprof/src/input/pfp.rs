@@ -11,7 +11,6 @@
 //! This module decodes the dump ([`Instance::parse`]); [`crate::output::pfp`] prints it and
 //! [`crate::commands::pfp`] reads the files.
 
-
 use object::Object;
 
 use crate::input::format::Endian;

@@ -5,7 +5,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::input::format::{Clock, Endian, Header, Module, Record, RecordKind, Writer, FLAG_COMPLETE};
+use crate::input::format::{
+    Clock, Endian, Header, Module, Record, RecordKind, Writer, FLAG_COMPLETE,
+};
 use crate::input::stream::Event;
 
 /// Records of one thread are written as a PACKED chunk once this many are held.

@@ -32,8 +32,8 @@
 
 use std::io::{self, Write};
 
-use crate::input::lines::SourceLines;
 use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::input::lines::SourceLines;
 use crate::output::block_writer::BlockWriter;
 
 /// `Trace.packet`.

@@ -22,8 +22,8 @@
 
 use std::io::{self, Write};
 
-use crate::input::lines::SourceLines;
 use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::input::lines::SourceLines;
 use crate::output::block_writer::BlockWriter;
 
 /// A function's `B` and `E` event ends (see [`Timeline::tails`]).
