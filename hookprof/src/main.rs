@@ -1314,7 +1314,7 @@ fn main() -> ExitCode {
         Command::Flame(args) => args.view.no_compensation,
         _ => false,
     };
-    hookprof::analysis::replay::set_compensation(!raw);
+    hookprof::analysis::compensation::set_compensation(!raw);
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),

@@ -2,6 +2,7 @@
 //!
 //! - [`replay`]: pairs entries and exits per thread (compensating the hooks' overhead) and
 //!   feeds a [`replay::ReplayVisitor`]: every report and view reads a trace through it;
+//!   [`compensation`]: the hooks' own time taken out of each thread's timestamps first;
 //!   [`trace_replay`]: a trace file's summary and profile through it;
 //! - [`model`]: per-function statistics and caller→callee arcs, per thread and merged;
 //!   [`ids`]: the maps both use;
@@ -16,6 +17,7 @@
 //! May import: [`crate::input`] and this folder, never [`crate::output`] or
 //! [`crate::commands`] (tests/layering.rs).
 
+pub mod compensation;
 pub mod ids;
 pub mod model;
 pub mod nitro;
