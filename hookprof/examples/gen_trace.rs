@@ -27,7 +27,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 
-use hookprof::format::{Clock, Endian, Header, Record, Writer, FLAG_COMPLETE};
+use hookprof::input::format::{Clock, Endian, Header, Record, Writer, FLAG_COMPLETE};
 
 /// Records per EVENTS chunk: the runtime's default buffer size.
 const CHUNK_RECORDS: usize = 65536;

@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::format::{Chunk, Endian, Trace};
-use crate::model::Profile;
-use crate::report::{FlatReport, Format};
-use crate::symbols::NoSymbols;
+use crate::analysis::model::Profile;
+use crate::input::format::{Chunk, Endian, Trace};
+use crate::input::symbols::NoSymbols;
+use crate::output::report::{FlatReport, Format};
 
 /// The targets, by name: what `fuzz/fuzz_targets/<name>.rs` and the corpus directories use.
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
@@ -44,8 +44,8 @@ pub fn trace(data: &[u8]) {
     let Ok(profile) = Profile::from_trace(&trace) else {
         return;
     };
-    let _ = crate::info::render(Path::new("fuzz.hktrace"), &profile.summary);
-    let _ = crate::profile_warnings(&profile.summary);
+    let _ = crate::output::info::render(Path::new("fuzz.hktrace"), &profile.summary);
+    let _ = crate::analysis::warnings::profile_warnings(&profile.summary);
     for per_thread in [false, true] {
         let report = FlatReport::build(&profile, &mut NoSymbols, per_thread);
         for format in Format::ALL {
@@ -59,9 +59,9 @@ pub fn trace(data: &[u8]) {
 pub fn ti(data: &[u8]) {
     for pointer_size in [4, 8] {
         for endian in [Endian::Little, Endian::Big] {
-            let _ = crate::ti::Dump::parse(
+            let _ = crate::input::ti::Dump::parse(
                 data,
-                crate::ti::Layout {
+                crate::input::ti::Layout {
                     pointer_size,
                     endian,
                 },
@@ -73,14 +73,14 @@ pub fn ti(data: &[u8]) {
 /// A NITRO call-trace or function-cost buffer, rendered as `hookprof nitro` prints it (no
 /// names: every address is unknown).
 pub fn nitro(data: &[u8]) {
-    if let Ok(dump) = crate::nitro::Dump::parse(data) {
+    if let Ok(dump) = crate::input::nitro::Dump::parse(data) {
         let names: HashMap<u64, String> = HashMap::new();
         for inclusive in [false, true] {
-            let options = crate::nitro::Options {
+            let options = crate::output::nitro::Options {
                 lr: Some(0x1000),
                 inclusive,
             };
-            let _ = crate::nitro::render(&dump, &names, &options);
+            let _ = crate::output::nitro::render(&dump, &names, &options);
         }
     }
 }
@@ -88,7 +88,7 @@ pub fn nitro(data: &[u8]) {
 /// A dump of `pfpInst`, rendered as `hookprof pfp` prints it.
 pub fn pfp(data: &[u8]) {
     for endian in [Endian::Little, Endian::Big] {
-        if let Ok(instance) = crate::pfp::Instance::parse(data, endian) {
+        if let Ok(instance) = crate::input::pfp::Instance::parse(data, endian) {
             let _ = instance.render();
         }
     }
@@ -97,7 +97,7 @@ pub fn pfp(data: &[u8]) {
 /// A dump of the gprof data, converted to gmon.out as `hookprof gprof` does.
 pub fn gprof(data: &[u8]) {
     for endian in [Endian::Little, Endian::Big] {
-        if let Ok(parsed) = crate::gprof::Data::parse(data, endian) {
+        if let Ok(parsed) = crate::input::gprof::Data::parse(data, endian) {
             for pointer_size in [4, 8] {
                 let _ = parsed.gmon(pointer_size, endian);
             }

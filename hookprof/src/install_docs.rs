@@ -54,7 +54,7 @@ pub fn man(args: &ManArgs, command: clap::Command) -> Result<()> {
         let path = dir.join(format!("{name}.1"));
         let mut text = Vec::new();
         clap_mangen::Man::new(page).render(&mut text)?;
-        hookprof::output::write_file(&path, None, &text)?;
+        hookprof::output::file::write_file(&path, None, &text)?;
     }
     Ok(())
 }

@@ -10,12 +10,15 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 mod install_docs;
 
-use hookprof::report::Format;
-use hookprof::view::Filter;
-use hookprof::{
-    callgraph_file, same_file, FlameFormat, FlameOptions, ReportOptions, TimelineFormat, TraceFile,
-    ViewOptions,
-};
+use hookprof::analysis::view::Filter;
+use hookprof::commands::callgraph::callgraph_file;
+use hookprof::commands::flame::{FlameFormat, FlameOptions};
+use hookprof::commands::report::ReportOptions;
+use hookprof::commands::timeline::TimelineFormat;
+use hookprof::commands::view_options::ViewOptions;
+use hookprof::input::trace_file::TraceFile;
+use hookprof::output::file::same_file;
+use hookprof::output::report::Format;
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -225,7 +228,7 @@ struct GmonArgs {
 fn gmon(args: &GmonArgs) -> Result<()> {
     check_output(&args.trace, Some(&args.output))?;
     let mut bytes = Vec::new();
-    let (warnings, _rate) = hookprof::gmon_file(&args.trace, &mut bytes)?;
+    let (warnings, _rate) = hookprof::commands::gmon::gmon_file(&args.trace, &mut bytes)?;
     emit(&warnings, &bytes, &args.trace, Some(&args.output))
 }
 
@@ -252,7 +255,7 @@ fn core(args: &CoreArgs) -> Result<()> {
     });
     check_output(&args.core, Some(&output))?;
     check_output(&args.program, Some(&output))?;
-    let s = hookprof::coredump::core_to_trace(
+    let s = hookprof::input::coredump::core_to_trace(
         &args.program,
         &args.core,
         &output,
@@ -310,7 +313,7 @@ struct DiffArgs {
     /// calls, exclusive or inclusive). Repeatable. Prints the verdict and the breaches as
     /// Markdown, for a CI job to post.
     #[arg(long = "fail-if", value_name = "RULE", value_parser = parse_rule)]
-    fail_if: Vec<hookprof::report::diff::Rule>,
+    fail_if: Vec<hookprof::output::report::diff::Rule>,
     /// With --fail-if: judge only functions whose time (the rule's, or their inclusive time
     /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
@@ -320,7 +323,7 @@ struct DiffArgs {
     output: Option<PathBuf>,
 }
 
-fn parse_rule(text: &str) -> Result<hookprof::report::diff::Rule, String> {
+fn parse_rule(text: &str) -> Result<hookprof::output::report::diff::Rule, String> {
     text.parse()
 }
 
@@ -366,10 +369,10 @@ fn export(args: &ExportArgs) -> Result<()> {
         exe: args.exe.clone(),
         ..ViewOptions::default()
     };
-    let (exported, warnings) = hookprof::export_files(
+    let (exported, warnings) = hookprof::commands::export::export_files(
         &args.traces,
         &options,
-        &hookprof::ExportOptions {
+        &hookprof::commands::export::ExportOptions {
             dir: args.output.clone(),
             run: args.run.clone(),
             host: args.host.clone(),
@@ -410,18 +413,18 @@ fn diff(args: &DiffArgs) -> Result<ExitCode> {
         if !matches!(args.format, DiffFormatArg::Text | DiffFormatArg::Markdown) {
             anyhow::bail!("--fail-if prints its verdict as Markdown: leave out --format");
         }
-        hookprof::DiffFormat::Gate {
+        hookprof::commands::diff::DiffFormat::Gate {
             rules: &args.fail_if,
             min_time_ns: args.min_time.unwrap_or(0),
         }
     } else {
         match args.format {
-            DiffFormatArg::Text => hookprof::DiffFormat::Text,
-            DiffFormatArg::Csv => hookprof::DiffFormat::Csv,
-            DiffFormatArg::Markdown => hookprof::DiffFormat::Markdown,
+            DiffFormatArg::Text => hookprof::commands::diff::DiffFormat::Text,
+            DiffFormatArg::Csv => hookprof::commands::diff::DiffFormat::Csv,
+            DiffFormatArg::Markdown => hookprof::commands::diff::DiffFormat::Markdown,
         }
     };
-    let out = hookprof::diff_files(
+    let out = hookprof::commands::diff::diff_files(
         &args.a,
         &args.b,
         [args.exe_a.as_deref(), args.exe_b.as_deref()],
@@ -613,7 +616,7 @@ impl SizeLimitArgs {
 
 /// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
 fn parse_duration(text: &str) -> Result<u64, String> {
-    hookprof::view::parse_duration(text)
+    hookprof::analysis::view::parse_duration(text)
 }
 
 #[derive(clap::Args, Debug)]
@@ -661,8 +664,8 @@ fn gzipped(view: &ViewArgs) -> bool {
 fn maybe_gzip(
     gzip: bool,
     out: &mut dyn Write,
-    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
-) -> Result<Vec<String>, hookprof::Error> {
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
+) -> Result<Vec<String>, hookprof::input::error::Error> {
     if !gzip {
         return write(out);
     }
@@ -671,7 +674,7 @@ fn maybe_gzip(
     let warnings = write(&mut encoder)?;
     encoder
         .finish()
-        .map_err(|error| hookprof::Error::Write { error })?;
+        .map_err(|error| hookprof::input::error::Error::Write { error })?;
     Ok(warnings)
 }
 
@@ -927,9 +930,9 @@ enum SortArg {
     Name,
 }
 
-impl From<SortArg> for hookprof::report::SortKey {
+impl From<SortArg> for hookprof::output::report::SortKey {
     fn from(s: SortArg) -> Self {
-        use hookprof::report::SortKey as K;
+        use hookprof::output::report::SortKey as K;
         match s {
             SortArg::Exclusive => K::Exclusive,
             SortArg::Inclusive => K::Inclusive,
@@ -983,7 +986,7 @@ fn warn(message: &str) {
 fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()> {
     if let Some(output) = output {
         if same_file(trace, output) {
-            bail!(hookprof::Error::OutputIsInput {
+            bail!(hookprof::input::error::Error::OutputIsInput {
                 path: output.clone()
             });
         }
@@ -991,7 +994,7 @@ fn check_output(trace: &std::path::Path, output: Option<&PathBuf>) -> Result<()>
     Ok(())
 }
 
-/// Prints the warnings, then writes `bytes` to `output` (by [`hookprof::output`]'s policy,
+/// Prints the warnings, then writes `bytes` to `output` (by [`hookprof::output::file`]'s policy,
 /// with the mode of `input`) or standard output.
 fn emit(
     warnings: &[String],
@@ -1003,7 +1006,7 @@ fn emit(
         warn(w);
     }
     match output {
-        Some(path) => hookprof::output::write_file(path, Some(input), bytes)?,
+        Some(path) => hookprof::output::file::write_file(path, Some(input), bytes)?,
         None => {
             let mut stdout = std::io::stdout().lock();
             stdout
@@ -1024,13 +1027,13 @@ fn report(args: &ReportArgs) -> Result<()> {
         .chain(&args.more)
         .cloned()
         .collect();
-    let out = hookprof::report_files(&traces, &ReportOptions::from(args))?;
+    let out = hookprof::commands::report::report_files(&traces, &ReportOptions::from(args))?;
     emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = if hookprof::ti::is_hktrace(&args.trace)? {
+    let (bytes, warnings) = if hookprof::input::detect::is_hktrace(&args.trace)? {
         if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
                 "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
@@ -1046,13 +1049,13 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
                 args.trace.display()
             );
         };
-        let options = hookprof::ti::Options {
+        let options = hookprof::analysis::ti::Options {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
             record_words: args.record_words,
         };
-        hookprof::ti::callgraph_file(&args.trace, &options)?
+        hookprof::commands::ti::callgraph_file(&args.trace, &options)?
     };
     emit(&warnings, &bytes, &args.trace, args.output.as_ref())
 }
@@ -1066,7 +1069,7 @@ extern "C" fn record_on_sigint(_: libc::c_int) {
 }
 
 fn record(args: &RecordArgs) -> Result<()> {
-    use hookprof::record::{Options, Source};
+    use hookprof::commands::record::{Options, Source};
     #[cfg(unix)]
     // SAFETY: the handler only stores to an atomic; no SA_RESTART, so that a blocking read
     // returns and the loop sees the flag.
@@ -1099,7 +1102,7 @@ fn record(args: &RecordArgs) -> Result<()> {
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         exe: args.exe.clone(),
     };
-    let s = hookprof::record::record(&source, &options, &RECORD_STOP)?;
+    let s = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
     let firmware = match s.end {
         Some((records, lost)) => format!(
             "; the firmware made {records} records and dropped {lost}{}",
@@ -1152,20 +1155,20 @@ fn record(args: &RecordArgs) -> Result<()> {
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
-    let options = hookprof::ti::Options {
+    let options = hookprof::analysis::ti::Options {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,
         record_words: args.record_words,
     };
-    let processed = hookprof::ti::process_file(&args.dump, &options)?;
+    let processed = hookprof::commands::ti::process_file(&args.dump, &options)?;
     for w in &processed.warnings {
         warn(w);
     }
     let prefix = args
         .out
         .clone()
-        .unwrap_or_else(|| hookprof::ti::default_prefix(&args.dump));
+        .unwrap_or_else(|| hookprof::commands::ti::default_prefix(&args.dump));
     let [call_list, profile] = processed.write_files(&prefix, &args.dump)?;
     let mut stdout = std::io::stdout().lock();
     write!(
@@ -1182,23 +1185,23 @@ fn ti(args: &TiArgs) -> Result<()> {
 
 fn gprof(args: &GprofArgs) -> Result<()> {
     check_output(&args.dump, Some(&args.output))?;
-    let (gmon, warnings) = hookprof::gprof::convert_file(&args.dump, &args.exe)?;
+    let (gmon, warnings) = hookprof::commands::gprof::convert_file(&args.dump, &args.exe)?;
     emit(&warnings, &gmon, &args.dump, Some(&args.output))
 }
 
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let text = hookprof::pfp::decode_file(&args.dump, &args.exe)?;
+    let text = hookprof::commands::pfp::decode_file(&args.dump, &args.exe)?;
     emit(&[], text.as_bytes(), &args.dump, args.output.as_ref())
 }
 
 fn nitro(args: &NitroArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let options = hookprof::nitro::Options {
+    let options = hookprof::output::nitro::Options {
         lr: args.lr,
         inclusive: args.inclusive,
     };
-    let decoded = hookprof::nitro::decode_file(&args.dump, &args.exe, &options)?;
+    let decoded = hookprof::commands::nitro::decode_file(&args.dump, &args.exe, &options)?;
     emit(
         &decoded.warnings,
         &decoded.text,
@@ -1210,7 +1213,7 @@ fn nitro(args: &NitroArgs) -> Result<()> {
 fn info(args: &InfoArgs) -> Result<()> {
     let trace = TraceFile::open(&args.trace)?;
     let summary = trace.summary()?;
-    let text = hookprof::info::render(&args.trace, &summary);
+    let text = hookprof::output::info::render(&args.trace, &summary);
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
@@ -1231,13 +1234,16 @@ fn with_more(view: &ViewArgs, more: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn stream_view(
     args: &ViewArgs,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+    write: impl FnOnce(
+        &ViewOptions,
+        &mut dyn Write,
+    ) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let mut options = ViewOptions::from(args);
     let bar = ProgressBar::new();
     let for_replay = bar.clone();
-    options.progress = Some(hookprof::view::Progress(std::sync::Arc::new(
+    options.progress = Some(hookprof::analysis::view::Progress(std::sync::Arc::new(
         move |done, total| for_replay.update(done, total),
     )));
     let result = stream_to_output(args, &options, write);
@@ -1250,11 +1256,14 @@ fn stream_view(
 }
 
 /// The output part of [`stream_view`]: returns the warnings. A file is written by
-/// [`hookprof::output`]'s policy: complete or not at all.
+/// [`hookprof::output::file`]'s policy: complete or not at all.
 fn stream_to_output(
     args: &ViewArgs,
     options: &ViewOptions,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::Error>,
+    write: impl FnOnce(
+        &ViewOptions,
+        &mut dyn Write,
+    ) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<Vec<String>> {
     let options = options.clone();
     let warnings = match &args.output {
@@ -1265,15 +1274,17 @@ fn stream_to_output(
             warnings
         }
         Some(path) => {
-            let file = hookprof::output::OutputFile::create(path, Some(&args.trace))?;
+            let file = hookprof::output::file::OutputFile::create(path, Some(&args.trace))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             // A view's write error is the output's: name it.
             let warnings = write(&options, &mut out).map_err(|e| match e {
-                hookprof::Error::Write { error } => hookprof::Error::Output {
-                    path: path.clone(),
-                    action: "write",
-                    error,
-                },
+                hookprof::input::error::Error::Write { error } => {
+                    hookprof::input::error::Error::Output {
+                        path: path.clone(),
+                        action: "write",
+                        error,
+                    }
+                }
                 other => other,
             })?;
             let file = out
@@ -1303,7 +1314,7 @@ fn main() -> ExitCode {
         Command::Flame(args) => args.view.no_compensation,
         _ => false,
     };
-    hookprof::replay::set_compensation(!raw);
+    hookprof::analysis::compensation::set_compensation(!raw);
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),
@@ -1322,13 +1333,18 @@ fn main() -> ExitCode {
                         ..o.clone()
                     };
                     maybe_gzip(gzipped(&args.view), out, |out| {
-                        hookprof::timeline_files(&traces, &options, args.format(), out)
+                        hookprof::commands::timeline::timeline_files(
+                            &traces,
+                            &options,
+                            args.format(),
+                            out,
+                        )
                     })
                 })
             })
         }
         Command::Replay(args) => stream_view(&args.view, |o, out| {
-            hookprof::calltree_file(&args.view.trace, o, out)
+            hookprof::commands::replay::calltree_file(&args.view.trace, o, out)
         }),
         Command::Diff(args) => match diff(args) {
             Ok(ExitCode::SUCCESS) => Ok(()),
@@ -1346,11 +1362,11 @@ fn main() -> ExitCode {
                 ..o.clone()
             };
             maybe_gzip(gzipped(&args.view), out, |out| {
-                hookprof::speedscope_file(&args.view.trace, &options, out)
+                hookprof::commands::speedscope::speedscope_file(&args.view.trace, &options, out)
             })
         }),
         Command::Callgrind(args) => stream_view(&args.view, |o, out| {
-            hookprof::callgrind_file(&args.view.trace, o, out)
+            hookprof::commands::callgrind::callgrind_file(&args.view.trace, o, out)
         }),
         Command::Flame(args) => {
             let flame = FlameOptions {
@@ -1370,7 +1386,7 @@ fn main() -> ExitCode {
             let traces = with_more(&args.view, &args.more);
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
-                    hookprof::flame_files(&traces, o, &flame, out)
+                    hookprof::commands::flame::flame_files(&traces, o, &flame, out)
                 })
             })
         }
@@ -1384,7 +1400,9 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            if let Some(hookprof::Error::Write { error }) = err.downcast_ref::<hookprof::Error>() {
+            if let Some(hookprof::input::error::Error::Write { error }) =
+                err.downcast_ref::<hookprof::input::error::Error>()
+            {
                 if error.kind() == std::io::ErrorKind::BrokenPipe {
                     return ExitCode::SUCCESS;
                 }

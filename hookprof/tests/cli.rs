@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::*;
-use hookprof::format::Endian;
+use hookprof::input::format::Endian;
 
 fn hookprof(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hookprof"))
@@ -395,7 +395,7 @@ fn output_to_a_fifo_or_device_writes_into_it_and_leaves_it_in_place() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_view_leaves_neither_output_nor_temporary() {
-    use hookprof::format::{Record, Writer};
+    use hookprof::input::format::{Record, Writer};
     use std::os::unix::process::ExitStatusExt;
 
     let dir = scratch_dir("cli-interrupted");

@@ -5,24 +5,26 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use hookprof::format::{Endian, Trace};
-use hookprof::model::Profile;
-use hookprof::report::{FlatReport, Format};
-use hookprof::symbols::NoSymbols;
+use hookprof::analysis::model::Profile;
+use hookprof::input::format::{Endian, Trace};
+use hookprof::input::symbols::NoSymbols;
+use hookprof::output::report::{FlatReport, Format};
 
 /// Everything a command does with a trace, short of reading ELF files.
 fn read_everything(bytes: &[u8]) -> Result<(), String> {
     let trace = Trace::new(bytes).map_err(|e| e.to_string())?;
     for chunk in trace.chunks() {
-        if let hookprof::format::Chunk::Events(events) = chunk.map_err(|e| e.to_string())?.chunk {
+        if let hookprof::input::format::Chunk::Events(events) =
+            chunk.map_err(|e| e.to_string())?.chunk
+        {
             for record in events.iter() {
                 record.map_err(|e| e.to_string())?;
             }
         }
     }
     let profile = Profile::from_trace(&trace).map_err(|e| e.to_string())?;
-    let _ = hookprof::info::render(Path::new("t.hktrace"), &profile.summary);
-    let _ = hookprof::profile_warnings(&profile.summary);
+    let _ = hookprof::output::info::render(Path::new("t.hktrace"), &profile.summary);
+    let _ = hookprof::analysis::warnings::profile_warnings(&profile.summary);
     for per_thread in [false, true] {
         let report = FlatReport::build(&profile, &mut NoSymbols, per_thread);
         for format in Format::ALL {
@@ -138,11 +140,11 @@ fn real_trace() -> (Vec<u8>, Vec<(usize, usize, u32)>) {
 fn warnings(bytes: &[u8]) -> Vec<String> {
     let trace = Trace::new(bytes).unwrap();
     let profile = Profile::from_trace(&trace).unwrap();
-    hookprof::profile_warnings(&profile.summary)
+    hookprof::analysis::warnings::profile_warnings(&profile.summary)
 }
 
-const PACKED: u32 = hookprof::format::chunk_type::PACKED;
-const CHECK: u32 = hookprof::format::chunk_type::CHECK;
+const PACKED: u32 = hookprof::input::format::chunk_type::PACKED;
+const CHECK: u32 = hookprof::input::format::chunk_type::CHECK;
 
 #[test]
 fn the_real_trace_has_no_warning() {
@@ -222,7 +224,7 @@ fn a_finished_trace_cut_at_any_chunk_boundary_is_reported() {
     // Before: 146 of 149 such cuts of a real trace reported without a word (issue 26 item 6).
     let (bytes, chunks) = real_trace();
     let clock = chunks.len() - 2;
-    assert_eq!(chunks[clock].2, hookprof::format::chunk_type::CLOCK);
+    assert_eq!(chunks[clock].2, hookprof::input::format::chunk_type::CLOCK);
     for &(offset, _, _) in &chunks[1..=clock] {
         let warnings = warnings(&bytes[..offset]);
         let cut = format!("the file was cut at byte {offset}");
@@ -245,7 +247,7 @@ fn more_lost_in_chunks_than_in_the_header_is_reported() {
     let (bytes, chunks) = real_trace();
     let (clock, _, _) = *chunks
         .iter()
-        .find(|c| c.2 == hookprof::format::chunk_type::CLOCK)
+        .find(|c| c.2 == hookprof::input::format::chunk_type::CLOCK)
         .unwrap();
     let mut lost = bytes[..clock].to_vec();
     // A LOST chunk of 5 records (thread 22310), unchecked: the checks say so too.

@@ -88,14 +88,14 @@ fn the_corpus_is_what_the_formats_accept() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
     let read = |path: &str| std::fs::read(corpus.join(path)).unwrap();
     let trace = read("trace/threads-longjmp.hktrace");
-    let trace = hookprof::format::Trace::new(&trace).unwrap();
-    let profile = hookprof::model::Profile::from_trace(&trace).unwrap();
+    let trace = hookprof::input::format::Trace::new(&trace).unwrap();
+    let profile = hookprof::analysis::model::Profile::from_trace(&trace).unwrap();
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
     // The same program (fuzz/programs/threads_longjmp.c) traced by a runtime that writes
     // checksums and its hooks' overhead: mutations then meet the checks and the compensation.
     let checked = read("trace/threads-longjmp-checked.hktrace");
-    let checked = hookprof::format::Trace::new(&checked).unwrap();
-    let profile = hookprof::model::Profile::from_trace(&checked).unwrap();
+    let checked = hookprof::input::format::Trace::new(&checked).unwrap();
+    let profile = hookprof::analysis::model::Profile::from_trace(&checked).unwrap();
     let integrity = &profile.summary.integrity;
     assert!(integrity.is_clean() && integrity.flagged, "{integrity:?}");
     assert_eq!(
@@ -107,26 +107,34 @@ fn the_corpus_is_what_the_formats_accept() {
     // And by a version 4 runtime: its records in PACKED chunks, for the mutations to meet the
     // packed stream's decoder.
     let packed = read("trace/threads-longjmp-packed.hktrace");
-    let packed = hookprof::format::Trace::new(&packed).unwrap();
+    let packed = hookprof::input::format::Trace::new(&packed).unwrap();
     assert_eq!(packed.header().version, 4);
-    let profile = hookprof::model::Profile::from_trace(&packed).unwrap();
+    let profile = hookprof::analysis::model::Profile::from_trace(&packed).unwrap();
     assert!(profile.summary.integrity.is_clean());
     assert_eq!(profile.summary.records, 17);
     assert_eq!(profile.summary.closed_by_longjmp(), 3);
-    use hookprof::format::Endian;
-    let le = hookprof::ti::Layout {
+    use hookprof::input::format::Endian;
+    let le = hookprof::input::ti::Layout {
         pointer_size: 8,
         endian: Endian::Little,
     };
     for file in ["ti/linear.bin", "ti/linear-ccs.dat"] {
-        let dump = hookprof::ti::Dump::parse(&read(file), le);
+        let dump = hookprof::input::ti::Dump::parse(&read(file), le);
         assert!(dump.is_ok(), "{file}: {:?}", dump.err());
     }
     for file in ["nitro/calltrace-stack.bin", "nitro/functioncost-stats.bin"] {
-        assert!(hookprof::nitro::Dump::parse(&read(file)).is_ok(), "{file}");
+        assert!(
+            hookprof::input::nitro::Dump::parse(&read(file)).is_ok(),
+            "{file}"
+        );
     }
-    assert!(hookprof::pfp::Instance::parse(&read("pfp/pfp_functions.bin"), Endian::Little).is_ok());
     assert!(
-        hookprof::gprof::Data::parse(&read("gprof/cortex-m3-calls.dump"), Endian::Little).is_ok()
+        hookprof::input::pfp::Instance::parse(&read("pfp/pfp_functions.bin"), Endian::Little)
+            .is_ok()
     );
+    assert!(hookprof::input::gprof::Data::parse(
+        &read("gprof/cortex-m3-calls.dump"),
+        Endian::Little
+    )
+    .is_ok());
 }

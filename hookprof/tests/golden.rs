@@ -7,10 +7,10 @@
 mod common;
 
 use common::*;
-use hookprof::format::{Endian, Header, Trace};
-use hookprof::model::Profile;
-use hookprof::report::Format;
-use hookprof::{render_report, ReportOptions};
+use hookprof::analysis::model::Profile;
+use hookprof::commands::report::{render_report, ReportOptions};
+use hookprof::input::format::{Endian, Header, Trace};
+use hookprof::output::report::Format;
 
 fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String>) {
     let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();
@@ -104,7 +104,7 @@ fn ext(format: Format) -> &'static str {
 /// the program's) told apart by their thread ids.
 #[test]
 fn golden_call_graph() {
-    let mut w = hookprof::format::Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    let mut w = hookprof::input::format::Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
     let (w1, w2) = worker_records();
     w.events(TID_MAIN, &main_thread_records()).unwrap();
     w.events(TID_WORKER, &w1).unwrap();
@@ -114,10 +114,10 @@ fn golden_call_graph() {
     let trace = w.into_inner();
     let profile = Profile::from_trace(&Trace::new(&trace).unwrap()).unwrap();
     let mut out = Vec::new();
-    hookprof::callgraph::render(
+    hookprof::output::callgraph::render(
         &profile,
         &mut names(),
-        hookprof::callgraph::Times::Trace,
+        hookprof::output::callgraph::Times::Trace,
         &mut out,
     )
     .unwrap();

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use hookprof::format::{Endian, Header, Record, Trace, Writer};
-use hookprof::model::{Arc, FunctionStats, Profile};
+use hookprof::analysis::model::{Arc, FunctionStats, Profile};
+use hookprof::input::format::{Endian, Header, Record, Trace, Writer};
 
 fn profile(bytes: &[u8]) -> Profile {
     Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap()
@@ -210,7 +210,7 @@ fn pointer_size_4_masks_addresses_and_clock_chunk_gives_the_rate() {
         ],
     )
     .unwrap();
-    w.clock(&hookprof::format::Clock {
+    w.clock(&hookprof::input::format::Clock {
         ticks_per_second: 4,
         first_tick: 0,
         last_tick: 4,
@@ -241,7 +241,7 @@ fn cut_short_last_chunk_is_ignored_only_in_an_incomplete_trace() {
         err.to_string(),
         "byte 112: truncated: EVENTS chunk declares 32 payload bytes but only 16 remain"
     );
-    assert!(hookprof::profile_warnings(&p.summary)
+    assert!(hookprof::analysis::warnings::profile_warnings(&p.summary)
         .iter()
         .any(|w| w.contains("cut short")));
     // The same bytes marked complete: an error.
@@ -263,7 +263,7 @@ fn long_random_trace_matches_a_reference_model() {
     #[derive(Default)]
     struct Reference {
         functions: Map<u64, FunctionStats>,
-        arcs: Map<Arc, hookprof::model::ArcStats>,
+        arcs: Map<Arc, hookprof::analysis::model::ArcStats>,
     }
     struct Open {
         address: u64,
@@ -368,7 +368,7 @@ fn long_random_trace_matches_a_reference_model() {
         let mut r = Reference::default();
         let mut stack: Vec<Open> = Vec::new();
         for rec in recs {
-            if rec.kind == hookprof::format::RecordKind::Entry {
+            if rec.kind == hookprof::input::format::RecordKind::Entry {
                 stack.push(Open {
                     address: rec.address,
                     entry: rec.time,

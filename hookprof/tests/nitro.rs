@@ -11,8 +11,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{check_golden, scratch_dir};
-use hookprof::format::Endian;
-use hookprof::nitro::{render, Contents, Dump, ElfError, Kind, Options, ProgramImage, EXIT_TAG};
+use hookprof::input::format::Endian;
+use hookprof::input::nitro::{Contents, Dump, Kind, EXIT_TAG};
+use hookprof::input::nitro_program::{ElfError, ProgramImage};
+use hookprof::output::nitro::{render, Options};
 
 const SELF: u64 = 0x4010;
 const ANCHOR: u64 = 0x1230;

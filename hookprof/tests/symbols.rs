@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::scratch_dir;
-use hookprof::format::{Endian, Header, Module, Record, Trace, Writer, FLAG_COMPLETE};
-use hookprof::model::Profile;
-use hookprof::symbols::{Resolve, Symbolizer};
+use hookprof::analysis::model::Profile;
+use hookprof::input::format::{Endian, Header, Module, Record, Trace, Writer, FLAG_COMPLETE};
+use hookprof::input::symbols::{Resolve, Symbolizer};
 use object::{Object, ObjectSegment, ObjectSymbol};
 
 const C_SOURCE: &str = r#"

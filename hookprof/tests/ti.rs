@@ -12,8 +12,17 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{check_golden, scratch_dir};
-use hookprof::format::Endian;
-use hookprof::ti::{self, Dump, DumpFormat, Layout, Program};
+use hookprof::input::format::Endian;
+use hookprof::input::ti::{Dump, DumpFormat, Layout};
+use hookprof::input::ti_program::Program;
+
+/// The TI parts this test uses, from the floors they are on (input, analysis, output, commands).
+mod ti {
+    pub use hookprof::analysis::ti::{load_bias, Bias};
+    pub use hookprof::commands::ti::process;
+    pub use hookprof::input::ti::{parse_dump, LayoutChoice};
+    pub use hookprof::output::ti::callgraph;
+}
 
 const ENTRY: u64 = 0;
 const EXIT: u64 = 1;

@@ -8,14 +8,14 @@ mod common;
 use std::collections::HashMap;
 
 use common::*;
-use hookprof::format::{Endian, Trace};
-use hookprof::replay::replay_bytes;
-use hookprof::report::callgrind::CallgrindProfile;
-use hookprof::report::calltree::CallTree;
-use hookprof::report::flame::FoldedStacks;
-use hookprof::report::perfetto::Perfetto;
-use hookprof::report::timeline::Timeline;
-use hookprof::view::{Filter, Names, TraceInfo, View, Viewer};
+use hookprof::analysis::replay::replay_bytes;
+use hookprof::analysis::view::{Filter, Names, TraceInfo, View, Viewer};
+use hookprof::input::format::{Endian, Trace};
+use hookprof::output::report::callgrind::CallgrindProfile;
+use hookprof::output::report::calltree::CallTree;
+use hookprof::output::report::flame::FoldedStacks;
+use hookprof::output::report::perfetto::Perfetto;
+use hookprof::output::report::timeline::Timeline;
 
 fn info(bytes: &[u8]) -> TraceInfo {
     TraceInfo::scan(&Trace::new(bytes).unwrap()).unwrap()
@@ -265,9 +265,9 @@ fn svg_flame_graph_names_every_function() {
 
 #[test]
 fn report_percentiles_sort_and_top() {
-    use hookprof::model::Profile;
-    use hookprof::report::percentiles::CallDurations;
-    use hookprof::report::{FlatReport, Format, SortKey};
+    use hookprof::analysis::model::Profile;
+    use hookprof::output::report::percentiles::CallDurations;
+    use hookprof::output::report::{FlatReport, Format, SortKey};
 
     let bytes = golden_trace(Endian::Little);
     let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
@@ -351,7 +351,7 @@ pub fn check_speedscope(json: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn golden_speedscope() {
-    use hookprof::report::speedscope::Speedscope;
+    use hookprof::output::report::speedscope::Speedscope;
     let bytes = golden_trace(Endian::Little);
     let info = info(&bytes);
     let mut view = Speedscope::start(Vec::new(), info.clock).unwrap();
@@ -387,10 +387,10 @@ fn golden_speedscope() {
 
 #[test]
 fn golden_diff() {
-    use hookprof::format::Writer;
-    use hookprof::model::Profile;
-    use hookprof::report::diff::Diff;
-    use hookprof::report::FlatReport;
+    use hookprof::analysis::model::Profile;
+    use hookprof::input::format::Writer;
+    use hookprof::output::report::diff::Diff;
+    use hookprof::output::report::FlatReport;
 
     let a = golden_trace(Endian::Little);
     // B: only the main thread, with b's second call gone and fact's recursion one level
@@ -423,8 +423,8 @@ fn golden_diff() {
 
 #[test]
 fn gmon_out_records_arcs_and_exclusive_times() {
-    use hookprof::model::Profile;
-    use hookprof::report::gmon::{write, Target};
+    use hookprof::analysis::model::Profile;
+    use hookprof::output::report::gmon::{write, Target};
     for endian in [Endian::Little, Endian::Big] {
         let bytes = golden_trace(endian);
         let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
@@ -556,8 +556,8 @@ fn views_of_a_trace_without_clock_rate_are_in_ticks() {
 
 #[test]
 fn progress_is_reported_every_65536_records() {
-    use hookprof::format::{Record, Writer};
-    use hookprof::view::Progress;
+    use hookprof::analysis::view::Progress;
+    use hookprof::input::format::{Record, Writer};
     use std::sync::{Arc, Mutex};
 
     let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
@@ -586,8 +586,8 @@ fn progress_is_reported_every_65536_records() {
 
 #[test]
 fn report_callers() {
-    use hookprof::model::Profile;
-    use hookprof::report::{FlatReport, Format};
+    use hookprof::analysis::model::Profile;
+    use hookprof::output::report::{FlatReport, Format};
 
     let bytes = golden_trace(Endian::Little);
     let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
@@ -624,9 +624,9 @@ fn report_callers() {
 
 #[test]
 fn deep_recursion_is_cut_in_folded_stacks_and_unindented_in_the_call_tree() {
-    use hookprof::format::{Record, Writer};
-    use hookprof::report::calltree::MAX_INDENT_LEVELS;
-    use hookprof::report::flame::{deeper_label, MAX_STACK_FRAMES};
+    use hookprof::input::format::{Record, Writer};
+    use hookprof::output::report::calltree::MAX_INDENT_LEVELS;
+    use hookprof::output::report::flame::{deeper_label, MAX_STACK_FRAMES};
 
     // main calls a, which calls itself 20 000 deep; every frame takes 1 ns of its own.
     const DEPTH: u64 = 20_000;

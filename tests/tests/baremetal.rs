@@ -1938,11 +1938,11 @@ fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
     // The places: LOST chunks in stream order between the records.
     let trace = project.join("firmware.hktrace");
     let bytes = std::fs::read(&trace).unwrap();
-    let parsed = hookprof::format::Trace::new(&bytes).unwrap();
+    let parsed = hookprof::input::format::Trace::new(&bytes).unwrap();
     let (mut last, mut markers, mut in_chunks) = (0u64, 0u64, 0u64);
     for chunk in parsed.chunks() {
         match chunk.unwrap().chunk {
-            hookprof::format::Chunk::Events(events) => {
+            hookprof::input::format::Chunk::Events(events) => {
                 for r in events.iter() {
                     let r = r.unwrap();
                     assert!(
@@ -1953,7 +1953,7 @@ fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
                     last = r.time;
                 }
             }
-            hookprof::format::Chunk::Lost { count, at } => {
+            hookprof::input::format::Chunk::Lost { count, at } => {
                 let at = at.expect("a stream's LOST chunk has its time");
                 assert!(
                     at >= last,

@@ -174,7 +174,7 @@ fn a_trace_being_read_is_not_truncated_by_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
     let (trace, _) = run_traced(dir.path(), &program, &[]);
-    let open = hookprof::TraceFile::open(&trace).unwrap();
+    let open = hookprof::input::trace_file::TraceFile::open(&trace).unwrap();
     let first = open.summary().unwrap();
     // The same HOOKCC_OUTPUT again while the trace is open (mapped): the new run must not
     // truncate it under the reader (which then died of SIGBUS), but write a name of its own.
@@ -434,7 +434,7 @@ fn hook_min_size_leaves_small_loopless_functions_without_hooks() {
 /// used to give a report without a warning. Each now gives one that names the place.
 #[test]
 fn flipped_bits_in_a_real_trace_are_reported_with_their_offsets() {
-    use hookprof::format::{Chunk, Trace, CHUNK_HEADER_SIZE};
+    use hookprof::input::format::{Chunk, Trace, CHUNK_HEADER_SIZE};
     let dir = tempfile::tempdir().unwrap();
     let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
     let (trace, _) = run_traced(dir.path(), &program, &[]);

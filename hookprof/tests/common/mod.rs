@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use hookprof::format::{Clock, Endian, Header, Module, Record, Writer, FLAG_COMPLETE};
+use hookprof::input::format::{Clock, Endian, Header, Module, Record, Writer, FLAG_COMPLETE};
 
 pub const MAIN: u64 = 0x1000;
 pub const A: u64 = 0x2000;

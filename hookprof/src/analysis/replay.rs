@@ -1,0 +1,1810 @@
+//! The replay layer: every report reads the trace through it, so all reports agree on how
+//! entries and exits pair up.
+//!
+//! [`replay`] walks the chunks in file order, keeps one call stack per thread, and pairs
+//! records exactly as the section "How the reader pairs records" of docs/trace-format.md
+//! says:
+//!
+//! - an entry pushes a frame;
+//! - an exit closes the nearest frame (searching from the top of the stack down) with the
+//!   same address; frames above it are closed at the exit's time and counted as
+//!   *unmatched entries*;
+//! - an exit with no such frame is an *unmatched exit* and is otherwise ignored;
+//! - frames still open when the trace ends are closed when the thread ended (its END chunk:
+//!   `pthread_exit` inside calls), else when the trace was finished (the CLOCK chunk), else
+//!   at the thread's last timestamp, and counted as *closed at end*.
+//!
+//! A [`ReplayVisitor`] sees every frame open and close with the whole stack, which is what
+//! a flat profile, a call graph, Chrome trace events and folded stacks all need. Memory
+//! grows with the number of threads, functions and the stack depths, not with the number of
+//! records.
+//!
+//! Every record costs a few array updates: an entry looks its address up once to number the
+//! function ([`Frame::function`], in a small hash table that is nearly always hit on the
+//! first probe), and the open frames per function that decide [`Frame::outermost`] are
+//! counted in a `Vec` indexed by that number; an exit compares its address with the frame
+//! on top of the stack. [`replay_bytes`], given the file's bytes, also reads ahead of the
+//! records it replays (`hookprof` itself uses it).
+//!
+//! **Hook-overhead compensation** (on unless
+//! [`set_compensation`](crate::analysis::compensation::set_compensation) turns it off): when
+//! the trace has an OVERHEAD chunk (the runtime timed its own hooks at start), each thread's
+//! timestamps are moved back by the hooks' time so far before anything else sees them
+//! ([`crate::analysis::compensation`]), so every report and view shows the same compensated
+//! times.
+
+use crate::analysis::compensation::{compensation, Compensator};
+use crate::analysis::ids::{DenseIds, HashMap};
+use crate::input::cct::CallTree;
+use std::path::PathBuf;
+
+use std::fmt;
+
+use crate::input::format::{
+    BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
+    RecordKind, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
+};
+
+/// When one thread was switched out (its SWITCH chunks), on the trace's raw clock: the
+/// intervals in time order, overlaps merged, and the off-CPU ticks before each.
+#[derive(Clone, Debug, Default)]
+struct SwitchTimeline {
+    /// `(out, in)` in ticks.
+    intervals: Vec<(u64, u64)>,
+    /// `before[i]`: the ticks of `intervals[..i]`.
+    before: Vec<u64>,
+    /// Intervals that start before the last time asked about: a thread's records come in time
+    /// order, so each look-up moves this on by a compare or two instead of a search.
+    cursor: usize,
+}
+
+/// `intervals` sorted, overlaps merged, empty ones dropped.
+fn merged(mut intervals: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    intervals.retain(|&(from, to)| to > from);
+    intervals.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(intervals.len());
+    for (from, to) in intervals {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+}
+
+impl SwitchTimeline {
+    /// The timeline of switched-out `intervals`, less the `pauses` (the runtime's own time,
+    /// which compensation takes out of the times: a wait for the writer thread inside one is
+    /// not the program's off-CPU time).
+    fn new(intervals: Vec<(u64, u64)>, pauses: Vec<(u64, u64)>) -> Self {
+        let pauses = merged(pauses);
+        let mut merged_intervals = Vec::new();
+        let mut p = 0;
+        for (mut from, to) in merged(intervals) {
+            while p < pauses.len() && pauses[p].1 <= from {
+                p += 1;
+            }
+            let mut q = p;
+            while from < to {
+                match pauses.get(q) {
+                    Some(&(cut_from, cut_to)) if cut_from < to => {
+                        if cut_from > from {
+                            merged_intervals.push((from, cut_from));
+                        }
+                        from = from.max(cut_to);
+                        q += 1;
+                    }
+                    _ => {
+                        merged_intervals.push((from, to));
+                        break;
+                    }
+                }
+            }
+        }
+        let merged = merged_intervals;
+        let mut before = Vec::with_capacity(merged.len());
+        let mut sum = 0u64;
+        for &(out, back) in &merged {
+            before.push(sum);
+            sum = sum.saturating_add(back - out);
+        }
+        SwitchTimeline {
+            intervals: merged,
+            before,
+            cursor: 0,
+        }
+    }
+
+    /// Ticks switched out before `time` (raw): of a frame open from `a` to `b`, the thread
+    /// was off the CPU for `offcpu_until(b) - offcpu_until(a)`.
+    #[inline]
+    fn offcpu_until(&mut self, time: u64) -> u64 {
+        let mut i = self.cursor;
+        if i > 0 && self.intervals[i - 1].0 >= time {
+            // Back in time (a clock that is not in step across CPUs): a search.
+            i = self.intervals.partition_point(|&(out, _)| out < time);
+        }
+        while i < self.intervals.len() && self.intervals[i].0 < time {
+            i += 1;
+        }
+        self.cursor = i;
+        if i == 0 {
+            return 0;
+        }
+        let (out, back) = self.intervals[i - 1];
+        self.before[i - 1].saturating_add(back.min(time) - out)
+    }
+
+    /// The off-CPU ticks before every time from `first` to `last` (times in order), if they
+    /// are all the same: no interval ends after `first` or starts before `last`.
+    #[inline]
+    fn constant_over(&mut self, first: u64, last: u64) -> Option<u64> {
+        let at_first = self.offcpu_until(first);
+        let i = self.cursor;
+        let ended = i == 0 || self.intervals[i - 1].1 <= first;
+        let none_starts = self.intervals.get(i).is_none_or(|&(out, _)| out >= last);
+        (ended && none_starts && last >= first).then_some(at_first)
+    }
+
+    fn total(&self) -> u64 {
+        match (self.intervals.last(), self.before.last()) {
+            (Some(&(out, back)), Some(&before)) => before.saturating_add(back - out),
+            _ => 0,
+        }
+    }
+}
+
+/// Every thread's switch timeline, by TID and by how many threads with that TID ended before
+/// it (Linux reuses TIDs; a thread's SWITCH chunks come before its THREAD chunk), with the
+/// switches counted and the switch records the kernel dropped. A pre-pass over the chunks:
+/// the writer writes a switch when the thread is running again, after records that came
+/// while it was out, so the replay needs them before the records.
+fn switch_timelines(
+    trace: &Trace<'_>,
+    compensate: bool,
+) -> (HashMap<(u64, u32), SwitchTimeline>, u64, u64) {
+    let mut chunks: Vec<(u64, u32, Switches)> = Vec::new();
+    let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
+    let mut generation: HashMap<u64, u32> = HashMap::default();
+    let mut clock_tps = 0;
+    for chunk in trace.chunks() {
+        let Ok(chunk) = chunk else { break };
+        match chunk.chunk {
+            Chunk::Switch(switches) => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                chunks.push((chunk.thread, g, switches));
+            }
+            Chunk::Thread { .. } => *generation.entry(chunk.thread).or_default() += 1,
+            Chunk::Clock(clock) => clock_tps = clock.ticks_per_second,
+            Chunk::Pause { from, to } if compensate => {
+                let g = generation.get(&chunk.thread).copied().unwrap_or(0);
+                pauses
+                    .entry((chunk.thread, g))
+                    .or_default()
+                    .push((from, to));
+            }
+            _ => {}
+        }
+    }
+    let mut timelines = HashMap::default();
+    let tps = match trace.header().ticks_per_second {
+        0 => clock_tps,
+        tps => tps,
+    };
+    let (mut pairs, mut lost) = (0u64, 0u64);
+    if chunks.is_empty() || tps == 0 {
+        return (timelines, pairs, lost);
+    }
+    let mut intervals: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
+    for (tid, g, switches) in chunks {
+        pairs += switches.pairs.len() as u64;
+        lost = lost.saturating_add(switches.lost);
+        let list = intervals.entry((tid, g)).or_default();
+        for &(out, back) in &switches.pairs {
+            list.push((switches.ticks_at(out, tps), switches.ticks_at(back, tps)));
+        }
+    }
+    for (key, list) in intervals {
+        let cuts = pauses.remove(&key).unwrap_or_default();
+        timelines.insert(key, SwitchTimeline::new(list, cuts));
+    }
+    (timelines, pairs, lost)
+}
+
+/// An open frame on a thread's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Entry point of the function.
+    pub address: u64,
+    /// The function's number in its thread: the distinct addresses entered by a TID are
+    /// numbered 0, 1, 2, … in order of first entry, so that a visitor can keep what it
+    /// counts per function in a `Vec` indexed by this number instead of a map keyed by
+    /// address. A TID reused by a later thread continues the numbering of the earlier one.
+    pub function: u32,
+    /// Timestamp of the entry, in ticks.
+    pub entry_time: u64,
+    /// Sum of the inclusive ticks of the frame's direct children closed so far.
+    pub child_ticks: u64,
+    /// No other frame of the same function is below this one on the stack: only this frame
+    /// counts towards the function's inclusive time (recursion is not counted twice).
+    pub outermost: bool,
+    /// Ticks the thread had spent switched out (SWITCH chunks) before the frame's entry, on
+    /// the thread's raw clock: what [`Frame::offcpu`] is measured from.
+    pub offcpu_at_entry: u64,
+    /// In [`ReplayVisitor::exit`]: the ticks the thread was switched out while the frame was
+    /// open (its inclusive off-CPU time); 0 before, and in a trace without SWITCH chunks.
+    pub offcpu: u64,
+    /// Sum of the off-CPU ticks of the frame's direct children closed so far: its exclusive
+    /// off-CPU time is `offcpu - child_offcpu`, the switches that came while it was on top.
+    pub child_offcpu: u64,
+}
+
+/// Why a frame was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CloseReason {
+    /// Its own exit record.
+    Exit,
+    /// An exit of a frame below it on the stack (an *unmatched entry*, e.g. a `longjmp` or
+    /// an exception that skipped the exit hook).
+    UnwoundByOuterExit,
+    /// Still open when the thread's records ended (`exit()` called inside it, or tracing
+    /// disabled).
+    EndOfThread,
+}
+
+/// Receives the replayed events. Every method has an empty default.
+///
+/// `stack` is the thread's whole stack, outermost frame first. In [`ReplayVisitor::enter`]
+/// its last element is the new frame; in [`ReplayVisitor::exit`] its last element is the
+/// frame being closed (still on the stack), so `stack[stack.len() - 2]` is the caller.
+pub trait ReplayVisitor {
+    fn enter(&mut self, _tid: u64, _stack: &[Frame]) {}
+    fn exit(&mut self, _tid: u64, _time: u64, _reason: CloseReason, _stack: &[Frame]) {}
+    fn unmatched_exit(&mut self, _tid: u64, _time: u64, _address: u64, _stack: &[Frame]) {}
+    /// `count` exits of `address` that matched no frame, at the end of a calling-context
+    /// tree's thread (by default [`Self::unmatched_exit`] once each, up to 2^20).
+    fn unmatched_exits(&mut self, tid: u64, time: u64, address: u64, count: u64) {
+        for _ in 0..count.min(1 << 20) {
+            self.unmatched_exit(tid, time, address, &[]);
+        }
+    }
+    /// Calls of one call path, summed (a PROFILE chunk's node, `HOOKCC_MODE=profile`):
+    /// `stack` is the path, outermost first, its last frame the function called; the frames'
+    /// `entry_time` and `child_ticks` are 0. Times are compensated as a trace's are.
+    fn aggregate(&mut self, _tid: u64, _stack: &[Frame], _calls: &Aggregate) {}
+    /// `count` records were dropped here (a stream's LOST chunk, `hookprof record`), the
+    /// first at `time` (compensated as the thread's times are). The thread's frames open
+    /// then were closed just before ([`CloseReason::EndOfThread`], counted as closed at a
+    /// gap): their exits may be among the records dropped.
+    fn lost(&mut self, _tid: u64, _time: u64, _count: u64) {}
+    /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
+    /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
+    /// profile, exact) or the records (`false`: calls in time order, the long ones).
+    const AGGREGATES: bool = false;
+}
+
+/// The calls of one call path of a calling-context tree ([`ReplayVisitor::aggregate`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Aggregate {
+    /// Frames closed: by their exit, an outer exit or a longjmp, or at the thread's end.
+    pub calls: u64,
+    /// Sum of their durations.
+    pub ticks: u64,
+    /// Sum of their durations less their direct callees'.
+    pub exclusive: u64,
+    /// Shortest and longest duration.
+    pub min: u64,
+    pub max: u64,
+    /// Of the calls, frames closed by an outer exit or a longjmp ([`CloseReason::UnwoundByOuterExit`]).
+    pub unwound: u64,
+    /// Of the calls, frames still open at the thread's end ([`CloseReason::EndOfThread`]).
+    pub closed_at_end: u64,
+}
+
+/// A visitor that does nothing: replay only for the counts in [`TraceSummary`] (those of the
+/// trees, where a file has trees and records: every call).
+impl ReplayVisitor for () {
+    const AGGREGATES: bool = true;
+}
+
+/// What is known about one thread after replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// Linux TID from the chunk headers.
+    pub tid: u64,
+    /// Sequence number from the THREAD chunk (1 = first thread seen), if any.
+    pub sequence: Option<u64>,
+    /// Name from the THREAD chunk, if any.
+    pub name: Option<String>,
+    pub records: u64,
+    pub entries: u64,
+    pub exits: u64,
+    /// Sum of the thread's LOST chunks.
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    /// HOOKCC_MODE=ring: exits of frames entered before the thread's first window (their
+    /// entries fell out of the ring): not errors, and not in the profile (no entry time).
+    pub entered_before_window: u64,
+    /// HOOKCC_MODE=ring: frames left open where records were dropped between two windows,
+    /// closed at the last record before the gap (their times are lower bounds).
+    pub closed_at_gap: u64,
+    /// Frames closed by resync records (a `longjmp` came back to a frame below them;
+    /// format version 3, docs/trace-format.md).
+    pub closed_by_longjmp: u64,
+    /// Timestamp of the thread's first record.
+    pub first_time: Option<u64>,
+    /// Largest timestamp of the thread (its last one when the clock is monotonic).
+    pub last_time: Option<u64>,
+    /// When the thread ended on its own, from its END chunk (none if the process's end
+    /// finished it, or the trace is older than that chunk).
+    pub end_time: Option<u64>,
+    pub max_depth: u64,
+    /// Ticks the thread was switched out (its SWITCH chunks), and the switches.
+    pub offcpu_ticks: u64,
+    pub switches: u64,
+}
+
+impl ThreadSummary {
+    /// The number reports use for the thread: its sequence number from the THREAD chunk
+    /// when the trace has one, else its TID.
+    pub fn label(&self) -> u64 {
+        self.sequence.unwrap_or(self.tid)
+    }
+
+    /// Ticks from the thread's first record to its last.
+    pub fn span_ticks(&self) -> u64 {
+        match (self.first_time, self.last_time) {
+            (Some(first), Some(last)) => last.saturating_sub(first),
+            _ => 0,
+        }
+    }
+}
+
+/// Everything about the trace apart from per-function statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub header: Header,
+    /// Path from the EXE chunk.
+    pub exe: Option<PathBuf>,
+    /// The first MODULE chunk for each distinct `(bias, path)`, in file order.
+    pub modules: Vec<Module>,
+    pub clock: Option<Clock>,
+    /// Threads ordered by sequence number, then threads without one in order of appearance.
+    pub threads: Vec<ThreadSummary>,
+    /// Records read from EVENTS and PACKED chunks.
+    pub records: u64,
+    /// HOOKCC_MODE=ring: windows (RING chunks) and the records they say were dropped.
+    pub ring_windows: u64,
+    pub ring_dropped: u64,
+    /// Bytes of the chunks that hold them (chunk headers included, CHECK chunks not).
+    pub record_bytes: u64,
+    /// Sum of all LOST chunks.
+    pub lost_in_chunks: u64,
+    /// LOST chunks that say where records were dropped (a stream's: `hookprof record`).
+    pub lost_markers: u64,
+    /// Chunks of types this reader does not know (skipped).
+    pub unknown_chunks: u64,
+    /// Zero bytes skipped where chunks were expected (reservations never written).
+    pub hole_bytes: u64,
+    /// In an incomplete trace, the last chunk may be cut short (the program was killed
+    /// during its write): the chunk is ignored and the error kept here. In a complete
+    /// trace this is an error instead.
+    pub truncated_tail: Option<FormatError>,
+    /// What the chunks' and the header's checksums say.
+    pub integrity: Integrity,
+    /// Chunks that repeat an earlier one, or whose records go back in time from the thread's
+    /// chunk before: a chunk copied or moved together with its CHECK chunk, which then still
+    /// matches. How many, and the first.
+    pub misplaced: u64,
+    pub first_misplaced: Option<Misplaced>,
+    /// Where the last chunk read ends (the file's length, unless a chunk cut short was
+    /// ignored): where a trace cut at a chunk boundary was cut.
+    pub end_offset: u64,
+    /// The hooks' cost from the OVERHEAD chunk, if the trace has one.
+    pub overhead: Option<Overhead>,
+    /// Times are compensated for it (it is there, and compensation is on).
+    pub compensated: bool,
+    /// PAUSE chunks (a hook writing its thread's full buffer) and their total ticks.
+    pub pauses: u64,
+    pub pause_ticks: u64,
+    /// HOOKCC_MODE=profile: PROFILE chunks read (a later one of a thread replaces its earlier
+    /// ones), and the call paths of the ones used.
+    pub profile_chunks: u64,
+    pub profile_nodes: u64,
+    /// HOOKCC_MIN_DURATION: calls left out of the records (FOLDED chunks), and the threshold
+    /// in ticks. The replay reads the trees or the records ([`ReplayVisitor::AGGREGATES`]);
+    /// `records_skipped` says it left the records out.
+    pub folded_calls: u64,
+    pub folded_min_ticks: u64,
+    pub records_skipped: bool,
+    /// The records of the EVENTS and PACKED chunks when the replay left them out for the
+    /// trees (what the header's `records` counts then; `records` counts the trees').
+    pub kept_records: u64,
+    /// SWITCH chunks (Linux: the threads' context switches): whether the trace has any, the
+    /// switches, and the switch records the kernel dropped. With them, frames carry their
+    /// off-CPU time ([`Frame::offcpu`]).
+    pub has_switches: bool,
+    pub switches: u64,
+    pub switches_lost: u64,
+}
+
+impl crate::input::symbols::TraceModules for TraceSummary {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn exe(&self) -> &Option<PathBuf> {
+        &self.exe
+    }
+    fn modules(&self) -> &[Module] {
+        &self.modules
+    }
+}
+
+impl TraceSummary {
+    /// Nothing read yet but the header of `trace`: what the replay and a view's scan start
+    /// from.
+    pub fn new(trace: &Trace<'_>) -> Self {
+        TraceSummary {
+            header: trace.header().clone(),
+            exe: None,
+            modules: Vec::new(),
+            clock: None,
+            threads: Vec::new(),
+            records: 0,
+            record_bytes: 0,
+            ring_windows: 0,
+            ring_dropped: 0,
+            lost_in_chunks: 0,
+            lost_markers: 0,
+            unknown_chunks: 0,
+            hole_bytes: 0,
+            truncated_tail: None,
+            integrity: Integrity::default(),
+            misplaced: 0,
+            first_misplaced: None,
+            end_offset: u64::from(trace.header().header_size),
+            overhead: None,
+            compensated: false,
+            pauses: 0,
+            pause_ticks: 0,
+            profile_chunks: 0,
+            profile_nodes: 0,
+            folded_calls: 0,
+            folded_min_ticks: 0,
+            records_skipped: false,
+            kept_records: 0,
+            has_switches: false,
+            switches: 0,
+            switches_lost: 0,
+        }
+    }
+
+    /// Ticks per second from the header, else from the CLOCK chunk; `None` if neither
+    /// knows (reports then show ticks).
+    pub fn ticks_per_second(&self) -> Option<u64> {
+        if self.header.ticks_per_second != 0 {
+            Some(self.header.ticks_per_second)
+        } else {
+            self.clock
+                .map(|c| c.ticks_per_second)
+                .filter(|&tps| tps != 0)
+        }
+    }
+
+    /// Lost records: the header's count, or the LOST chunks' sum if larger (the header is
+    /// only set when the trace is complete).
+    pub fn lost(&self) -> u64 {
+        self.header.lost.max(self.lost_in_chunks)
+    }
+
+    pub fn unmatched_entries(&self) -> u64 {
+        self.threads.iter().map(|t| t.unmatched_entries).sum()
+    }
+
+    pub fn unmatched_exits(&self) -> u64 {
+        self.threads.iter().map(|t| t.unmatched_exits).sum()
+    }
+
+    pub fn entered_before_window(&self) -> u64 {
+        self.threads.iter().map(|t| t.entered_before_window).sum()
+    }
+
+    pub fn closed_at_gap(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_at_gap).sum()
+    }
+
+    pub fn closed_at_end(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_at_end).sum()
+    }
+
+    pub fn closed_by_longjmp(&self) -> u64 {
+        self.threads.iter().map(|t| t.closed_by_longjmp).sum()
+    }
+
+    /// The thread with this TID.
+    pub fn thread(&self, tid: u64) -> Option<&ThreadSummary> {
+        self.threads.iter().find(|t| t.tid == tid)
+    }
+}
+
+/// A chunk out of its place: [`TraceSummary::first_misplaced`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Misplaced {
+    pub chunk: BadChunk,
+    /// Offset of the chunk it repeats, or of the thread's chunk whose records are later.
+    pub earlier: u64,
+    /// Its records (or its PAUSE) go back in time; else it repeats the chunk at `earlier`
+    /// (a chunk written once, or the thread's chunk before with the same first time).
+    pub goes_back: bool,
+}
+
+impl fmt::Display for Misplaced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.goes_back {
+            write!(
+                f,
+                "{} starts before the thread's chunk at byte {} (each thread's chunks are \
+                 written in time order)",
+                self.chunk, self.earlier
+            )
+        } else {
+            write!(f, "{} repeats the one at byte {}", self.chunk, self.earlier)
+        }
+    }
+}
+
+impl TraceSummary {
+    /// Notes a chunk out of its place.
+    fn misplaced(&mut self, chunk: BadChunk, earlier: u64, goes_back: bool) {
+        self.misplaced += 1;
+        self.first_misplaced.get_or_insert(Misplaced {
+            chunk,
+            earlier,
+            goes_back,
+        });
+    }
+}
+
+/// Times of the last records chunk and PAUSE chunk of a TID, to see a chunk that repeats or
+/// goes back: `(first time, last time, offset)`. Kept across the threads that reuse a TID:
+/// Linux gives a TID again only after its thread ended, so the later thread's records are
+/// later.
+#[derive(Clone, Copy, Default)]
+struct ChunkTimes {
+    records: Option<(u64, u64, u64)>,
+    pause: Option<(u64, u64, u64)>,
+}
+
+/// Whether a chunk whose first time is `first` goes back from the one before it, `before`
+/// (its first and last time). Strictly earlier than its start, or the same start where that
+/// chunk spanned time: clocks that are not in step across CPUs or coarse ones may repeat a
+/// tick from one chunk to the next, never a chunk's start.
+fn goes_back(first: u64, before: (u64, u64)) -> bool {
+    first < before.0 || (first == before.0 && before.1 != before.0)
+}
+
+struct ThreadState {
+    summary: ThreadSummary,
+    /// Offset of the thread's END chunk, for [`TraceSummary::misplaced`].
+    end_at: Option<u64>,
+    /// Raw (uncompensated) times of the first and last records of the chunk [`Self::events`]
+    /// just read, if it had any.
+    chunk_span: Option<(u64, u64)>,
+    order: usize,
+    stack: Vec<Frame>,
+    /// Open frames per function, indexed by [`Frame::function`], to know whether a new
+    /// frame is the outermost one, and whether an exit has a frame to close at all.
+    open: Vec<u32>,
+    /// The last record was a resync escape: the next one names the frame to return to.
+    resync_pending: bool,
+    /// A RING chunk came: exits without a frame were entered before the window.
+    windowed: bool,
+    /// Hook-overhead compensation of this thread's times, if on.
+    compensator: Option<Compensator>,
+    /// The thread's calling-context tree (its last PROFILE chunk), replayed at its end.
+    tree: Option<Box<CallTree>>,
+    /// When the thread was switched out (its SWITCH chunks), looked up at its first records
+    /// chunk, and its off-CPU ticks up to its last record.
+    switches: Option<SwitchTimeline>,
+    switches_looked_up: bool,
+    offcpu_now: u64,
+    /// Frames an exit's search for its frame looked at (tests check it stays linear).
+    #[cfg(test)]
+    searched: u64,
+}
+
+impl ThreadState {
+    fn new(tid: u64, order: usize, overhead: Option<Overhead>) -> Self {
+        ThreadState {
+            summary: ThreadSummary {
+                tid,
+                ..ThreadSummary::default()
+            },
+            order,
+            end_at: None,
+            chunk_span: None,
+            stack: Vec::new(),
+            open: Vec::new(),
+            resync_pending: false,
+            windowed: false,
+            compensator: overhead.map(Compensator::new),
+            tree: None,
+            switches: None,
+            switches_looked_up: false,
+            offcpu_now: 0,
+            #[cfg(test)]
+            searched: 0,
+        }
+    }
+
+    /// Records are decoded in batches of this many (512 bytes of trace), then replayed: the
+    /// decoder's loop and the replay's loop each stay short, and the trace ahead is
+    /// prefetched once per batch. (Batches of 8 to 64 records measured the same; 256, 10 %
+    /// slower.)
+    const BATCH: usize = 32;
+
+    /// Replays the records of one EVENTS chunk of the thread and returns their number. `ids`
+    /// numbers the functions of the thread's TID. A malformed record ends the replay after
+    /// the records before it. `data` is empty, or the bytes of the whole trace, which are
+    /// then asked for ahead of time (see [`Prefetch`]).
+    fn events<V: ReplayVisitor>(
+        &mut self,
+        events: &Events<'_>,
+        ids: &mut DenseIds,
+        visitor: &mut V,
+        data: &[u8],
+    ) -> Result<u64, FormatError> {
+        let mut records = events.iter();
+        let mut batch = [Record::entry(0, 0); Self::BATCH];
+        // Per record, the thread's off-CPU ticks up to it (0 without SWITCH chunks).
+        let mut offcpu = [0u64; Self::BATCH];
+        let mut replayed = 0u64;
+        let mut ahead = Prefetch::new(data, events.offset());
+        self.chunk_span = None;
+        if events.version() >= 2 {
+            // Every 16-byte record is valid, and a PACKED stream can only end early: decoded a
+            // batch at a time, with no error per record.
+            let mut cursor = events.cursor();
+            loop {
+                if !events.is_packed() {
+                    ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
+                }
+                let (len, error) = cursor.fill(&mut batch);
+                self.note_span(&batch[..len]);
+                self.offcpu_of(&batch[..len], &mut offcpu);
+                if let Some(compensator) = &mut self.compensator {
+                    compensator.apply(&mut batch[..len]);
+                }
+                self.records(&batch[..len], &offcpu[..len], ids, visitor);
+                replayed += len as u64;
+                if let Some(err) = error {
+                    return Err(err);
+                }
+                if len < Self::BATCH {
+                    return Ok(replayed);
+                }
+            }
+        }
+        loop {
+            ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
+            let mut len = 0;
+            let mut error = None;
+            for slot in batch.iter_mut() {
+                match records.next() {
+                    Some(Ok(record)) => {
+                        *slot = record;
+                        len += 1;
+                    }
+                    Some(Err(err)) => {
+                        error = Some(err);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            self.note_span(&batch[..len]);
+            self.offcpu_of(&batch[..len], &mut offcpu);
+            if let Some(compensator) = &mut self.compensator {
+                compensator.apply(&mut batch[..len]);
+            }
+            self.records(&batch[..len], &offcpu[..len], ids, visitor);
+            replayed += len as u64;
+            if let Some(err) = error {
+                return Err(err);
+            }
+            if len < Self::BATCH {
+                return Ok(replayed);
+            }
+        }
+    }
+
+    /// The thread's off-CPU ticks up to each of a batch of raw records (nothing to do
+    /// without SWITCH chunks: the zeros stay).
+    fn offcpu_of(&mut self, batch: &[Record], offcpu: &mut [u64; Self::BATCH]) {
+        if let Some(switches) = &mut self.switches {
+            let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
+                return;
+            };
+            if let Some(same) = switches.constant_over(first.time, last.time) {
+                // Nearly every batch: no switch in it.
+                offcpu[..batch.len()].fill(same);
+            } else {
+                for (r, off) in batch.iter().zip(offcpu.iter_mut()) {
+                    *off = switches.offcpu_until(r.time);
+                }
+            }
+            if let Some(&last) = offcpu[..batch.len()].last() {
+                self.offcpu_now = last;
+            }
+        }
+    }
+
+    /// Widens [`Self::chunk_span`] by a batch of raw records, in the thread's order.
+    fn note_span(&mut self, batch: &[Record]) {
+        if let (Some(first), Some(last)) = (batch.first(), batch.last()) {
+            let start = self.chunk_span.map_or(first.time, |(start, _)| start);
+            self.chunk_span = Some((start, last.time));
+        }
+    }
+
+    /// Replays decoded records of the thread. This loop is where `hookprof report` spends
+    /// its time: it keeps few values live across records (the summary's counters stay in
+    /// memory), and the common exit, the one of the frame on top, is handled inline. Not
+    /// inlined itself, so that the loop gets the registers to itself.
+    #[inline(never)]
+    fn records<V: ReplayVisitor>(
+        &mut self,
+        records: &[Record],
+        offcpu: &[u64],
+        ids: &mut DenseIds,
+        visitor: &mut V,
+    ) {
+        let Some(first) = records.first() else {
+            return;
+        };
+        let tid = self.summary.tid;
+        if self.summary.first_time.is_none() {
+            self.summary.first_time = Some(first.time);
+        }
+        let mut last_time = self.summary.last_time.unwrap_or(0);
+        for (record, &off) in records.iter().zip(offcpu) {
+            last_time = last_time.max(record.time);
+            match record.kind {
+                RecordKind::Entry => {
+                    if self.resync_pending {
+                        self.resync(record.time, off, record.address, ids, visitor);
+                        continue;
+                    }
+                    self.summary.entries += 1;
+                    let function = ids.id(record.address);
+                    let index = function as usize;
+                    if index >= self.open.len() {
+                        self.open.resize(index + 1, 0);
+                    }
+                    let outermost = self.open[index] == 0;
+                    self.open[index] += 1;
+                    self.stack.push(Frame {
+                        address: record.address,
+                        function,
+                        entry_time: record.time,
+                        child_ticks: 0,
+                        outermost,
+                        offcpu_at_entry: off,
+                        offcpu: 0,
+                        child_offcpu: 0,
+                    });
+                    let depth = self.stack.len() as u64;
+                    if depth > self.summary.max_depth {
+                        self.summary.max_depth = depth;
+                    }
+                    visitor.enter(tid, &self.stack);
+                }
+                RecordKind::Exit => {
+                    self.summary.exits += 1;
+                    if self
+                        .stack
+                        .last()
+                        .is_some_and(|f| f.address == record.address)
+                    {
+                        self.close(record.time, off, CloseReason::Exit, visitor);
+                    } else {
+                        self.exit_below_top(record.time, off, record.address, ids, visitor);
+                    }
+                }
+            }
+        }
+        self.summary.records += records.len() as u64;
+        self.summary.last_time = Some(last_time);
+    }
+
+    /// An exit that does not match the frame on top: it closes the nearest frame with its
+    /// address and every frame above it, or is an unmatched exit. Linear overall: whether
+    /// the function has an open frame is one look-up (its count in `open`), so an unmatched
+    /// exit never searches the stack; a matched one searches only the frames it closes.
+    #[cold]
+    #[inline(never)]
+    fn exit_below_top<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        off: u64,
+        address: u64,
+        ids: &DenseIds,
+        visitor: &mut V,
+    ) {
+        if address == 0 {
+            // A resync escape (version 3), not an exit: the next record names the frame.
+            self.summary.exits -= 1;
+            self.resync_pending = true;
+            return;
+        }
+        let has_frame = ids
+            .get(address)
+            .and_then(|function| self.open.get(function as usize))
+            .is_some_and(|&open| open > 0);
+        let found = if has_frame {
+            let found = self.stack.iter().rposition(|f| f.address == address);
+            #[cfg(test)]
+            {
+                self.searched += (self.stack.len() - found.unwrap_or(0)) as u64;
+            }
+            found
+        } else {
+            None
+        };
+        match found {
+            None if self.windowed => self.summary.entered_before_window += 1,
+            None => {
+                self.summary.unmatched_exits += 1;
+                visitor.unmatched_exit(self.summary.tid, time, address, &self.stack);
+            }
+            Some(index) => {
+                while self.stack.len() > index + 1 {
+                    self.summary.unmatched_entries += 1;
+                    self.close(time, off, CloseReason::UnwoundByOuterExit, visitor);
+                }
+                self.close(time, off, CloseReason::Exit, visitor);
+            }
+        }
+    }
+
+    /// A resync record (the entry record after an escape): a `longjmp` came back to the
+    /// innermost frame of the function at `address`, so the frames above it are closed at
+    /// `time` and counted. Without such a frame (tracing started below it) nothing happens.
+    #[cold]
+    #[inline(never)]
+    fn resync<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        off: u64,
+        address: u64,
+        ids: &DenseIds,
+        visitor: &mut V,
+    ) {
+        self.resync_pending = false;
+        let has_frame = ids
+            .get(address)
+            .and_then(|function| self.open.get(function as usize))
+            .is_some_and(|&open| open > 0);
+        if !has_frame {
+            return;
+        }
+        if let Some(index) = self.stack.iter().rposition(|f| f.address == address) {
+            while self.stack.len() > index + 1 {
+                self.summary.closed_by_longjmp += 1;
+                self.close(time, off, CloseReason::UnwoundByOuterExit, visitor);
+            }
+        }
+    }
+
+    /// Closes the frame on top of the stack at `time`, when the thread's off-CPU ticks were
+    /// `off`.
+    #[inline(always)]
+    fn close<V: ReplayVisitor>(
+        &mut self,
+        time: u64,
+        off: u64,
+        reason: CloseReason,
+        visitor: &mut V,
+    ) {
+        let Some(top) = self.stack.last_mut() else {
+            return;
+        };
+        top.offcpu = off.saturating_sub(top.offcpu_at_entry);
+        // Copied before the visitor runs, so that the values stay in registers.
+        let frame = *top;
+        visitor.exit(self.summary.tid, time, reason, &self.stack);
+        self.stack.pop();
+        let duration = time.saturating_sub(frame.entry_time);
+        // Every frame on the stack was counted when it was pushed.
+        self.open[frame.function as usize] -= 1;
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child_ticks = parent.child_ticks.saturating_add(duration);
+            parent.child_offcpu = parent.child_offcpu.saturating_add(frame.offcpu);
+        }
+    }
+
+    /// A window of the thread's ring starts (a RING chunk): after a gap (`dropped` records
+    /// not in the file), the frames still open are closed at the last record before it, and
+    /// later exits without a frame are of frames entered before the window.
+    /// Records dropped here, the first at `at` (a stream's LOST chunk): the open frames are
+    /// closed at the last record before (their exits may be among the dropped), later exits
+    /// without a frame were entered before the gap, and the visitor hears of the loss.
+    fn gap<V: ReplayVisitor>(&mut self, at: u64, count: u64, visitor: &mut V) {
+        self.window(1, visitor);
+        let at = self.compensator.map_or(at, |c| c.end(at));
+        visitor.lost(self.summary.tid, at, count);
+    }
+
+    fn window<V: ReplayVisitor>(&mut self, dropped: u64, visitor: &mut V) {
+        self.windowed = true;
+        if dropped == 0 {
+            return;
+        }
+        let last = self.summary.last_time.unwrap_or(0);
+        let last = self.compensator.map_or(last, |c| c.end(last));
+        while !self.stack.is_empty() {
+            self.summary.closed_at_gap += 1;
+            self.close(last, self.offcpu_now, CloseReason::EndOfThread, visitor);
+        }
+    }
+
+    /// Replays the thread's calling-context tree (HOOKCC_MODE=profile): every call path with
+    /// calls goes to the visitor as an [`Aggregate`], depth first; the frames still open when
+    /// the tree was written are closed at the thread's end, as [`Self::finish`] closes a
+    /// trace's, and exits that matched no frame are unmatched exits. Compensation subtracts
+    /// what the trace's would (without its per-gap clamping): `self_ticks` per call and a
+    /// whole pair per call made inside it, the exclusive time `self_ticks` per call and
+    /// `child_ticks` per direct callee.
+    fn calling_context_tree<V: ReplayVisitor>(
+        &mut self,
+        tree: &CallTree,
+        end: Option<u64>,
+        ids: &mut DenseIds,
+        visitor: &mut V,
+    ) {
+        const NONE: u32 = u32::MAX;
+        let tid = self.summary.tid;
+        let n = tree.nodes.len();
+        let (self_t, child_t) = self
+            .compensator
+            .map_or((0, 0), |c| (c.overhead.self_ticks, c.overhead.child_ticks));
+        let pair = self_t.saturating_add(child_t);
+        // Share `part / of` of `total`, rounded down.
+        let share = |total: u64, part: u64, of: u64| -> u64 {
+            if of == 0 {
+                0
+            } else {
+                (u128::from(total) * u128::from(part) / u128::from(of)) as u64
+            }
+        };
+        // The open frames form one path: at most one per node.
+        let mut open_at = vec![NONE; n];
+        for (j, f) in tree.open.iter().enumerate() {
+            open_at[f.node as usize] = j as u32;
+        }
+        let own = |i: usize| {
+            tree.nodes[i]
+                .calls
+                .saturating_add(u64::from(open_at[i] != NONE))
+        };
+        // Calls in each subtree, and each node's direct callees' calls (a parent comes
+        // before its children, so one backward pass sums them).
+        let mut subtree = vec![0u64; n];
+        let mut callees = vec![0u64; n];
+        let mut first_child = vec![NONE; n];
+        let mut next_sibling = vec![NONE; n];
+        let mut roots = Vec::new();
+        for i in (0..n).rev() {
+            subtree[i] = subtree[i].saturating_add(own(i));
+            match tree.nodes[i].parent {
+                Some(p) => {
+                    let p = p as usize;
+                    subtree[p] = subtree[p].saturating_add(subtree[i]);
+                    callees[p] = callees[p].saturating_add(own(i));
+                    next_sibling[i] = first_child[p];
+                    first_child[p] = i as u32;
+                }
+                None => roots.push(i as u32),
+            }
+        }
+        roots.reverse();
+        // Raw durations of the open frames, closed at the thread's end.
+        let last = tree.last_tick;
+        let end = self
+            .summary
+            .end_time
+            .or(end)
+            .filter(|&e| e >= last)
+            .unwrap_or(last);
+        let open_ticks: Vec<u64> = tree
+            .open
+            .iter()
+            .map(|f| end.saturating_sub(f.entry))
+            .collect();
+
+        let total_calls = tree
+            .nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(n.calls));
+        let first = tree.first_tick;
+        let shifted_last = last
+            .saturating_sub(total_calls.saturating_mul(pair))
+            .max(first);
+        self.summary.first_time = Some(self.summary.first_time.map_or(first, |t| t.min(first)));
+        self.summary.last_time = Some(
+            self.summary
+                .last_time
+                .map_or(shifted_last, |t| t.max(shifted_last)),
+        );
+        self.summary.records = self.summary.records.saturating_add(tree.records);
+
+        let mut path: Vec<Frame> = Vec::new();
+        let mut on_path: Vec<u32> = Vec::new();
+        for &root in &roots {
+            let mut next = root;
+            'tree: loop {
+                let i = next as usize;
+                let node = tree.nodes[i];
+                let function = ids.id(node.address);
+                let index = function as usize;
+                if index >= self.open.len() {
+                    self.open.resize(index + 1, 0);
+                }
+                let outermost = self.open[index] == 0;
+                self.open[index] += 1;
+                path.push(Frame {
+                    address: node.address,
+                    function,
+                    entry_time: 0,
+                    child_ticks: 0,
+                    outermost,
+                    offcpu_at_entry: 0,
+                    offcpu: 0,
+                    child_offcpu: 0,
+                });
+                on_path.push(next);
+                self.summary.max_depth = self.summary.max_depth.max(path.len() as u64);
+
+                let all = own(i);
+                let inside = subtree[i].saturating_sub(all);
+                let inside_closed = share(inside, node.calls, all);
+                let callees_closed = share(callees[i], node.calls, all);
+                // Every node goes to the visitor, in depth-first order (one without closed calls
+                // too, with none), so that a visitor can follow the path a frame at a time.
+                let mut closed = Aggregate::default();
+                if node.calls > 0 {
+                    let ticks = node.ticks.saturating_sub(
+                        node.calls
+                            .saturating_mul(self_t)
+                            .saturating_add(inside_closed.saturating_mul(pair)),
+                    );
+                    let exclusive = node
+                        .exclusive
+                        .saturating_sub(
+                            node.calls
+                                .saturating_mul(self_t)
+                                .saturating_add(callees_closed.saturating_mul(child_t)),
+                        )
+                        .min(ticks);
+                    let per_call =
+                        self_t.saturating_add((inside_closed / node.calls).saturating_mul(pair));
+                    let average = ticks / node.calls;
+                    closed = Aggregate {
+                        calls: node.calls,
+                        ticks,
+                        exclusive,
+                        min: node.min.saturating_sub(per_call).min(average),
+                        max: node.max.saturating_sub(per_call).max(average),
+                        unwound: node.unwound,
+                        closed_at_end: 0,
+                    };
+                    let s = &mut self.summary;
+                    s.entries = s.entries.saturating_add(node.calls);
+                    s.exits = s.exits.saturating_add(node.calls - node.unwound);
+                    s.unmatched_entries = s
+                        .unmatched_entries
+                        .saturating_add(node.unwound - node.longjmp);
+                    s.closed_by_longjmp = s.closed_by_longjmp.saturating_add(node.longjmp);
+                }
+                visitor.aggregate(tid, &path, &closed);
+                if let Some(&j) = open_at.get(i).filter(|&&j| j != NONE) {
+                    let j = j as usize;
+                    let raw = open_ticks[j];
+                    let above = open_ticks.get(j + 1).copied().unwrap_or(0);
+                    let exclusive_raw =
+                        raw.saturating_sub(tree.open[j].child).saturating_sub(above);
+                    let ticks = raw.saturating_sub(
+                        self_t.saturating_add((inside - inside_closed).saturating_mul(pair)),
+                    );
+                    let exclusive =
+                        exclusive_raw
+                            .saturating_sub(self_t.saturating_add(
+                                (callees[i] - callees_closed).saturating_mul(child_t),
+                            ))
+                            .min(ticks);
+                    visitor.aggregate(
+                        tid,
+                        &path,
+                        &Aggregate {
+                            calls: 1,
+                            ticks,
+                            exclusive,
+                            min: ticks,
+                            max: ticks,
+                            unwound: 0,
+                            closed_at_end: 1,
+                        },
+                    );
+                    self.summary.entries += 1;
+                    self.summary.closed_at_end += 1;
+                }
+
+                if first_child[i] != NONE {
+                    next = first_child[i];
+                    continue;
+                }
+                loop {
+                    let (Some(done), Some(frame)) = (on_path.pop(), path.pop()) else {
+                        break 'tree;
+                    };
+                    self.open[frame.function as usize] -= 1;
+                    if next_sibling[done as usize] != NONE {
+                        next = next_sibling[done as usize];
+                        continue 'tree;
+                    }
+                }
+            }
+        }
+        for &(address, count) in &tree.unmatched {
+            self.summary.unmatched_exits = self.summary.unmatched_exits.saturating_add(count);
+            self.summary.exits = self.summary.exits.saturating_add(count);
+            visitor.unmatched_exits(tid, shifted_last, address, count);
+        }
+    }
+
+    /// Closes the frames still open: when the thread ended, if it did on its own (its END
+    /// chunk: it called `pthread_exit` inside them), else at `end`, when the trace was
+    /// finished (the CLOCK chunk's last tick): a program that called `exit()` inside them ran
+    /// until then.
+    fn finish<V: ReplayVisitor>(&mut self, end: Option<u64>, ids: &mut DenseIds, visitor: &mut V) {
+        if let Some(tree) = self.tree.take() {
+            self.calling_context_tree(&tree, end, ids, visitor);
+        }
+        let last = self.summary.last_time.unwrap_or(0);
+        let raw_end = self.summary.end_time.or(end);
+        let end = raw_end
+            .map(|e| self.compensator.map_or(e, |c| c.end(e)))
+            .filter(|&e| e >= last)
+            .unwrap_or(last);
+        let off = match (&mut self.switches, raw_end) {
+            (Some(switches), Some(raw)) if end > last => {
+                switches.offcpu_until(raw).max(self.offcpu_now)
+            }
+            _ => self.offcpu_now,
+        };
+        while !self.stack.is_empty() {
+            self.summary.closed_at_end += 1;
+            self.close(end, off, CloseReason::EndOfThread, visitor);
+        }
+    }
+}
+
+/// Replays `trace`, calling `visitor` for every frame, and returns the trace's summary.
+/// Stops at the first malformed chunk or record, except that the cut-short last chunk of an
+/// incomplete trace is ignored (see [`TraceSummary::truncated_tail`]).
+pub fn replay<V: ReplayVisitor>(
+    trace: &Trace<'_>,
+    visitor: &mut V,
+) -> Result<TraceSummary, FormatError> {
+    replay_with(trace, &[], visitor)
+}
+
+/// [`replay`] of the trace in `data` (the whole file, as [`Trace::new`] takes it), reading
+/// ahead: while it replays records, it asks the processor for the trace's next cache lines
+/// ([`Prefetch`]), which makes `hookprof report` about a sixth faster (docs/performance.md,
+/// "Post tool").
+pub fn replay_bytes<V: ReplayVisitor>(
+    data: &[u8],
+    visitor: &mut V,
+) -> Result<TraceSummary, FormatError> {
+    replay_with(&Trace::new(data)?, data, visitor)
+}
+
+/// Asks the processor to load the trace's bytes a little ahead of the records being
+/// replayed (software prefetch). The replay reads the file from start to end, so the bytes
+/// that follow a chunk are the next ones it reads, whatever chunk they belong to.
+///
+/// The decoder's loop does not keep enough reads of the trace in flight to hide the
+/// memory's latency: without this, `hookprof report` spent about a fifth of its time on
+/// the instructions that wait for the trace's cache lines (perf, docs/performance.md). A
+/// prefetch is only a hint: the bytes are read through the format's decoder as always. Only
+/// on x86-64 for now; elsewhere this does nothing.
+struct Prefetch<'a> {
+    data: &'a [u8],
+    /// Offset of the next cache line to ask for.
+    next: usize,
+}
+
+impl<'a> Prefetch<'a> {
+    /// How far ahead of the records being decoded (four batches; 1 to 8 KiB measured the
+    /// same).
+    const DISTANCE: usize = 2048;
+    const LINE: usize = 64;
+
+    /// Prefetching in `data` (nothing if it is empty) for a chunk whose records start at
+    /// offset `start`.
+    fn new(data: &'a [u8], start: u64) -> Self {
+        Prefetch {
+            data,
+            next: usize::try_from(start)
+                .unwrap_or(usize::MAX)
+                .saturating_add(Self::DISTANCE),
+        }
+    }
+
+    /// Asks for the next `LINES` cache lines.
+    #[inline]
+    fn next<const LINES: usize>(&mut self) {
+        for _ in 0..LINES {
+            if self.next >= self.data.len() {
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is a hint that never faults, and the address is inside
+            // `data` anyway; SSE, which has the instruction, is part of x86-64.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.data.as_ptr().add(self.next).cast());
+            }
+            self.next += Self::LINE;
+        }
+    }
+}
+
+/// [`replay`], prefetching in `data` if it is not empty.
+fn replay_with<V: ReplayVisitor>(
+    trace: &Trace<'_>,
+    data: &[u8],
+    visitor: &mut V,
+) -> Result<TraceSummary, FormatError> {
+    let mut summary = TraceSummary::new(trace);
+    summary.integrity = Integrity::new(trace);
+    summary.overhead = overhead(trace);
+    summary.compensated = summary.overhead.is_some() && compensation();
+    let compensate = summary.overhead.filter(|_| summary.compensated);
+    let complete = trace.header().is_complete();
+    let mut threads: HashMap<u64, ThreadState> = HashMap::default();
+    // The numbering of functions per TID (see `Frame::function`): kept apart from the
+    // threads so that a thread reusing a TID continues it.
+    let mut function_ids: HashMap<u64, DenseIds> = HashMap::default();
+    // Threads whose THREAD chunk (their last) was seen: Linux reuses thread ids, so a later
+    // chunk with the same id is a new thread.
+    let mut finished: Vec<ThreadState> = Vec::new();
+    // Offsets of the EXE, CLOCK and OVERHEAD chunks, and of each THREAD chunk by its sequence
+    // number: chunks that appear once.
+    let mut written_once: [Option<u64>; 3] = [None; 3];
+    let mut sequences: HashMap<u64, u64> = HashMap::default();
+    let mut chunk_times: HashMap<u64, ChunkTimes> = HashMap::default();
+    // A file with trees and records (HOOKCC_MIN_DURATION): one or the other, as the visitor
+    // asks; a file of trees alone is read as trees, of records alone as records.
+    let (has_trees, has_records) = contents(trace);
+    let use_trees = has_trees && (V::AGGREGATES || !has_records);
+    summary.records_skipped = use_trees && has_records;
+    let (mut timelines, switches, switches_lost) = switch_timelines(trace, compensate.is_some());
+    // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
+    summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
+    (summary.switches, summary.switches_lost) = (switches, switches_lost);
+    // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
+    let mut generations: HashMap<u64, u32> = HashMap::default();
+    for chunk in trace.chunks() {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(err) if !complete && err.is_truncation() => {
+                summary.truncated_tail = Some(err);
+                break;
+            }
+            Err(err) => return Err(err),
+        };
+        summary.integrity.observe(&chunk);
+        summary.end_offset = chunk.offset + chunk.total_len();
+        let at = BadChunk {
+            offset: chunk.offset,
+            chunk_type: chunk.chunk_type,
+            thread: chunk.thread,
+        };
+        // Chunks written once per file: a second one is a copy.
+        let once = match chunk.chunk {
+            Chunk::Exe { .. } => Some(0),
+            Chunk::Clock(_) => Some(1),
+            Chunk::Overhead(_) => Some(2),
+            _ => None,
+        };
+        if let Some(kind) = once {
+            match written_once[kind] {
+                Some(earlier) => summary.misplaced(at, earlier, false),
+                None => written_once[kind] = Some(chunk.offset),
+            }
+        }
+        match chunk.chunk {
+            Chunk::Exe { path } => {
+                if summary.exe.is_none() {
+                    summary.exe = Some(path);
+                }
+            }
+            Chunk::Module(module) => {
+                if !summary
+                    .modules
+                    .iter()
+                    .any(|m| m.bias == module.bias && m.path == module.path)
+                {
+                    summary.modules.push(module);
+                }
+            }
+            Chunk::Events(events) => {
+                summary.record_bytes += events.encoded_bytes() + CHUNK_HEADER_SIZE as u64;
+                if use_trees {
+                    summary.kept_records += events.len() as u64;
+                    continue;
+                }
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                if !state.switches_looked_up {
+                    state.switches_looked_up = true;
+                    let generation = generations.get(&chunk.thread).copied().unwrap_or(0);
+                    state.switches = timelines.remove(&(chunk.thread, generation));
+                    if let Some(s) = &state.switches {
+                        state.summary.offcpu_ticks = s.total();
+                        state.summary.switches = s.intervals.len() as u64;
+                    }
+                }
+                let ids = function_ids.entry(chunk.thread).or_default();
+                summary.records += state.events(&events, ids, visitor, data)?;
+                if let Some((first, last)) = state.chunk_span {
+                    let times = chunk_times.entry(chunk.thread).or_default();
+                    let before = times.records.replace((first, last, chunk.offset));
+                    if let Some((start, end, earlier)) = before {
+                        if goes_back(first, (start, end)) {
+                            // The same start: a copy of that chunk.
+                            summary.misplaced(at, earlier, first != start);
+                        }
+                    }
+                }
+            }
+            Chunk::Lost { count, at } => {
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                state.summary.lost = state.summary.lost.saturating_add(count);
+                summary.lost_in_chunks = summary.lost_in_chunks.saturating_add(count);
+                if let Some(at) = at {
+                    // A marker of no records is another thread's side of a loss that took
+                    // task switches too: a gap, not another place.
+                    summary.lost_markers += u64::from(count > 0);
+                    if !use_trees {
+                        state.gap(at, count, visitor);
+                    }
+                }
+            }
+            Chunk::Thread { sequence, name } => {
+                let order = threads.len() + finished.len();
+                let mut state = threads
+                    .remove(&chunk.thread)
+                    .unwrap_or_else(|| ThreadState::new(chunk.thread, order, compensate));
+                // Every thread has its own sequence number, even one reusing a TID.
+                match sequences.get(&sequence) {
+                    Some(&earlier) => summary.misplaced(at, earlier, false),
+                    None => {
+                        sequences.insert(sequence, chunk.offset);
+                    }
+                }
+                state.summary.sequence = Some(sequence);
+                state.summary.name = Some(name);
+                finished.push(state);
+                *generations.entry(chunk.thread).or_default() += 1;
+            }
+            Chunk::Clock(clock) => summary.clock = Some(clock),
+            Chunk::End { tick } => {
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                // One END chunk per thread, just before its THREAD chunk.
+                match state.end_at {
+                    Some(earlier) => summary.misplaced(at, earlier, false),
+                    None => state.end_at = Some(chunk.offset),
+                }
+                state.summary.end_time = Some(tick);
+            }
+            Chunk::Ring { dropped } => {
+                summary.ring_dropped = summary.ring_dropped.saturating_add(dropped);
+                summary.ring_windows += 1;
+                get_thread(&mut threads, chunk.thread, compensate).window(dropped, visitor);
+            }
+            Chunk::Pause { from, to } => {
+                summary.pauses += 1;
+                summary.pause_ticks = summary.pause_ticks.saturating_add(to.saturating_sub(from));
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                let times = chunk_times.entry(chunk.thread).or_default();
+                let before = times.pause.replace((from, to, chunk.offset));
+                if let Some((start, end, earlier)) = before {
+                    if goes_back(from, (start, end)) {
+                        summary.misplaced(at, earlier, from != start);
+                    }
+                }
+                if let Some(c) = &mut state.compensator {
+                    c.pause = c.pause.saturating_add(to.saturating_sub(from));
+                }
+            }
+            Chunk::Profile(tree) => {
+                summary.profile_chunks += 1;
+                // Everything since the thread began: the last one of the thread is the one.
+                if use_trees {
+                    get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+                }
+            }
+            Chunk::Folded { min_ticks, calls } => {
+                summary.folded_calls = summary.folded_calls.saturating_add(calls);
+                summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
+            }
+            Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) => {}
+            Chunk::Unknown => summary.unknown_chunks += 1,
+            Chunk::Hole => summary.hole_bytes += chunk.total_len(),
+        }
+    }
+    summary.integrity.finish();
+    let mut states: Vec<ThreadState> = finished;
+    states.extend(threads.into_values());
+    states.sort_by_key(|s| (s.summary.sequence.unwrap_or(u64::MAX), s.order));
+    let end = summary.clock.as_ref().map(|c| c.last_tick);
+    for state in &mut states {
+        if let Some(tree) = &state.tree {
+            summary.profile_nodes += tree.nodes.len() as u64;
+            summary.records = summary.records.saturating_add(tree.records);
+        }
+        let ids = function_ids.entry(state.summary.tid).or_default();
+        state.finish(end, ids, visitor);
+    }
+    summary.threads = states.into_iter().map(|s| s.summary).collect();
+    Ok(summary)
+}
+
+fn get_thread(
+    threads: &mut HashMap<u64, ThreadState>,
+    tid: u64,
+    overhead: Option<Overhead>,
+) -> &mut ThreadState {
+    let order = threads.len() + 1_000_000; // after every thread already finished, in order
+    threads
+        .entry(tid)
+        .or_insert_with(|| ThreadState::new(tid, order, overhead))
+}
+
+/// Whether `trace` has PROFILE chunks, and records (EVENTS or PACKED chunks).
+fn contents(trace: &Trace<'_>) -> (bool, bool) {
+    let (mut trees, mut records) = (false, false);
+    for chunk in trace.chunks() {
+        match chunk.map(|c| c.chunk) {
+            Ok(Chunk::Profile(_)) => trees = true,
+            // An empty one (a firmware's profile keeps its EVENTS chunk's header) holds none.
+            Ok(Chunk::Events(events)) => records |= events.len() > 0,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+        if trees && records {
+            break;
+        }
+    }
+    (trees, records)
+}
+
+/// The OVERHEAD chunk, which the runtime writes before any EVENTS chunk: looked for up to the
+/// first one, so that a thread's times are compensated from its first record.
+fn overhead(trace: &Trace<'_>) -> Option<Overhead> {
+    for chunk in trace.chunks() {
+        match chunk.ok()?.chunk {
+            Chunk::Overhead(o) if o.pairs > 0 => return Some(o),
+            Chunk::Events(_) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::format::{Endian, Writer};
+
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl ReplayVisitor for Log {
+        fn enter(&mut self, tid: u64, stack: &[Frame]) {
+            let f = stack.last().unwrap();
+            self.0
+                .push(format!("{tid} enter {:x} depth {}", f.address, stack.len()));
+        }
+        fn exit(&mut self, tid: u64, time: u64, reason: CloseReason, stack: &[Frame]) {
+            let f = stack.last().unwrap();
+            self.0.push(format!(
+                "{tid} exit {:x} at {time} {reason:?} depth {}",
+                f.address,
+                stack.len()
+            ));
+        }
+        fn unmatched_exit(&mut self, tid: u64, time: u64, address: u64, _: &[Frame]) {
+            self.0
+                .push(format!("{tid} unmatched exit {address:x} at {time}"));
+        }
+    }
+
+    /// Version 1, which takes any address: the tests name functions 0xa, 0xb, … to read well.
+    fn trace(records: &[Record]) -> Vec<u8> {
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(5, records).unwrap();
+        w.into_inner()
+    }
+
+    #[test]
+    fn pairs_as_the_format_document_says() {
+        use Record as R;
+        let bytes = trace(&[
+            R::entry(0, 0xa),
+            R::entry(1, 0xb),
+            R::entry(2, 0xc),
+            R::exit(3, 0xd), // no frame: unmatched exit
+            R::exit(4, 0xb), // closes c (unmatched entry) then b
+            R::entry(5, 0xe),
+        ]);
+        let trace = Trace::new(&bytes).unwrap();
+        let mut log = Log::default();
+        let summary = replay(&trace, &mut log).unwrap();
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "5 enter c depth 3",
+                "5 unmatched exit d at 3",
+                "5 exit c at 4 UnwoundByOuterExit depth 3",
+                "5 exit b at 4 Exit depth 2",
+                "5 enter e depth 2",
+                "5 exit e at 5 EndOfThread depth 2",
+                "5 exit a at 5 EndOfThread depth 1",
+            ]
+        );
+        let t = &summary.threads[0];
+        assert_eq!(
+            (t.unmatched_entries, t.unmatched_exits, t.closed_at_end),
+            (1, 1, 2)
+        );
+        assert_eq!(t.end_time, None);
+        assert_eq!(t.max_depth, 3);
+        assert_eq!(summary.records, 6);
+    }
+
+    /// The docs' example (docs/trace-format.md, "OVERHEAD"): each call loses the hooks' time
+    /// inside its window, and a whole pair per call made inside it.
+    #[test]
+    fn compensation_subtracts_the_measured_hook_time() {
+        use crate::input::format::Overhead;
+        use Record as R;
+        let records = [
+            R::entry(0, 0xa),
+            R::entry(20, 0xb),
+            R::exit(50, 0xb),
+            R::entry(70, 0xb),
+            R::exit(100, 0xb),
+            R::exit(130, 0xa),
+        ];
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.overhead(&Overhead {
+            self_ticks: 10,
+            child_ticks: 6,
+            pairs: 255,
+        })
+        .unwrap();
+        w.events(5, &records).unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        assert!(summary.compensated);
+        // b: 30 - 10 = 20 each; a: 130 - 10 - 2 * (10 + 6) = 88.
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "5 exit b at 32 Exit depth 2",
+                "5 enter b depth 2",
+                "5 exit b at 66 Exit depth 2",
+                "5 exit a at 88 Exit depth 1",
+            ]
+        );
+        // Without the chunk, the same records keep their times.
+        let raw = trace(&records);
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&raw).unwrap(), &mut log).unwrap();
+        assert!(!summary.compensated);
+        assert_eq!(log.0[5], "5 exit a at 130 Exit depth 1");
+    }
+
+    /// A PAUSE chunk (the runtime writing the buffer inside a hook) comes out of the gap before
+    /// the thread's next record, the first of its next EVENTS chunk.
+    #[test]
+    fn compensation_takes_the_runtime_s_pauses_out() {
+        use crate::input::format::Overhead;
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.overhead(&Overhead {
+            self_ticks: 2,
+            child_ticks: 2,
+            pairs: 255,
+        })
+        .unwrap();
+        w.events(5, &[R::entry(0, 0xa), R::entry(10, 0xb)]).unwrap();
+        w.pause(5, 20, 1020).unwrap();
+        w.events(5, &[R::exit(1030, 0xb), R::exit(1040, 0xa)])
+            .unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        // b: 1020 - 1000 - 2 = 18 (entered at 8); a: 1040 - 1000 - 2 - 4 = 34.
+        assert_eq!(
+            log.0[2..],
+            ["5 exit b at 26 Exit depth 2", "5 exit a at 34 Exit depth 1"]
+        );
+    }
+
+    /// Off-CPU time (SWITCH chunks, written after the records they fall among): a frame gets
+    /// the switched-out time while it is open, its exclusive part the switches while it is on
+    /// top; the anchor maps the pairs' ns to ticks (here 2 ticks a ns, anchor 1000 ns = tick
+    /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
+    #[test]
+    fn switched_out_time_goes_to_the_frames_open_during_it() {
+        use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Switches};
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(
+            5,
+            &[
+                R::entry(100, 0x10),
+                R::entry(200, 0x20),
+                R::exit(700, 0x20),
+                R::exit(1000, 0x10),
+            ],
+        )
+        .unwrap();
+        // Ns 1150..1250 = ticks 300..500 (in b), ns 1400..1450 = ticks 800..900 (in a only).
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            lost: 0,
+            pairs: vec![(1150, 1250), (1400, 1450)],
+        };
+        w.switches(5, &switches).unwrap();
+        w.thread(5, 1, "first").unwrap();
+        // The next thread with TID 5: no switches of its own.
+        w.events(5, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+            .unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        assert!(profile.summary.has_switches);
+        assert_eq!(profile.summary.switches, 2);
+        let first = &profile.threads[0].table.functions;
+        assert_eq!(
+            (
+                first[&0x10].inclusive_offcpu_ticks,
+                first[&0x10].exclusive_offcpu_ticks
+            ),
+            (300, 100)
+        );
+        assert_eq!(
+            (
+                first[&0x20].inclusive_offcpu_ticks,
+                first[&0x20].exclusive_offcpu_ticks
+            ),
+            (200, 200)
+        );
+        // The profile keeps a reused TID's functions together: the second thread's call of
+        // a added no off-CPU time.
+        assert_eq!(first[&0x10].calls, 2);
+        assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
+        assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
+    /// Switched-out time inside the runtime's pauses (waiting for the writer thread) is cut
+    /// out when times are compensated, as the pauses are; overlapping switches merge.
+    #[test]
+    fn pauses_are_cut_out_of_the_switched_out_time() {
+        let mut t = SwitchTimeline::new(
+            vec![(60, 100), (10, 50), (15, 20)],
+            vec![(20, 30), (40, 70), (90, 200)],
+        );
+        assert_eq!(t.intervals, [(10, 20), (30, 40), (70, 90)]);
+        assert_eq!(t.total(), 40);
+        assert_eq!(
+            [5, 15, 25, 35, 80, 300].map(|time| t.offcpu_until(time)),
+            [0, 5, 10, 15, 30, 40]
+        );
+        // Back in time: a search, the same answers.
+        assert_eq!(t.offcpu_until(15), 5);
+        assert_eq!(t.constant_over(41, 69), Some(20));
+        assert_eq!(t.constant_over(41, 71), None);
+    }
+
+    #[test]
+    fn frames_of_a_thread_that_ended_close_at_its_end_not_at_the_clock() {
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.version = 1;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        // Thread 5 called pthread_exit inside b; thread 6 was still in c at exit().
+        w.events(5, &[R::entry(10, 0xa), R::entry(11, 0xb)])
+            .unwrap();
+        w.end(5, 12).unwrap();
+        w.thread(5, 2, "worker").unwrap();
+        w.events(6, &[R::entry(20, 0xc)]).unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 1,
+            first_tick: 0,
+            last_tick: 100,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        assert_eq!(
+            log.0,
+            [
+                "5 enter a depth 1",
+                "5 enter b depth 2",
+                "6 enter c depth 1",
+                "5 exit b at 12 EndOfThread depth 2",
+                "5 exit a at 12 EndOfThread depth 1",
+                "6 exit c at 100 EndOfThread depth 1",
+            ]
+        );
+        assert_eq!(summary.thread(5).unwrap().end_time, Some(12));
+        assert_eq!(summary.unknown_chunks, 0);
+    }
+
+    #[test]
+    fn unmatched_exits_do_not_search_the_stack() {
+        use Record as R;
+        let n = 2000u64;
+        let mut records: Vec<Record> = (0..n).map(|i| R::entry(i, 0xa)).collect();
+        records.extend((0..n).map(|i| R::exit(n + i, 0xb)));
+        records.push(R::exit(2 * n, 0xa)); // matches the top frame
+        let mut state = ThreadState::new(5, 0, None);
+        let mut ids = DenseIds::default();
+        state.records(&records, &vec![0; records.len()], &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_exits, n);
+        assert_eq!(state.stack.len() as u64, n - 1);
+        assert_eq!(
+            state.searched, 0,
+            "searched the stack for exits that have no frame"
+        );
+        // A matched exit below the top searches only the frames it closes.
+        let mut nested: Vec<Record> = (0..n).map(|i| R::entry(i, 0xc + 4 * (i % 2))).collect();
+        nested.push(R::exit(n, 0xc));
+        let mut state = ThreadState::new(6, 0, None);
+        let mut ids = DenseIds::default();
+        state.records(&nested, &vec![0; nested.len()], &mut ids, &mut ());
+        assert_eq!(state.summary.unmatched_entries, 1);
+        assert!(state.searched <= 2, "searched {}", state.searched);
+    }
+}

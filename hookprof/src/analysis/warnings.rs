@@ -1,0 +1,129 @@
+//! The warnings about a trace itself that every command shares.
+
+use crate::analysis::replay::TraceSummary;
+
+/// Warnings about the trace itself that every report shares.
+pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !s.header.is_complete() {
+        warnings.push(
+            "the trace is incomplete (the program was killed or is still running): \
+             frames still open are closed at each thread's last record"
+                .to_string(),
+        );
+    }
+    if let Some(err) = &s.truncated_tail {
+        warnings.push(format!(
+            "the last chunk of this incomplete trace is cut short and was ignored ({err})"
+        ));
+    }
+    if s.ticks_per_second().is_none() {
+        warnings.push(
+            "the trace has no clock rate (ticks_per_second is 0 and there is no CLOCK chunk): \
+             times are in ticks and the columns are named *_ticks"
+                .to_string(),
+        );
+    }
+    if s.lost() > 0 && s.lost_markers > 0 {
+        // A stream's (hookprof record): the target dropped them, at the places its LOST
+        // chunks say.
+        warnings.push(format!(
+            "{} records were dropped by the target at {} places, where the host did not read \
+             its stream in time (the ring's size, the poll interval: docs/baremetal.md, \
+             \"Streaming\"); frames open there were closed at the gap, and the profile is \
+             missing those calls",
+            s.lost(),
+            s.lost_markers
+        ));
+    } else if s.lost() > 0 {
+        // The LOST chunks count what threads could not keep; the header counts those and the
+        // records nobody's chunk could take (made after their thread's last chunk).
+        let in_chunks = s.lost_in_chunks.min(s.lost());
+        let after = s.lost() - in_chunks;
+        let mut causes = Vec::new();
+        if in_chunks > 0 {
+            causes.push(format!(
+                "{in_chunks} not kept by their threads (HOOKCC_MAX_BYTES or the disk's \
+                 free-space reserve reached, the file not writable, or hooks re-entered from \
+                 inside the runtime)"
+            ));
+        }
+        if after > 0 {
+            causes.push(format!(
+                "{after} made after their thread's last records were written (in thread-exit \
+                 destructors that ran after the runtime's last round, in a thread that got no \
+                 buffer, or after the file was finished at exit)"
+            ));
+        }
+        warnings.push(format!(
+            "{} records were lost by the runtime: {}; the profile is missing those calls",
+            s.lost(),
+            causes.join("; ")
+        ));
+    }
+    if s.hole_bytes > 0 {
+        warnings.push(format!(
+            "{} zero bytes were skipped where chunks were expected (space reserved by a thread \
+             that never wrote it)",
+            s.hole_bytes
+        ));
+    }
+    warnings.extend(s.integrity.warnings());
+    warnings.extend(disagreement_warnings(s));
+    warnings
+}
+
+/// Where what was read disagrees with what the trace promises: the finished header's counts,
+/// the CLOCK chunk every finished trace ends with, chunks written once or in time order. A
+/// chunk copied together with its CHECK chunk, or a file cut at a chunk boundary, passes
+/// every checksum: these are what show it.
+fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let h = &s.header;
+    let check = "(`hookprof info` shows what was read)";
+    // Under HOOKCC_MIN_DURATION the header counts the records kept, the trees every call.
+    let read = if s.records_skipped {
+        s.kept_records
+    } else {
+        s.records
+    };
+    if h.is_complete() && h.records != read {
+        let what = if read < h.records {
+            "chunks are missing (the file was cut or overwritten)"
+        } else {
+            "chunks are repeated (copied) or the header is corrupt"
+        };
+        warnings.push(format!(
+            "the header (byte 48) says the finished trace holds {} records, but {} were read: \
+             {what}; the profile is not the program's {check}",
+            h.records, read
+        ));
+    }
+    if h.is_complete() && s.lost_in_chunks > h.lost {
+        warnings.push(format!(
+            "the LOST chunks count {} lost records, more than the header's {} (byte 56), which \
+             counts them all: a LOST chunk is repeated or the header is corrupt {check}",
+            s.lost_in_chunks, h.lost
+        ));
+    }
+    // Only what a runtime wrote: its EXE (hosted) or MODULE (bare metal) chunk comes first. A
+    // TI or NITRO dump converted by hookprof (neither, and no CLOCK) has nothing to miss.
+    let from_a_runtime = s.exe.is_some() || !s.modules.is_empty();
+    if h.is_complete() && s.clock.is_none() && s.truncated_tail.is_none() && from_a_runtime {
+        warnings.push(format!(
+            "the trace is marked finished but has no CLOCK chunk, which the runtime writes when \
+             it finishes the file: the file was cut at byte {} (its end), and what came after \
+             is missing (records, THREAD chunks); times at the end may be wrong {check}",
+            s.end_offset
+        ));
+    }
+    if let Some(first) = s.first_misplaced {
+        warnings.push(format!(
+            "{} of the trace's chunks are out of place, the first: {first}: the file was \
+             copied or pasted in part (checksums cannot see it); counts and times may be \
+             doubled or wrong {check}",
+            s.misplaced
+        ));
+    }
+    warnings
+}

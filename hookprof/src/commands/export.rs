@@ -1,0 +1,156 @@
+//! `hookprof export`: a run of the Parquet dataset.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::analysis::view;
+use crate::commands::view_options::ViewOptions;
+use crate::input::error::Error;
+use crate::input::lines;
+use crate::output::{info, report};
+
+/// What `hookprof export` is told beyond the traces.
+pub struct ExportOptions {
+    /// The dataset's directory: `DIR/calls/run=RUN/PID.parquet`, `DIR/functions/…`.
+    pub dir: PathBuf,
+    /// The run's id (the `run` partition); `None`: the earliest trace's start, UTC, and its
+    /// pid (`20261126T013000Z-4242`).
+    pub run: Option<String>,
+    /// The `host` column; `None`: this machine's host name.
+    pub host: Option<String>,
+    /// For traces without a clock rate (TI and NITRO dumps): their ticks per second.
+    pub ticks_per_second: Option<u64>,
+}
+
+/// What `hookprof export` wrote, per trace: its two files and their rows.
+pub struct Exported {
+    pub run: String,
+    pub files: Vec<(PathBuf, u64, PathBuf, u64)>,
+}
+
+/// The machine's host name, for the `host` column.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// Exports `trace_paths` as one run of the Parquet dataset `export.dir`
+/// ([`report::parquet`], docs/export.md). Each trace's files are written under a temporary
+/// name and renamed when complete; a file already there (a run exported before) is an error,
+/// never overwritten.
+pub fn export_files(
+    trace_paths: &[PathBuf],
+    options: &ViewOptions,
+    export: &ExportOptions,
+) -> Result<(Exported, Vec<String>), Error> {
+    let mut traces = Vec::new();
+    for path in trace_paths {
+        let mut prepared = view::Prepared::open(path, options.exe.as_deref())?;
+        if prepared.info.clock.ticks_per_second.is_none() {
+            prepared.info.clock.ticks_per_second = export.ticks_per_second;
+        }
+        let Some(wall) = prepared.info.wall_start_ns() else {
+            return Err(Error::Unsupported {
+                path: path.clone(),
+                message: "the trace has no clock rate, and the tables hold nanoseconds: give \
+                          its counter's rate with --ticks-per-second"
+                    .to_string(),
+            });
+        };
+        traces.push((path, prepared, wall));
+    }
+    let run = match &export.run {
+        Some(run) => run.clone(),
+        None => {
+            let (_, first, wall) = traces
+                .iter()
+                .min_by_key(|t| t.2)
+                .expect("at least one trace");
+            let stamp = info::utc(*wall);
+            let digits: String = stamp.chars().filter(char::is_ascii_digit).collect();
+            format!(
+                "{}T{}Z-{}",
+                &digits[..8],
+                &digits[8..14],
+                first.info.summary.header.pid
+            )
+        }
+    };
+    if run.is_empty() || run.contains(['/', '\0']) || run == "." || run == ".." {
+        return Err(Error::Unsupported {
+            path: export.dir.clone(),
+            message: format!("{run:?} cannot be a run's directory name (--run)"),
+        });
+    }
+    let host = export.host.clone().unwrap_or_else(host_name);
+    let mut exported = Exported {
+        run: run.clone(),
+        files: Vec::new(),
+    };
+    let mut warnings = Vec::new();
+    for (path, mut prepared, wall) in traces {
+        prepared.progress = options.progress.clone();
+        let pid = prepared.info.summary.header.pid;
+        let destination = report::parquet::Destination::new(&export.dir, &run, pid, &host);
+        for file in [&destination.calls, &destination.functions] {
+            if file.exists() {
+                return Err(Error::Unsupported {
+                    path: file.clone(),
+                    message: "already exported (a run's files are never overwritten: choose \
+                              another --run, or remove them)"
+                        .to_string(),
+                });
+            }
+        }
+        let partial = |p: &Path| p.with_extension("parquet.partial");
+        let temporary = report::parquet::Destination {
+            calls: partial(&destination.calls),
+            functions: partial(&destination.functions),
+            host: host.clone(),
+        };
+        let lines =
+            lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
+        let output_error = |file: &Path, error: io::Error| Error::Output {
+            path: file.to_path_buf(),
+            action: "write",
+            error,
+        };
+        let result = (|| {
+            let view =
+                report::parquet::ParquetExport::start(&temporary, &prepared.info, wall, lines)
+                    .map_err(|e| output_error(&destination.calls, e))?;
+            let (view, names, w) = prepared.run(view, &options.filter)?;
+            let (calls, functions) = view
+                .finish(&names)
+                .map_err(|e| output_error(&destination.calls, e))?;
+            for (from, to) in [
+                (&temporary.calls, &destination.calls),
+                (&temporary.functions, &destination.functions),
+            ] {
+                std::fs::rename(from, to).map_err(|e| Error::Output {
+                    path: to.clone(),
+                    action: "rename into place",
+                    error: e,
+                })?;
+            }
+            Ok::<_, Error>((calls, functions, w))
+        })();
+        match result {
+            Ok((calls, functions, w)) => {
+                warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+                exported
+                    .files
+                    .push((destination.calls, calls, destination.functions, functions));
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&temporary.calls);
+                let _ = std::fs::remove_file(&temporary.functions);
+                return Err(e);
+            }
+        }
+    }
+    Ok((exported, warnings))
+}

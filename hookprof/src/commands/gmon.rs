@@ -1,0 +1,47 @@
+//! `hookprof gmon`: a gmon.out for GNU gprof.
+
+use std::io;
+use std::path::Path;
+
+use crate::analysis::warnings::profile_warnings;
+use crate::commands::view_options::write_error;
+use crate::input::error::Error;
+use crate::input::trace_file::TraceFile;
+use crate::output::report;
+
+/// Writes a gmon.out for GNU gprof from `trace_path` ([`report::gmon`]). Returns the
+/// warnings to show and the sampling rate of the synthesized histogram.
+pub fn gmon_file(trace_path: &Path, out: &mut dyn io::Write) -> Result<(Vec<String>, u32), Error> {
+    let trace = TraceFile::open(trace_path)?;
+    let profile = trace.profile()?;
+    let s = &profile.summary;
+    let unsupported = |message: &str| Error::Unsupported {
+        path: trace_path.to_path_buf(),
+        message: message.to_string(),
+    };
+    let Some(ticks_per_second) = s.ticks_per_second() else {
+        return Err(unsupported(
+            "the trace has no clock rate, and gmon.out needs times in seconds",
+        ));
+    };
+    let Some(module) = s
+        .modules
+        .iter()
+        .find(|m| m.path.is_none() || (s.exe.is_some() && m.path == s.exe))
+    else {
+        return Err(unsupported(
+            "the trace has no MODULE chunk for its executable, so its addresses cannot be \
+             turned into the ELF file's",
+        ));
+    };
+    let target = report::gmon::Target {
+        endian: s.header.endian,
+        pointer_size: s.header.pointer_size,
+        bias: module.bias,
+        start: module.start,
+        end: module.end,
+        ticks_per_second,
+    };
+    let rate = report::gmon::write(&profile, &target, out).map_err(write_error)?;
+    Ok((profile_warnings(s), rate))
+}

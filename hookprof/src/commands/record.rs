@@ -1,0 +1,726 @@
+//! `hookprof record`: a bare-metal target's stream (the runtime's RTT up-buffer,
+//! runtime/src/trace_stream.h) read while the firmware runs, into a `.hktrace`
+//! (docs/baremetal.md, "Streaming").
+//!
+//! Three ways in, one decoder ([`crate::input::stream`]):
+//! - [`Source::Gdb`]: the GDB remote serial protocol (qemu's gdbstub, OpenOCD, J-Link GDB
+//!   Server, pyOCD): the control block found by its ELF symbol `_SEGGER_RTT`, then, every poll
+//!   interval, the target halted (a `^C`), `WrOff`/`RdOff` and the new bytes read (`m`),
+//!   `RdOff` written back (`M`), and the target continued (`c`). All-stop stubs (qemu's among
+//!   them) answer no packet while the target runs, hence the halt; under qemu's `-icount`
+//!   the target's clock stands still meanwhile.
+//! - [`Source::Tcp`]: the raw up-buffer bytes from a probe's RTT server (OpenOCD's `rtt server`,
+//!   J-Link's RTT telnet port, probe-rs, pyOCD).
+//! - [`Source::Serial`]: the same bytes from a UART (a device, a FIFO, or a file qemu's
+//!   chardev wrote).
+//!
+//! The recording ends when the target ends (the stub says it exited, the connection closes,
+//! or the stream's END record has been read from a byte stream) or when `stop` is set
+//! (Ctrl-C); the trace is finished either way.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use object::{Object, ObjectSymbol};
+
+use crate::input::format::Endian;
+use crate::input::stream::{Decoder, Event, PushError};
+use crate::output::stream_trace::TraceBuilder;
+
+/// Where the stream comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A GDB server at `address` (HOST:PORT); the firmware's ELF names the control block.
+    Gdb { address: String, exe: PathBuf },
+    /// An RTT server's TCP port: the up-buffer's bytes as they are.
+    Tcp { address: String },
+    /// A UART device, FIFO or file carrying the same bytes.
+    Serial { path: PathBuf, follow: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub output: PathBuf,
+    /// Time between two reads of the ring (the GDB transport), or between two looks at a
+    /// file that has not grown (`follow`).
+    pub poll_interval: Duration,
+    /// Print bytes, events and losses on stderr while recording.
+    pub progress: bool,
+    /// The target's byte order and pointer size, if the ELF is known (else little-endian).
+    pub exe: Option<PathBuf>,
+}
+
+/// What the recording took in.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub bytes: u64,
+    pub records: u64,
+    pub calls: u64,
+    /// Bytes of the stream's entries and exits (the rest: task switches, creations, LOST).
+    pub call_bytes: u64,
+    pub switches: u64,
+    pub created: u64,
+    pub lost: u64,
+    pub lost_markers: u64,
+    /// The firmware's own counts (its END record): records made, records dropped.
+    pub end: Option<(u64, u64)>,
+    /// Polls of the ring (GDB), and how the recording ended.
+    pub polls: u64,
+    /// The most bytes one poll found in the ring, and the ring's size (GDB): how close the
+    /// reader came to losing records.
+    pub high_water: Option<(u32, u32)>,
+    pub ended_by: String,
+    /// Bytes received after the last whole record (a stream cut inside a record).
+    pub trailing_bytes: usize,
+}
+
+impl Summary {
+    /// Records the trace holds of what the END record counts (calls' records, task switches
+    /// and creations).
+    pub fn records_kept(&self) -> u64 {
+        self.calls + self.switches + self.created
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{address}: {message}")]
+    Connect { address: String, message: String },
+    #[error("{address}: {message}")]
+    Gdb { address: String, message: String },
+    #[error("{}: {message}", path.display())]
+    File { path: PathBuf, message: String },
+    #[error("{}: {error}", path.display())]
+    Stream {
+        path: PathBuf,
+        error: crate::input::stream::StreamError,
+    },
+}
+
+fn elf_facts(path: &Path) -> Result<(Endian, u8, Option<u64>), RecordError> {
+    let err = |message: String| RecordError::File {
+        path: path.to_path_buf(),
+        message,
+    };
+    let data = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let file = object::File::parse(&*data).map_err(|e| err(format!("not an ELF file: {e}")))?;
+    let endian = if file.is_little_endian() {
+        Endian::Little
+    } else {
+        Endian::Big
+    };
+    let pointer = if file.is_64() { 8 } else { 4 };
+    let cb = file
+        .symbols()
+        .find(|s| s.name() == Ok("_SEGGER_RTT"))
+        .map(|s| s.address());
+    Ok((endian, pointer, cb))
+}
+
+/// The decoder and the trace it writes, with the progress line.
+struct Sink {
+    decoder: Decoder,
+    builder: Option<TraceBuilder>,
+    output: PathBuf,
+    progress: bool,
+    last_progress: Instant,
+    ended: bool,
+}
+
+impl Sink {
+    fn new(options: &Options, endian: Endian) -> Result<Self, RecordError> {
+        let builder = TraceBuilder::create(&options.output, endian, options.exe.as_deref())
+            .map_err(|e| RecordError::File {
+                path: options.output.clone(),
+                message: format!("cannot create the trace: {e}"),
+            })?;
+        Ok(Sink {
+            decoder: Decoder::new(),
+            builder: Some(builder),
+            output: options.output.clone(),
+            progress: options.progress,
+            last_progress: Instant::now(),
+            ended: false,
+        })
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
+        let builder = self.builder.as_mut().expect("not finished");
+        let ended = &mut self.ended;
+        let result = self.decoder.push(bytes, &mut |event| {
+            if matches!(event, Event::End { .. }) {
+                *ended = true;
+            }
+            builder.event(event)
+        });
+        match result {
+            Ok(()) => {}
+            Err(PushError::Stream(error)) => {
+                return Err(RecordError::Stream {
+                    path: self.output.clone(),
+                    error,
+                })
+            }
+            Err(PushError::Io(e)) => {
+                return Err(RecordError::File {
+                    path: self.output.clone(),
+                    message: e.to_string(),
+                })
+            }
+        }
+        if self.progress && self.last_progress.elapsed() >= Duration::from_millis(500) {
+            self.last_progress = Instant::now();
+            let b = self.builder.as_ref().expect("not finished");
+            eprint!(
+                "\rhookprof record: {} bytes, {} events, {} lost   ",
+                self.decoder.bytes, self.decoder.records, b.lost
+            );
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, ended_by: &str, polls: u64) -> Result<Summary, RecordError> {
+        let builder = self.builder.take().expect("not finished");
+        let summary = Summary {
+            bytes: self.decoder.bytes,
+            records: self.decoder.records,
+            calls: builder.calls,
+            call_bytes: self.decoder.call_bytes,
+            switches: builder.switches,
+            created: builder.created,
+            lost: builder.lost,
+            lost_markers: builder.lost_markers,
+            end: builder.end,
+            polls,
+            high_water: None,
+            ended_by: ended_by.to_string(),
+            trailing_bytes: self.decoder.pending_bytes(),
+        };
+        builder.finish().map_err(|e| RecordError::File {
+            path: self.output.clone(),
+            message: format!("cannot finish the trace: {e}"),
+        })?;
+        if self.progress {
+            eprintln!();
+        }
+        Ok(summary)
+    }
+}
+
+/// Records from `source` until the target ends or `stop` is set.
+pub fn record(
+    source: &Source,
+    options: &Options,
+    stop: &AtomicBool,
+) -> Result<Summary, RecordError> {
+    match source {
+        Source::Gdb { address, exe } => record_gdb(address, exe, options, stop),
+        Source::Tcp { address } => {
+            let endian = endian_of(options)?;
+            let mut stream = connect(address)?;
+            stream
+                .set_read_timeout(Some(Duration::from_millis(200)))
+                .map_err(|e| connect_error(address, e))?;
+            let mut sink = Sink::new(options, endian)?;
+            let ended_by = read_bytes(&mut stream, &mut sink, stop, None, |e| {
+                RecordError::Connect {
+                    address: address.clone(),
+                    message: format!("read failed: {e}"),
+                }
+            })?;
+            sink.finish(ended_by, 0)
+        }
+        Source::Serial { path, follow } => {
+            let endian = endian_of(options)?;
+            let mut file = File::open(path).map_err(|e| RecordError::File {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+            let mut sink = Sink::new(options, endian)?;
+            // A regular file ends at its end, unless followed as it grows.
+            let idle = (regular && *follow).then_some(options.poll_interval);
+            let ended_by = read_bytes(&mut file, &mut sink, stop, idle, |e| RecordError::File {
+                path: path.clone(),
+                message: format!("read failed: {e}"),
+            })?;
+            sink.finish(ended_by, 0)
+        }
+    }
+}
+
+fn endian_of(options: &Options) -> Result<Endian, RecordError> {
+    match &options.exe {
+        Some(exe) => Ok(elf_facts(exe)?.0),
+        None => Ok(Endian::Little),
+    }
+}
+
+fn connect_error(address: &str, e: io::Error) -> RecordError {
+    RecordError::Connect {
+        address: address.to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn connect(address: &str) -> Result<TcpStream, RecordError> {
+    let addrs: Vec<_> = address
+        .to_socket_addrs()
+        .map_err(|e| RecordError::Connect {
+            address: address.to_string(),
+            message: format!("not a HOST:PORT address: {e}"),
+        })?
+        .collect();
+    // A server started just before (qemu -gdb, an RTT server) may not listen yet: a few tries.
+    let mut last = None;
+    for attempt in 0..50 {
+        for a in &addrs {
+            match TcpStream::connect_timeout(a, Duration::from_secs(5)) {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    return Ok(s);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        if attempt < 49 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Err(RecordError::Connect {
+        address: address.to_string(),
+        message: format!(
+            "cannot connect: {} (is the GDB or RTT server running there?)",
+            last.map_or("no address".to_string(), |e| e.to_string())
+        ),
+    })
+}
+
+/// Bytes from `input` into `sink` until its end, the stream's END record, or `stop`.
+/// `idle`: at the end of the input, wait this long and read again (a file that grows).
+fn read_bytes(
+    input: &mut dyn Read,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+    idle: Option<Duration>,
+    error: impl Fn(io::Error) -> RecordError,
+) -> Result<&'static str, RecordError> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok("interrupted");
+        }
+        match input.read(&mut buf) {
+            Ok(0) => match idle {
+                Some(wait) if !sink.ended => std::thread::sleep(wait),
+                _ => {
+                    return Ok(if sink.ended {
+                        "end of stream"
+                    } else {
+                        "end of input"
+                    })
+                }
+            },
+            Ok(n) => {
+                sink.push(&buf[..n])?;
+                if sink.ended {
+                    return Ok("end of stream");
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(error(e)),
+        }
+    }
+}
+
+/// A client of the GDB remote serial protocol: just what reading and writing memory of an
+/// all-stop target takes.
+struct Gdb {
+    stream: TcpStream,
+    address: String,
+    /// Largest packet the stub takes (qSupported's PacketSize).
+    packet_size: usize,
+    pending: Vec<u8>,
+}
+
+/// How a halt ended.
+enum Stopped {
+    Halted,
+    Exited(String),
+}
+
+impl Gdb {
+    fn error(&self, message: String) -> RecordError {
+        RecordError::Gdb {
+            address: self.address.clone(),
+            message,
+        }
+    }
+
+    fn send(&mut self, payload: &str) -> Result<(), RecordError> {
+        let sum = payload.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+        let packet = format!("${payload}#{sum:02x}");
+        if std::env::var_os("HOOKPROF_GDB_DEBUG").is_some() {
+            eprintln!("-> {}", short(payload));
+        }
+        self.stream
+            .write_all(packet.as_bytes())
+            .map_err(|e| self.error(format!("cannot send `{}`: {e}", short(payload))))
+    }
+
+    fn byte(&mut self) -> io::Result<u8> {
+        if self.pending.is_empty() {
+            let mut buf = [0u8; 4096];
+            let n = loop {
+                // Ctrl-C interrupts a read (no SA_RESTART): the loop sees the flag after the
+                // exchange in progress, which goes on.
+                match self.stream.read(&mut buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => break other?,
+                }
+            };
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            self.pending.extend_from_slice(&buf[..n]);
+        }
+        Ok(self.pending.remove(0))
+    }
+
+    /// The next packet's payload (acknowledged), `Err(UnexpectedEof)` if the stub closed the
+    /// connection.
+    fn packet(&mut self) -> io::Result<Vec<u8>> {
+        loop {
+            if self.byte()? == b'$' {
+                break;
+            }
+        }
+        let mut payload = Vec::new();
+        loop {
+            let b = self.byte()?;
+            if b == b'#' {
+                break;
+            }
+            if b == b'*' {
+                // Run-length encoding: the previous byte repeated (n - 29) more times.
+                let n = self.byte()?;
+                let last = *payload.last().unwrap_or(&b'0');
+                payload.extend(std::iter::repeat_n(last, usize::from(n.saturating_sub(29))));
+                continue;
+            }
+            payload.push(b);
+        }
+        self.byte()?;
+        self.byte()?;
+        self.stream.write_all(b"+")?;
+        if std::env::var_os("HOOKPROF_GDB_DEBUG").is_some() {
+            eprintln!(
+                "<- {}",
+                String::from_utf8_lossy(&payload[..payload.len().min(40)])
+            );
+        }
+        Ok(payload)
+    }
+
+    /// Sends a packet and returns the reply; `what` names it in errors.
+    fn request(&mut self, payload: &str, what: &str) -> Result<Vec<u8>, RecordError> {
+        self.send(payload)?;
+        loop {
+            let reply = self
+                .packet()
+                .map_err(|e| self.error(format!("{what}: no reply: {e}")))?;
+            // Console output while waiting: not the reply.
+            if reply.first() == Some(&b'O')
+                && reply != b"OK"
+                && reply[1..].iter().all(u8::is_ascii_hexdigit)
+                && payload != "?"
+            {
+                continue;
+            }
+            return Ok(reply);
+        }
+    }
+
+    fn read_memory(&mut self, address: u64, len: usize) -> Result<Vec<u8>, RecordError> {
+        let max = ((self.packet_size.saturating_sub(16)) / 2).clamp(64, 16384);
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            let at = address + out.len() as u64;
+            let n = (len - out.len()).min(max);
+            let reply = self.request(&format!("m{at:x},{n:x}"), "memory read")?;
+            // An error is `Exx`; data is two hex digits a byte (which may begin with `E` too),
+            // all of them: a short reply is an error as well.
+            if reply.len() != 2 * n {
+                return Err(self.error(format!(
+                    "cannot read {n} bytes at {at:#x}: the stub answered `{}`",
+                    String::from_utf8_lossy(&reply)
+                )));
+            }
+            for pair in reply.chunks(2) {
+                let hex = std::str::from_utf8(pair).unwrap_or("zz");
+                let byte = u8::from_str_radix(hex, 16).map_err(|_| {
+                    self.error(format!("memory read at {at:#x}: `{hex}` is not hex"))
+                })?;
+                out.push(byte);
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_memory(&mut self, address: u64, bytes: &[u8]) -> Result<(), RecordError> {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let reply = self.request(
+            &format!("M{address:x},{:x}:{hex}", bytes.len()),
+            "memory write",
+        )?;
+        if reply != b"OK" {
+            return Err(self.error(format!(
+                "cannot write {} bytes at {address:#x}: the stub answered `{}`",
+                bytes.len(),
+                String::from_utf8_lossy(&reply)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Halts the running target (^C) and waits for its stop reply. A target that stopped on
+    /// its own meanwhile (a breakpoint, a fault, its exit) has sent its stop reply already,
+    /// and a stub may ignore a ^C then: that reply is taken instead.
+    fn halt(&mut self) -> Result<Stopped, RecordError> {
+        if self.pending.is_empty() {
+            let mut buf = [0u8; 4096];
+            let _ = self.stream.set_nonblocking(true);
+            if let Ok(n) = self.stream.read(&mut buf) {
+                if n == 0 {
+                    let _ = self.stream.set_nonblocking(false);
+                    return Ok(Stopped::Exited("connection closed".into()));
+                }
+                self.pending.extend_from_slice(&buf[..n]);
+            }
+            let _ = self.stream.set_nonblocking(false);
+        }
+        if self.pending.contains(&b'$') {
+            return self.wait_stop();
+        }
+        if let Err(e) = self.stream.write_all(&[3]) {
+            return Ok(Stopped::Exited(format!("connection closed ({e})")));
+        }
+        self.wait_stop()
+    }
+
+    fn wait_stop(&mut self) -> Result<Stopped, RecordError> {
+        loop {
+            match self.packet() {
+                Ok(reply) => match reply.first() {
+                    Some(b'T') | Some(b'S') => return Ok(Stopped::Halted),
+                    Some(b'W') | Some(b'X') => {
+                        return Ok(Stopped::Exited(format!(
+                            "target exited ({})",
+                            String::from_utf8_lossy(&reply)
+                        )))
+                    }
+                    _ => continue, // console output ('O'), or a late reply
+                },
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::UnexpectedEof
+                            | io::ErrorKind::ConnectionReset
+                            | io::ErrorKind::ConnectionAborted
+                            | io::ErrorKind::BrokenPipe
+                    ) =>
+                {
+                    return Ok(Stopped::Exited("connection closed".into()))
+                }
+                Err(e) => return Err(self.error(format!("waiting for the target to stop: {e}"))),
+            }
+        }
+    }
+}
+
+fn short(payload: &str) -> &str {
+    &payload[..payload.len().min(24)]
+}
+
+/// The up-buffer 0 of the control block: where its fields are, and the ring.
+struct UpBuffer {
+    wr_off: u64,
+    buffer: u64,
+    size: u32,
+}
+
+fn record_gdb(
+    address: &str,
+    exe: &Path,
+    options: &Options,
+    stop: &AtomicBool,
+) -> Result<Summary, RecordError> {
+    let (endian, pointer, cb) = elf_facts(exe)?;
+    let cb = cb.ok_or_else(|| RecordError::File {
+        path: exe.to_path_buf(),
+        message:
+            "no symbol _SEGGER_RTT: the firmware does not stream (HOOKCC_TRACE_STREAM_BUFFER, \
+                  make HOOKS=stream)"
+                .into(),
+    })?;
+    let stream = connect(address)?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .map_err(|e| connect_error(address, e))?;
+    let mut gdb = Gdb {
+        stream,
+        address: address.to_string(),
+        packet_size: 400,
+        pending: Vec::new(),
+    };
+    let features = gdb.request("qSupported:swbreak+;hwbreak+", "qSupported")?;
+    for f in String::from_utf8_lossy(&features).split(';') {
+        if let Some(size) = f.strip_prefix("PacketSize=") {
+            gdb.packet_size = usize::from_str_radix(size, 16).unwrap_or(400);
+        }
+    }
+    // A stub reports its state on `?`; a target that is running is halted by the connection
+    // (qemu, OpenOCD, J-Link and pyOCD halt it).
+    let state = gdb.request("?", "the target's state")?;
+    if matches!(state.first(), Some(b'W') | Some(b'X')) {
+        return Err(gdb.error("the target has exited already".into()));
+    }
+    let result = poll_gdb(&mut gdb, cb, endian, pointer, exe, options, stop);
+    if result.is_err() {
+        // Leave the target running, whatever went wrong.
+        let _ = gdb.send("D");
+    }
+    result
+}
+
+fn poll_gdb(
+    gdb: &mut Gdb,
+    cb: u64,
+    endian: Endian,
+    pointer: u8,
+    exe: &Path,
+    options: &Options,
+    stop: &AtomicBool,
+) -> Result<Summary, RecordError> {
+    let word = |b: &[u8]| -> u64 {
+        let mut v = 0u64;
+        for (i, &x) in b.iter().enumerate() {
+            v |= u64::from(x)
+                << (8 * match endian {
+                    Endian::Little => i,
+                    Endian::Big => b.len() - 1 - i,
+                });
+        }
+        v
+    };
+    let p = usize::from(pointer);
+    // The control block is initialized data: a target halted at reset (qemu -S) has not
+    // copied it to RAM yet. Let it run until it is there (10 s at most).
+    let waited = Instant::now();
+    let head = loop {
+        let head = gdb.read_memory(cb, 24 + 2 * p + 16)?;
+        // The id first, then the up-buffer's pointer and size (crt0 copies in order).
+        let ready = head.starts_with(b"SEGGER RTT\0")
+            && word(&head[24 + 2 * p..28 + 2 * p]) != 0
+            && word(&head[24 + p..24 + 2 * p]) != 0;
+        if ready || waited.elapsed() > Duration::from_secs(10) {
+            break head;
+        }
+        gdb.send("c")?;
+        std::thread::sleep(Duration::from_millis(1));
+        if let Stopped::Exited(how) = gdb.halt()? {
+            return Err(gdb.error(format!("{how} before its RTT control block was set up")));
+        }
+    };
+    if !head.starts_with(b"SEGGER RTT\0") {
+        return Err(gdb.error(format!(
+            "no RTT control block at _SEGGER_RTT ({cb:#x}): its id reads `{}` (the firmware \
+             there is not {})",
+            String::from_utf8_lossy(&head[..16]).trim_end_matches('\0'),
+            exe.display()
+        )));
+    }
+    let max_up = word(&head[16..20]);
+    let up_at = 24 + p; // sName skipped
+    let up = UpBuffer {
+        buffer: word(&head[up_at..up_at + p]),
+        size: word(&head[up_at + p..up_at + p + 4]) as u32,
+        wr_off: cb + (24 + 2 * p + 4) as u64,
+    };
+    if max_up < 1 || up.size < 2 {
+        return Err(gdb.error(format!(
+            "the RTT control block at {cb:#x} has {max_up} up-buffers, the first of {} bytes",
+            up.size
+        )));
+    }
+    let mut sink = Sink::new(options, endian)?;
+    let mut polls = 0u64;
+    let to_bytes = |v: u32| match endian {
+        Endian::Little => v.to_le_bytes(),
+        Endian::Big => v.to_be_bytes(),
+    };
+    let ended_by;
+    let mut high_water = 0u32;
+    loop {
+        // Halted: read what the target wrote, free it, let it run.
+        polls += 1;
+        let offs = gdb.read_memory(up.wr_off, 8)?;
+        let (wr, rd) = (word(&offs[0..4]) as u32, word(&offs[4..8]) as u32);
+        if wr >= up.size || rd >= up.size {
+            return Err(gdb.error(format!(
+                "the up-buffer's offsets are out of its {} bytes: WrOff {wr}, RdOff {rd} (at {:#x})",
+                up.size, up.wr_off
+            )));
+        }
+        let fill = if wr >= rd { wr - rd } else { up.size - rd + wr };
+        high_water = high_water.max(fill);
+        if wr != rd {
+            let mut data = if wr > rd {
+                gdb.read_memory(up.buffer + u64::from(rd), (wr - rd) as usize)?
+            } else {
+                gdb.read_memory(up.buffer + u64::from(rd), (up.size - rd) as usize)?
+            };
+            if wr < rd && wr > 0 {
+                data.extend(gdb.read_memory(up.buffer, wr as usize)?);
+            }
+            gdb.write_memory(up.wr_off + 4, &to_bytes(wr))?;
+            sink.push(&data)?;
+        }
+        if stop.load(Ordering::Relaxed) {
+            // Ctrl-C: the target goes on without us.
+            let _ = gdb.send("D");
+            let _ = gdb.packet();
+            ended_by = "interrupted".to_string();
+            break;
+        }
+        gdb.send("c")?;
+        let deadline = Instant::now() + options.poll_interval;
+        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20)),
+            );
+        }
+        match gdb.halt()? {
+            Stopped::Halted => {}
+            Stopped::Exited(how) => {
+                ended_by = how;
+                break;
+            }
+        }
+    }
+    let mut summary = sink.finish(&ended_by, polls)?;
+    summary.high_water = Some((high_water, up.size));
+    Ok(summary)
+}

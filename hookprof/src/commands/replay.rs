@@ -1,0 +1,25 @@
+//! `hookprof replay`: the call tree.
+
+use std::io;
+use std::path::Path;
+
+use crate::analysis::view;
+use crate::commands::view_options::{write_error, ViewOptions};
+use crate::input::error::Error;
+use crate::output::report;
+
+/// Writes the call tree of `trace_path` (`hookprof replay`, [`report::calltree`]) to `out`
+/// as it is replayed. Returns the warnings to show.
+pub fn calltree_file(
+    trace_path: &Path,
+    options: &ViewOptions,
+    out: &mut dyn io::Write,
+) -> Result<Vec<String>, Error> {
+    let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
+    prepared.needs_records()?;
+    prepared.progress = options.progress.clone();
+    let tree = report::calltree::CallTree::start(out, &prepared.info).map_err(write_error)?;
+    let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
+    tree.finish(&names).map_err(write_error)?;
+    Ok(warnings)
+}

@@ -1,0 +1,302 @@
+//! `hookprof flame`: folded stacks (Brendan Gregg's format: `main;a;b 1234` per line, the
+//! count being the stack's own time) and SVG flame graphs drawn by the `inferno` crate.
+//!
+//! The count of a stack is the exclusive time of its last function while called from
+//! exactly that stack, in nanoseconds (ticks without a clock rate), summed over the whole
+//! trace (all threads, or per thread with a `thread N` frame at the bottom). This needs the
+//! whole profile: memory grows with the number of distinct stacks, not with the records.
+//!
+//! A folded line repeats its whole stack, so a stack N frames deep costs N² bytes of lines
+//! (a 30 000-deep recursion gave 1.77 GB, a 1 M-deep one filled the disk and the SVG took
+//! 24 GB of memory). Stacks are therefore cut at [`MAX_STACK_FRAMES`]: every frame deeper
+//! than that is counted in one marker frame, [`deeper_label`], on top of the frames above
+//! it, so the counts still add up to every function's exclusive time while the output
+//! grows at most linearly with the number of calls (docs/views.md).
+
+use std::io::{self, Write};
+
+use crate::analysis::ids::HashMap;
+use crate::analysis::replay::Aggregate;
+use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+
+/// No node: the parent of a stack's outermost frame (without per-thread roots).
+const ROOT: u32 = u32::MAX;
+
+/// Distinct call stacks with their exclusive ticks.
+pub struct FoldedStacks {
+    /// (parent node or [`ROOT`], function; or for a thread root, `ROOT` and `u32::MAX - 1 -
+    /// index`) → node.
+    nodes: HashMap<(u32, u32), u32>,
+    /// Per node: parent, function (or thread root marker) and exclusive ticks.
+    parents: Vec<u32>,
+    functions: Vec<u32>,
+    ticks: Vec<u64>,
+    /// Per node: the (function, node) of the child looked up last, which a loop calling
+    /// the same function asks for again; saves the hash look-up most of the time.
+    last_child: Vec<(u32, u32)>,
+    /// With per-thread roots: thread labels by TID, and the root node of each.
+    per_thread: Option<ThreadRoots>,
+}
+
+/// (TID, label) of each thread, and TID → its root node.
+type ThreadRoots = (Vec<(u64, u64)>, HashMap<u64, u32>);
+
+/// A node that stands for a thread, not a function: `THREAD_ROOT - label index`.
+const THREAD_ROOT: u32 = u32::MAX - 1;
+
+/// The deepest stack written in full; deeper frames are counted in one marker frame.
+pub const MAX_STACK_FRAMES: usize = 512;
+
+/// The function number of the marker frame that stands for the frames deeper than
+/// [`MAX_STACK_FRAMES`] (above every function number, below every thread marker).
+const DEEPER: u32 = u32::MAX / 2 + 1;
+
+/// The name of the marker frame.
+pub fn deeper_label() -> String {
+    format!("[deeper than {MAX_STACK_FRAMES} frames]")
+}
+
+impl FoldedStacks {
+    /// `per_thread`: put every stack under a `thread N` frame of its thread.
+    pub fn new(info: &TraceInfo, per_thread: bool) -> Self {
+        FoldedStacks {
+            nodes: HashMap::default(),
+            parents: Vec::new(),
+            functions: Vec::new(),
+            ticks: Vec::new(),
+            last_child: Vec::new(),
+            per_thread: per_thread.then(|| {
+                (
+                    info.threads.iter().map(|t| (t.tid, t.label())).collect(),
+                    HashMap::default(),
+                )
+            }),
+        }
+    }
+
+    #[inline]
+    fn node(&mut self, parent: u32, function: u32) -> u32 {
+        if let Some(&(f, node)) = self.last_child.get(parent as usize) {
+            if f == function {
+                return node;
+            }
+        }
+        self.node_slow(parent, function)
+    }
+
+    fn node_slow(&mut self, parent: u32, function: u32) -> u32 {
+        let next = self.parents.len() as u32;
+        let node = *self.nodes.entry((parent, function)).or_insert(next);
+        if node == next {
+            self.parents.push(parent);
+            self.functions.push(function);
+            self.ticks.push(0);
+            self.last_child.push((u32::MAX, 0));
+        }
+        if let Some(last) = self.last_child.get_mut(parent as usize) {
+            *last = (function, node);
+        }
+        node
+    }
+
+    fn thread_root(&mut self, tid: u64) -> u32 {
+        let Some((labels, roots)) = &mut self.per_thread else {
+            return ROOT;
+        };
+        if let Some(&root) = roots.get(&tid) {
+            return root;
+        }
+        let index = labels
+            .iter()
+            .position(|&(t, _)| t == tid)
+            .unwrap_or_else(|| {
+                labels.push((tid, tid));
+                labels.len() - 1
+            });
+        let marker = THREAD_ROOT - index as u32;
+        let root = self.node(ROOT, marker);
+        if let Some((_, roots)) = &mut self.per_thread {
+            roots.insert(tid, root);
+        }
+        root
+    }
+
+    /// Writes the folded lines, `frame;frame;… count`, depth first with the callees of
+    /// each frame (and the outermost frames) in name order, which is the lines' sorted order
+    /// whenever no name holds a character below `;` other than a space. Streams: no line is
+    /// kept once written.
+    pub fn write_folded(
+        &self,
+        names: &Names,
+        clock: &TimeBase,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        // One label per function and per thread root, not per node (stacks far outnumber
+        // functions).
+        let function_labels: Vec<String> = (0..names.names.len() as u32)
+            .map(|f| self.label(f, names))
+            .collect();
+        let thread_labels: Vec<String> = match &self.per_thread {
+            Some((labels, _)) => labels.iter().map(|(_, l)| format!("thread {l}")).collect(),
+            None => Vec::new(),
+        };
+        let deeper = deeper_label();
+        let label = |node: u32| -> &str {
+            let f = self.functions[node as usize];
+            if f == DEEPER {
+                &deeper
+            } else if f > DEEPER {
+                &thread_labels[(THREAD_ROOT - f) as usize]
+            } else {
+                &function_labels[f as usize]
+            }
+        };
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); self.parents.len()];
+        let mut roots = Vec::new();
+        for (node, &parent) in self.parents.iter().enumerate() {
+            match parent {
+                ROOT => roots.push(node as u32),
+                p => children[p as usize].push(node as u32),
+            }
+        }
+        let by_label = |a: &u32, b: &u32| label(*a).cmp(label(*b));
+        roots.sort_by(by_label);
+        for list in &mut children {
+            list.sort_by(by_label);
+        }
+        // Depth first: the path of the node on top, and where each level's iteration is.
+        let mut path = String::new();
+        let mut stack: Vec<(usize, std::slice::Iter<'_, u32>)> = vec![(0, roots.iter())];
+        while let Some((_, iter)) = stack.last_mut() {
+            let Some(&node) = iter.next() else {
+                let (len, _) = stack.pop().expect("not empty");
+                path.truncate(len);
+                continue;
+            };
+            let len = path.len();
+            if len > 0 {
+                path.push(';');
+            }
+            path.push_str(label(node));
+            let count = clock.duration(self.ticks[node as usize]);
+            if count != 0 {
+                writeln!(out, "{path} {count}")?;
+            }
+            let level_start = len;
+            stack.push((level_start, children[node as usize].iter()));
+        }
+        Ok(())
+    }
+
+    fn label(&self, function: u32, names: &Names) -> String {
+        if let Some((labels, _)) = &self.per_thread {
+            // Function numbers are small; thread markers count down from THREAD_ROOT.
+            if function > u32::MAX / 2 {
+                let index = (THREAD_ROOT - function) as usize;
+                if let Some((_, label)) = labels.get(index) {
+                    return format!("thread {label}");
+                }
+            }
+        }
+        // `;` separates frames and the last space the count: keep both out of names
+        // (C++ names have spaces, which the format allows before the count's).
+        names.name(function).replace(';', ":").replace('\n', " ")
+    }
+
+    /// Draws the flame graph (an icicle graph, root at the top, if `inverted`).
+    pub fn write_svg(
+        &self,
+        names: &Names,
+        clock: &TimeBase,
+        title: &str,
+        inverted: bool,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut folded = Vec::new();
+        self.write_folded(names, clock, &mut folded)?;
+        let folded = String::from_utf8(folded).map_err(io::Error::other)?;
+        let lines: Vec<&str> = folded.lines().collect();
+        draw_svg(&lines, clock.unit(), title, inverted, out)
+    }
+}
+
+/// Draws folded lines (`frame;frame;… count`, counts in `unit`) as a flame graph (an icicle
+/// graph if `inverted`).
+pub fn draw_svg(
+    lines: &[&str],
+    unit: &str,
+    title: &str,
+    inverted: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_string();
+    options.count_name = unit.to_string();
+    if inverted {
+        options.direction = inferno::flamegraph::Direction::Inverted;
+    }
+    if lines.is_empty() {
+        // inferno refuses an empty profile; say so in a valid SVG instead.
+        options.subtitle = Some("no calls (everything was filtered out)".to_string());
+        return inferno::flamegraph::from_lines(&mut options, ["none 0"].iter().copied(), out)
+            .map_err(io::Error::other);
+    }
+    inferno::flamegraph::from_lines(&mut options, lines.iter().copied(), out)
+        .map_err(io::Error::other)
+}
+
+impl View for FoldedStacks {
+    #[inline]
+    fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
+        let len = stack.len();
+        if len > MAX_STACK_FRAMES {
+            // The first frame too deep opens the marker; the deeper ones are counted in it.
+            let parent = stack[len - 2].user;
+            stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
+                self.node(parent, DEEPER)
+            } else {
+                parent
+            };
+            return;
+        }
+        let parent = if len >= 2 {
+            stack[len - 2].user
+        } else {
+            self.thread_root(tid)
+        };
+        let node = self.node(parent, stack[len - 1].function);
+        stack[len - 1].user = node;
+    }
+
+    /// The path's frames came through [`View::enter`] (their nodes are in `user`), except
+    /// with filters: then the path from its root.
+    fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
+        let Some(last) = stack.last() else { return };
+        // A frame that did not come through `enter` has `user` u32::MAX (`Viewer`).
+        let node = if last.user != u32::MAX {
+            last.user
+        } else {
+            let mut node = self.thread_root(tid);
+            for (depth, frame) in stack.iter().enumerate() {
+                if depth == MAX_STACK_FRAMES {
+                    node = self.node(node, DEEPER);
+                    break;
+                }
+                node = self.node(node, frame.function);
+            }
+            node
+        };
+        let ticks = &mut self.ticks[node as usize];
+        *ticks = ticks.saturating_add(calls.exclusive);
+    }
+
+    #[inline]
+    fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
+        let Some(frame) = stack.last() else { return };
+        let exclusive = time
+            .saturating_sub(frame.entry_time)
+            .saturating_sub(frame.child_ticks);
+        let ticks = &mut self.ticks[frame.user as usize];
+        *ticks = ticks.saturating_add(exclusive);
+    }
+}

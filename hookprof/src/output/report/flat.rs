@@ -1,0 +1,670 @@
+//! The flat profile: one row per function (or per thread and function), rendered by one
+//! [`ReportFormat`] per output format (text, csv, json: [`super`] picks it).
+
+use std::fmt;
+use std::io;
+use std::str::FromStr;
+
+use std::collections::HashMap;
+
+use crate::analysis::model::{FunctionStats, Profile};
+use crate::input::symbols::{function_labels, hex_name, Resolve};
+
+/// The unit of the time columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Ticks converted with this many ticks per second.
+    Nanoseconds { ticks_per_second: u64 },
+    /// The trace does not say how fast its clock ticks: raw ticks.
+    Ticks,
+}
+
+impl Unit {
+    /// Column name suffix: `ns` or `ticks`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds { .. } => "ns",
+            Unit::Ticks => "ticks",
+        }
+    }
+
+    /// Converts a tick count, rounding to the nearest nanosecond.
+    pub fn convert(self, ticks: u64) -> u64 {
+        match self {
+            Unit::Ticks => ticks,
+            Unit::Nanoseconds { ticks_per_second } => {
+                let tps = u128::from(ticks_per_second.max(1));
+                let ns = (u128::from(ticks) * 1_000_000_000 + tps / 2) / tps;
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+        }
+    }
+}
+
+/// Trace-wide numbers shown with every report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub complete: bool,
+    pub unit: Unit,
+    pub threads: usize,
+    pub records: u64,
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    /// Frames closed where a `longjmp` landed (resync records, format version 3).
+    pub closed_by_longjmp: u64,
+    /// HOOKCC_MODE=ring: windows of the threads' rings, records dropped before them, exits of
+    /// frames entered before them, frames closed at a gap between two.
+    pub ring: Option<(u64, u64, u64, u64)>,
+    /// HOOKCC_MIN_DURATION: calls left out of the trace's records (the report has them, from
+    /// the trees), and the threshold in `unit`.
+    pub folded: Option<(u64, u64)>,
+    /// A stream's losses (`hookprof record`): the places records were dropped, frames closed
+    /// there, exits of frames entered before them (not counted).
+    pub stream_loss: Option<(u64, u64, u64)>,
+    /// Distinct function addresses no symbol was found for (shown as `0x…`).
+    pub unknown_addresses: u64,
+    /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
+    /// `None` if times are raw (no OVERHEAD chunk, or `--no-compensation`).
+    pub compensation: Option<(u64, u64)>,
+    /// Sum of the exclusive column, in `unit`.
+    pub total_exclusive: u64,
+    /// The trace has the threads' context switches (SWITCH chunks): the switches, and the
+    /// switch records the kernel dropped. Rows then have [`Row::offcpu`].
+    pub switches: Option<(u64, u64)>,
+    /// One entry per thread, in report order.
+    pub thread_list: Vec<ThreadLine>,
+}
+
+/// Per-thread numbers for the JSON report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadLine {
+    /// The THREAD chunk's sequence number if present, else the TID (see [`Row::thread`]).
+    pub thread: u64,
+    pub tid: u64,
+    pub name: Option<String>,
+    pub records: u64,
+    pub lost: u64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+}
+
+/// One line of the flat profile. Times are in the summary's unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// With `--per-thread`: the thread's sequence number from its THREAD chunk (1 = first
+    /// thread), or its Linux TID when the trace has no THREAD chunk for it.
+    pub thread: Option<u64>,
+    pub function: String,
+    pub address: u64,
+    pub calls: u64,
+    pub inclusive: u64,
+    pub exclusive: u64,
+    pub min: u64,
+    pub max: u64,
+    /// Average inclusive time per call.
+    pub avg: u64,
+    /// Share of the report's total exclusive time, in percent.
+    pub percent: f64,
+    pub unmatched_entries: u64,
+    pub unmatched_exits: u64,
+    pub closed_at_end: u64,
+    /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
+    /// a single call (within 1 %, from a histogram).
+    pub percentiles: Option<[u64; 3]>,
+    /// With `--callers`: who called the function and how often, most calls first;
+    /// `<spontaneous>` for calls at the bottom of a thread's stack.
+    pub callers: Option<Vec<(String, u64)>>,
+    /// When the trace has context switches ([`Summary::switches`]): how much of the
+    /// inclusive and the exclusive time the thread was off the CPU.
+    pub offcpu: Option<OffCpu>,
+    exclusive_ticks: u64,
+}
+
+/// Of a row's times, the part its thread spent switched out (blocked or preempted), in the
+/// summary's unit. On-CPU time is the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OffCpu {
+    pub inclusive: u64,
+    pub exclusive: u64,
+}
+
+impl Row {
+    /// The on-CPU and off-CPU columns, in their order: `inclusive_oncpu`, `inclusive_offcpu`,
+    /// `exclusive_oncpu`, `exclusive_offcpu`; `None` without context switches.
+    pub fn cpu_columns(&self) -> Option<[u64; 4]> {
+        self.offcpu.map(|o| {
+            [
+                self.inclusive.saturating_sub(o.inclusive),
+                o.inclusive,
+                self.exclusive.saturating_sub(o.exclusive),
+                o.exclusive,
+            ]
+        })
+    }
+}
+
+/// Names of the on-CPU and off-CPU columns ([`Row::cpu_columns`]) for a unit's suffix
+/// ([`Unit::suffix`]).
+pub fn cpu_columns(u: &str) -> [String; 4] {
+    [
+        "inclusive_oncpu",
+        "inclusive_offcpu",
+        "exclusive_oncpu",
+        "exclusive_offcpu",
+    ]
+    .map(|c| format!("{c}_{u}"))
+}
+
+/// The order of the rows (`hookprof report --sort`), largest first except by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Exclusive,
+    Inclusive,
+    Calls,
+    Avg,
+    Max,
+    Name,
+}
+
+/// A flat profile ready to be rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatReport {
+    pub summary: Summary,
+    pub per_thread: bool,
+    /// Sorted by exclusive time descending, ties by function name then address; with
+    /// `per_thread`, grouped by thread first (threads in sequence order).
+    pub rows: Vec<Row>,
+}
+
+impl FlatReport {
+    /// Builds the flat profile of `profile`, naming addresses with `names`.
+    pub fn build(profile: &Profile, names: &mut dyn Resolve, per_thread: bool) -> FlatReport {
+        let s = &profile.summary;
+        let unit = match s.ticks_per_second() {
+            Some(ticks_per_second) => Unit::Nanoseconds { ticks_per_second },
+            None => Unit::Ticks,
+        };
+        // Same-named functions (static ones of different files) told apart.
+        let (named, unknown) = function_labels(profile.addresses(), names);
+        let mut rows = Vec::new();
+        let mut push_rows = |functions: &crate::analysis::ids::HashMap<u64, FunctionStats>,
+                             thread: Option<u64>,
+                             group: usize| {
+            for (&address, stats) in functions {
+                if stats.calls == 0 {
+                    // Only unmatched exits: counted in the summary, no time to show.
+                    continue;
+                }
+                let function = named
+                    .get(&address)
+                    .cloned()
+                    .unwrap_or_else(|| hex_name(address));
+                let mut r = row(unit, thread, function, address, stats);
+                if s.has_switches {
+                    r.offcpu = Some(OffCpu {
+                        inclusive: unit.convert(stats.inclusive_offcpu_ticks),
+                        exclusive: unit.convert(stats.exclusive_offcpu_ticks),
+                    });
+                }
+                rows.push((group, r));
+            }
+        };
+        if per_thread {
+            for (group, (thread, summary)) in profile.threads.iter().zip(&s.threads).enumerate() {
+                push_rows(&thread.table.functions, Some(summary.label()), group);
+            }
+        } else {
+            push_rows(&profile.merged_functions(), None, 0);
+        }
+        rows.sort_by(|(ga, a), (gb, b)| {
+            ga.cmp(gb)
+                .then(b.exclusive_ticks.cmp(&a.exclusive_ticks))
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        let mut rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
+        let total_ticks: u128 = rows.iter().map(|r| u128::from(r.exclusive_ticks)).sum();
+        for r in &mut rows {
+            r.percent = if total_ticks == 0 {
+                0.0
+            } else {
+                let p = r.exclusive_ticks as f64 * 100.0 / total_ticks as f64;
+                (p * 100.0).round() / 100.0
+            };
+        }
+        let total_exclusive = unit.convert(u64::try_from(total_ticks).unwrap_or(u64::MAX));
+        let thread_list = s
+            .threads
+            .iter()
+            .map(|t| ThreadLine {
+                thread: t.label(),
+                tid: t.tid,
+                name: t.name.clone(),
+                records: t.records,
+                lost: t.lost,
+                unmatched_entries: t.unmatched_entries,
+                unmatched_exits: t.unmatched_exits,
+                closed_at_end: t.closed_at_end,
+            })
+            .collect();
+        FlatReport {
+            summary: Summary {
+                complete: s.header.is_complete(),
+                unit,
+                threads: s.threads.len(),
+                records: s.records,
+                lost: s.lost(),
+                unmatched_entries: s.unmatched_entries(),
+                unmatched_exits: s.unmatched_exits(),
+                closed_at_end: s.closed_at_end(),
+                closed_by_longjmp: s.closed_by_longjmp(),
+                ring: (s.ring_windows > 0).then(|| {
+                    (
+                        s.ring_windows,
+                        s.ring_dropped,
+                        s.entered_before_window(),
+                        s.closed_at_gap(),
+                    )
+                }),
+                stream_loss: (s.lost_markers > 0)
+                    .then(|| (s.lost_markers, s.closed_at_gap(), s.entered_before_window())),
+                folded: (s.folded_calls > 0 || s.folded_min_ticks > 0)
+                    .then(|| (s.folded_calls, unit.convert(s.folded_min_ticks))),
+                unknown_addresses: unknown,
+                compensation: s
+                    .overhead
+                    .filter(|_| s.compensated)
+                    .map(|o| (unit.convert(o.self_ticks), unit.convert(o.child_ticks))),
+                total_exclusive,
+                switches: s.has_switches.then_some((s.switches, s.switches_lost)),
+                thread_list,
+            },
+            per_thread,
+            rows,
+        }
+    }
+
+    /// The flat profile of several traces together (`hookprof report A B …`, all threads of
+    /// all processes): rows of the same function name added up (calls, times, callers,
+    /// unmatched counts; shortest and longest call), the summaries' counts added. The traces
+    /// must share a unit (all with a clock rate, or none); times are in that unit already, so
+    /// traces of different clock rates add up. Not for `per_thread` or percentiles reports.
+    pub fn merge(reports: Vec<FlatReport>) -> FlatReport {
+        let mut reports = reports.into_iter();
+        let mut merged = reports.next().expect("at least one report");
+        let mut index: HashMap<String, usize> = merged
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.function.clone(), i))
+            .collect();
+        let ns_unit = |u: Unit| match u {
+            Unit::Nanoseconds { .. } => Unit::Nanoseconds {
+                ticks_per_second: 1_000_000_000,
+            },
+            Unit::Ticks => Unit::Ticks,
+        };
+        for row in &mut merged.rows {
+            row.exclusive_ticks = row.exclusive;
+        }
+        for report in reports {
+            let (s, t) = (&mut merged.summary, report.summary);
+            if s.unit != t.unit {
+                s.unit = ns_unit(s.unit);
+            }
+            s.complete &= t.complete;
+            s.threads += t.threads;
+            s.records += t.records;
+            s.lost += t.lost;
+            s.unmatched_entries += t.unmatched_entries;
+            s.unmatched_exits += t.unmatched_exits;
+            s.closed_at_end += t.closed_at_end;
+            s.closed_by_longjmp += t.closed_by_longjmp;
+            s.ring = add4(s.ring, t.ring);
+            s.stream_loss = add3(s.stream_loss, t.stream_loss);
+            s.folded = match (s.folded, t.folded) {
+                (Some(a), Some(b)) => Some((a.0 + b.0, a.1.max(b.1))),
+                (a, b) => a.or(b),
+            };
+            s.unknown_addresses += t.unknown_addresses;
+            if s.compensation != t.compensation {
+                s.compensation = None;
+            }
+            s.total_exclusive += t.total_exclusive;
+            s.switches = match (s.switches, t.switches) {
+                (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
+                (a, b) => a.or(b),
+            };
+            s.thread_list.extend(t.thread_list);
+            for mut row in report.rows {
+                row.exclusive_ticks = row.exclusive;
+                let Some(&i) = index.get(&row.function) else {
+                    index.insert(row.function.clone(), merged.rows.len());
+                    merged.rows.push(row);
+                    continue;
+                };
+                let m = &mut merged.rows[i];
+                m.min = if m.calls == 0 {
+                    row.min
+                } else {
+                    m.min.min(row.min)
+                };
+                m.max = m.max.max(row.max);
+                m.calls += row.calls;
+                m.inclusive += row.inclusive;
+                m.exclusive += row.exclusive;
+                m.exclusive_ticks += row.exclusive;
+                m.unmatched_entries += row.unmatched_entries;
+                m.unmatched_exits += row.unmatched_exits;
+                m.closed_at_end += row.closed_at_end;
+                m.percentiles = None;
+                m.offcpu = match (m.offcpu, row.offcpu) {
+                    (Some(a), Some(b)) => Some(OffCpu {
+                        inclusive: a.inclusive + b.inclusive,
+                        exclusive: a.exclusive + b.exclusive,
+                    }),
+                    (a, b) => a.or(b),
+                };
+                if let (Some(into), Some(from)) = (&mut m.callers, row.callers) {
+                    for (caller, calls) in from {
+                        match into.iter_mut().find(|(n, _)| *n == caller) {
+                            Some(entry) => entry.1 += calls,
+                            None => into.push((caller, calls)),
+                        }
+                    }
+                    into.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                }
+            }
+        }
+        let total: u128 = merged.rows.iter().map(|r| u128::from(r.exclusive)).sum();
+        for r in &mut merged.rows {
+            r.avg = r.inclusive.checked_div(r.calls).unwrap_or(0);
+            r.percent = if total == 0 {
+                0.0
+            } else {
+                ((r.exclusive as f64 * 100.0 / total as f64) * 100.0).round() / 100.0
+            };
+        }
+        merged.rows.sort_by(|a, b| {
+            b.exclusive
+                .cmp(&a.exclusive)
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        merged
+    }
+
+    /// Sorts the rows by `key` (within each thread with `per_thread`; ties by name, then
+    /// address) and keeps the first `top` (of each thread). Percentages stay shares of the
+    /// whole profile.
+    pub fn sort_and_limit(&mut self, key: SortKey, top: Option<usize>) {
+        let mut groups: Vec<Option<u64>> = Vec::new();
+        for r in &self.rows {
+            if !groups.contains(&r.thread) {
+                groups.push(r.thread);
+            }
+        }
+        let group = |r: &Row| groups.iter().position(|g| *g == r.thread).unwrap_or(0);
+        let value = |r: &Row| match key {
+            SortKey::Exclusive => r.exclusive_ticks,
+            SortKey::Inclusive => r.inclusive,
+            SortKey::Calls => r.calls,
+            SortKey::Avg => r.avg,
+            SortKey::Max => r.max,
+            SortKey::Name => 0,
+        };
+        self.rows.sort_by(|a, b| {
+            group(a)
+                .cmp(&group(b))
+                .then(value(b).cmp(&value(a)))
+                .then_with(|| a.function.cmp(&b.function))
+                .then(a.address.cmp(&b.address))
+        });
+        if let Some(top) = top {
+            let mut kept: Vec<usize> = vec![0; groups.len()];
+            self.rows.retain(|r| {
+                let g = group(r);
+                kept[g] += 1;
+                kept[g] <= top
+            });
+        }
+    }
+
+    /// Fills every row's `callers` from the arcs of `profile` (of the row's thread with
+    /// `per_thread`).
+    pub fn add_callers(&mut self, profile: &Profile, names: &mut dyn Resolve) {
+        // (thread, callee) → (caller, calls).
+        type Callers = HashMap<(Option<u64>, u64), Vec<(String, u64)>>;
+        let mut callers: Callers = HashMap::new();
+        // The rows' labels, so a caller reads as its own row does.
+        let (labels, _) = function_labels(profile.addresses(), names);
+        let name = |address: Option<u64>| match address {
+            None => "<spontaneous>".to_string(),
+            Some(a) => labels.get(&a).cloned().unwrap_or_else(|| hex_name(a)),
+        };
+        let mut add = |thread: Option<u64>,
+                       arcs: &crate::analysis::ids::HashMap<
+            crate::analysis::model::Arc,
+            crate::analysis::model::ArcStats,
+        >| {
+            for (arc, stats) in arcs {
+                let list = callers.entry((thread, arc.callee)).or_default();
+                let caller = name(arc.caller);
+                match list.iter_mut().find(|(n, _)| *n == caller) {
+                    Some(entry) => entry.1 += stats.calls,
+                    None => list.push((caller, stats.calls)),
+                }
+            }
+        };
+        if self.per_thread {
+            for (thread, summary) in profile.threads.iter().zip(&profile.summary.threads) {
+                add(Some(summary.label()), &thread.table.arcs);
+            }
+        } else {
+            add(None, &profile.merged().arcs);
+        }
+        for row in &mut self.rows {
+            let mut list = callers
+                .remove(&(row.thread, row.address))
+                .unwrap_or_default();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            row.callers = Some(list);
+        }
+    }
+
+    /// Whether the rows carry the callers.
+    pub fn has_callers(&self) -> bool {
+        self.rows.iter().any(|r| r.callers.is_some())
+    }
+
+    /// `caller×calls, …` of a row.
+    pub fn callers_text(row: &Row, separator: &str) -> String {
+        row.callers
+            .iter()
+            .flatten()
+            .map(|(name, calls)| format!("{name}×{calls}"))
+            .collect::<Vec<_>>()
+            .join(separator)
+    }
+
+    /// Whether the rows carry percentiles.
+    pub fn has_percentiles(&self) -> bool {
+        self.rows.iter().any(|r| r.percentiles.is_some())
+    }
+
+    /// The summary as one line (also the last line of the text format).
+    pub fn summary_line(&self) -> String {
+        let s = &self.summary;
+        // Shown only when a longjmp closed frames: older reports keep their exact line.
+        let longjmp = match s.closed_by_longjmp {
+            0 => String::new(),
+            n => format!(", closed by longjmp: {n}"),
+        };
+        let mut line = format!(
+            "threads: {}, records: {}, lost: {}, unmatched entries: {}, unmatched exits: {}, closed at end: {}{longjmp}, unknown addresses: {}, times in {}",
+            s.threads,
+            s.records,
+            s.lost,
+            s.unmatched_entries,
+            s.unmatched_exits,
+            s.closed_at_end,
+            s.unknown_addresses,
+            s.unit.suffix()
+        );
+        if let Some((inside, outside)) = s.compensation {
+            let unit = s.unit.suffix();
+            line.push_str(&format!(
+                ", hook time subtracted: {inside} {unit} per call and {outside} {unit} per call made inside it"
+            ));
+        }
+        if let Some((windows, dropped, before, gap)) = s.ring {
+            line.push_str(&format!(
+                ", ring: {windows} windows, {dropped} records dropped before them, {before} calls entered before them (not counted), {gap} closed at a gap"
+            ));
+        }
+        if let Some((places, closed, before)) = s.stream_loss {
+            line.push_str(&format!(
+                ", the stream lost records at {places} places ({closed} frames closed there, {before} calls entered before them not counted)"
+            ));
+        }
+        if let Some((calls, below)) = s.folded {
+            line.push_str(&format!(
+                ", {calls} calls under {below} {} left out of the trace's records \
+                 (HOOKCC_MIN_DURATION; counted here, not in a timeline)",
+                s.unit.suffix()
+            ));
+        }
+        if let Some((switches, lost)) = s.switches {
+            line.push_str(&format!(", context switches: {switches}"));
+            if lost != 0 {
+                line.push_str(&format!(
+                    " ({lost} more dropped by the kernel: off-CPU times are lower bounds)"
+                ));
+            }
+        }
+        if !s.complete {
+            line.push_str(", trace incomplete");
+        }
+        line
+    }
+}
+
+fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &FunctionStats) -> Row {
+    Row {
+        thread,
+        function,
+        address,
+        calls: s.calls,
+        inclusive: unit.convert(s.inclusive_ticks),
+        exclusive: unit.convert(s.exclusive_ticks),
+        min: unit.convert(s.min_ticks),
+        max: unit.convert(s.max_ticks),
+        avg: unit.convert(s.avg_ticks()),
+        percent: 0.0,
+        unmatched_entries: s.unmatched_entries,
+        unmatched_exits: s.unmatched_exits,
+        closed_at_end: s.closed_at_end,
+        percentiles: None,
+        callers: None,
+        offcpu: None,
+        exclusive_ticks: s.exclusive_ticks,
+    }
+}
+
+/// Names of the time columns, in CSV order, for a unit.
+pub fn time_columns(unit: Unit) -> [String; 5] {
+    let u = unit.suffix();
+    ["inclusive", "exclusive", "min", "max", "avg"].map(|c| format!("{c}_{u}"))
+}
+
+/// Renders a [`FlatReport`] in one output format.
+pub trait ReportFormat {
+    fn write(&self, report: &FlatReport, out: &mut dyn io::Write) -> io::Result<()>;
+}
+
+/// The output formats of `hookprof report`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Csv,
+    Json,
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::Text, Format::Csv, Format::Json];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Csv => "csv",
+            Format::Json => "json",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown format {s:?}: expected text, csv or json"))
+    }
+}
+
+/// Formats a percentage with two decimals.
+pub(crate) fn percent(p: f64) -> String {
+    format!("{p:.2}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_ticks_to_rounded_ns() {
+        let u = Unit::Nanoseconds {
+            ticks_per_second: 3_000_000_000,
+        };
+        assert_eq!(u.convert(3), 1);
+        assert_eq!(u.convert(4), 1);
+        assert_eq!(u.convert(5), 2);
+        assert_eq!(u.convert(u64::MAX), 6_148_914_691_236_517_205);
+        assert_eq!(Unit::Ticks.convert(7), 7);
+        assert_eq!(
+            Unit::Nanoseconds {
+                ticks_per_second: 1
+            }
+            .convert(u64::MAX),
+            u64::MAX
+        );
+    }
+}
+
+fn add3(a: Option<(u64, u64, u64)>, b: Option<(u64, u64, u64)>) -> Option<(u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn add4(
+    a: Option<(u64, u64, u64, u64)>,
+    b: Option<(u64, u64, u64, u64)>,
+) -> Option<(u64, u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)),
+        (a, b) => a.or(b),
+    }
+}

@@ -1,0 +1,406 @@
+//! hookprof's layers, checked on its own sources: every module sits on a floor,
+//! `input` (decoders) < `analysis` < `output` < `commands` (and `fuzz`, the fuzzers' entry
+//! points), and
+//!
+//! - no file imports a module on a higher floor than its own;
+//! - no two modules import each other, directly or through others (no cycle).
+//!
+//! An import is any `crate::…`, `super::…` or `self::…` path in the code (comments, literals
+//! and `#[cfg(test)]` modules left out: a unit test may build its input with anything), and in a `mod.rs` or `lib.rs` a path through one of its own child modules
+//! (`csv::write`). A path counts as an import of the deepest module it names; a file
+//! naming its own module or one of its ancestors' items through `super::` imports that
+//! ancestor. `lib.rs` (declarations only) and the binary (`main.rs`, `install_docs.rs`) are
+//! not on a floor.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The floor of a module, from its first path component; `None`: not layered.
+fn floor(module: &[String]) -> Option<(usize, &'static str)> {
+    match module.first().map(String::as_str) {
+        Some("input") => Some((0, "input")),
+        Some("analysis") => Some((1, "analysis")),
+        Some("output") => Some((2, "output")),
+        Some("commands") => Some((3, "commands")),
+        Some("fuzz") => Some((3, "fuzz")),
+        _ => None,
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `input/format.rs` → `[input, format]`; `output/report/mod.rs` → `[output, report]`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code of a file without comments, string and char literals, and `#[cfg(test)]`
+/// modules (`#[cfg(all(test, unix))]` too).
+fn code_of(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if text[i..].starts_with("//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if text[i..].starts_with("/*") {
+            i += text[i..].find("*/").map_or(text.len() - i, |n| n + 2);
+        } else if bytes[i] == b'"' {
+            // A string literal (raw strings with `#` are not used in hookprof's sources).
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if bytes[i] == b'\''
+            && i + 2 < bytes.len()
+            && (bytes[i + 2] == b'\'' || bytes[i + 1] == b'\\')
+        {
+            // A char literal ('"', '\n'); lifetimes ('a) are left alone.
+            let from = if bytes[i + 1] == b'\\' { i + 3 } else { i + 2 };
+            let close = text[from..].find('\'').map_or(text.len(), |n| from + n);
+            i = close + 1;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    // Test modules: from the attribute to the brace that closes the module.
+    let mut code = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(at) = rest.find("#[cfg(") {
+        let attribute_end = rest[at..].find(']').map_or(rest.len(), |n| at + n + 1);
+        let attribute = &rest[at..attribute_end];
+        let after = rest[attribute_end..].trim_start();
+        let is_test_module = attribute.contains("test")
+            && (after.starts_with("mod ") || after.starts_with("pub mod "))
+            && after
+                .find('{')
+                .is_some_and(|b| after.find(';').is_none_or(|s| b < s));
+        if !is_test_module {
+            code.push_str(&rest[..attribute_end]);
+            rest = &rest[attribute_end..];
+            continue;
+        }
+        code.push_str(&rest[..at]);
+        let open = attribute_end + rest[attribute_end..].find('{').unwrap();
+        let mut depth = 0;
+        let mut end = rest.len();
+        for (n, c) in rest[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + n + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    code.push_str(rest);
+    code
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn skip_space(code: &str, at: usize) -> usize {
+    let rest = &code[at..];
+    at + (rest.len() - rest.trim_start().len())
+}
+
+/// The paths of a use tree starting at `at` (just after `crate::`): `a::b`, `{a, b::{c, d}}`,
+/// `a as b`, `*`. Returns where it ends.
+fn use_tree(code: &str, at: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut at = skip_space(code, at);
+    if code[at..].starts_with('{') {
+        at += 1;
+        loop {
+            at = skip_space(code, at);
+            if code[at..].starts_with('}') {
+                return at + 1;
+            }
+            at = skip_space(code, use_tree(code, at, prefix, out));
+            if code[at..].starts_with(',') {
+                at += 1;
+            } else if code[at..].starts_with('}') {
+                return at + 1;
+            } else {
+                return at;
+            }
+        }
+    }
+    let rest = &code[at..];
+    let len = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+    let mut path = prefix.to_vec();
+    if len == 0 {
+        // `*`, or the end of the path.
+        out.push(path);
+        return at + usize::from(rest.starts_with('*'));
+    }
+    path.push(rest[..len].to_string());
+    at += len;
+    if code[at..].starts_with("::") {
+        return use_tree(code, at + 2, &path, out);
+    }
+    out.push(path);
+    let after = skip_space(code, at);
+    if code[after..].starts_with("as ") {
+        let name = skip_space(code, after + 3);
+        let rest = &code[name..];
+        return name + rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+    }
+    at
+}
+
+/// Every path a file's code names through `crate::`, `super::`, `self::` or (in a `mod.rs`
+/// or `lib.rs`) one of its child modules, as absolute paths.
+fn imports(code: &str, module: &[String], is_dir_module: bool) -> Vec<Vec<String>> {
+    // `super` of `a/b.rs` is `a`, and of `a/b/mod.rs` too; `self` is `a::b`.
+    let own_dir: Vec<String> = module.to_vec();
+    let parent: Vec<String> = module[..module.len().saturating_sub(1)].to_vec();
+    let children: BTreeSet<String> = if is_dir_module {
+        code.lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("pub ").unwrap_or(l);
+                let name = l.strip_prefix("mod ")?.strip_suffix(';')?;
+                Some(name.trim().to_string())
+            })
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < code.len() {
+        let preceded = at > 0 && {
+            let before = code[..at].chars().next_back().unwrap();
+            is_ident(before) || before == ':'
+        };
+        let rest = &code[at..];
+        let mut roots: Vec<(&str, Vec<String>)> = vec![
+            ("crate::", Vec::new()),
+            ("super::", parent.clone()),
+            ("self::", own_dir.clone()),
+        ];
+        if is_dir_module {
+            for child in &children {
+                let mut base = own_dir.clone();
+                base.push(child.clone());
+                roots.push((Box::leak(format!("{child}::").into_boxed_str()), base));
+            }
+        }
+        let hit = if preceded {
+            None
+        } else {
+            roots.into_iter().find(|(root, _)| rest.starts_with(root))
+        };
+        match hit {
+            Some((root, mut base)) => {
+                let mut start = at + root.len();
+                // `super::super::`
+                while code[start..].starts_with("super::") {
+                    base.pop();
+                    start += "super::".len();
+                }
+                if root != "crate::" && root != "super::" && root != "self::" {
+                    // A child module: `csv::write` names `csv`.
+                    let mut paths = Vec::new();
+                    use_tree(code, start, &base, &mut paths);
+                    out.extend(paths);
+                    at = start;
+                } else {
+                    at = use_tree(code, start, &base, &mut out).max(start);
+                }
+            }
+            None => at += rest.chars().next().unwrap().len_utf8(),
+        }
+    }
+    out
+}
+
+/// The deepest module of `modules` that `path` names (its prefix).
+fn target<'m>(path: &[String], modules: &'m BTreeSet<Vec<String>>) -> Option<&'m Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .find_map(|n| modules.get(&path[..n].to_vec()))
+}
+
+struct Layers {
+    /// Module → file (relative to src).
+    files: BTreeMap<Vec<String>, PathBuf>,
+    /// Module → (imported module → the first path that imports it).
+    edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>,
+}
+
+fn layers(src: &Path) -> Layers {
+    let mut paths = Vec::new();
+    rust_files(src, &mut paths);
+    paths.sort();
+    let mut files = BTreeMap::new();
+    for path in &paths {
+        let name = path.file_name().unwrap();
+        if name == "main.rs" || name == "install_docs.rs" {
+            continue;
+        }
+        files.insert(
+            module_of(src, path),
+            path.strip_prefix(src).unwrap().to_path_buf(),
+        );
+    }
+    let modules: BTreeSet<Vec<String>> = files.keys().cloned().collect();
+    let mut edges = BTreeMap::new();
+    for (module, file) in &files {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        let is_dir_module = file.ends_with("mod.rs") || file.ends_with("lib.rs");
+        let mut to: BTreeMap<Vec<String>, String> = BTreeMap::new();
+        for path in imports(&code_of(&text), module, is_dir_module) {
+            let Some(t) = target(&path, &modules) else {
+                continue;
+            };
+            // Its own items, or an ancestor's through the ancestor (`super::X` in a file
+            // whose folder's mod.rs defines X) count; naming itself does not.
+            if t == module || t.is_empty() {
+                continue;
+            }
+            to.entry(t.clone())
+                .or_insert_with(|| format!("crate::{}", path.join("::")));
+        }
+        edges.insert(module.clone(), to);
+    }
+    Layers { files, edges }
+}
+
+fn violations(layers: &Layers) -> Vec<String> {
+    let mut found = Vec::new();
+    let name = |m: &Vec<String>| layers.files[m].display().to_string();
+    for (from, to) in &layers.edges {
+        let Some((from_floor, from_name)) = floor(from) else {
+            continue;
+        };
+        for (t, path) in to {
+            if let Some((t_floor, t_name)) = floor(t) {
+                if t_floor > from_floor {
+                    found.push(format!(
+                        "src/{} (floor {from_name}) imports `{path}` of src/{} (floor {t_name}, \
+                         higher)",
+                        name(from),
+                        name(t)
+                    ));
+                }
+            }
+        }
+    }
+    // Cycles: a depth-first search; each back edge closes one.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark: BTreeMap<&Vec<String>, Mark> =
+        layers.edges.keys().map(|m| (m, Mark::New)).collect();
+    fn visit<'a>(
+        m: &'a Vec<String>,
+        layers: &'a Layers,
+        mark: &mut BTreeMap<&'a Vec<String>, Mark>,
+        stack: &mut Vec<&'a Vec<String>>,
+        found: &mut Vec<String>,
+    ) {
+        mark.insert(m, Mark::Open);
+        stack.push(m);
+        for t in layers.edges[m].keys() {
+            match mark.get(t).copied() {
+                Some(Mark::New) => visit(t, layers, mark, stack, found),
+                Some(Mark::Open) => {
+                    let at = stack.iter().position(|s| *s == t).unwrap();
+                    let mut cycle: Vec<String> = stack[at..]
+                        .iter()
+                        .zip(stack[at + 1..].iter().chain([&t]))
+                        .map(|(a, b)| {
+                            format!(
+                                "src/{} imports `{}`",
+                                layers.files[*a].display(),
+                                layers.edges[*a][*b]
+                            )
+                        })
+                        .collect();
+                    cycle.push(format!("back to src/{}", layers.files[t].display()));
+                    found.push(format!("modules import each other: {}", cycle.join(", ")));
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        mark.insert(m, Mark::Done);
+    }
+    let modules: Vec<&Vec<String>> = layers.edges.keys().collect();
+    for m in modules {
+        if mark[m] == Mark::New {
+            visit(m, layers, &mut mark, &mut Vec::new(), &mut found);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_imports_a_higher_floor_and_no_modules_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layers = layers(&src);
+    for module in layers.files.keys() {
+        let file = &layers.files[module];
+        let top = file.components().count() == 1;
+        assert!(
+            floor(module).is_some() || (top && (file.ends_with("lib.rs"))),
+            "src/{}: in no floor: put it under input/, analysis/, output/ or commands/",
+            file.display()
+        );
+    }
+    let found = violations(&layers);
+    assert!(
+        found.is_empty(),
+        "hookprof's layering is broken ({} problems; see tests/layering.rs):\n  {}",
+        found.len(),
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn lib_rs_only_declares_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let code = code_of(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    for line in code.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        assert!(
+            line.starts_with("pub mod ") || line.starts_with("mod "),
+            "src/lib.rs: `{line}`: lib.rs holds the module declarations and the crate's doc; \
+             put code in its floor's folder"
+        );
+    }
+}
