@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::input::format::{Chunk, Endian, Trace};
 use crate::analysis::model::Profile;
-use crate::output::report::{FlatReport, Format};
+use crate::input::format::{Chunk, Endian, Trace};
 use crate::input::symbols::NoSymbols;
+use crate::output::report::{FlatReport, Format};
 
 /// The targets, by name: what `fuzz/fuzz_targets/<name>.rs` and the corpus directories use.
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[

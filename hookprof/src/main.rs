@@ -10,7 +10,6 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 mod install_docs;
 
-use hookprof::output::report::Format;
 use hookprof::analysis::view::Filter;
 use hookprof::commands::callgraph::callgraph_file;
 use hookprof::commands::flame::{FlameFormat, FlameOptions};
@@ -19,6 +18,7 @@ use hookprof::commands::timeline::TimelineFormat;
 use hookprof::commands::view_options::ViewOptions;
 use hookprof::input::trace_file::TraceFile;
 use hookprof::output::file::same_file;
+use hookprof::output::report::Format;
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -1190,13 +1190,13 @@ fn ti(args: &TiArgs) -> Result<()> {
 
 fn gprof(args: &GprofArgs) -> Result<()> {
     check_output(&args.dump, Some(&args.output))?;
-    let (gmon, warnings) = hookprof::input::gprof::convert_file(&args.dump, &args.exe)?;
+    let (gmon, warnings) = hookprof::commands::gprof::convert_file(&args.dump, &args.exe)?;
     emit(&warnings, &gmon, &args.dump, Some(&args.output))
 }
 
 fn pfp(args: &PfpArgs) -> Result<()> {
     check_output(&args.dump, args.output.as_ref())?;
-    let text = hookprof::input::pfp::decode_file(&args.dump, &args.exe)?;
+    let text = hookprof::commands::pfp::decode_file(&args.dump, &args.exe)?;
     emit(&[], text.as_bytes(), &args.dump, args.output.as_ref())
 }
 
@@ -1239,7 +1239,10 @@ fn with_more(view: &ViewArgs, more: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn stream_view(
     args: &ViewArgs,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
+    write: impl FnOnce(
+        &ViewOptions,
+        &mut dyn Write,
+    ) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
     let mut options = ViewOptions::from(args);
@@ -1262,7 +1265,10 @@ fn stream_view(
 fn stream_to_output(
     args: &ViewArgs,
     options: &ViewOptions,
-    write: impl FnOnce(&ViewOptions, &mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
+    write: impl FnOnce(
+        &ViewOptions,
+        &mut dyn Write,
+    ) -> Result<Vec<String>, hookprof::input::error::Error>,
 ) -> Result<Vec<String>> {
     let options = options.clone();
     let warnings = match &args.output {
@@ -1277,11 +1283,13 @@ fn stream_to_output(
             let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
             // A view's write error is the output's: name it.
             let warnings = write(&options, &mut out).map_err(|e| match e {
-                hookprof::input::error::Error::Write { error } => hookprof::input::error::Error::Output {
-                    path: path.clone(),
-                    action: "write",
-                    error,
-                },
+                hookprof::input::error::Error::Write { error } => {
+                    hookprof::input::error::Error::Output {
+                        path: path.clone(),
+                        action: "write",
+                        error,
+                    }
+                }
                 other => other,
             })?;
             let file = out
@@ -1311,7 +1319,7 @@ fn main() -> ExitCode {
         Command::Flame(args) => args.view.no_compensation,
         _ => false,
     };
-    hookprof::analysis::replay::set_compensation(!raw);
+    hookprof::analysis::compensation::set_compensation(!raw);
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),
@@ -1330,7 +1338,12 @@ fn main() -> ExitCode {
                         ..o.clone()
                     };
                     maybe_gzip(gzipped(&args.view), out, |out| {
-                        hookprof::commands::timeline::timeline_files(&traces, &options, args.format(), out)
+                        hookprof::commands::timeline::timeline_files(
+                            &traces,
+                            &options,
+                            args.format(),
+                            out,
+                        )
                     })
                 })
             })
@@ -1392,7 +1405,9 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            if let Some(hookprof::input::error::Error::Write { error }) = err.downcast_ref::<hookprof::input::error::Error>() {
+            if let Some(hookprof::input::error::Error::Write { error }) =
+                err.downcast_ref::<hookprof::input::error::Error>()
+            {
                 if error.kind() == std::io::ErrorKind::BrokenPipe {
                     return ExitCode::SUCCESS;
                 }

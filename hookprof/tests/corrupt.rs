@@ -5,16 +5,18 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use hookprof::input::format::{Endian, Trace};
 use hookprof::analysis::model::Profile;
-use hookprof::output::report::{FlatReport, Format};
+use hookprof::input::format::{Endian, Trace};
 use hookprof::input::symbols::NoSymbols;
+use hookprof::output::report::{FlatReport, Format};
 
 /// Everything a command does with a trace, short of reading ELF files.
 fn read_everything(bytes: &[u8]) -> Result<(), String> {
     let trace = Trace::new(bytes).map_err(|e| e.to_string())?;
     for chunk in trace.chunks() {
-        if let hookprof::input::format::Chunk::Events(events) = chunk.map_err(|e| e.to_string())?.chunk {
+        if let hookprof::input::format::Chunk::Events(events) =
+            chunk.map_err(|e| e.to_string())?.chunk
+        {
             for record in events.iter() {
                 record.map_err(|e| e.to_string())?;
             }

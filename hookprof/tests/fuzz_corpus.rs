@@ -123,10 +123,18 @@ fn the_corpus_is_what_the_formats_accept() {
         assert!(dump.is_ok(), "{file}: {:?}", dump.err());
     }
     for file in ["nitro/calltrace-stack.bin", "nitro/functioncost-stats.bin"] {
-        assert!(hookprof::input::nitro::Dump::parse(&read(file)).is_ok(), "{file}");
+        assert!(
+            hookprof::input::nitro::Dump::parse(&read(file)).is_ok(),
+            "{file}"
+        );
     }
-    assert!(hookprof::input::pfp::Instance::parse(&read("pfp/pfp_functions.bin"), Endian::Little).is_ok());
     assert!(
-        hookprof::input::gprof::Data::parse(&read("gprof/cortex-m3-calls.dump"), Endian::Little).is_ok()
+        hookprof::input::pfp::Instance::parse(&read("pfp/pfp_functions.bin"), Endian::Little)
+            .is_ok()
     );
+    assert!(hookprof::input::gprof::Data::parse(
+        &read("gprof/cortex-m3-calls.dump"),
+        Endian::Little
+    )
+    .is_ok());
 }

@@ -7,10 +7,10 @@
 mod common;
 
 use common::*;
-use hookprof::input::format::{Endian, Header, Trace};
 use hookprof::analysis::model::Profile;
-use hookprof::output::report::Format;
 use hookprof::commands::report::{render_report, ReportOptions};
+use hookprof::input::format::{Endian, Header, Trace};
+use hookprof::output::report::Format;
 
 fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String>) {
     let profile = Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap();

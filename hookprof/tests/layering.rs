@@ -95,7 +95,9 @@ fn code_of(text: &str) -> String {
         let after = rest[attribute_end..].trim_start();
         let is_test_module = attribute.contains("test")
             && (after.starts_with("mod ") || after.starts_with("pub mod "))
-            && after.find('{').is_some_and(|b| after.find(';').is_none_or(|s| b < s));
+            && after
+                .find('{')
+                .is_some_and(|b| after.find(';').is_none_or(|s| b < s));
         if !is_test_module {
             code.push_str(&rest[..attribute_end]);
             rest = &rest[attribute_end..];
@@ -218,9 +220,7 @@ fn imports(code: &str, module: &[String], is_dir_module: bool) -> Vec<Vec<String
         let hit = if preceded {
             None
         } else {
-            roots
-                .into_iter()
-                .find(|(root, _)| rest.starts_with(root))
+            roots.into_iter().find(|(root, _)| rest.starts_with(root))
         };
         match hit {
             Some((root, mut base)) => {
@@ -270,7 +270,10 @@ fn layers(src: &Path) -> Layers {
         if name == "main.rs" || name == "install_docs.rs" {
             continue;
         }
-        files.insert(module_of(src, path), path.strip_prefix(src).unwrap().to_path_buf());
+        files.insert(
+            module_of(src, path),
+            path.strip_prefix(src).unwrap().to_path_buf(),
+        );
     }
     let modules: BTreeSet<Vec<String>> = files.keys().cloned().collect();
     let mut edges = BTreeMap::new();
@@ -333,7 +336,7 @@ fn violations(layers: &Layers) -> Vec<String> {
     ) {
         mark.insert(m, Mark::Open);
         stack.push(m);
-        for (t, _) in &layers.edges[m] {
+        for t in layers.edges[m].keys() {
             match mark.get(t).copied() {
                 Some(Mark::New) => visit(t, layers, mark, stack, found),
                 Some(Mark::Open) => {

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use hookprof::input::format::{Endian, Header, Record, Trace, Writer};
 use hookprof::analysis::model::{Arc, FunctionStats, Profile};
+use hookprof::input::format::{Endian, Header, Record, Trace, Writer};
 
 fn profile(bytes: &[u8]) -> Profile {
     Profile::from_trace(&Trace::new(bytes).unwrap()).unwrap()

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::scratch_dir;
-use hookprof::input::format::{Endian, Header, Module, Record, Trace, Writer, FLAG_COMPLETE};
 use hookprof::analysis::model::Profile;
+use hookprof::input::format::{Endian, Header, Module, Record, Trace, Writer, FLAG_COMPLETE};
 use hookprof::input::symbols::{Resolve, Symbolizer};
 use object::{Object, ObjectSegment, ObjectSymbol};
 

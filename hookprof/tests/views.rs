@@ -8,14 +8,14 @@ mod common;
 use std::collections::HashMap;
 
 use common::*;
-use hookprof::input::format::{Endian, Trace};
 use hookprof::analysis::replay::replay_bytes;
+use hookprof::analysis::view::{Filter, Names, TraceInfo, View, Viewer};
+use hookprof::input::format::{Endian, Trace};
 use hookprof::output::report::callgrind::CallgrindProfile;
 use hookprof::output::report::calltree::CallTree;
 use hookprof::output::report::flame::FoldedStacks;
 use hookprof::output::report::perfetto::Perfetto;
 use hookprof::output::report::timeline::Timeline;
-use hookprof::analysis::view::{Filter, Names, TraceInfo, View, Viewer};
 
 fn info(bytes: &[u8]) -> TraceInfo {
     TraceInfo::scan(&Trace::new(bytes).unwrap()).unwrap()
@@ -387,8 +387,8 @@ fn golden_speedscope() {
 
 #[test]
 fn golden_diff() {
-    use hookprof::input::format::Writer;
     use hookprof::analysis::model::Profile;
+    use hookprof::input::format::Writer;
     use hookprof::output::report::diff::Diff;
     use hookprof::output::report::FlatReport;
 
@@ -556,8 +556,8 @@ fn views_of_a_trace_without_clock_rate_are_in_ticks() {
 
 #[test]
 fn progress_is_reported_every_65536_records() {
-    use hookprof::input::format::{Record, Writer};
     use hookprof::analysis::view::Progress;
+    use hookprof::input::format::{Record, Writer};
     use std::sync::{Arc, Mutex};
 
     let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();

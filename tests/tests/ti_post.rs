@@ -279,7 +279,8 @@ fn check_seed_scenario(target: &Target, flags: &[&str]) {
     assert_eq!(profile_text, profile_given, "{what}");
     // What makes hookprof ti refuse noise: the recorded functions are the ELF's. A real dump
     // agrees completely.
-    let elf = hookprof::input::ti_program::Program::parse(&std::fs::read(&program).unwrap(), false).unwrap();
+    let elf = hookprof::input::ti_program::Program::parse(&std::fs::read(&program).unwrap(), false)
+        .unwrap();
     let dump = hookprof::input::ti::Dump::parse(&std::fs::read(&bin).unwrap(), elf.layout).unwrap();
     let (bias, _) = hookprof::analysis::ti::load_bias(&elf, &dump, None);
     let (agreeing, distinct) = hookprof::analysis::ti::agreement(&elf, &dump, bias);

@@ -1,4 +1,4 @@
-//! The maps of the model and the replay, below both: [`HashMap`] (FxHash) and [`DenseIds`].
+//! The maps of the model and the replay, below both: [`HashMap`] (FxHash) and `DenseIds`.
 
 use std::collections::HashMap as StdHashMap;
 

@@ -2,10 +2,10 @@
 //! Built by [`ProfileBuilder`], one consumer of the replay layer ([`crate::analysis::replay`]).
 
 use crate::analysis::ids::{DenseIds, HashMap};
-use crate::input::format::{FormatError, Trace};
 use crate::analysis::replay::{
     replay, replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
 };
+use crate::input::format::{FormatError, Trace};
 
 /// Statistics of one function (one entry-point address), in ticks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -149,8 +149,8 @@ pub struct ForViews {
 /// names ([`FunctionCost::to_hktrace`]) and the warnings to show. Other buffers are an error:
 /// a call trace has no times, a statistics buffer no calls.
 pub fn hktrace_file(dump_path: &Path, exe: &Path) -> Result<ForViews, Error> {
-    let data =
-        crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES)
+        .map_err(|error| Error::Io {
             path: dump_path.to_path_buf(),
             error,
         })?;

@@ -26,13 +26,16 @@
 //! on top of the stack. [`replay_bytes`], given the file's bytes, also reads ahead of the
 //! records it replays (`hookprof` itself uses it).
 //!
-//! **Hook-overhead compensation** (on unless [`set_compensation`] turns it off): when the
-//! trace has an OVERHEAD chunk (the runtime timed its own hooks at start), each thread's
+//! **Hook-overhead compensation** (on unless
+//! [`set_compensation`](crate::analysis::compensation::set_compensation) turns it off): when
+//! the trace has an OVERHEAD chunk (the runtime timed its own hooks at start), each thread's
 //! timestamps are moved back by the hooks' time so far before anything else sees them
-//! ([`Compensator`]), so every report and view shows the same compensated times.
+//! ([`crate::analysis::compensation`]), so every report and view shows the same compensated
+//! times.
 
-use crate::input::cct::CallTree;
+use crate::analysis::compensation::{compensation, Compensator};
 use crate::analysis::ids::{DenseIds, HashMap};
+use crate::input::cct::CallTree;
 use std::path::PathBuf;
 
 use std::fmt;
@@ -41,97 +44,6 @@ use crate::input::format::{
     BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
     RecordKind, Samples, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static COMPENSATION: AtomicBool = AtomicBool::new(true);
-
-/// Whether replays subtract the hooks' own time (the default) or show the raw timestamps
-/// (`hookprof --no-compensation`). Process-wide: every replay after the call uses it.
-pub fn set_compensation(on: bool) {
-    COMPENSATION.store(on, Ordering::Relaxed);
-}
-
-/// See [`set_compensation`].
-pub fn compensation() -> bool {
-    COMPENSATION.load(Ordering::Relaxed)
-}
-
-/// Hook-overhead compensation of one thread's records (docs/trace-format.md, "OVERHEAD").
-///
-/// Between two consecutive records of a thread lies the part of the first record's hook after
-/// its timestamp and the part of the next one's before it. The runtime measured two sums of
-/// such parts: entry→exit of an empty function (`self_ticks`: the hooks' time inside a call's
-/// window) and exit→next entry (`child_ticks`: their time outside it). Each record's time is
-/// moved back by the hooks' time since the thread's first record: `self_ticks` for an
-/// entry→exit gap, `child_ticks` for exit→entry, and half a pair for entry→entry and
-/// exit→exit, whose parts are not measured apart but come in equal numbers within any call.
-/// Within every call this subtracts exactly `self_ticks` for the call itself and a whole pair
-/// (`self_ticks + child_ticks`) for each call made inside it; a gap is never shortened below
-/// zero, so times stay in order. Resync records (longjmp) move nothing. A PAUSE (the runtime
-/// writing the thread's buffer from inside a hook) is taken out of the gap it falls in, the
-/// one before the thread's next record.
-#[derive(Clone, Copy, Debug)]
-struct Compensator {
-    overhead: Overhead,
-    /// Ticks subtracted so far.
-    shift: u64,
-    /// The raw time of the thread's last record, and whether it is an exit.
-    prev: Option<(u64, bool)>,
-    /// The last record was a resync escape: the next one is its target.
-    in_resync: bool,
-    /// Ticks of PAUSE chunks to take out of the gap before the next record.
-    pause: u64,
-}
-
-impl Compensator {
-    fn new(overhead: Overhead) -> Self {
-        Compensator {
-            overhead,
-            shift: 0,
-            prev: None,
-            in_resync: false,
-            pause: 0,
-        }
-    }
-
-    fn apply(&mut self, records: &mut [Record]) {
-        let Some(first) = records.first() else {
-            return;
-        };
-        let o = self.overhead;
-        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
-        // The hooks' time in a gap, by (previous record is an exit, this one is an exit).
-        let hooks_in_gap = [half_pair, o.self_ticks, o.child_ticks, half_pair];
-        // Kept in locals for the loop, which runs on every record of a report. The thread's
-        // first record has no gap before it: it is its own "previous" record (a gap of 0).
-        let (mut prev_time, mut prev_exit) = self.prev.unwrap_or((first.time, false));
-        let (mut shift, mut in_resync, mut pause) = (self.shift, self.in_resync, self.pause);
-        for r in records {
-            let raw = r.time;
-            let exit = r.kind == RecordKind::Exit;
-            let escape = exit & (r.address == 0);
-            if !(escape | in_resync) {
-                let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
-                    .wrapping_add(pause);
-                pause = 0;
-                // Each step is at most the gap, so that times stay in order; the sum of the
-                // steps is at most the thread's time span (wrapping only on a corrupt trace,
-                // whose times are wrong anyway, never a panic).
-                shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
-                (prev_time, prev_exit) = (raw, exit);
-            }
-            in_resync = escape;
-            r.time = raw.saturating_sub(shift);
-        }
-        self.prev = Some((prev_time, prev_exit));
-        (self.shift, self.in_resync, self.pause) = (shift, in_resync, pause);
-    }
-
-    /// A raw time after the thread's last record (its end), compensated like it.
-    fn end(&self, raw: u64) -> u64 {
-        raw.saturating_sub(self.shift)
-    }
-}
 
 /// When one thread was switched out (its SWITCH chunks), on the trace's raw clock: the
 /// intervals in time order, overlaps merged, and the off-CPU ticks before each.
@@ -1864,8 +1776,8 @@ mod tests {
     /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
     #[test]
     fn switched_out_time_goes_to_the_frames_open_during_it() {
-        use crate::input::format::{Clock, Switches};
         use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Switches};
         use Record as R;
         let mut header = crate::input::format::Header::new(Endian::Little);
         header.ticks_per_second = 2_000_000_000;
@@ -1943,25 +1855,6 @@ mod tests {
         assert_eq!(t.offcpu_until(15), 5);
         assert_eq!(t.constant_over(41, 69), Some(20));
         assert_eq!(t.constant_over(41, 71), None);
-    }
-
-    /// A gap shorter than the hooks' time is not made negative: times stay in order.
-    #[test]
-    fn compensation_never_reorders_records() {
-        let mut c = Compensator::new(Overhead {
-            self_ticks: 100,
-            child_ticks: 100,
-            pairs: 1,
-        });
-        let mut records = [
-            Record::entry(1000, 0xa),
-            Record::exit(1005, 0xa),
-            Record::entry(1006, 0xa),
-            Record::exit(1300, 0xa),
-        ];
-        c.apply(&mut records);
-        let times: Vec<u64> = records.iter().map(|r| r.time).collect();
-        assert_eq!(times, [1000, 1000, 1000, 1194]);
     }
 
     #[test]

@@ -17,12 +17,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-
+use crate::analysis::model::Profile;
 use crate::input::error::TiError as Error;
-use crate::input::ti::{parse_dump, Dump, DumpFormat, LayoutChoice, RecordType};
-use crate::input::ti_program::Program;
 use crate::input::format::{Endian, Header, Record as TraceRecord, Writer, FLAG_COMPLETE};
 use crate::input::symbols::hex_name;
+use crate::input::ti::{parse_dump, Dump, DumpFormat, LayoutChoice, RecordType};
+use crate::input::ti_program::Program;
 
 /// Where the load bias came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -549,6 +549,17 @@ impl Analysis {
         w.into_inner()
     }
 
+    /// The calls as a [`Profile`] of the replay layer ([`Analysis::to_hktrace`] read back),
+    /// for the call graph.
+    pub fn profile(&self) -> Profile {
+        let trace = self.to_hktrace();
+        // Written just now by format::Writer: reading it back is the reader's round trip, which
+        // its own tests check; a failure would be a bug here, not bad input.
+        crate::input::format::Trace::new(&trace)
+            .and_then(|t| Profile::from_trace(&t))
+            .expect("the trace Analysis::to_hktrace writes reads back")
+    }
+
     /// The function names, by address, for the call graph.
     pub fn function_names(&self) -> HashMap<u64, String> {
         self.names.clone()
@@ -621,8 +632,8 @@ pub fn analyse_file(dump_path: &Path, options: &Options) -> Result<Analysed, Err
         path: options.exe.clone(),
         error,
     })?;
-    let data =
-        crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(|error| Error::Io {
+    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES)
+        .map_err(|error| Error::Io {
             path: dump_path.to_path_buf(),
             error,
         })?;

@@ -22,16 +22,22 @@
 //! exit, so the shown frames still open are handed to the view ([`View::enter`]) when their
 //! first long-enough descendant (or they themselves) closes — which keeps every thread's
 //! events in time order, since a frame whose descendant is long enough is long enough too.
+//!
+//! The views themselves are outputs ([`crate::output::report`]: each implements [`View`] and
+//! writes through [`crate::output::block_writer::BlockWriter`]); this module is the analysis
+//! they share, and [`Prepared`] opens a view's input: a `.hktrace`, or a TI or NITRO dump
+//! converted by [`crate::analysis::ti`] or [`crate::analysis::nitro`].
 
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::input::format::{Chunk, FormatError, Trace};
 use crate::analysis::ids::HashMap;
-use crate::analysis::replay::{replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary};
-use crate::input::symbols::{hex_name, Resolve, Symbolizer};
+use crate::analysis::replay::{
+    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
+};
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
+use crate::input::format::{Chunk, FormatError, Trace};
+use crate::input::symbols::{hex_name, Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
 
 /// The filters every view shares, independent of any command line.
@@ -200,65 +206,6 @@ pub trait View {
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;
-}
-
-/// A streamed view's output: formatted into `buf` (much cheaper than through a `dyn Write`
-/// piece by piece) and written to `out` a block at a time. The first write error is kept:
-/// the view drops later events ([`BlockWriter::failed`]) and [`BlockWriter::flush_buffer`]
-/// returns it.
-pub struct BlockWriter<W: Write> {
-    pub out: W,
-    pub buf: Vec<u8>,
-    error: Option<io::Error>,
-}
-
-impl<W: Write> BlockWriter<W> {
-    const BLOCK: usize = 1 << 16;
-
-    pub fn new(out: W) -> Self {
-        BlockWriter {
-            out,
-            buf: Vec::with_capacity(Self::BLOCK + 4096),
-            error: None,
-        }
-    }
-
-    /// After an event: writes the buffer out once it holds a block.
-    #[inline]
-    pub fn end_event(&mut self) {
-        if self.buf.len() >= Self::BLOCK {
-            self.write_block();
-        }
-    }
-
-    #[cold]
-    fn write_block(&mut self) {
-        let result = self.out.write_all(&self.buf);
-        self.buf.clear();
-        self.keep(result);
-    }
-
-    /// Keeps the error of `result` if it is the first.
-    pub fn keep(&mut self, result: io::Result<()>) {
-        if let Err(err) = result {
-            self.error.get_or_insert(err);
-        }
-    }
-
-    /// A write has failed: the view's later events are dropped.
-    pub fn failed(&self) -> bool {
-        self.error.is_some()
-    }
-
-    /// Writes out what the buffer holds, or returns the first write error.
-    pub fn flush_buffer(&mut self) -> io::Result<()> {
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.out.write_all(&self.buf)?;
-        self.buf.clear();
-        Ok(())
-    }
 }
 
 /// Numbers the TIDs a view meets 0, 1, 2, … in the order it meets them, for its per-thread

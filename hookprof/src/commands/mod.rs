@@ -1,10 +1,20 @@
+//! Floor 3, commands: one module per `hookprof` command, each a thin function over files
+//! that opens the input ([`crate::input`]), analyses it ([`crate::analysis`]) and writes
+//! the output ([`crate::output`]). The `hookprof` binary (main.rs) parses the command line
+//! and calls these; [`view_options`] holds what the view commands share; [`record`] is
+//! `hookprof record`, reading a target's stream.
+//!
+//! May import: every floor below. Nothing below imports it (tests/layering.rs).
+
 pub mod callgraph;
 pub mod callgrind;
 pub mod diff;
 pub mod export;
 pub mod flame;
 pub mod gmon;
+pub mod gprof;
 pub mod nitro;
+pub mod pfp;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -30,7 +30,8 @@ pub fn decode_file(dump_path: &Path, exe: &Path, options: &Options) -> Result<De
     if header_offset(&start).is_none() {
         return Err(dump_error(Dump::parse(&start).unwrap_err()));
     }
-    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES).map_err(io_error)?;
+    let data = crate::input::read::read_bounded(dump_path, crate::input::read::MAX_DUMP_BYTES)
+        .map_err(io_error)?;
     let dump = Dump::parse(&data).map_err(dump_error)?;
     let elf = read(exe)?;
     let mut image = ProgramImage::new(&elf, &dump.header).map_err(|error| Error::Elf {

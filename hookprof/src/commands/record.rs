@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 use object::{Object, ObjectSymbol};
 
 use crate::input::format::Endian;
-use crate::input::stream::{Decoder, Event, PushError, TraceBuilder};
+use crate::input::stream::{Decoder, Event, PushError};
+use crate::output::stream_trace::TraceBuilder;
 
 /// Where the stream comes from.
 #[derive(Clone, Debug)]

@@ -14,7 +14,6 @@
 //! Times are raw ticks; the replay ([`crate::analysis::replay`]) compensates them and hands each node to
 //! its visitor as an [`crate::analysis::replay::Aggregate`].
 
-
 /// Bytes of the fixed part.
 /// A malformed PROFILE chunk: what is wrong in it. The format reader turns it into
 /// [`crate::input::format::FormatErrorKind::BadProfile`] with the chunk's offset (this module

@@ -22,7 +22,9 @@ use object::elf::{NT_FILE, PT_LOAD, PT_NOTE};
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{Endianness, Object, ObjectSegment, ObjectSymbol};
 
-use crate::input::format::{chunk_type, Clock, Endian, Header, Module, Record, Writer, FLAG_COMPLETE};
+use crate::input::format::{
+    chunk_type, Clock, Endian, Header, Module, Record, Writer, FLAG_COMPLETE,
+};
 
 /// `HKT_STATE_MAGIC`, `HKT_STATE_VERSION` and the size of `struct hkt_state`.
 const STATE_MAGIC: &[u8; 8] = b"HKSTATE\0";

@@ -25,9 +25,10 @@ pub fn is_hktrace(path: &Path) -> Result<bool, TiError> {
 /// Whether the file at `path` starts like a NITRO buffer dump (its magic at one of
 /// [`HEADER_OFFSETS`](crate::input::nitro::HEADER_OFFSETS)).
 pub fn is_nitro_dump(path: &Path) -> Result<bool, NitroError> {
-    let start = crate::input::read::read_bounded_prefix(path, 64).map_err(|error| NitroError::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let start =
+        crate::input::read::read_bounded_prefix(path, 64).map_err(|error| NitroError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
     Ok(header_offset(&start).is_some())
 }

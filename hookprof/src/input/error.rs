@@ -24,7 +24,7 @@ pub enum Error {
     OutputIsInput { path: PathBuf },
     #[error("cannot write the output: {error}")]
     Write { error: io::Error },
-    /// Creating, writing or replacing an output file ([`output`]).
+    /// Creating, writing or replacing an output file ([`crate::output::file`]).
     #[error("{}: cannot {action}: {error}", path.display())]
     Output {
         path: PathBuf,
@@ -81,9 +81,15 @@ pub enum NitroError {
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: io::Error },
     #[error("{}: {error}", path.display())]
-    Dump { path: PathBuf, error: nitro::DumpError },
+    Dump {
+        path: PathBuf,
+        error: nitro::DumpError,
+    },
     #[error("{}: {error}", path.display())]
-    Elf { path: PathBuf, error: crate::input::nitro_program::ElfError },
+    Elf {
+        path: PathBuf,
+        error: crate::input::nitro_program::ElfError,
+    },
     #[error(
         "{}: a NITRO {kind} buffer: the views read function cost measurement buffers (entries \
          and exits with their times); decode this one with `hookprof nitro`",

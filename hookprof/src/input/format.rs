@@ -1487,7 +1487,9 @@ fn decode_payload<'a>(
                 [u32_at(32), u32_at(36), u32_at(40), u32_at(44)],
             );
             let stream = &payload.data[crate::input::cct::FIXED_SIZE..];
-            Chunk::Profile(Box::new(crate::input::cct::CallTree::decode(fixed, stream, mask)?))
+            Chunk::Profile(Box::new(crate::input::cct::CallTree::decode(
+                fixed, stream, mask,
+            )?))
         }
         chunk_type::CHECK => {
             if length != 8 {

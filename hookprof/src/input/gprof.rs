@@ -1,10 +1,9 @@
 //! `hookprof gprof`: a `gmon.out` for GNU gprof from a memory dump of hookcc's gprof data
 //! (`hookcc_gprof_data`, runtime/src/gprof.c, docs/gprof.md), as a bare-metal target's
 //! debugger saves it: the same file a hosted program writes at exit.
-
-use std::path::{Path, PathBuf};
-
-use object::Object;
+//!
+//! This module decodes the dump ([`Data::parse`]); [`crate::output::gprof`] writes the
+//! gmon.out and [`crate::commands::gprof`] reads the files.
 
 use crate::input::format::Endian;
 
@@ -126,115 +125,4 @@ impl Data {
             hits_outside: field(80, 8),
         })
     }
-
-    /// The gmon.out GNU gprof reads: the "gmon" header (version 1), the histogram record, one
-    /// record per arc with calls; addresses as the ELF file has them, words of the target's
-    /// pointer size and byte order (as runtime/src/gprof.c writes it on a hosted target).
-    pub fn gmon(&self, pointer_size: usize, endian: Endian) -> Vec<u8> {
-        let mut out = Vec::new();
-        let word = |out: &mut Vec<u8>, value: u64, size: usize| {
-            let bytes = value.to_be_bytes();
-            let mut w = bytes[8 - size..].to_vec();
-            if endian == Endian::Little {
-                w.reverse();
-            }
-            out.extend(w);
-        };
-        out.extend_from_slice(b"gmon");
-        word(&mut out, 1, 4);
-        out.extend_from_slice(&[0; 12]);
-        out.push(0); // GMON_TAG_TIME_HIST
-        word(
-            &mut out,
-            self.low_pc.wrapping_sub(self.load_bias),
-            pointer_size,
-        );
-        word(
-            &mut out,
-            self.high_pc.wrapping_sub(self.load_bias),
-            pointer_size,
-        );
-        word(&mut out, self.histogram.len() as u64, 4);
-        let rate = if self.interval_us > 0 {
-            1_000_000 / u64::from(self.interval_us)
-        } else {
-            0
-        };
-        word(&mut out, rate, 4);
-        out.extend_from_slice(b"seconds\0\0\0\0\0\0\0\0s");
-        for &count in &self.histogram {
-            word(&mut out, u64::from(count), 2);
-        }
-        if self.callgraph {
-            for arc in self.arcs.iter().filter(|a| a.count > 0) {
-                out.push(1); // GMON_TAG_CG_ARC
-                word(
-                    &mut out,
-                    arc.from_pc.wrapping_sub(self.load_bias),
-                    pointer_size,
-                );
-                word(
-                    &mut out,
-                    arc.self_pc.wrapping_sub(self.load_bias),
-                    pointer_size,
-                );
-                word(&mut out, u64::from(arc.count), 4);
-            }
-        }
-        out
-    }
-}
-
-/// Why a dump cannot be converted, with the file it concerns.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{}: {error}", path.display())]
-    Io {
-        path: PathBuf,
-        error: std::io::Error,
-    },
-    #[error("{}: {error}", path.display())]
-    Dump { path: PathBuf, error: DumpError },
-    #[error("{}: not an ELF file: {error}", path.display())]
-    NotElf { path: PathBuf, error: object::Error },
-}
-
-/// The gmon.out of the dump at `dump` of the program `exe`, and warnings.
-pub fn convert_file(dump: &Path, exe: &Path) -> Result<(Vec<u8>, Vec<String>), Error> {
-    let read = |path: &Path| {
-        std::fs::read(path).map_err(|error| Error::Io {
-            path: path.to_path_buf(),
-            error,
-        })
-    };
-    let elf = read(exe)?;
-    let file = object::File::parse(&*elf).map_err(|error| Error::NotElf {
-        path: exe.to_path_buf(),
-        error,
-    })?;
-    let endian = if file.is_little_endian() {
-        Endian::Little
-    } else {
-        Endian::Big
-    };
-    let pointer_size = if file.is_64() { 8 } else { 4 };
-    let data = Data::parse(&read(dump)?, endian).map_err(|error| Error::Dump {
-        path: dump.to_path_buf(),
-        error,
-    })?;
-    let mut warnings = Vec::new();
-    if data.arcs_dropped > 0 {
-        warnings.push(format!(
-            "{} calls were not recorded: the arc pool was full (more distinct call sites than 5 \
-             % of the code size holds)",
-            data.arcs_dropped
-        ));
-    }
-    if !data.callgraph {
-        warnings.push(
-            "the program recorded no call graph (HOOKCC_GPROF_CALLGRAPH=0): use gprof --no-graph"
-                .to_string(),
-        );
-    }
-    Ok((data.gmon(pointer_size, endian), warnings))
 }

@@ -24,7 +24,9 @@ impl SourceLines {
             .modules()
             .iter()
             .find(|m| m.path.is_none() || (summary.exe().is_some() && m.path == *summary.exe()))?;
-        let path = exe.map(Path::to_path_buf).or_else(|| summary.exe().clone())?;
+        let path = exe
+            .map(Path::to_path_buf)
+            .or_else(|| summary.exe().clone())?;
         // addr2line opens the file by its path: check that it is a regular file first, as
         // the symbols' loader does (a trace naming a FIFO must not block us).
         drop(crate::input::symbols::open_regular_file(&path).ok()?);

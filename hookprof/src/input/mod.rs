@@ -1,3 +1,19 @@
+//! Floor 0, inputs: decoders, bytes into records, and nothing else. Each names what is wrong
+//! by where it is (the byte offset, the line of a text dump, the file).
+//!
+//! - the native trace: [`format`](mod@format) (the `.hktrace` layout, its reader and its writer, per
+//!   docs/trace-format.md) and [`cct`] (the PROFILE chunk's calling-context tree, which
+//!   `format` decodes with it); [`trace_file`] maps a trace file; [`stream`]: the target's
+//!   record stream (`hookprof record`); [`coredump`]: the records a core file still holds;
+//! - the bare-metal runtimes' dumps: [`ti`] and [`ti_program`] (TI), [`nitro`] and
+//!   [`nitro_program`] (NITRO), [`pfp`], [`gprof`]; [`detect`] tells a file's kind from its
+//!   first bytes and [`read`] reads a dump with a bound;
+//! - the program's files: [`symbols`] (ELF symbol tables, demangling), [`lines`] (DWARF);
+//! - [`error`]: the library's errors, which only name decoders' errors and files.
+//!
+//! May import: the standard library and the crates, and other modules of this folder, never
+//! [`crate::analysis`], [`crate::output`] or [`crate::commands`] (tests/layering.rs).
+
 pub mod cct;
 pub mod coredump;
 pub mod detect;

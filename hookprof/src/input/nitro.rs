@@ -22,7 +22,6 @@
 
 use std::fmt;
 
-
 use crate::input::format::Endian;
 
 /// The bytes every buffer header starts with.

@@ -124,7 +124,6 @@ impl TraceFile {
         }
     }
 
-
     /// The trace with its header validated.
     pub fn trace(&self) -> Result<Trace<'_>, Error> {
         Trace::new(self.bytes()).map_err(|e| self.format_error(e))

@@ -40,8 +40,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::analysis::model::{Arc, ArcStats, Profile};
-use crate::output::report::flat::Unit;
 use crate::input::symbols::{Resolve, UNKNOWN};
+use crate::output::report::flat::Unit;
 
 /// What the trace's ticks are, which names the time column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

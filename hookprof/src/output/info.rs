@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::input::format::Integrity;
 use crate::analysis::replay::TraceSummary;
+use crate::input::format::Integrity;
 
 /// Renders the description of a trace printed by `hookprof info`.
 pub fn render(path: &Path, s: &TraceSummary) -> String {

@@ -1,6 +1,23 @@
+//! Floor 2, outputs: every format hookprof writes, from analysed data.
+//!
+//! - [`report`]: the flat profile (text, CSV, JSON) and one module per view (timeline,
+//!   perfetto, flame, speedscope, callgrind, calltree, percentiles, parquet, gmon, diff);
+//! - [`callgraph`]: the Dynamic Call Graph; [`info`]: what `hookprof info` prints;
+//! - [`ti`]: the CSV files, status report and call graph of a TI analysis; [`nitro`]: the
+//!   text a NITRO program prints for its buffer;
+//! - [`file`](mod@file): how every output file is written (temporary, rename, mode).
+//!
+//! May import: [`crate::analysis`] and [`crate::input`]'s data types (records, the names of
+//! [`crate::input::symbols::Resolve`], source lines, byte order), never a decoder's parsing
+//! and never [`crate::commands`] (tests/layering.rs checks the floors).
+
+pub mod block_writer;
 pub mod callgraph;
 pub mod file;
+pub mod gprof;
 pub mod info;
 pub mod nitro;
+pub mod pfp;
 pub mod report;
+pub mod stream_trace;
 pub mod ti;

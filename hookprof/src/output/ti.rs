@@ -238,12 +238,7 @@ pub fn status(d: &Dump, layout_choice: &LayoutChoice, bias: &(u64, Bias), a: &An
 /// The Dynamic Call Graph of an analysis: its calls through the replay layer, tasks as
 /// threads, cycles of task time.
 pub fn callgraph(analysis: &Analysis) -> Vec<u8> {
-    let trace = analysis.to_hktrace();
-    // Written just now by format::Writer: reading it back is the reader's round trip, which
-    // its own tests check; a failure would be a bug here, not bad input.
-    let profile = crate::input::format::Trace::new(&trace)
-        .and_then(|t| crate::analysis::model::Profile::from_trace(&t))
-        .expect("the trace Analysis::to_hktrace writes reads back");
+    let profile = analysis.profile();
     let mut names = analysis.function_names();
     let mut out = Vec::new();
     crate::output::callgraph::render(

@@ -24,7 +24,8 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::view::{BlockWriter, Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::output::block_writer::BlockWriter;
 
 /// The deepest level indented; deeper lines carry `[depth N]`.
 pub const MAX_INDENT_LEVELS: usize = 64;

@@ -543,18 +543,20 @@ impl FlatReport {
             None => "<spontaneous>".to_string(),
             Some(a) => labels.get(&a).cloned().unwrap_or_else(|| hex_name(a)),
         };
-        let mut add =
-            |thread: Option<u64>,
-             arcs: &crate::analysis::ids::HashMap<crate::analysis::model::Arc, crate::analysis::model::ArcStats>| {
-                for (arc, stats) in arcs {
-                    let list = callers.entry((thread, arc.callee)).or_default();
-                    let caller = name(arc.caller);
-                    match list.iter_mut().find(|(n, _)| *n == caller) {
-                        Some(entry) => entry.1 += stats.calls,
-                        None => list.push((caller, stats.calls)),
-                    }
+        let mut add = |thread: Option<u64>,
+                       arcs: &crate::analysis::ids::HashMap<
+            crate::analysis::model::Arc,
+            crate::analysis::model::ArcStats,
+        >| {
+            for (arc, stats) in arcs {
+                let list = callers.entry((thread, arc.callee)).or_default();
+                let caller = name(arc.caller);
+                match list.iter_mut().find(|(n, _)| *n == caller) {
+                    Some(entry) => entry.1 += stats.calls,
+                    None => list.push((caller, stats.calls)),
                 }
-            };
+            }
+        };
         if self.per_thread {
             for (thread, summary) in profile.threads.iter().zip(&profile.summary.threads) {
                 add(Some(summary.label()), &thread.table.arcs);

@@ -17,8 +17,8 @@
 
 use std::io::{self, Write};
 
-use crate::input::format::Endian;
 use crate::analysis::model::Profile;
+use crate::input::format::Endian;
 
 /// What the gmon.out needs to know about the target.
 #[derive(Clone, Copy, Debug)]

@@ -25,11 +25,11 @@ pub mod timeline;
 
 use std::io;
 
+pub use self::csv::CsvFormat;
 pub use self::flat::{
     cpu_columns, sampled_columns, time_columns, FlatReport, Format, OffCpu, ReportFormat, Row,
     SampleSummary, Sampled, SortKey, Summary, ThreadLine, Unit,
 };
-pub use self::csv::CsvFormat;
 pub use self::json::JsonFormat;
 pub use self::text::TextFormat;
 

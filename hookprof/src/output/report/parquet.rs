@@ -24,9 +24,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use crate::input::lines::SourceLines;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::input::lines::SourceLines;
 
 /// The version of the tables' schema, in each file's key-value metadata (`hookprof.schema`).
 pub const SCHEMA_VERSION: &str = "1";

@@ -9,8 +9,8 @@
 use hdrhistogram::Histogram;
 
 use crate::analysis::ids::HashMap;
-use crate::output::report::flat::{FlatReport, Unit};
 use crate::analysis::view::{Names, TraceInfo, View, ViewFrame};
+use crate::output::report::flat::{FlatReport, Unit};
 
 /// Histograms of call durations in ticks, per (TID, function).
 #[derive(Default)]

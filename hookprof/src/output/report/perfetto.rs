@@ -32,8 +32,9 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
-use crate::analysis::view::{BlockWriter, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::output::block_writer::BlockWriter;
 
 /// `Trace.packet`.
 const TRACE_PACKET: u32 = 1;

@@ -12,7 +12,8 @@
 use std::io::{self, Write};
 
 use crate::analysis::ids::HashMap;
-use crate::analysis::view::{BlockWriter, Names, TimeBase, View, ViewFrame};
+use crate::analysis::view::{Names, TimeBase, View, ViewFrame};
+use crate::output::block_writer::BlockWriter;
 
 /// Writes the events of one thread at a time; keeps the frame numbers across threads.
 pub struct Speedscope<W: Write> {

@@ -22,8 +22,9 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
-use crate::analysis::view::{BlockWriter, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::output::block_writer::BlockWriter;
 
 /// A function's `B` and `E` event ends (see [`Timeline::tails`]).
 type Tails = (Box<[u8]>, Box<[u8]>);

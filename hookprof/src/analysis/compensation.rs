@@ -1,0 +1,121 @@
+//! Hook-overhead compensation (docs/trace-format.md, "OVERHEAD"): each thread's timestamps
+//! moved back by its hooks' own time so far, before the replay ([`crate::analysis::replay`])
+//! or anything else sees them. On unless [`set_compensation`] turns it off.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::input::format::{Overhead, Record, RecordKind};
+
+static COMPENSATION: AtomicBool = AtomicBool::new(true);
+
+/// Whether replays subtract the hooks' own time (the default) or show the raw timestamps
+/// (`hookprof --no-compensation`). Process-wide: every replay after the call uses it.
+pub fn set_compensation(on: bool) {
+    COMPENSATION.store(on, Ordering::Relaxed);
+}
+
+/// See [`set_compensation`].
+pub fn compensation() -> bool {
+    COMPENSATION.load(Ordering::Relaxed)
+}
+
+/// Hook-overhead compensation of one thread's records (docs/trace-format.md, "OVERHEAD").
+///
+/// Between two consecutive records of a thread lies the part of the first record's hook after
+/// its timestamp and the part of the next one's before it. The runtime measured two sums of
+/// such parts: entry→exit of an empty function (`self_ticks`: the hooks' time inside a call's
+/// window) and exit→next entry (`child_ticks`: their time outside it). Each record's time is
+/// moved back by the hooks' time since the thread's first record: `self_ticks` for an
+/// entry→exit gap, `child_ticks` for exit→entry, and half a pair for entry→entry and
+/// exit→exit, whose parts are not measured apart but come in equal numbers within any call.
+/// Within every call this subtracts exactly `self_ticks` for the call itself and a whole pair
+/// (`self_ticks + child_ticks`) for each call made inside it; a gap is never shortened below
+/// zero, so times stay in order. Resync records (longjmp) move nothing. A PAUSE (the runtime
+/// writing the thread's buffer from inside a hook) is taken out of the gap it falls in, the
+/// one before the thread's next record.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Compensator {
+    pub(crate) overhead: Overhead,
+    /// Ticks subtracted so far.
+    shift: u64,
+    /// The raw time of the thread's last record, and whether it is an exit.
+    prev: Option<(u64, bool)>,
+    /// The last record was a resync escape: the next one is its target.
+    in_resync: bool,
+    /// Ticks of PAUSE chunks to take out of the gap before the next record.
+    pub(crate) pause: u64,
+}
+
+impl Compensator {
+    pub(crate) fn new(overhead: Overhead) -> Self {
+        Compensator {
+            overhead,
+            shift: 0,
+            prev: None,
+            in_resync: false,
+            pause: 0,
+        }
+    }
+
+    pub(crate) fn apply(&mut self, records: &mut [Record]) {
+        let Some(first) = records.first() else {
+            return;
+        };
+        let o = self.overhead;
+        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
+        // The hooks' time in a gap, by (previous record is an exit, this one is an exit).
+        let hooks_in_gap = [half_pair, o.self_ticks, o.child_ticks, half_pair];
+        // Kept in locals for the loop, which runs on every record of a report. The thread's
+        // first record has no gap before it: it is its own "previous" record (a gap of 0).
+        let (mut prev_time, mut prev_exit) = self.prev.unwrap_or((first.time, false));
+        let (mut shift, mut in_resync, mut pause) = (self.shift, self.in_resync, self.pause);
+        for r in records {
+            let raw = r.time;
+            let exit = r.kind == RecordKind::Exit;
+            let escape = exit & (r.address == 0);
+            if !(escape | in_resync) {
+                let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
+                    .wrapping_add(pause);
+                pause = 0;
+                // Each step is at most the gap, so that times stay in order; the sum of the
+                // steps is at most the thread's time span (wrapping only on a corrupt trace,
+                // whose times are wrong anyway, never a panic).
+                shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
+                (prev_time, prev_exit) = (raw, exit);
+            }
+            in_resync = escape;
+            r.time = raw.saturating_sub(shift);
+        }
+        self.prev = Some((prev_time, prev_exit));
+        (self.shift, self.in_resync, self.pause) = (shift, in_resync, pause);
+    }
+
+    /// A raw time after the thread's last record (its end), compensated like it.
+    pub(crate) fn end(&self, raw: u64) -> u64 {
+        raw.saturating_sub(self.shift)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gap shorter than the hooks' time is not made negative: times stay in order.
+    #[test]
+    fn compensation_never_reorders_records() {
+        let mut c = Compensator::new(Overhead {
+            self_ticks: 100,
+            child_ticks: 100,
+            pairs: 1,
+        });
+        let mut records = [
+            Record::entry(1000, 0xa),
+            Record::exit(1005, 0xa),
+            Record::entry(1006, 0xa),
+            Record::exit(1300, 0xa),
+        ];
+        c.apply(&mut records);
+        let times: Vec<u64> = records.iter().map(|r| r.time).collect();
+        assert_eq!(times, [1000, 1000, 1000, 1194]);
+    }
+}

@@ -1,0 +1,236 @@
+//! The target's record stream, decoded by [`crate::input::stream::Decoder`], written as a
+//! `.hktrace` file as it comes ([`TraceBuilder`], `hookprof record`).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use crate::input::format::{
+    Clock, Endian, Header, Module, Record, RecordKind, Writer, FLAG_COMPLETE,
+};
+use crate::input::stream::Event;
+
+/// Records of one thread are written as a PACKED chunk once this many are held.
+const CHUNK_RECORDS: usize = 65536;
+/// Threads: 1 is the firmware before the first task switch; tasks get 2, 3, … as they are
+/// created (a task switched in that was never created gets the next number too).
+const MAIN_THREAD: u64 = 1;
+
+/// Writes the decoded stream as a `.hktrace` file, chunk by chunk, and completes its header at
+/// [`TraceBuilder::finish`].
+pub struct TraceBuilder {
+    writer: Writer<BufWriter<File>>,
+    file: File,
+    header: Header,
+    thread: u64,
+    held: Vec<Record>,
+    /// Task handle → thread, in creation order; the names by thread.
+    tasks: Vec<(u64, u64)>,
+    names: Vec<(u64, String)>,
+    /// Threads with a chunk: only they get a THREAD chunk.
+    used: std::collections::BTreeSet<u64>,
+    next_thread: u64,
+    clock: Clock,
+    /// What the stream said, for the summary.
+    pub calls: u64,
+    pub switches: u64,
+    pub created: u64,
+    pub lost: u64,
+    pub lost_markers: u64,
+    /// The END record's counts, if the firmware ended the stream.
+    pub end: Option<(u64, u64)>,
+    started: bool,
+    last_time: u64,
+}
+
+impl TraceBuilder {
+    /// Creates `path` (replacing it) with an incomplete header; `endian` is the target's
+    /// (the ELF's), in which the file is written. `exe`, the firmware's ELF, goes in the EXE
+    /// chunk (as an absolute path): reports then find it without `--exe`.
+    pub fn create(path: &Path, endian: Endian, exe: Option<&Path>) -> io::Result<Self> {
+        // Written where it goes, not through a temporary renamed at the end (hookprof's
+        // policy for outputs made from an input, crate::output::file): a recorder killed part
+        // way leaves a trace that decodes up to there (its header says it is incomplete), as the
+        // runtime's own trace files do. Never through a symbolic link, as everywhere.
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = options.open(path)?;
+        let mut header = Header::new(endian);
+        header.pointer_size = 4;
+        let mut writer = Writer::new(BufWriter::new(file.try_clone()?), &header)?;
+        if let Some(exe) = exe {
+            writer.exe(&std::path::absolute(exe)?)?;
+        }
+        // The firmware is the whole address space, linked where it runs (as trace_baremetal.c
+        // writes it): the executable is given with --exe.
+        writer.module(&Module {
+            bias: 0,
+            start: 0,
+            end: u64::MAX,
+            path: None,
+        })?;
+        Ok(TraceBuilder {
+            writer,
+            file,
+            header,
+            thread: MAIN_THREAD,
+            held: Vec::new(),
+            tasks: Vec::new(),
+            names: vec![(MAIN_THREAD, "main".to_string())],
+            used: std::collections::BTreeSet::new(),
+            next_thread: MAIN_THREAD + 1,
+            clock: Clock {
+                ticks_per_second: 0,
+                first_tick: 0,
+                last_tick: 0,
+                header_check: None,
+            },
+            calls: 0,
+            switches: 0,
+            created: 0,
+            lost: 0,
+            lost_markers: 0,
+            end: None,
+            started: false,
+            last_time: 0,
+        })
+    }
+
+    fn flush_held(&mut self) -> io::Result<()> {
+        if !self.held.is_empty() {
+            self.used.insert(self.thread);
+            self.writer.packed(self.thread, &self.held)?;
+            self.held.clear();
+        }
+        Ok(())
+    }
+
+    fn thread_of(&mut self, task: u64) -> u64 {
+        if let Some(&(_, thread)) = self.tasks.iter().rev().find(|(t, _)| *t == task) {
+            return thread;
+        }
+        let thread = self.next_thread;
+        self.next_thread += 1;
+        self.tasks.push((task, thread));
+        self.names.push((thread, format!("task {task:#x}")));
+        thread
+    }
+
+    /// Takes one decoded record.
+    pub fn event(&mut self, event: Event) -> io::Result<()> {
+        match event {
+            Event::Start {
+                pointer_size,
+                ticks_per_second,
+                time,
+            } => {
+                if !self.started {
+                    self.header.pointer_size = pointer_size;
+                    self.clock.ticks_per_second = ticks_per_second;
+                    self.clock.first_tick = time;
+                    self.started = true;
+                }
+                self.last_time = time;
+            }
+            Event::Call {
+                time,
+                address,
+                exit,
+            } => {
+                self.calls += 1;
+                self.last_time = time;
+                self.held.push(Record {
+                    time,
+                    kind: if exit {
+                        RecordKind::Exit
+                    } else {
+                        RecordKind::Entry
+                    },
+                    address: address & !crate::input::format::EXIT_BIT,
+                });
+                if self.held.len() >= CHUNK_RECORDS {
+                    self.flush_held()?;
+                }
+            }
+            Event::Escape { time } => {
+                self.calls += 1;
+                self.last_time = time;
+                self.held.push(Record {
+                    time,
+                    kind: RecordKind::Exit,
+                    address: 0,
+                });
+            }
+            Event::Lost { time, count, task } => {
+                // Where the records were dropped: a LOST chunk of the task running then, after
+                // its records before the loss. If task switches were dropped too, any task
+                // may have run meanwhile: every other thread gets a marker of no records
+                // there (a gap: its open frames may have lost their exits), and the task
+                // running now is switched in.
+                self.lost += count;
+                self.lost_markers += 1;
+                self.last_time = self.last_time.max(time);
+                self.flush_held()?;
+                self.writer.lost_at(self.thread, count, time)?;
+                self.used.insert(self.thread);
+                if let Some(task) = task {
+                    // The threads with records so far: a gap means nothing to the others.
+                    let threads: Vec<u64> = self.used.iter().copied().collect();
+                    for thread in threads.into_iter().filter(|&t| t != self.thread) {
+                        self.writer.lost_at(thread, 0, time)?;
+                    }
+                    self.thread = self.thread_of(task);
+                }
+            }
+            Event::Switch { time, task } => {
+                self.switches += 1;
+                self.last_time = self.last_time.max(time);
+                self.flush_held()?;
+                self.thread = self.thread_of(task);
+            }
+            Event::Created { time, task, name } => {
+                self.created += 1;
+                self.last_time = self.last_time.max(time);
+                let thread = self.next_thread;
+                self.next_thread += 1;
+                self.tasks.push((task, thread));
+                self.names.push((thread, name));
+            }
+            Event::End {
+                time,
+                records,
+                lost,
+            } => {
+                self.last_time = self.last_time.max(time);
+                self.end = Some((records, lost));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is held, each thread's name, the CLOCK chunk and the complete header.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush_held()?;
+        let names = std::mem::take(&mut self.names);
+        for (thread, name) in names.iter().filter(|(t, _)| self.used.contains(t)) {
+            self.writer.thread(*thread, *thread, name)?;
+        }
+        self.clock.last_tick = self.last_time;
+        self.writer.clock(&self.clock)?;
+        let mut out = self.writer.into_inner();
+        out.flush()?;
+        drop(out);
+        self.header.flags = FLAG_COMPLETE;
+        self.header.ticks_per_second = self.clock.ticks_per_second;
+        self.header.records = self.calls;
+        self.header.lost = self.lost;
+        self.file.seek(SeekFrom::Start(0))?;
+        self.file.write_all(&self.header.encode())?;
+        self.file.sync_all()
+    }
+}
