@@ -11,7 +11,7 @@
  * a trace's records: an exit below the top closes the frames above it (unmatched entries), a
  * resync (longjmp) closes them too, an exit with no frame is an unmatched exit.
  *
- * Folding follows hookprof's replay (hookprof/src/replay.rs) step by step, so that a profile
+ * Folding follows hookprof's replay (hookprof/src/analysis/replay.rs) step by step, so that a profile
  * of a run and the trace of the same run give the same report (tests/tests/trace_e2e.rs folds
  * a trace's records with this header to check it, byte for byte).
  *

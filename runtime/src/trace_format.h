@@ -1,6 +1,6 @@
 /* The on-disk layout of a hookcc trace file (`.hktrace`).
  *
- * docs/trace-format.md is the contract; this header and hookprof/src/format.rs each define
+ * docs/trace-format.md is the contract; this header and hookprof/src/input/format.rs each define
  * every field once, from that page. Change a layout and you change HKT_VERSION here, in the
  * doc and in the reader.
  *

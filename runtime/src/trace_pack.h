@@ -24,7 +24,7 @@
  * an exit of the top pops it; any other exit pops down to the innermost frame of its address
  * in the ring, if any. An exit of address 0 (a resync escape) makes the next entry, if its
  * address is in the ring, pop down to its innermost frame instead of pushing. The reader
- * (hookprof/src/format.rs, runtime/test/check_trace.py) mirrors every step.
+ * (hookprof/src/input/format.rs, runtime/test/check_trace.py) mirrors every step.
  *
  * Freestanding: needs only <stdint.h> and <stddef.h> (plus trace_format.h).
  */

@@ -1728,13 +1728,15 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
     assert!(info.contains("context switches:"), "{info}");
 
-    // HOOKCC_SWITCHES=0: no switches, and the report's columns are the old ones.
+    // HOOKCC_SWITCHES=0 HOOKCC_SAMPLE_HZ=0: no switches, no samples, and the report's
+    // columns are the old ones.
     let quiet = dir.path().join("quiet.hktrace");
     let out = run_ok(
         std::process::Command::new(&program)
             .current_dir(dir.path())
             .env("HOOKCC_OUTPUT", &quiet)
-            .env("HOOKCC_SWITCHES", "0"),
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
     );
     assert!(out.stderr.is_empty());
     let csv = String::from_utf8_lossy(
@@ -1822,4 +1824,115 @@ long syscall(long number, ...)
         "{csv}"
     );
     assert_eq!(csv_cell(&csv, "wait_for_signal", "calls"), 1.0);
+}
+
+/// Issue 24 item 5: samples of the CPU time (SAMPLE chunks, on by default) give each function
+/// a sampled self time that matches the CPU time the program measures for it, with libc's
+/// code (memcpy) its caller's, the hooks' own time left out, and no samples while a function
+/// sleeps; the report's default order is by sampled self time, in the text, CSV and JSON
+/// formats. Where the kernel refuses perf events, the runtime says so once and the report has
+/// no sampled columns.
+#[test]
+fn samples_give_functions_the_cpu_time_the_program_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "sampled", &["sampled.c"], &["-O1"], false);
+    let trace = dir.path().join("sampled.hktrace");
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_SWITCHES", "0"),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    if stderr.contains(SWITCHES_REFUSED) {
+        eprintln!(
+            "SKIPPED the sampled figures: this kernel refuses the perf events ({}); checking \
+             the refusal instead",
+            stderr.trim()
+        );
+        assert_eq!(stderr.matches(SWITCHES_REFUSED).count(), 1, "{stderr}");
+        assert!(!csv.contains("sampled_self_ns"), "no samples, no columns:\n{csv}");
+        return;
+    }
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+    let ms = |function: &str, column: &str| csv_cell(&csv, function, column) / 1e6;
+    // The default rate, 10 kHz: a sample every 0.1 ms of CPU time, so a few periods of
+    // slack beside 5 % (the samples' own error is under 1 % at these counts).
+    for function in ["spin", "copy"] {
+        let cpu = printed_ms(&stdout, function);
+        let sampled = ms(function, "sampled_self_ns");
+        assert!(
+            cpu > 20.0 && (sampled - cpu).abs() <= cpu * 0.05 + 0.5,
+            "{function}: {sampled} ms sampled, {cpu} ms of CPU time by its thread's clock:\n{csv}"
+        );
+        assert!(
+            ms(function, "sampled_total_ns") >= sampled,
+            "{function}:\n{csv}"
+        );
+    }
+    // Asleep, nap gets no samples: its time is all off the CPU.
+    assert!(ms("nap", "inclusive_ns") >= 99.0, "{csv}");
+    assert!(ms("nap", "sampled_total_ns") <= 0.3, "nap sampled while asleep:\n{csv}");
+    // main's sampled total holds its callees' samples; step's calls are mostly the hooks'
+    // time, which the samples leave out and the summary counts.
+    assert!(
+        ms("main", "sampled_total_ns")
+            >= ms("spin", "sampled_self_ns") + ms("copy", "sampled_self_ns") + ms("steps", "sampled_total_ns"),
+        "{csv}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=json")).stdout,
+    )
+    .unwrap();
+    let samples = &json["summary"]["samples"];
+    assert!(
+        samples["in_hooks"].as_u64().unwrap() > 0 && samples["period_ns"] == 100_000,
+        "{json}"
+    );
+    let first = &json["functions"][0];
+    assert_eq!(first["function"], "spin", "sampled self time first:\n{json}");
+    assert_eq!(
+        first["sampled_self_ns"].as_f64().unwrap() / 1e6,
+        ms("spin", "sampled_self_ns")
+    );
+    // The sampled self times add up to the samples in functions.
+    let in_functions = samples["in_functions"].as_u64().unwrap() as f64 * 0.1;
+    let sum: f64 = json["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sampled_self_ns"].as_f64().unwrap() / 1e6)
+        .sum();
+    assert!((sum - in_functions).abs() < 1e-6, "{sum} ms of {in_functions} ms:\n{json}");
+    let text =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
+    let first_row = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        text.lines().next().unwrap().contains("sampled_self_ns")
+            && first_row.ends_with(" spin")
+            && text.contains(" in the hooks, left out)"),
+        "{text}"
+    );
+    // --sort=exclusive keeps the compensated order.
+    let by_exclusive = String::from_utf8_lossy(
+        &run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .args(["--format=csv", "--sort=exclusive"]),
+        )
+        .stdout,
+    )
+    .into_owned();
+    let excl: Vec<f64> = by_exclusive
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert!(excl.windows(2).all(|w| w[0] >= w[1]), "{by_exclusive}");
 }

@@ -1837,6 +1837,74 @@ mod tests {
         assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
     }
 
+    /// Samples come at their places among the records: the frames open at a sample's
+    /// instant get its total time, the samples are kept by address and top frame (which
+    /// the report names), and the ones before the first record, between two calls and after
+    /// the last record's frames closed count as outside; the anchor maps ns to ticks as for
+    /// switches (2 ticks a ns, anchor 1000 ns = tick 0), across the batches of the replay.
+    #[test]
+    fn samples_go_to_the_frames_open_at_their_instant() {
+        use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Samples};
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        // a (0x10) from 100 to 1000, b (0x20) inside it from 200 to 700, then 40 calls of c
+        // (0x30) from 2000 on, 10 ticks each: more than a batch of records.
+        let mut records = vec![
+            R::entry(100, 0x10),
+            R::entry(200, 0x20),
+            R::exit(700, 0x20),
+            R::exit(1000, 0x10),
+        ];
+        for i in 0..40u64 {
+            records.push(R::entry(2000 + 20 * i, 0x30));
+            records.push(R::exit(2010 + 20 * i, 0x30));
+        }
+        w.events(5, &records).unwrap();
+        let at = |tick: u64| 1000 + tick / 2; // ns of a tick
+        let samples = Samples {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            period_ns: 100_000,
+            in_hooks: 3,
+            points: vec![
+                (at(50), 0x1),     // before any record: outside
+                (at(300), 0x25),   // in b
+                (at(800), 0x14),   // in a, after b
+                (at(1500), 0x2),   // between a and the c calls: outside
+                (at(2004), 0x31),  // in the first c
+                (at(2784), 0x33),  // in the 40th c: the last batch
+                (at(2900), 0x3),   // after every record: outside
+            ],
+        };
+        w.samples(5, &samples).unwrap();
+        w.thread(5, 1, "main").unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+        let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
+        let s = &profile.summary;
+        assert_eq!((s.sample_period_ns, s.samples_in_hooks), (100_000, 3));
+        assert_eq!(s.samples(), (7, 4));
+        assert_eq!(s.threads[0].samples_outside, 3);
+        let table = &profile.threads[0].table;
+        let total = |f: u64| table.functions[&f].sampled_total;
+        assert_eq!((total(0x10), total(0x20), total(0x30)), (2, 1, 2));
+        let mut by_place: Vec<_> = table.samples.iter().map(|(&k, &n)| (k, n)).collect();
+        by_place.sort_unstable();
+        assert_eq!(
+            by_place,
+            [((0x14, 0x10), 1), ((0x25, 0x20), 1), ((0x31, 0x30), 1), ((0x33, 0x30), 1)]
+        );
+    }
+
     /// Switched-out time inside the runtime's pauses (waiting for the writer thread) is cut
     /// out when times are compensated, as the pauses are; overlapping switches merge.
     #[test]

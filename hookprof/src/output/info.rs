@@ -237,6 +237,18 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if s.sample_period_ns != 0 {
+        let (all, in_functions) = s.samples();
+        line(
+            "samples",
+            format!(
+                "{all} of the CPU time, one every {} µs (SAMPLE chunks; reports show sampled                  times): {in_functions} in functions, {} with no function open, {} in the                  hooks (left out)",
+                s.sample_period_ns as f64 / 1000.0,
+                all - in_functions,
+                s.samples_in_hooks
+            ),
+        );
+    }
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }
