@@ -72,7 +72,7 @@ from benchlib.common import (  # noqa: E402  (the shared toolbox of the benchmar
     uftrace_pairs,
 )
 import benchlib.common as _bench  # noqa: E402
-from placement import agreement, perf_self, report_rows, top_exclusive  # noqa: E402
+from placement import PERF_HZ, agreement, perf_self, report_rows, top_exclusive  # noqa: E402
 
 
 def normalize_rust(d: dict) -> dict:
@@ -322,12 +322,18 @@ def main() -> int:
             for v in ok:
                 if not v.key.startswith("native") or not samples:
                     continue
-                d = Path(tempfile.mkdtemp(prefix=f"top-{v.key}-", dir=work))
-                r = run(v, ["json", scale["json"]], d)
-                rows = report_rows(hookprof_path, d / "trace.hktrace") if r.rc == 0 else {}
-                shutil.rmtree(d, ignore_errors=True)
-                if rows:
-                    top = list(normalize_rust({k: 0 for k in top_exclusive(rows)}))
+                # As many runs as perf's, sampled at perf's rate: like with like.
+                runs_rows = []
+                for _ in range(scale["perf_runs"]):
+                    d = Path(tempfile.mkdtemp(prefix=f"top-{v.key}-", dir=work))
+                    r = run(v, ["json", scale["json"]], d,
+                            env_extra={"HOOKCC_SAMPLE_HZ": str(PERF_HZ)})
+                    rows = report_rows(hookprof_path, d / "trace.hktrace") if r.rc == 0 else {}
+                    shutil.rmtree(d, ignore_errors=True)
+                    if rows:
+                        runs_rows.append(rows)
+                if runs_rows:
+                    top = list(normalize_rust({k: 0 for k in top_exclusive(runs_rows)}))
                     results.setdefault("sampler", {})[v.key] = agreement(samples, top)
 
         n1, n2 = scale["cg"]
