@@ -242,7 +242,9 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         line(
             "samples",
             format!(
-                "{all} of the CPU time, one every {} µs (SAMPLE chunks; reports show sampled                  times): {in_functions} in functions, {} with no function open, {} in the                  hooks (left out)",
+                "{all} of the CPU time, one every {} µs (SAMPLE chunks; reports show sampled \
+                 times): {in_functions} in functions, {} with no function open, {} in the \
+                 hooks (left out)",
                 s.sample_period_ns as f64 / 1000.0,
                 all - in_functions,
                 s.samples_in_hooks

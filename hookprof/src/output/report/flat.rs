@@ -262,10 +262,13 @@ impl FlatReport {
                     });
                 }
                 if let Some(period) = sample_period {
+                    // Self by the samples' addresses, total by their instants, which come up
+                    // to microseconds later: a short function on top at a sample's address
+                    // can be closed at its instant. Its total is at least its self.
                     let own = self_samples.get(&address).copied().unwrap_or(0);
                     r.sampled = Some(Sampled {
                         self_time: own.saturating_mul(period),
-                        total: stats.sampled_total.saturating_mul(period),
+                        total: stats.sampled_total.max(own).saturating_mul(period),
                         percent: share(own, sampled_in_functions),
                     });
                 }
