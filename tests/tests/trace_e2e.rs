@@ -1935,4 +1935,31 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
         .collect();
     assert!(excl.windows(2).all(|w| w[0] >= w[1]), "{by_exclusive}");
+    // At 1 kHz the run has a few hundred samples: too few to rank by, the report says so and
+    // keeps the exclusive order.
+    let sparse = dir.path().join("sparse.hktrace");
+    run_ok(
+        std::process::Command::new(&program)
+            .current_dir(dir.path())
+            .env("HOOKCC_OUTPUT", &sparse)
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "1000"),
+    );
+    let text = String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&sparse)).stdout)
+        .into_owned();
+    assert!(
+        text.contains("every 1000000 ns of CPU time")
+            && text.contains("too few to rank functions by (under 1000"),
+        "{text}"
+    );
+    let csv = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&sparse).arg("--format=csv")).stdout,
+    )
+    .into_owned();
+    let excl: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert!(excl.windows(2).all(|w| w[0] >= w[1]), "{csv}");
 }

@@ -93,6 +93,13 @@ pub struct SampleSummary {
     pub period: u64,
 }
 
+impl SampleSummary {
+    /// Samples in functions below which `--sort=sampled` (the default) orders by exclusive
+    /// time: with n samples a function's share is known to about 1/√n of the whole, so a
+    /// thousand (0.1 s of CPU time at the default rate) tell the leading functions apart.
+    pub const TO_ORDER: u64 = 1000;
+}
+
 /// Per-thread numbers for the JSON report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadLine {
@@ -498,6 +505,13 @@ impl FlatReport {
     /// address) and keeps the first `top` (of each thread). Percentages stay shares of the
     /// whole profile.
     pub fn sort_and_limit(&mut self, key: SortKey, top: Option<usize>) {
+        // Too few samples rank functions by chance: then the exclusive order.
+        let key = match (key, self.summary.samples) {
+            (SortKey::Sampled, Some(s)) if s.in_functions < SampleSummary::TO_ORDER => {
+                SortKey::Exclusive
+            }
+            (key, _) => key,
+        };
         let mut groups: Vec<Option<u64>> = Vec::new();
         for r in &self.rows {
             if !groups.contains(&r.thread) {
@@ -655,6 +669,12 @@ impl FlatReport {
                 samples.outside,
                 samples.in_hooks
             ));
+            if samples.in_functions < SampleSummary::TO_ORDER {
+                line.push_str(&format!(
+                    ", too few to rank functions by (under {}: --sort=sampled orders by exclusive time)",
+                    SampleSummary::TO_ORDER
+                ));
+            }
         }
         if !s.complete {
             line.push_str(", trace incomplete");
