@@ -161,8 +161,9 @@ typedef uint64_t hkrt_u64a __attribute__((aligned(8)));
 /* Call paths a thread's tree holds under HOOKCC_MODE=profile (64 bytes each, mapped as used). */
 #define HKRT_DEFAULT_PROFILE_NODES (1u << 22)
 /* HOOKCC_SAMPLE_HZ's default: samples a second of a thread's CPU time (docs/trace-format.md,
- * "SAMPLE"), and its largest value (the kernel's default perf_event_max_sample_rate). */
-#define HKRT_DEFAULT_SAMPLE_HZ 10000
+ * "SAMPLE"; perf record's default rate: each sample costs the thread some µs of kernel time,
+ * docs/recording.md), and its largest value (the kernel's default perf_event_max_sample_rate). */
+#define HKRT_DEFAULT_SAMPLE_HZ 4000
 #define HKRT_MAX_SAMPLE_HZ 100000
 #define HKRT_MAX_TRIGGERS HOOKCC_TRACE_MAX_TRIGGERS /* functions HOOKCC_TRACE_START may name */
 _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "trigger addresses are 64-bit");

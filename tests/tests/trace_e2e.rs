@@ -1861,8 +1861,8 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     }
     assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
     let ms = |function: &str, column: &str| csv_cell(&csv, function, column) / 1e6;
-    // The default rate, 10 kHz: a sample every 0.1 ms of CPU time, so a few periods of
-    // slack beside 5 % (the samples' own error is under 1 % at these counts).
+    // The default rate, 4 kHz: a sample every 0.25 ms of CPU time, so a few periods of
+    // slack beside 5 % (the samples' own error is about 2 % at these counts).
     for function in ["spin", "copy"] {
         let cpu = printed_ms(&stdout, function);
         let sampled = ms(function, "sampled_self_ns");
@@ -1877,7 +1877,7 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     }
     // Asleep, nap gets no samples: its time is all off the CPU.
     assert!(ms("nap", "inclusive_ns") >= 99.0, "{csv}");
-    assert!(ms("nap", "sampled_total_ns") <= 0.3, "nap sampled while asleep:\n{csv}");
+    assert!(ms("nap", "sampled_total_ns") <= 0.5, "nap sampled while asleep:\n{csv}");
     // main's sampled total holds its callees' samples; step's calls are mostly the hooks'
     // time, which the samples leave out and the summary counts.
     assert!(
@@ -1891,7 +1891,7 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     .unwrap();
     let samples = &json["summary"]["samples"];
     assert!(
-        samples["in_hooks"].as_u64().unwrap() > 0 && samples["period_ns"] == 100_000,
+        samples["in_hooks"].as_u64().unwrap() > 0 && samples["period_ns"] == 250_000,
         "{json}"
     );
     let first = &json["functions"][0];
@@ -1901,7 +1901,7 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         ms("spin", "sampled_self_ns")
     );
     // The sampled self times add up to the samples in functions.
-    let in_functions = samples["in_functions"].as_u64().unwrap() as f64 * 0.1;
+    let in_functions = samples["in_functions"].as_u64().unwrap() as f64 * 0.25;
     let sum: f64 = json["functions"]
         .as_array()
         .unwrap()

@@ -29,8 +29,8 @@
  * hold 680 switches, 68 000 a second at the writer's pace; beyond that the kernel drops
  * records and says how many (counted in the chunk's `lost`).
  *
- * With HOOKCC_SAMPLE_HZ (default 10 kHz) the event is a task-clock one that also samples the
- * thread's CPU time in user mode: 32 bytes a sample, 320 bytes per 10 ms at the default rate,
+ * With HOOKCC_SAMPLE_HZ (default 4 kHz) the event is a task-clock one that also samples the
+ * thread's CPU time in user mode: 32 bytes a sample, 1.3 KB per 10 ms at the default rate,
  * written as SAMPLE chunks (the address and instant of each; docs/trace-format.md, "SAMPLE").
  */
 

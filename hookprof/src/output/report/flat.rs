@@ -96,7 +96,7 @@ pub struct SampleSummary {
 impl SampleSummary {
     /// Samples in functions below which `--sort=sampled` (the default) orders by exclusive
     /// time: with n samples a function's share is known to about 1/√n of the whole, so a
-    /// thousand (0.1 s of CPU time at the default rate) tell the leading functions apart.
+    /// thousand (0.25 s of CPU time at the default rate) tell the leading functions apart.
     pub const TO_ORDER: u64 = 1000;
 }
 
