@@ -223,7 +223,9 @@ def perf_outside_hooks(exe: Path, argv: list, d: Path, env: dict, runs: int) -> 
     counts = []
     for i in range(runs):
         data = d / f"hooks{i}.data"
-        run_env = dict(env, HOOKCC_OUTPUT=str(d / "t.hktrace"), HOOKCC_MAX_BYTES=str(MAX_BYTES))
+        # Without the runtime's own samples: one sampler at a time.
+        run_env = dict(env, HOOKCC_OUTPUT=str(d / "t.hktrace"), HOOKCC_MAX_BYTES=str(MAX_BYTES),
+                       HOOKCC_SAMPLE_HZ="0")
         r = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "20000",
                             "-o", str(data), "--", str(exe)] + argv,
                            cwd=d, env=run_env, capture_output=True, text=True)
