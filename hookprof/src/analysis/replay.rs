@@ -154,12 +154,13 @@ impl SwitchTimeline {
     }
 }
 
-/// Every thread's switch timeline, by TID and by how many threads with that TID ended before
-/// it (Linux reuses TIDs; a thread's SWITCH chunks come before its THREAD chunk), with the
-/// switches counted and the switch records the kernel dropped. A pre-pass over the chunks:
-/// the writer writes a switch when the thread is running again, after records that came
-/// while it was out, so the replay needs them before the records.
-fn switch_timelines(trace: &Trace<'_>, compensate: bool) -> SidePass {
+/// Every thread's switch timeline and samples, by TID and by how many threads with that TID
+/// ended before it (Linux reuses TIDs; a thread's SWITCH and SAMPLE chunks come before its
+/// THREAD chunk), with the switches counted and the switch records the kernel dropped. A
+/// pre-pass over the chunks: the writer writes a switch when the thread is running again, and
+/// samples every 10 ms, after records that came while they happened, so the replay needs them
+/// before the records.
+fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     let mut chunks: Vec<(u64, u32, Switches)> = Vec::new();
     let mut sample_chunks: Vec<(u64, u32, Samples)> = Vec::new();
     let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
@@ -221,7 +222,7 @@ fn switch_timelines(trace: &Trace<'_>, compensate: bool) -> SidePass {
     side
 }
 
-/// What [`switch_timelines`]' pre-pass finds beside the records: every thread's switch
+/// What [`side_chunks`]' pre-pass finds beside the records: every thread's switch
 /// timeline and the instants of its samples (raw ticks, in order), keyed by TID and by how
 /// many threads with that TID ended before it, with their counts.
 #[derive(Default)]
@@ -1395,7 +1396,7 @@ fn replay_with<V: ReplayVisitor>(
     let (has_trees, has_records) = contents(trace);
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
-    let mut side = switch_timelines(trace, compensate.is_some());
+    let mut side = side_chunks(trace, compensate.is_some());
     let (switches, switches_lost) = (side.switches, side.switches_lost);
     // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
     summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
