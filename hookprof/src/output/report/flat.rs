@@ -144,8 +144,9 @@ pub struct Row {
     /// inclusive and the exclusive time the thread was off the CPU.
     pub offcpu: Option<OffCpu>,
     /// When the trace has samples ([`Summary::samples`]): the function's sampled self time
-    /// (samples while it was the top frame) and sampled total time (while it was open), in
-    /// the summary's unit, and its share of the samples in functions, in percent.
+    /// (samples at an address in it, or in code without hooks while it was the top frame)
+    /// and sampled total time (while it was open), in the summary's unit, and its share of
+    /// the samples in functions, in percent.
     pub sampled: Option<Sampled>,
     exclusive_ticks: u64,
 }
