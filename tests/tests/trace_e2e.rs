@@ -1856,7 +1856,10 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
             stderr.trim()
         );
         assert_eq!(stderr.matches(SWITCHES_REFUSED).count(), 1, "{stderr}");
-        assert!(!csv.contains("sampled_self_ns"), "no samples, no columns:\n{csv}");
+        assert!(
+            !csv.contains("sampled_self_ns"),
+            "no samples, no columns:\n{csv}"
+        );
         return;
     }
     assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
@@ -1877,12 +1880,17 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     }
     // Asleep, nap gets no samples: its time is all off the CPU.
     assert!(ms("nap", "inclusive_ns") >= 99.0, "{csv}");
-    assert!(ms("nap", "sampled_total_ns") <= 0.5, "nap sampled while asleep:\n{csv}");
+    assert!(
+        ms("nap", "sampled_total_ns") <= 0.5,
+        "nap sampled while asleep:\n{csv}"
+    );
     // main's sampled total holds its callees' samples; step's calls are mostly the hooks'
     // time, which the samples leave out and the summary counts.
     assert!(
         ms("main", "sampled_total_ns")
-            >= ms("spin", "sampled_self_ns") + ms("copy", "sampled_self_ns") + ms("steps", "sampled_total_ns"),
+            >= ms("spin", "sampled_self_ns")
+                + ms("copy", "sampled_self_ns")
+                + ms("steps", "sampled_total_ns"),
         "{csv}"
     );
     let json: serde_json::Value = serde_json::from_slice(
@@ -1895,7 +1903,10 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         "{json}"
     );
     let first = &json["functions"][0];
-    assert_eq!(first["function"], "spin", "sampled self time first:\n{json}");
+    assert_eq!(
+        first["function"], "spin",
+        "sampled self time first:\n{json}"
+    );
     assert_eq!(
         first["sampled_self_ns"].as_f64().unwrap() / 1e6,
         ms("spin", "sampled_self_ns")
@@ -1908,7 +1919,10 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         .iter()
         .map(|f| f["sampled_self_ns"].as_f64().unwrap() / 1e6)
         .sum();
-    assert!((sum - in_functions).abs() < 1e-6, "{sum} ms of {in_functions} ms:\n{json}");
+    assert!(
+        (sum - in_functions).abs() < 1e-6,
+        "{sum} ms of {in_functions} ms:\n{json}"
+    );
     let text =
         String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
     let first_row = text.lines().nth(1).unwrap_or_default();
@@ -1945,8 +1959,8 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
             .env("HOOKCC_SWITCHES", "0")
             .env("HOOKCC_SAMPLE_HZ", "1000"),
     );
-    let text = String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&sparse)).stdout)
-        .into_owned();
+    let text =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&sparse)).stdout).into_owned();
     assert!(
         text.contains("every 1000000 ns of CPU time")
             && text.contains("too few to rank functions by (under 1000"),

@@ -201,7 +201,12 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
         side.sample_period_ns = samples.period_ns;
         side.samples_in_hooks = side.samples_in_hooks.saturating_add(samples.in_hooks);
         let list = side.samples.entry((tid, g)).or_default();
-        list.extend(samples.points.iter().map(|&(ns, ip)| (samples.ticks_at(ns, tps), ip)));
+        list.extend(
+            samples
+                .points
+                .iter()
+                .map(|&(ns, ip)| (samples.ticks_at(ns, tps), ip)),
+        );
     }
     if chunks.is_empty() {
         return side;
@@ -786,7 +791,8 @@ impl ThreadState {
                 if at > last.time {
                     break;
                 }
-                self.sample_cuts.push(batch.partition_point(|r| r.time <= at));
+                self.sample_cuts
+                    .push(batch.partition_point(|r| r.time <= at));
                 self.next_sample += 1;
             }
         }
@@ -1871,13 +1877,13 @@ mod tests {
             period_ns: 100_000,
             in_hooks: 3,
             points: vec![
-                (at(50), 0x1),     // before any record: outside
-                (at(300), 0x25),   // in b
-                (at(800), 0x14),   // in a, after b
-                (at(1500), 0x2),   // between a and the c calls: outside
-                (at(2004), 0x31),  // in the first c
-                (at(2784), 0x33),  // in the 40th c: the last batch
-                (at(2900), 0x3),   // after every record: outside
+                (at(50), 0x1),    // before any record: outside
+                (at(300), 0x25),  // in b
+                (at(800), 0x14),  // in a, after b
+                (at(1500), 0x2),  // between a and the c calls: outside
+                (at(2004), 0x31), // in the first c
+                (at(2784), 0x33), // in the 40th c: the last batch
+                (at(2900), 0x3),  // after every record: outside
             ],
         };
         w.samples(5, &samples).unwrap();
@@ -1902,7 +1908,12 @@ mod tests {
         by_place.sort_unstable();
         assert_eq!(
             by_place,
-            [((0x14, 0x10), 1), ((0x25, 0x20), 1), ((0x31, 0x30), 1), ((0x33, 0x30), 1)]
+            [
+                ((0x14, 0x10), 1),
+                ((0x25, 0x20), 1),
+                ((0x31, 0x30), 1),
+                ((0x33, 0x30), 1)
+            ]
         );
     }
 

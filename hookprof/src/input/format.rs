@@ -2030,7 +2030,12 @@ impl<W: Write> Writer<W> {
     pub fn samples(&mut self, thread: u64, samples: &Samples) -> io::Result<()> {
         let e = self.endian;
         let mut payload = Vec::new();
-        let fixed = [samples.anchor_ticks, samples.anchor_ns, samples.period_ns, samples.in_hooks];
+        let fixed = [
+            samples.anchor_ticks,
+            samples.anchor_ns,
+            samples.period_ns,
+            samples.in_hooks,
+        ];
         for v in fixed {
             payload.extend_from_slice(&e.u64_bytes(v));
         }

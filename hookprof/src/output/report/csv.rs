@@ -16,9 +16,7 @@
 
 use std::io;
 
-use super::flat::{
-    cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat,
-};
+use super::flat::{cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat};
 
 pub struct CsvFormat;
 
@@ -81,7 +79,11 @@ impl ReportFormat for CsvFormat {
             }
             if sampled {
                 let s = r.sampled.unwrap_or_default();
-                record.extend([s.self_time.to_string(), s.total.to_string(), percent(s.percent)]);
+                record.extend([
+                    s.self_time.to_string(),
+                    s.total.to_string(),
+                    percent(s.percent),
+                ]);
             }
             if callers {
                 record.push(FlatReport::callers_text(r, ";"));

@@ -286,7 +286,12 @@ impl FlatReport {
         if per_thread {
             for (group, (thread, summary)) in profile.threads.iter().zip(&s.threads).enumerate() {
                 let table = &thread.table;
-                push_rows(&table.functions, &table.samples, Some(summary.label()), group);
+                push_rows(
+                    &table.functions,
+                    &table.samples,
+                    Some(summary.label()),
+                    group,
+                );
             }
         } else {
             let mut samples = crate::analysis::ids::HashMap::default();
@@ -481,7 +486,12 @@ impl FlatReport {
             }
         }
         let total: u128 = merged.rows.iter().map(|r| u128::from(r.exclusive)).sum();
-        let sampled_total: u64 = merged.rows.iter().filter_map(|r| r.sampled).map(|s| s.self_time).sum();
+        let sampled_total: u64 = merged
+            .rows
+            .iter()
+            .filter_map(|r| r.sampled)
+            .map(|s| s.self_time)
+            .sum();
         for r in &mut merged.rows {
             if let Some(sampled) = &mut r.sampled {
                 sampled.percent = share(sampled.self_time, sampled_total);
@@ -820,6 +830,23 @@ pub(crate) fn percent(p: f64) -> String {
     format!("{p:.2}")
 }
 
+fn add3(a: Option<(u64, u64, u64)>, b: Option<(u64, u64, u64)>) -> Option<(u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn add4(
+    a: Option<(u64, u64, u64, u64)>,
+    b: Option<(u64, u64, u64, u64)>,
+) -> Option<(u64, u64, u64, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -841,22 +868,5 @@ mod tests {
             .convert(u64::MAX),
             u64::MAX
         );
-    }
-}
-
-fn add3(a: Option<(u64, u64, u64)>, b: Option<(u64, u64, u64)>) -> Option<(u64, u64, u64)> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2)),
-        (a, b) => a.or(b),
-    }
-}
-
-fn add4(
-    a: Option<(u64, u64, u64, u64)>,
-    b: Option<(u64, u64, u64, u64)>,
-) -> Option<(u64, u64, u64, u64)> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3)),
-        (a, b) => a.or(b),
     }
 }

@@ -2,9 +2,7 @@
 
 use std::io;
 
-use super::flat::{
-    cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat,
-};
+use super::flat::{cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat};
 
 pub struct TextFormat;
 
