@@ -847,14 +847,16 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
-    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
-    // trace's report would have four columns more (the off-CPU split is tested on its own).
+    // Without context switches and samples: a tree has no times to split into on-CPU and
+    // off-CPU, nor samples, so the trace's report would have seven columns more (the off-CPU
+    // split and the samples are tested on their own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
             .env("HOOKCC_PACK", "0")
-            .env("HOOKCC_SWITCHES", "0"),
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
     );
     let folded = d.join("folded.hktrace");
     run_ok(
@@ -1095,14 +1097,16 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
             .arg(d.join("pack_trace")),
     );
     let raw = d.join("raw.hktrace");
-    // Without context switches: a tree has no times to split into on-CPU and off-CPU, so the
-    // trace's report would have four columns more (the off-CPU split is tested on its own).
+    // Without context switches and samples: a tree has no times to split into on-CPU and
+    // off-CPU, nor samples, so the trace's report would have seven columns more (the off-CPU
+    // split and the samples are tested on their own).
     run_ok(
         std::process::Command::new(&mix)
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &raw)
             .env("HOOKCC_PACK", "0")
-            .env("HOOKCC_SWITCHES", "0"),
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
     );
     let kept = d.join("kept.hktrace");
     run_ok(
