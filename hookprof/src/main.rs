@@ -918,7 +918,7 @@ struct InfoArgs {
 enum SortArg {
     /// Sampled self time (the CPU time the trace's samples found in the function itself,
     /// docs/views.md "Sampled times"), then exclusive time; exclusive time where the trace
-    /// has no samples.
+    /// has no samples, or fewer than 1000 in functions.
     Sampled,
     /// Exclusive time (time in the function itself).
     Exclusive,
