@@ -153,6 +153,17 @@ static struct {
 } g_sw_chunk;
 static unsigned g_sw_pairs;
 
+/* Whether a SWITCH or SAMPLE chunk of `payload` bytes may be written: like the records, only
+ * while HOOKCC_MAX_BYTES and the free-space reserve let records be written (switches and
+ * samples without them are no use, and a thread that hands tiny buffers over switches at every
+ * one), with room for the chunk and its CHECK chunk. */
+static HKRT_FN int hkrt_side_chunk_fits(size_t payload)
+{
+    size_t bytes = sizeof(struct hkt_chunk_header) + payload + sizeof(struct hkrt_check_chunk);
+    return hkrt_file_ok() && !__atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) &&
+           hkrt_room() >= bytes;
+}
+
 /* The hooks' section (hooks.h): a sample there is the hooks' time. */
 extern const char __start_hkrt_hooks[] __attribute__((visibility("hidden")));
 extern const char __stop_hkrt_hooks[] __attribute__((visibility("hidden")));
@@ -164,13 +175,11 @@ static struct {
 } g_sample_chunk;
 static unsigned g_samples;
 
-/* Writes the samples read as a SAMPLE chunk of t, under the same conditions as the switches. */
+/* Writes the samples read as a SAMPLE chunk of t. */
 static HKRT_FN void hkrt_samples_write(struct hkrt_thread *t)
 {
-    size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sample_chunk.head +
-                   g_samples * sizeof g_sample_chunk.points[0] + sizeof(struct hkrt_check_chunk);
-    if ((g_samples == 0 && t->samples_in_hooks == 0) || !hkrt_file_ok() ||
-        __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
+    size_t payload = sizeof g_sample_chunk.head + g_samples * sizeof g_sample_chunk.points[0];
+    if ((g_samples == 0 && t->samples_in_hooks == 0) || !hkrt_side_chunk_fits(payload)) {
         g_samples = 0;
         return;
     }
@@ -180,21 +189,15 @@ static HKRT_FN void hkrt_samples_write(struct hkrt_thread *t)
     g_sample_chunk.head.period_ns = g.sample_period_ns;
     g_sample_chunk.head.in_hooks = t->samples_in_hooks;
     t->samples_in_hooks = 0;
-    hkrt_write_chunk(HKT_CHUNK_SAMPLE, t->tid, &g_sample_chunk,
-                     sizeof g_sample_chunk.head + g_samples * sizeof g_sample_chunk.points[0],
-                     NULL);
+    hkrt_write_chunk(HKT_CHUNK_SAMPLE, t->tid, &g_sample_chunk, payload, NULL);
     g_samples = 0;
 }
 
-/* Writes the pairs read as a SWITCH chunk of t. Like the records, only while HOOKCC_MAX_BYTES
- * and the free-space reserve let records be written: switches without them are no use (and a
- * thread that hands tiny buffers over switches at every one). */
+/* Writes the pairs read as a SWITCH chunk of t. */
 static HKRT_FN void hkrt_switches_write(struct hkrt_thread *t)
 {
-    size_t bytes = sizeof(struct hkt_chunk_header) + sizeof g_sw_chunk.head +
-                   g_sw_pairs * sizeof g_sw_chunk.pairs[0] + sizeof(struct hkrt_check_chunk);
-    if ((g_sw_pairs == 0 && t->sw_lost == 0) || !hkrt_file_ok() ||
-        __atomic_load_n(&g.space_stopped, __ATOMIC_RELAXED) || hkrt_room() < bytes) {
+    size_t payload = sizeof g_sw_chunk.head + g_sw_pairs * sizeof g_sw_chunk.pairs[0];
+    if ((g_sw_pairs == 0 && t->sw_lost == 0) || !hkrt_side_chunk_fits(payload)) {
         g_sw_pairs = 0;
         return;
     }
@@ -202,8 +205,7 @@ static HKRT_FN void hkrt_switches_write(struct hkrt_thread *t)
     g_sw_chunk.head.anchor_ticks = now.ticks;
     g_sw_chunk.head.anchor_ns = now.ns;
     g_sw_chunk.head.lost = t->sw_lost;
-    hkrt_write_chunk(HKT_CHUNK_SWITCH, t->tid, &g_sw_chunk,
-                     sizeof g_sw_chunk.head + g_sw_pairs * sizeof g_sw_chunk.pairs[0], NULL);
+    hkrt_write_chunk(HKT_CHUNK_SWITCH, t->tid, &g_sw_chunk, payload, NULL);
     t->sw_lost = 0;
     g_sw_pairs = 0;
 }
