@@ -175,6 +175,17 @@ impl Profile {
         total
     }
 
+    /// The samples of all threads merged ([`FunctionTable::samples`]).
+    pub fn merged_samples(&self) -> HashMap<(u64, u64), u64> {
+        let mut total: HashMap<(u64, u64), u64> = HashMap::default();
+        for thread in &self.threads {
+            for (key, n) in &thread.table.samples {
+                *total.entry(*key).or_default() += n;
+            }
+        }
+        total
+    }
+
     /// The per-function statistics of all threads merged (without the arcs, which the
     /// flat profile does not need).
     pub fn merged_functions(&self) -> HashMap<u64, FunctionStats> {

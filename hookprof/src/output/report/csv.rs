@@ -78,12 +78,7 @@ impl ReportFormat for CsvFormat {
                 record.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
             }
             if sampled {
-                let s = r.sampled.unwrap_or_default();
-                record.extend([
-                    s.self_time.to_string(),
-                    s.total.to_string(),
-                    percent(s.percent),
-                ]);
+                record.extend(r.sampled_cells());
             }
             if callers {
                 record.push(FlatReport::callers_text(r, ";"));

@@ -181,6 +181,17 @@ impl Row {
             ]
         })
     }
+
+    /// The sampled columns' cells, in [`sampled_columns`]' order (zeros in a row without
+    /// samples: a function no sample found).
+    pub fn sampled_cells(&self) -> [String; 3] {
+        let s = self.sampled.unwrap_or_default();
+        [
+            s.self_time.to_string(),
+            s.total.to_string(),
+            percent(s.percent),
+        ]
+    }
 }
 
 /// Names of the on-CPU and off-CPU columns ([`Row::cpu_columns`]) for a unit's suffix
@@ -294,13 +305,12 @@ impl FlatReport {
                 );
             }
         } else {
-            let mut samples = crate::analysis::ids::HashMap::default();
-            for thread in &profile.threads {
-                for (key, n) in &thread.table.samples {
-                    *samples.entry(*key).or_default() += n;
-                }
-            }
-            push_rows(&profile.merged_functions(), &samples, None, 0);
+            push_rows(
+                &profile.merged_functions(),
+                &profile.merged_samples(),
+                None,
+                0,
+            );
         }
         rows.sort_by(|(ga, a), (gb, b)| {
             ga.cmp(gb)

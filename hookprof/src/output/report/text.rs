@@ -58,12 +58,7 @@ impl ReportFormat for TextFormat {
                     cells.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
                 }
                 if sampled {
-                    let s = r.sampled.unwrap_or_default();
-                    cells.extend([
-                        s.self_time.to_string(),
-                        s.total.to_string(),
-                        percent(s.percent),
-                    ]);
+                    cells.extend(r.sampled_cells());
                 }
                 cells
             })
