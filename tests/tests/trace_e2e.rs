@@ -1591,6 +1591,41 @@ fn printed_ms(stdout: &str, label: &str) -> f64 {
         .unwrap()
 }
 
+/// `hookprof report TRACE ARGS…`: its standard output.
+fn report_of(trace: &Path, args: &[&str]) -> String {
+    String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(trace).args(args)).stdout)
+        .into_owned()
+}
+
+/// Where the kernel refuses the perf events, the runtime said so on `stderr`: checks it said
+/// so once, prints that `figures` are skipped for the refusal's checks, and returns true.
+fn perf_refused(stderr: &str, figures: &str) -> bool {
+    if !stderr.contains(SWITCHES_REFUSED) {
+        return false;
+    }
+    eprintln!(
+        "SKIPPED {figures}: this kernel refuses the perf events ({}); checking the refusal \
+         instead",
+        stderr.trim()
+    );
+    assert_eq!(
+        stderr.matches(SWITCHES_REFUSED).count(),
+        1,
+        "said once: {stderr}"
+    );
+    true
+}
+
+/// A CSV report's rows are in order of exclusive time (its fourth column), largest first.
+fn assert_exclusive_order(csv: &str) {
+    let exclusive: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert!(exclusive.windows(2).all(|w| w[0] >= w[1]), "{csv}");
+}
+
 /// Issue 24 item 4: a thread blocked in a futex (pthread_cond_wait until another thread
 /// signals, 200 ms later) or in nanosleep shows that time as off-CPU time of the function
 /// that blocked; a spinning function's on-CPU time is the CPU time the kernel counted for it.
@@ -1614,21 +1649,8 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let csv = String::from_utf8_lossy(
-        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
-    )
-    .into_owned();
-    if stderr.contains(SWITCHES_REFUSED) {
-        eprintln!(
-            "SKIPPED the off-CPU figures: this kernel refuses the perf events ({}); checking \
-             the refusal instead",
-            stderr.trim()
-        );
-        assert_eq!(
-            stderr.matches(SWITCHES_REFUSED).count(),
-            1,
-            "said once: {stderr}"
-        );
+    let csv = report_of(&trace, &["--format=csv"]);
+    if perf_refused(&stderr, "the off-CPU figures") {
         assert!(
             csv.starts_with(
                 "function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent\n"
@@ -1704,8 +1726,7 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         "main's inclusive off-CPU time holds its callees':\n{csv}"
     );
     // The same columns in the text and JSON formats, and the summary says how many switches.
-    let text =
-        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
+    let text = report_of(&trace, &[]);
     assert!(
         text.contains("inclusive_offcpu_ns") && text.contains("context switches: "),
         "{text}"
@@ -1849,17 +1870,8 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let csv = String::from_utf8_lossy(
-        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv")).stdout,
-    )
-    .into_owned();
-    if stderr.contains(SWITCHES_REFUSED) {
-        eprintln!(
-            "SKIPPED the sampled figures: this kernel refuses the perf events ({}); checking \
-             the refusal instead",
-            stderr.trim()
-        );
-        assert_eq!(stderr.matches(SWITCHES_REFUSED).count(), 1, "{stderr}");
+    let csv = report_of(&trace, &["--format=csv"]);
+    if perf_refused(&stderr, "the sampled figures") {
         assert!(
             !csv.contains("sampled_self_ns"),
             "no samples, no columns:\n{csv}"
@@ -1897,10 +1909,8 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
                 + ms("steps", "sampled_total_ns"),
         "{csv}"
     );
-    let json: serde_json::Value = serde_json::from_slice(
-        &run_ok(hookprof().arg("report").arg(&trace).arg("--format=json")).stdout,
-    )
-    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&report_of(&trace, &["--format=json"])).unwrap();
     let samples = &json["summary"]["samples"];
     assert!(
         samples["in_hooks"].as_u64().unwrap() > 0 && samples["period_ns"] == 250_000,
@@ -1927,8 +1937,7 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         (sum - in_functions).abs() < 1e-6,
         "{sum} ms of {in_functions} ms:\n{json}"
     );
-    let text =
-        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&trace)).stdout).into_owned();
+    let text = report_of(&trace, &[]);
     let first_row = text.lines().nth(1).unwrap_or_default();
     assert!(
         text.lines().next().unwrap().contains("sampled_self_ns")
@@ -1937,22 +1946,7 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         "{text}"
     );
     // --sort=exclusive keeps the compensated order.
-    let by_exclusive = String::from_utf8_lossy(
-        &run_ok(
-            hookprof()
-                .arg("report")
-                .arg(&trace)
-                .args(["--format=csv", "--sort=exclusive"]),
-        )
-        .stdout,
-    )
-    .into_owned();
-    let excl: Vec<f64> = by_exclusive
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
-        .collect();
-    assert!(excl.windows(2).all(|w| w[0] >= w[1]), "{by_exclusive}");
+    assert_exclusive_order(&report_of(&trace, &["--format=csv", "--sort=exclusive"]));
     // At 1 kHz the run has a few hundred samples: too few to rank by, the report says so and
     // keeps the exclusive order.
     let sparse = dir.path().join("sparse.hktrace");
@@ -1963,21 +1957,11 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
             .env("HOOKCC_SWITCHES", "0")
             .env("HOOKCC_SAMPLE_HZ", "1000"),
     );
-    let text =
-        String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&sparse)).stdout).into_owned();
+    let text = report_of(&sparse, &[]);
     assert!(
         text.contains("every 1000000 ns of CPU time")
             && text.contains("too few to rank functions by (under 1000"),
         "{text}"
     );
-    let csv = String::from_utf8_lossy(
-        &run_ok(hookprof().arg("report").arg(&sparse).arg("--format=csv")).stdout,
-    )
-    .into_owned();
-    let excl: Vec<f64> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
-        .collect();
-    assert!(excl.windows(2).all(|w| w[0] >= w[1]), "{csv}");
+    assert_exclusive_order(&report_of(&sparse, &["--format=csv"]));
 }
