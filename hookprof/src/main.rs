@@ -900,9 +900,51 @@ struct ReportArgs {
     /// Add who calls each function and how often (caller×calls, most first).
     #[arg(long)]
     callers: bool,
+    /// Text: these columns, in this order (comma-separated; the function's name is always
+    /// last): percent, sampled_self, exclusive (self), inclusive (total), calls, avg
+    /// (per_call), min, max, p50, p90, p99, exclusive_oncpu, exclusive_offcpu,
+    /// inclusive_oncpu, inclusive_offcpu, sampled_total, sampled_percent.
+    #[arg(long, value_name = "LIST", value_parser = parse_columns, conflicts_with = "wide")]
+    columns: Option<ColumnList>,
+    /// Text: every column the trace has data for.
+    #[arg(long)]
+    wide: bool,
+    /// Text: function names as demangled, without eliding template and generic arguments
+    /// or shortening them to fit the line.
+    #[arg(long)]
+    full_names: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+/// `--columns`' list (a type of its own: clap takes a `Vec` for a repeated option).
+#[derive(Clone, Debug)]
+struct ColumnList(Vec<hookprof::output::report::columns::Column>);
+
+fn parse_columns(text: &str) -> Result<ColumnList, String> {
+    hookprof::output::report::columns::Column::parse_list(text).map(ColumnList)
+}
+
+/// The width of the terminal standard output is (`COLUMNS` first), if it is one.
+fn terminal_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+    {
+        return Some(n);
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 may be anything.
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
+        if ok && size.ws_col > 0 {
+            return Some(usize::from(size.ws_col));
+        }
+    }
+    None
 }
 
 #[derive(clap::Args, Debug)]
@@ -979,6 +1021,17 @@ impl From<&ReportArgs> for ReportOptions {
             top: a.top,
             percentiles: a.percentiles,
             callers: a.callers,
+            text: hookprof::output::report::columns::TextOptions {
+                columns: a.columns.clone().map(|c| c.0),
+                wide: a.wide,
+                full_names: a.full_names,
+                // A file is read later, anywhere: the default width.
+                width: if a.output.is_none() {
+                    terminal_width()
+                } else {
+                    None
+                },
+            },
         }
     }
 }

@@ -1136,8 +1136,8 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
         &["report", "--no-compensation", "--callers"],
     ] {
         let (a, b) = (out(&raw, args), out(&kept, args));
-        let (a_rows, _) = a.trim_end().rsplit_once('\n').unwrap();
-        let (b_rows, b_summary) = b.trim_end().rsplit_once('\n').unwrap();
+        let (a_rows, _) = a.split_once("\nthreads: ").unwrap();
+        let (b_rows, b_summary) = b.split_once("\nthreads: ").unwrap();
         assert_eq!(a_rows, b_rows, "{args:?}");
         assert!(
             b_summary.contains("calls under")
@@ -1726,9 +1726,9 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         "main's inclusive off-CPU time holds its callees':\n{csv}"
     );
     // The same columns in the text and JSON formats, and the summary says how many switches.
-    let text = report_of(&trace, &[]);
+    let text = report_of(&trace, &["--wide"]);
     assert!(
-        text.contains("inclusive_offcpu_ns") && text.contains("context switches: "),
+        text.contains("total off-CPU") && text.contains("context switches: "),
         "{text}"
     );
     let json: serde_json::Value = serde_json::from_slice(
@@ -1937,10 +1937,20 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         (sum - in_functions).abs() < 1e-6,
         "{sum} ms of {in_functions} ms:\n{json}"
     );
+    // The rows in order of sampled self time: the heading says so, the first column is the
+    // sampled share and the second the sampled time.
     let text = report_of(&trace, &[]);
-    let first_row = text.lines().nth(1).unwrap_or_default();
+    let first_row = text.lines().nth(2).unwrap_or_default();
     assert!(
-        text.lines().next().unwrap().contains("sampled_self_ns")
+        text.lines()
+            .next()
+            .unwrap()
+            .starts_with("Sorted by sampled self time")
+            && text
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("sampled%  sampled")
             && first_row.ends_with(" spin")
             && text.contains(" in the hooks, left out)"),
         "{text}"
@@ -1959,9 +1969,41 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     );
     let text = report_of(&sparse, &[]);
     assert!(
-        text.contains("every 1000000 ns of CPU time")
+        text.contains("one every 1.00 ms of CPU time")
+            && text.starts_with("Sorted by self time.")
             && text.contains("too few to rank functions by (under 1000"),
         "{text}"
     );
     assert_exclusive_order(&report_of(&sparse, &["--format=csv"]));
+}
+
+/// Issue 34 item 1: the default report of a C++ program whose names are long templates
+/// (libstdc++'s map and string), read at 100 and at 80 columns: each row on its own line,
+/// the name last and shortened (`std::_Rb_tree<…>::…`), times in human units; `--full-names`
+/// keeps the whole names.
+#[test]
+fn the_default_report_of_long_cpp_names_fits_100_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "names",
+        &["libstdcxx_names.cpp"],
+        &["-O0"],
+        true,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let text = assert_report_fits(&trace, 100);
+    assert!(
+        text.contains("std::_Rb_tree<…>::") && text.lines().nth(1).unwrap().contains("per call"),
+        "{text}"
+    );
+    assert_report_fits(&trace, 80);
+    let full = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--full-names")).stdout,
+    )
+    .into_owned();
+    assert!(
+        full.contains("std::_Rb_tree<std::__cxx11::basic_string<char"),
+        "{full}"
+    );
 }

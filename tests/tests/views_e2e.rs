@@ -364,7 +364,7 @@ fn report_sorts_limits_and_gives_percentiles() {
     let text = view(&["report", t, "--sort=name"]);
     let names: Vec<&str> = text
         .lines()
-        .skip(1)
+        .skip(2)
         .filter_map(|l| l.split_whitespace().last())
         .take(6)
         .collect();

@@ -8,7 +8,8 @@ use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
 use crate::input::symbols::{Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
-use crate::output::report::{self, FlatReport, Format};
+use crate::output::report::columns::TextOptions;
+use crate::output::report::{self, text_columns, FlatReport, Format};
 
 /// Options of a report, independent of any command line.
 #[derive(Clone, Debug)]
@@ -27,6 +28,8 @@ pub struct ReportOptions {
     pub percentiles: bool,
     /// Who calls each function, and how often.
     pub callers: bool,
+    /// The text format's columns and names.
+    pub text: TextOptions,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -52,16 +55,13 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     } else {
         None
     };
-    Ok(render_report_with(
-        &profile,
-        &mut names,
-        options,
-        |report| {
-            if let Some((durations, info, view_names)) = &durations {
-                durations.fill(report, info, view_names);
-            }
-        },
-    ))
+    let mut output = render_report_with(&profile, &mut names, options, |report| {
+        if let Some((durations, info, view_names)) = &durations {
+            durations.fill(report, info, view_names);
+        }
+    });
+    check_columns(&mut output.report, options, trace_path)?;
+    Ok(output)
 }
 
 /// The flat profile of several traces together (`hookprof report A B …`): every process's
@@ -116,6 +116,7 @@ pub fn report_files(
     }
     let mut report = FlatReport::merge(reports);
     report.sort_and_limit(options.sort, options.top);
+    check_columns(&mut report, options, &trace_paths[0])?;
     let mut bytes = Vec::new();
     report
         .render(options.format, &mut bytes)
@@ -125,6 +126,25 @@ pub fn report_files(
         warnings,
         report,
     })
+}
+
+/// Gives `report` the text options, refusing columns it has no data for (text only: CSV and
+/// JSON have their own, fixed columns).
+fn check_columns(
+    report: &mut FlatReport,
+    options: &ReportOptions,
+    path: &Path,
+) -> Result<(), Error> {
+    report.text = options.text.clone();
+    if options.format == Format::Text {
+        if let Err(message) = text_columns(report) {
+            return Err(Error::Unsupported {
+                path: path.to_path_buf(),
+                message,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Renders the flat profile of `profile` with the names from `names`.
@@ -149,6 +169,7 @@ fn render_report_with(
         report.add_callers(profile, names);
     }
     report.sort_and_limit(options.sort, options.top);
+    report.text = options.text.clone();
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     let mut bytes = Vec::new();
