@@ -2007,3 +2007,55 @@ fn the_default_report_of_long_cpp_names_fits_100_columns() {
         "{full}"
     );
 }
+
+/// Issue 34: the README's example report is what the quick start prints today — examples/calc.c
+/// built as scripts/demo.sh builds it (`hookcc --trace -O2`), run, reported with the
+/// defaults: the same heading and column names, the same functions with the same calls, the
+/// same first summary line (its counts are exact). Only the times differ from run to run.
+#[test]
+fn the_readme_example_report_is_the_quick_starts() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let from = readme
+        .find("The report (`scripts/demo.sh`'s")
+        .expect("the README's example report");
+    let block = readme[from..].split("```").nth(1).unwrap().trim_start_matches('\n');
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(
+        hookcc(dir.path(), false)
+            .args(["--trace", "-O2"])
+            .arg(workspace_root().join("examples/calc.c"))
+            .args(["-o", "calc"]),
+    );
+    let (trace, _) = run_traced(dir.path(), &dir.path().join("calc"), &[]);
+    let text = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).env_remove("COLUMNS")).stdout,
+    )
+    .into_owned();
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (block.lines().collect(), text.lines().collect());
+    // "Sorted by self time. Times: wall clock, less the hooks' own (14 ns a call)."
+    let heading = |l: &str| l.split(" (").next().unwrap().to_string();
+    assert_eq!(heading(ours[0]), heading(theirs[0]), "README:\n{block}\nnow:\n{text}");
+    assert_eq!(ours[1], theirs[1], "README:\n{block}\nnow:\n{text}");
+    let rows = |lines: &[&str]| {
+        let mut rows: Vec<(String, String)> = lines[2..]
+            .iter()
+            .take_while(|l| !l.starts_with("threads: "))
+            .map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                let n = cells.len();
+                (cells[n - 1].to_string(), cells[n - 4].to_string())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    assert_eq!(rows(&ours), rows(&theirs), "README:\n{block}\nnow:\n{text}");
+    let summary = |lines: &[&str]| {
+        lines
+            .iter()
+            .find(|l| l.starts_with("threads: "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(summary(&ours), summary(&theirs), "README:\n{block}\nnow:\n{text}");
+}
