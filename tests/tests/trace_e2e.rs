@@ -2018,7 +2018,11 @@ fn the_readme_example_report_is_the_quick_starts() {
     let from = readme
         .find("The report (`scripts/demo.sh`'s")
         .expect("the README's example report");
-    let block = readme[from..].split("```").nth(1).unwrap().trim_start_matches('\n');
+    let block = readme[from..]
+        .split("```")
+        .nth(1)
+        .unwrap()
+        .trim_start_matches('\n');
     let dir = tempfile::tempdir().unwrap();
     run_ok(
         hookcc(dir.path(), false)
@@ -2034,7 +2038,11 @@ fn the_readme_example_report_is_the_quick_starts() {
     let (ours, theirs): (Vec<&str>, Vec<&str>) = (block.lines().collect(), text.lines().collect());
     // "Sorted by self time. Times: wall clock, less the hooks' own (14 ns a call)."
     let heading = |l: &str| l.split(" (").next().unwrap().to_string();
-    assert_eq!(heading(ours[0]), heading(theirs[0]), "README:\n{block}\nnow:\n{text}");
+    assert_eq!(
+        heading(ours[0]),
+        heading(theirs[0]),
+        "README:\n{block}\nnow:\n{text}"
+    );
     assert_eq!(ours[1], theirs[1], "README:\n{block}\nnow:\n{text}");
     let rows = |lines: &[&str]| {
         let mut rows: Vec<(String, String)> = lines[2..]
@@ -2057,5 +2065,9 @@ fn the_readme_example_report_is_the_quick_starts() {
             .unwrap()
             .to_string()
     };
-    assert_eq!(summary(&ours), summary(&theirs), "README:\n{block}\nnow:\n{text}");
+    assert_eq!(
+        summary(&ours),
+        summary(&theirs),
+        "README:\n{block}\nnow:\n{text}"
+    );
 }
