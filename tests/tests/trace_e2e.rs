@@ -2071,3 +2071,59 @@ fn the_readme_example_report_is_the_quick_starts() {
         "README:\n{block}\nnow:\n{text}"
     );
 }
+
+/// Issue 35 item 1: a switch per function, tested before its hooks are called. Switched off by
+/// name at start (`HOOKCC_FUNCTIONS`: globs, `!` leaves out) or while the program runs
+/// (`hookcc_trace_function`), a function has no records from then on and its neighbours'
+/// counts stay exact (no unmatched entry or exit); `HOOKCC_DISABLE=1` leaves a trace without
+/// records.
+#[test]
+fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "switch", &["function_switch.c"], &["-O0"], false);
+    let run = |name: &str, args: &[&str], env: &[(&str, &str)]| {
+        let trace = d.join(format!("{name}.hktrace"));
+        let out = run_ok(
+            std::process::Command::new(&program)
+                .current_dir(d)
+                .args(args)
+                .env("HOOKCC_OUTPUT", &trace)
+                .envs(env.iter().copied()),
+        );
+        assert_balanced(&trace);
+        (trace, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let counts = |trace: &Path| call_counts(trace, &[]);
+    let expect = |got: std::collections::BTreeMap<String, u64>, want: &[(&str, u64)]| {
+        let want: std::collections::BTreeMap<String, u64> =
+            want.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+        assert_eq!(got, want);
+    };
+    // Everything on.
+    let (all, _) = run("all", &[], &[]);
+    expect(
+        counts(&all),
+        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500), ("leaf", 4000)],
+    );
+    // At start: parse_* but parse_space.
+    let (chosen, _) = run("chosen", &[], &[("HOOKCC_FUNCTIONS", "parse_*,!parse_space")]);
+    expect(counts(&chosen), &[("parse_a", 1500)]);
+    let (but_leaf, _) = run("but_leaf", &[], &[("HOOKCC_FUNCTIONS", "!leaf")]);
+    expect(
+        counts(&but_leaf),
+        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500)],
+    );
+    // At run time: leaf off after 1000 rounds; the call returns how many matched.
+    let (later, stdout) = run("later", &["off"], &[]);
+    assert!(stdout.ends_with(" 1\n"), "{stdout}");
+    expect(
+        counts(&later),
+        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500), ("leaf", 3000)],
+    );
+    // HOOKCC_DISABLE=1: no records at all.
+    let (off, _) = run("off", &[], &[("HOOKCC_DISABLE", "1")]);
+    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout)
+        .into_owned();
+    assert!(info.contains("records:           0\n"), "{info}");
+}
