@@ -445,7 +445,8 @@ Filters (the same in timeline, flame, callgrind, replay and speedscope):
   --exclude=GLOB    hide matching functions and the calls made inside them
   --thread=N        only this thread (its number from `hookprof info`, or its TID)
   --depth=N         at most N levels of shown calls
-  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s)
+  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s: a number
+                    needs its unit, only 0 goes without)
   --time-range=A..B only calls starting between A and B after the first record
                     (e.g. 10ms..20ms, 2s.., ..500us)
 GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
@@ -480,7 +481,8 @@ struct ViewArgs {
     /// At most N levels of shown calls (1 = only the outermost).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     depth: Option<u64>,
-    /// Hide calls shorter than this (ns, us, ms or s; a bare number is nanoseconds).
+    /// Hide calls shorter than this: a number with its unit, ns, us, ms or s (`0` alone
+    /// needs none).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     min_duration: Option<u64>,
     /// Only calls starting in START..END, times since the first record (e.g. 10ms..20ms,
@@ -614,7 +616,7 @@ impl SizeLimitArgs {
     }
 }
 
-/// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
+/// A duration with its unit (`ns`, `us`, `ms`, `s`; only `0` without) in nanoseconds.
 fn parse_duration(text: &str) -> Result<u64, String> {
     hookprof::analysis::view::parse_duration(text)
 }
