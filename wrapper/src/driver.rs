@@ -159,6 +159,26 @@ pub enum Action {
     Run(Plan),
     /// `--rustflags`: print the RUSTFLAGS for these options (see [`crate::rust`]).
     RustFlags(HookOptions),
+    /// `--version` alone: clang's own `--version` text, then [`version_line`].
+    Version {
+        clang: PathBuf,
+        args: Vec<String>,
+    },
+}
+
+/// What `hookcc --version` prints after clang's own text: hookcc's version and the clang it
+/// runs. After, not before: build systems read a compiler's version from the start of that
+/// text (Meson takes the first version number in it and looks for "clang"; CMake's own
+/// compiler-ID check compiles a file instead, and autotools only log it), so they still see
+/// clang 19.1.7. The words avoid what Meson looks for before "clang" ("Free Software
+/// Foundation", "xt-"; tests/tests/buildsystems.rs builds with Meson and CMake).
+pub fn version_line(clang: &Path) -> String {
+    format!(
+        "hookcc {} (hook plugins for LLVM {}), running {}",
+        env!("CARGO_PKG_VERSION"),
+        crate::toolchain::LLVM_MAJOR,
+        clang.display()
+    )
 }
 
 /// The flags the runtime component is compiled with for this command line: its target flags;
@@ -357,6 +377,14 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         return Ok(Action::Print(path.display().to_string()));
     }
     let clang = host.find_clang()?;
+    if clang_args == ["--version"] {
+        let mut args = Vec::new();
+        if cxx {
+            args.push("--driver-mode=g++".to_string());
+        }
+        args.push("--version".to_string());
+        return Ok(Action::Version { clang, args });
+    }
     if options.print_cache_key {
         return Ok(Action::Print(format!(
             "hookcc-cache-key {}",
@@ -572,7 +600,12 @@ mod tests {
             Action::Help => vec!["<help>".into()],
             Action::RustFlags(_) => vec!["<rustflags>".into()],
             Action::Print(line) => vec![format!("<print {line}>")],
+            Action::Version { .. } => vec!["<version>".into()],
         }
+    }
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
@@ -1038,6 +1071,40 @@ mod tests {
         assert_eq!(
             run(false, &["--print-make-include"], &host),
             ["<print /p/runtime/make/nitro.mk>"]
+        );
+    }
+
+    #[test]
+    fn version_alone_is_clangs_and_then_hookccs() {
+        let host = FakeHost::new(&[]);
+        let version = |cxx, args: &[&str]| plan(cxx, &strings(args), &host).unwrap();
+        assert_eq!(
+            version(false, &["--version"]),
+            Action::Version {
+                clang: "/usr/bin/clang-19".into(),
+                args: strings(&["--version"])
+            }
+        );
+        assert_eq!(
+            version(true, &["--trace", "--version"]),
+            Action::Version {
+                clang: "/usr/bin/clang-19".into(),
+                args: strings(&["--driver-mode=g++", "--version"])
+            }
+        );
+        // With anything else on the line it is clang's (`-v --version`, a compile).
+        assert!(matches!(
+            version(false, &["-v", "--version"]),
+            Action::Run(_)
+        ));
+        let line = version_line(Path::new("/usr/bin/clang-19"));
+        assert!(
+            line.starts_with("hookcc ") && line.ends_with("/usr/bin/clang-19"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("clang version") && !line.contains("xt-"),
+            "{line}"
         );
     }
 

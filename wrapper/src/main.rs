@@ -116,6 +116,22 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Ok(Action::Version { clang, args }) => {
+            // clang's text first, as it prints it, then hookcc's line (driver::version_line).
+            let out = match Command::new(&clang).args(&args).output() {
+                Ok(out) => out,
+                Err(error) => {
+                    eprintln!("{name}: error: cannot run {}: {error}", clang.display());
+                    return ExitCode::from(1);
+                }
+            };
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(&out.stdout);
+            let _ = writeln!(stdout, "{}", hookcc_driver::driver::version_line(&clang));
+            let _ = std::io::stderr().write_all(&out.stderr);
+            ExitCode::from(out.status.code().unwrap_or(1).clamp(0, 255) as u8)
+        }
         Ok(Action::Print(line)) => {
             println!("{line}");
             ExitCode::SUCCESS

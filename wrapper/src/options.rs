@@ -1068,6 +1068,7 @@ Rust (docs/rust.md):
                         cargo build --target=<host triple>; or `cargo hookcc build|run|test`
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
+  --version             clang's --version text, then hookcc's version and the clang it runs
 
 Environment:
   HOOKCC_TRACE=1        as --trace, for build systems that cannot add flags
