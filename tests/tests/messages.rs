@@ -133,3 +133,93 @@ fn a_corrupted_cached_runtime_is_rebuilt_and_clear_cache_empties_the_cache() {
         .collect();
     assert_eq!(left, ["mine.txt"], "only hookcc's files are removed");
 }
+
+/// Issue 34: a misspelt option of hookcc's (`--trce`) reaches clang as it was, and clang's error
+/// and exit status stay clang's; then hookcc names the option that was meant. A valid clang
+/// option near one of hookcc's (`--profile`, one edit from `-profile`) and an option's value
+/// (`-Xlinker --trce`) get no such note. `cargo hookcc` does the same with cargo's options.
+#[test]
+fn a_misspelt_hookcc_option_is_named_after_clangs_and_cargos_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let compile = |args: &[&str]| {
+        let out = hookcc(d, false)
+            .args(args)
+            .arg("-c")
+            .arg(program_source("calls.c"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = compile(&["--trce", "-O1"]);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "clang-19: error: unknown argument: '--trce'",
+            "hookcc: note: `--trce` is not an option of clang's either: did you mean hookcc's \
+             `--trace`? (`hookcc --help` lists hookcc's options)"
+        ],
+        "{stderr}"
+    );
+    let stderr = compile(&["-pofile"]);
+    assert!(
+        stderr.contains("did you mean hookcc's `-profile`?"),
+        "{stderr}"
+    );
+    let stderr = compile(&["--profile"]);
+    assert!(
+        stderr.contains("unsupported option '--profile'") && !stderr.contains("hookcc"),
+        "{stderr}"
+    );
+    // A value, not an option: the linker's (not reached with -c; clang says nothing).
+    let out = hookcc(d, false)
+        .args(["-Xlinker", "--trce", "-c"])
+        .arg(program_source("calls.c"))
+        .args(["-o", "calls.o"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("did you mean"),
+        "{out:?}"
+    );
+    // One of hookcc's reserved spellings: hookcc's own error, with the option meant.
+    let out = hookcc(d, false)
+        .args(["--hook-placment=source", "-c"])
+        .arg(program_source("calls.c"))
+        .output()
+        .unwrap();
+    let stderr = one_error_line(&out, "--hook-placment");
+    assert!(
+        stderr
+            .contains("unknown option `--hook-placment=source`: did you mean `--hook-placement=`?"),
+        "{stderr}"
+    );
+
+    // cargo hookcc: cargo's error, then the note; cargo's own --profile gets none.
+    let project = copy_cargo_project(&workspace_root().join("examples/rust"), d);
+    let out = cargo_with_hookcc(&project)
+        .args(["hookcc", "build", "--trce"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unexpected argument '--trce'")
+            && stderr.contains(
+                "cargo-hookcc: note: `--trce` is not an option of cargo's either: did you mean \
+                 hookcc's `--trace`?"
+            ),
+        "{stderr}"
+    );
+    let out = cargo_with_hookcc(&project)
+        .args(["hookcc", "build", "--profile=nonexistent"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("did you mean hookcc's"),
+        "{out:?}"
+    );
+}

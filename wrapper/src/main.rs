@@ -55,6 +55,14 @@ impl Host for RealHost {
     fn calls_trace_hooks(&self, path: &Path) -> bool {
         hookcc_driver::inputs::calls_trace_hooks(path)
     }
+    fn unknown_to_clang(
+        &self,
+        clang: &Path,
+        args: &[String],
+        candidates: &[String],
+    ) -> Vec<String> {
+        toolchain::unknown_to_clang(clang, args, candidates)
+    }
 }
 
 fn main() -> ExitCode {
@@ -150,6 +158,33 @@ fn main() -> ExitCode {
                 let program = command.get_program().to_string_lossy().into_owned();
                 let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
                 eprintln!("hookcc: {program} {}", args.join(" "));
+            }
+            if !plan.notes.is_empty() {
+                // A misspelt option of hookcc's: clang says what it says, then the notes.
+                use std::os::unix::process::ExitStatusExt;
+                return match command.status() {
+                    Ok(status) => {
+                        if !status.success() {
+                            for note in &plan.notes {
+                                eprintln!("{name}: note: {note}");
+                            }
+                        }
+                        match (status.code(), status.signal()) {
+                            (Some(code), _) => ExitCode::from(code.clamp(0, 255) as u8),
+                            (None, Some(signal)) => {
+                                ExitCode::from((128 + signal).clamp(0, 255) as u8)
+                            }
+                            _ => ExitCode::FAILURE,
+                        }
+                    }
+                    Err(error) => {
+                        eprintln!(
+                            "{name}: error: cannot run {}: {error}",
+                            command.get_program().to_string_lossy()
+                        );
+                        ExitCode::from(1)
+                    }
+                };
             }
             // exec: clang's exit status, signals and output reach the caller unchanged.
             let error = command.exec();

@@ -513,9 +513,17 @@ pub enum OptionError {
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OptionError::UnknownOption(o) => {
-                write!(f, "unknown option `{o}` (hookcc's options are listed by `hookcc --help`)")
-            }
+            OptionError::UnknownOption(o) => match near_own_option(o) {
+                Some(near) => write!(
+                    f,
+                    "unknown option `{o}`: did you mean `{near}`? (hookcc's options are listed \
+                     by `hookcc --help`)"
+                ),
+                None => write!(
+                    f,
+                    "unknown option `{o}` (hookcc's options are listed by `hookcc --help`)"
+                ),
+            },
             OptionError::BadValue { option, value, expected } => {
                 write!(f, "`{option}`: unknown value `{value}` (expected one of: {expected})")
             }
@@ -628,6 +636,59 @@ const RESERVED_PREFIXES: &[&str] = &[
     "-profile",
 ];
 
+/// The edit distance between `a` and `b` (insertions, deletions, substitutions and swaps of
+/// two neighbours, each 1: `--trce`, `--tarce` and `--tracee` are all 1 from `--trace`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // rows[i][j]: the distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
+/// hookcc's own option that `arg` looks like a misspelling of (`--trce` → `--trace`,
+/// `--hook-placment=source` → `--hook-placement=`), if any: the closest of [`OWN_OPTIONS`]
+/// within 1 edit for a name of up to 7 characters, 2 for a longer one (the name is what comes
+/// before any `=`). An option that is exactly hookcc's is not a misspelling. Whether a near
+/// miss is one is for the caller to decide with clang: a valid clang option near one of
+/// hookcc's passes through unchanged (the driver asks clang, `driver::plan`).
+pub fn near_own_option(arg: &str) -> Option<&'static str> {
+    if !arg.starts_with('-') || own_option(arg).is_some() {
+        return None;
+    }
+    let name = arg.split_once('=').map_or(arg, |(name, _)| name);
+    let limit = if name.chars().count() <= 7 { 1 } else { 2 };
+    OWN_OPTIONS
+        .iter()
+        .map(|(spelling, _)| *spelling)
+        .map(|spelling| {
+            (
+                edit_distance(name, spelling.trim_end_matches('=')),
+                spelling,
+            )
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, spelling)| spelling)
+}
+
 /// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
 const TI_DEFAULT_EXIT: &str = "__exit_hook";
@@ -670,13 +731,18 @@ fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionEr
 /// True if `arg` is one of hookcc's own options (or claims their reserved prefixes, to be
 /// rejected by [`take_own_options`]).
 pub fn is_own_option(arg: &str) -> bool {
-    OWN_OPTIONS.iter().any(|(spelling, _)| {
+    own_option(arg).is_some() || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+}
+
+/// The entry of [`OWN_OPTIONS`] that `arg` is (a `=` spelling with its value), if any.
+fn own_option(arg: &str) -> Option<&'static (&'static str, OwnOption)> {
+    OWN_OPTIONS.iter().find(|(spelling, _)| {
         if spelling.ends_with('=') {
             arg.starts_with(spelling)
         } else {
             arg == *spelling
         }
-    }) || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+    })
 }
 
 pub fn take_own_options(
@@ -726,14 +792,7 @@ pub fn take_own_options(
     }
     let mut rest = Vec::with_capacity(args.len());
     for arg in args {
-        let own = OWN_OPTIONS.iter().find(|(spelling, _)| {
-            if spelling.ends_with('=') {
-                arg.starts_with(spelling)
-            } else {
-                arg == spelling
-            }
-        });
-        let Some((spelling, option)) = own else {
+        let Some((spelling, option)) = own_option(arg) else {
             if RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p)) {
                 return Err(OptionError::UnknownOption(arg.clone()));
             }
@@ -1343,6 +1402,42 @@ mod tests {
         let e = read_glob_files(&mut o).unwrap_err();
         assert!(e.contains("--hook-include=@/nonexistent/list"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn misspelt_own_options_are_found_and_clangs_own_left_alone() {
+        for (typed, meant) in [
+            ("--trce", "--trace"),
+            ("--tarce", "--trace"),
+            ("-trace", "--trace"),
+            ("--tracee", "--trace"),
+            ("--hook-placment=source", "--hook-placement="),
+            ("--hook-placement", "--hook-placement="),
+            ("--rustflag", "--rustflags"),
+            ("--entry-hook", "--entry_hook"),
+            ("-profil", "-profile"),
+            ("--trace-strat=main", "--trace-start="),
+            ("-finstrument-function", "-finstrument-functions"),
+        ] {
+            assert_eq!(near_own_option(typed), Some(meant), "{typed}");
+        }
+        // Exactly hookcc's, far from all of them, not an option at all.
+        for arg in [
+            "--trace",
+            "--hook-placement=source",
+            "-O2",
+            "-o",
+            "--target=x",
+            "-fprofile-arcs",
+            "trce",
+            "--verbose",
+        ] {
+            assert_eq!(near_own_option(arg), None, "{arg}");
+        }
+        let e = take_own_options(&strings(&["--hook-placment=source"]), &no_env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `--hook-placement=`?"), "{e}");
     }
 
     #[test]
