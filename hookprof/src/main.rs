@@ -1305,6 +1305,50 @@ fn stream_to_output(
     Ok(warnings)
 }
 
+/// Refuses a trace a command would read that does not exist, saying why where the program
+/// that should have written it can be looked at (`--exe`, or the one the name suggests:
+/// `prog` for `prog.*.hktrace`; [`hookprof::input::missing`]). Only names ending in
+/// `.hktrace`, or a glob the shell left as it was: a missing TI or NITRO dump is a plain
+/// "no such file".
+fn check_traces_exist(command: &Command) -> Result<()> {
+    let with_exe =
+        |traces: Vec<&PathBuf>, exe: &Option<PathBuf>| -> Vec<(PathBuf, Option<PathBuf>)> {
+            traces
+                .into_iter()
+                .map(|t| (t.clone(), exe.clone()))
+                .collect()
+        };
+    let view = |v: &ViewArgs, more: &[PathBuf]| {
+        with_exe(std::iter::once(&v.trace).chain(more).collect(), &v.exe)
+    };
+    let traces = match command {
+        Command::Report(a) => with_exe(std::iter::once(&a.trace).chain(&a.more).collect(), &a.exe),
+        Command::Info(a) => with_exe(vec![&a.trace], &None),
+        Command::Callgraph(a) => with_exe(vec![&a.trace], &a.exe),
+        Command::Gmon(a) => with_exe(vec![&a.trace], &None),
+        Command::Diff(a) => {
+            let mut both = with_exe(vec![&a.a], &a.exe_a);
+            both.extend(with_exe(vec![&a.b], &a.exe_b));
+            both
+        }
+        Command::Export(a) => with_exe(a.traces.iter().collect(), &a.exe),
+        Command::Timeline(a) => view(&a.view, &a.more),
+        Command::Flame(a) => view(&a.view, &a.more),
+        Command::Replay(a) => view(&a.view, &[]),
+        Command::Callgrind(a) => view(&a.view, &[]),
+        Command::Speedscope(a) => view(&a.view, &[]),
+        _ => Vec::new(),
+    };
+    for (trace, exe) in traces {
+        let text = trace.to_string_lossy();
+        let named_as_trace = text.ends_with(".hktrace") || text.contains(['*', '?', '[']);
+        if named_as_trace && std::fs::symlink_metadata(&trace).is_err() {
+            bail!(hookprof::input::missing::no_trace(&trace, exe.as_deref()));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let raw = match &cli.command {
@@ -1322,6 +1366,10 @@ fn main() -> ExitCode {
         _ => false,
     };
     hookprof::analysis::compensation::set_compensation(!raw);
+    if let Err(err) = check_traces_exist(&cli.command) {
+        eprintln!("hookprof: error: {err:#}");
+        return ExitCode::FAILURE;
+    }
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),

@@ -223,3 +223,102 @@ fn a_misspelt_hookcc_option_is_named_after_clangs_and_cargos_error() {
         "{out:?}"
     );
 }
+
+/// Issue 34: a trace that is not there is named with what its program says. Built without
+/// `--trace`: "no trace: was `prog` built with `hookcc --trace`?", from the program the name
+/// suggests (`prog.*.hktrace` as the shell leaves an unmatched glob) or from `--exe`; built
+/// with it: the name its runs write, and the runs there are. Every view says the same.
+#[test]
+fn a_missing_trace_says_whether_its_program_was_built_to_write_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Without hook options hookcc is clang: no hooks.
+    run_ok(
+        hookcc(d, false)
+            .arg("-O1")
+            .arg(program_source("calls.c"))
+            .args(["-o", "plain"]),
+    );
+    let fails = |args: &[&str]| -> String {
+        let out = hookprof().current_dir(d).args(args).output().unwrap();
+        one_error_line(&out, &format!("{args:?}"))
+    };
+    for view in ["report", "timeline", "flame", "replay", "info"] {
+        let stderr = fails(&[view, "plain.*.hktrace"]);
+        assert_eq!(
+            stderr.trim_end(),
+            "hookprof: error: plain.*.hktrace: no file matches: no trace: was `plain` built \
+             with `hookcc --trace`? It has none of the trace runtime's hooks (no \
+             __hookcc_enter): rebuild it with `hookcc --trace` (or CC=hookcc HOOKCC_TRACE=1 \
+             make) and run it",
+            "{view}"
+        );
+    }
+    let stderr = fails(&["timeline", "run.hktrace", "--exe", "plain"]);
+    assert!(
+        stderr.contains("run.hktrace: no such file: no trace: was `plain` built with"),
+        "{stderr}"
+    );
+    // Built to write one, run twice: its traces have the pid in their names.
+    let traced = build_traced(d, "traced", &["calls.c"], &["-O1"], false);
+    let stderr = fails(&["report", "traced.*.hktrace"]);
+    assert!(
+        stderr.contains("`traced` has hookcc's trace hooks: each run writes traced.<pid>.hktrace"),
+        "{stderr}"
+    );
+    let mut pids = Vec::new();
+    for _ in 0..2 {
+        let child = std::process::Command::new(&traced)
+            .current_dir(d)
+            .env("HOOKCC_SWITCHES", "0")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        pids.push(child.id());
+        assert!(child.wait_with_output().unwrap().status.success());
+    }
+    pids.sort();
+    let stderr = fails(&["report", "traced.hktrace"]);
+    let mut runs: Vec<String> = pids
+        .iter()
+        .map(|pid| format!("traced.{pid}.hktrace"))
+        .collect();
+    runs.sort();
+    assert!(
+        stderr.contains(&format!(
+            "traced.hktrace: no such file: `traced` writes traced.<pid>.hktrace, one a run (or \
+             $HOOKCC_OUTPUT); here: {}",
+            runs.join(", ")
+        )),
+        "{stderr}"
+    );
+    // Nothing to look at: still what a trace's name is.
+    let stderr = fails(&["report", "elsewhere/other.hktrace"]);
+    assert!(
+        stderr.contains("no such file (a program built with `hookcc --trace` writes"),
+        "{stderr}"
+    );
+}
+
+/// Issue 34: a stripped executable is named as such, with what to do, instead of "was it
+/// rebuilt?" (which sent users looking for a build that never changed).
+#[test]
+fn a_stripped_executable_is_called_stripped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "stripped", &["calls.c"], &["-O1", "-s"], false);
+    let (trace, _) = run_traced(d, &program, &[]);
+    let out = run_ok(hookprof().arg("report").arg(&trace));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} is stripped (no symbol table)",
+            program.display()
+        )) && stderr.contains(
+            "Build it without `-s` or `strip` and run it again, or give an \
+                                unstripped copy of this same build with --exe"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rebuilt"), "{stderr}");
+}

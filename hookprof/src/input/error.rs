@@ -18,6 +18,9 @@ pub enum Error {
     Io { path: PathBuf, error: io::Error },
     #[error("{}: {error}", path.display())]
     Format { path: PathBuf, error: FormatError },
+    /// A trace that does not exist, with what its program says ([`crate::input::missing`]).
+    #[error("{}: {why}", path.display())]
+    NoTrace { path: PathBuf, why: String },
     #[error(transparent)]
     Symbols(#[from] SymbolError),
     #[error("{}: refusing to write the report over the input trace", path.display())]
