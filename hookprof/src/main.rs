@@ -902,6 +902,11 @@ struct ReportArgs {
     /// Add who calls each function and how often (caller×calls, most first).
     #[arg(long)]
     callers: bool,
+    /// Add up traces of different executables too. Without it, several traces (a glob such
+    /// as `*.hktrace`) must be runs of one program, or the report is refused with the list of
+    /// traces and their executables.
+    #[arg(long)]
+    mixed_programs: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -981,12 +986,27 @@ impl From<&ReportArgs> for ReportOptions {
             top: a.top,
             percentiles: a.percentiles,
             callers: a.callers,
+            mixed_programs: a.mixed_programs,
         }
     }
 }
 
 fn warn(message: &str) {
     eprintln!("hookprof: warning: {message}");
+}
+
+fn note(message: &str) {
+    eprintln!("hookprof: note: {message}");
+}
+
+/// Names the traces a view puts side by side (`flame`, `timeline` with MORE traces):
+/// [`hookprof::commands::several`].
+fn note_side_by_side(traces: &[PathBuf]) -> Result<()> {
+    use hookprof::commands::several::{several_traces, Combine};
+    if let Some(n) = several_traces(traces, Combine::SideBySide)? {
+        note(&n);
+    }
+    Ok(())
 }
 
 /// Refuses an output path that is the input trace (under any name).
@@ -1035,6 +1055,9 @@ fn report(args: &ReportArgs) -> Result<()> {
         .cloned()
         .collect();
     let out = hookprof::commands::report::report_files(&traces, &ReportOptions::from(args))?;
+    for n in &out.notes {
+        note(n);
+    }
     emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 
@@ -1380,7 +1403,8 @@ fn main() -> ExitCode {
         Command::Ti(args) => ti(args),
         Command::Record(args) => record(args),
         Command::Timeline(args) => {
-            let traces = with_more(&args.view, &args.more);
+            let traces = with_more(&args.view, &args.more)
+                .and_then(|traces| note_side_by_side(&traces).map(|()| traces));
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
                     let options = ViewOptions {
@@ -1438,7 +1462,8 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let traces = with_more(&args.view, &args.more);
+            let traces = with_more(&args.view, &args.more)
+                .and_then(|traces| note_side_by_side(&traces).map(|()| traces));
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
                     hookprof::commands::flame::flame_files(&traces, o, &flame, out)

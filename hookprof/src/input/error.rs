@@ -36,6 +36,15 @@ pub enum Error {
     },
     #[error("{}: {message}", path.display())]
     Unsupported { path: PathBuf, message: String },
+    /// Traces of different executables given to a command that adds them up
+    /// (`commands::several`): `list` is every trace with its executable.
+    #[error(
+        "these traces are runs of {programs} different programs, which the report would add up \
+         as one: {list}. Give the traces of one program (a glob such as `prog.*.hktrace` \
+         matches every run of prog in the directory, and `*.hktrace` other programs' too), or \
+         --mixed-programs to add them up anyway"
+    )]
+    DifferentPrograms { programs: usize, list: String },
     #[error(transparent)]
     Ti(#[from] TiError),
     #[error(transparent)]
