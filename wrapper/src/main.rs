@@ -90,6 +90,11 @@ fn main() -> ExitCode {
         eprintln!("{name}: error: {message}");
         return ExitCode::from(1);
     }
+    if args.len() == 1 && args[0] == "--print-man-page" {
+        // Alone on the command line, as --clear-cache: hookcc(1), made from --help.
+        print!("{}", hookcc_driver::man::man_page());
+        return ExitCode::SUCCESS;
+    }
     if args.len() == 1 && args[0] == "--clear-cache" {
         // Alone on the command line: with other arguments it would be passed to clang.
         let cache = runtime::cache_dir(&|k| RealHost.var(k));

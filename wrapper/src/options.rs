@@ -1128,6 +1128,8 @@ Rust (docs/rust.md):
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
   --version             clang's --version text, then hookcc's version and the clang it runs
+  --print-man-page      this text as the manual page hookcc(1), in roff (alone on the line)
+  --clear-cache         remove the runtimes compiled for each target (alone on the line)
 
 Environment:
   HOOKCC_TRACE=1        as --trace, for build systems that cannot add flags
