@@ -637,30 +637,43 @@ const RESERVED_PREFIXES: &[&str] = &[
 ];
 
 /// The edit distance between `a` and `b` (insertions, deletions, substitutions and swaps of
-/// two neighbours, each 1: `--trce`, `--tarce` and `--tracee` are all 1 from `--trace`).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    // rows[i][j]: the distance between a[..i] and b[..j].
-    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
+/// two neighbours, each 1: `--trce`, `--tarce` and `--tracee` are all 1 from `--trace`), if it
+/// is at most `limit`. Every compile asks this of its arguments against hookcc's options, so
+/// it gives up as soon as a row of the table has nothing within `limit`: `-Wno-unused` and
+/// `--hook-…` part after a few characters.
+fn edit_distance_within(a: &str, b: &str, limit: usize) -> Option<usize> {
+    // Bytes: hookcc's options are ASCII (a non-ASCII letter counts as its bytes, which only
+    // makes such an argument farther from them).
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
     }
-    for (j, cell) in rows[0].iter_mut().enumerate() {
+    // Three rows of the table: rows[i % 3][j] is the distance between a[..i] and b[..j].
+    let width = b.len() + 1;
+    let mut rows = vec![0usize; 3 * width];
+    for (j, cell) in rows[..width].iter_mut().enumerate() {
         *cell = j;
     }
     for i in 1..=a.len() {
+        let (cur, prev, prev2) = (i % 3 * width, (i - 1) % 3 * width, (i + 1) % 3 * width);
+        rows[cur] = i;
+        let mut best = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + cost);
+            let mut d = (rows[prev + j] + 1)
+                .min(rows[cur + j - 1] + 1)
+                .min(rows[prev + j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[i - 2][j - 2] + 1);
+                d = d.min(rows[prev2 + j - 2] + 1);
             }
-            rows[i][j] = d;
+            rows[cur + j] = d;
+            best = best.min(d);
+        }
+        if best > limit {
+            return None;
         }
     }
-    rows[a.len()][b.len()]
+    Some(rows[a.len() % 3 * width + b.len()]).filter(|d| *d <= limit)
 }
 
 /// hookcc's own option that `arg` looks like a misspelling of (`--trce` → `--trace`,
@@ -678,13 +691,9 @@ pub fn near_own_option(arg: &str) -> Option<&'static str> {
     OWN_OPTIONS
         .iter()
         .map(|(spelling, _)| *spelling)
-        .map(|spelling| {
-            (
-                edit_distance(name, spelling.trim_end_matches('=')),
-                spelling,
-            )
+        .filter_map(|spelling| {
+            edit_distance_within(name, spelling.trim_end_matches('='), limit).map(|d| (d, spelling))
         })
-        .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, spelling)| spelling)
 }
@@ -1404,6 +1413,18 @@ mod tests {
         let e = read_glob_files(&mut o).unwrap_err();
         assert!(e.contains("--hook-include=@/nonexistent/list"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn edit_distances_within_a_limit() {
+        assert_eq!(edit_distance_within("--trce", "--trace", 2), Some(1));
+        assert_eq!(edit_distance_within("--tarce", "--trace", 2), Some(1));
+        assert_eq!(edit_distance_within("--tracee", "--trace", 1), Some(1));
+        assert_eq!(edit_distance_within("--trace", "--trace", 0), Some(0));
+        assert_eq!(edit_distance_within("--tr", "--trace", 2), None);
+        assert_eq!(edit_distance_within("-Wno-unused", "--hook-exclu", 2), None);
+        assert_eq!(edit_distance_within("abcdef", "badcfe", 3), Some(3));
+        assert_eq!(edit_distance_within("abcdef", "badcfe", 2), None);
     }
 
     #[test]
