@@ -626,7 +626,8 @@ struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
     /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
-    /// of a test suite): each its own process, aligned on the wall clock each trace recorded.
+    /// of a test suite): each its own process, aligned on the wall clock each trace recorded;
+    /// the traces are named on stderr.
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
@@ -712,7 +713,8 @@ struct ReplayArgs {
 struct FlameArgs {
     #[command(flatten)]
     view: ViewArgs,
-    /// More traces: each trace's stacks under a `program [pid]` frame of its own.
+    /// More traces: each trace's stacks under a `program [pid]` frame of its own (the traces
+    /// are named on stderr).
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Folded stacks (text) or an SVG flame graph.
@@ -873,7 +875,8 @@ struct ReportArgs {
     /// The .hktrace file.
     trace: PathBuf,
     /// More traces (a fork/exec family, the runs of a test suite): one report of all their
-    /// threads, functions of the same name added up.
+    /// threads, functions of the same name added up, the traces named on stderr. They must be
+    /// runs of one executable unless --mixed-programs.
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
