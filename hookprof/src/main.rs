@@ -1368,7 +1368,9 @@ fn check_traces_exist(command: &Command) -> Result<()> {
     for (trace, exe) in traces {
         let text = trace.to_string_lossy();
         let named_as_trace = text.ends_with(".hktrace") || text.contains(['*', '?', '[']);
-        if named_as_trace && std::fs::symlink_metadata(&trace).is_err() {
+        let missing = std::fs::symlink_metadata(&trace)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+        if named_as_trace && missing {
             bail!(hookprof::input::missing::no_trace(&trace, exe.as_deref()));
         }
     }

@@ -45,7 +45,14 @@ pub fn several_traces(paths: &[PathBuf], combine: Combine) -> Result<Option<Stri
     }
     let mut runs = Vec::with_capacity(paths.len());
     for path in paths {
-        let (pid, exe) = TraceFile::open(path)?.process()?;
+        let process = TraceFile::open(path).and_then(|t| t.process());
+        let (pid, exe) = match (process, combine) {
+            (Ok(process), _) => process,
+            (Err(e), Combine::AddedUp { .. }) => return Err(e),
+            // Not a .hktrace file (a TI dump, which the views read with --exe), or one the
+            // view will say is damaged: nothing to name here.
+            (Err(_), Combine::SideBySide) => return Ok(None),
+        };
         runs.push(Run {
             path: path.clone(),
             pid,
