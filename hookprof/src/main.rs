@@ -783,10 +783,10 @@ struct RecordArgs {
     /// The trace to write.
     #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
     output: PathBuf,
-    /// Milliseconds between two reads of the ring (--gdb), or between two looks at a file
-    /// that has not grown (--follow). The ring must not fill in between: see
-    /// docs/baremetal.md, "Streaming", for the rate that keeps up.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    /// The time between two reads of the ring (--gdb), or between two looks at a file that
+    /// has not grown (--follow): a number and its unit (10ms, 500us). The ring must not fill
+    /// in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
     poll_interval: u64,
     /// No progress line on stderr.
     #[arg(short, long)]
@@ -1131,7 +1131,7 @@ fn record(args: &RecordArgs) -> Result<()> {
     };
     let options = Options {
         output: args.output.clone(),
-        poll_interval: std::time::Duration::from_millis(args.poll_interval),
+        poll_interval: std::time::Duration::from_nanos(args.poll_interval),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         exe: args.exe.clone(),
     };

@@ -236,6 +236,10 @@ fn views_reject_bad_options_with_usage_errors() {
             &["diff", t, t, "--fail-if", "calls > +1", "--min-time", "3"][..],
             "3ns, 3us",
         ),
+        (
+            &["record", "--serial", t, "--poll-interval", "50"][..],
+            "50ns, 50us",
+        ),
     ] {
         let out = hookprof(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
