@@ -33,11 +33,13 @@ out=examples/build
 mkdir -p "$out"
 echo "demo: $bin/hookcc --trace -O2 examples/calc.c -o $out/calc" >&2
 "$bin/hookcc" --trace -O2 examples/calc.c -o "$out/calc"
-# The earlier runs' traces: the report below is of this run.
-rm -f "$out"/calc.*.hktrace
 echo "demo: running $out/calc" >&2
-(cd "$out" && ./calc)
-trace=$(ls "$out"/calc.*.hktrace)
+# Its trace is calc.<its pid>.hktrace: this run's, whatever earlier runs (or another demo at
+# the same time) left there.
+(cd "$out" && exec ./calc) &
+pid=$!
+wait "$pid"
+trace="$out/calc.$pid.hktrace"
 echo "demo: $bin/hookprof report $trace" >&2
 "$bin/hookprof" report "$trace"
 if [ -n "$install_dir" ]; then

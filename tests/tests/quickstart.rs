@@ -59,4 +59,47 @@ fn the_demo_its_path_line_and_the_readmes_quick_starts_work_as_written() {
         rust.contains("mixed::checksum") && rust.contains("crc32"),
         "{rust}"
     );
+    the_demo_installs_where_asked_and_prints_that_path_line();
+}
+
+/// `scripts/demo.sh --install DIR` installs hookcc into DIR (scripts/install.sh, with the
+/// build it names) and ends with DIR/bin's PATH line; the installed tools work from there and
+/// `man hookcc` has its page in DIR/share/man. (Called by the test above: two demos at once
+/// would build examples/build/calc over each other.)
+fn the_demo_installs_where_asked_and_prints_that_path_line() {
+    let work = tempfile::tempdir().unwrap();
+    let prefix = work.path().join("prefix");
+    let out = Command::new(workspace_root().join("scripts/demo.sh"))
+        .arg("--install")
+        .arg(&prefix)
+        .env("HOOKCC_BUILD_DIR", target_dir())
+        .env("PATH", new_users_path())
+        .env("HOOKCC_CACHE_DIR", work.path().join("cache"))
+        .env_remove("HOOKCC_TRACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().last().unwrap(),
+        format!("export PATH={}:\"$PATH\"", prefix.join("bin").display())
+    );
+    assert!(stdout.contains("parse_primary"), "{stdout}");
+    for file in [
+        "bin/hookcc",
+        "bin/hookprof",
+        "bin/cargo-hookcc",
+        "share/man/man1/hookcc.1",
+    ] {
+        assert!(prefix.join(file).is_file(), "{file} is not installed");
+    }
+    let version = run_ok(Command::new(prefix.join("bin/hookcc")).arg("--version"));
+    assert!(String::from_utf8_lossy(&version.stdout).contains("hookcc 0."));
+    // A wrong word is a usage error, before anything is built.
+    let out = Command::new(workspace_root().join("scripts/demo.sh"))
+        .arg("--instal")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
