@@ -102,7 +102,8 @@ class CallgrindPhase:
             self.note(base, f"callgrind (all threads): {e}")
             return
         for v in order:
-            if v.key not in ("native", "native-ring", "native-profile", "native-min-duration") \
+            if v.key not in ("native", "native-off", "native-leaf-off", "native-ring",
+                             "native-profile", "native-min-duration") \
                     or v.key not in raw:
                 continue
             log(f"callgrind {v.key}, all threads")

@@ -31,22 +31,47 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Flat profile: calls and inclusive/exclusive time per function.
+    /// Flat profile: calls, self and total time per function.
     ///
-    /// One row per function, sorted by exclusive time (time in the function itself, not in
-    /// its callees). Inclusive time counts only the outermost frame of a recursive function.
-    /// Times are in nanoseconds, or in ticks (columns *_ticks) when the trace has no clock
-    /// rate. Function names come from the ELF symbol tables of the traced executable and
-    /// its shared libraries; unknown addresses are shown as 0x<hex>.
+    /// One row per function. The text (the default) starts with a line saying how the rows
+    /// are sorted and what the times are, then: the share of the sort key (self%, sampled%,
+    /// total% or calls%), self time (in the function itself, not its callees), total time
+    /// (with its callees; only the outermost frame of a recursive function counts), calls,
+    /// time per call (total / calls), and the function's name last, its long template and
+    /// generic arguments elided and cut to fit the terminal's width (100 columns when not
+    /// a terminal; --full-names keeps names whole). Times are in human units (456 ns,
+    /// 1.23 ms), or clock ticks when the trace has no clock rate. By default the rows are in
+    /// order of sampled self time when the trace has 1000 samples or more in functions (then
+    /// a "sampled" column shows it beside the traced times), else of self time. The other
+    /// columns on request: --columns=LIST, --wide. A summary ends the text: counts, lost
+    /// records, the hooks' time subtracted, and what the trace lacks and why. CSV and JSON
+    /// have every column, raw nanoseconds (or ticks), with stable names. Function names come
+    /// from the ELF symbol tables of the traced executable and its shared libraries; unknown
+    /// addresses are shown as 0x<hex>.
     #[command(after_help = "\
+Text columns (--columns=LIST; the name is always last):
+  percent            the sort key's share of the whole (self% where the key has none)
+  sampled_self       sampled self time (CPU time by the trace's samples; in the default
+                     set when the rows are in its order)
+  exclusive (self), inclusive (total), calls, avg (per_call), min, max
+  p50, p90, p99      with --percentiles
+  exclusive_oncpu, exclusive_offcpu, inclusive_oncpu, inclusive_offcpu
+                     where the trace has context switches
+  sampled_total, sampled_percent
+                     where the trace has samples
 CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent
-             [,p50_ns,p90_ns,p99_ns with --percentiles][,callers with --callers]
+             [,p50_ns,p90_ns,p99_ns with --percentiles]
+             [,inclusive_oncpu_ns,inclusive_offcpu_ns,exclusive_oncpu_ns,exclusive_offcpu_ns
+               where the trace has context switches]
+             [,sampled_self_ns,sampled_total_ns,sampled_percent where it has samples]
+             [,callers with --callers]
   thread    with --per-thread: the THREAD chunk's sequence number (1 = first thread),
             or the Linux TID if the trace has no THREAD chunk for the thread
   min/max   shortest and longest inclusive time of a single call
   avg       mean inclusive time per call
   percent   share of the total exclusive time of all rows (two decimals), also with --top
-  p50..p99  percentiles of the inclusive time of single calls (within 1 %)
+  p50..p99  percentiles of the inclusive time of single calls (exact up to 1024 calls of a
+            function, else within 0.1 %; never outside min..max)
   callers   with --callers: caller×calls;… (<spontaneous>: bottom of a thread's stack)")]
     Report(ReportArgs),
     /// Describe a trace: header, executable, modules, threads and record counts.
@@ -910,9 +935,51 @@ struct ReportArgs {
     /// traces and their executables.
     #[arg(long)]
     mixed_programs: bool,
+    /// Text: these columns, in this order (comma-separated; the function's name is always
+    /// last): percent, sampled_self, exclusive (self), inclusive (total), calls, avg
+    /// (per_call), min, max, p50, p90, p99, exclusive_oncpu, exclusive_offcpu,
+    /// inclusive_oncpu, inclusive_offcpu, sampled_total, sampled_percent.
+    #[arg(long, value_name = "LIST", value_parser = parse_columns, conflicts_with = "wide")]
+    columns: Option<ColumnList>,
+    /// Text: every column the trace has data for.
+    #[arg(long)]
+    wide: bool,
+    /// Text: function names as demangled, without eliding template and generic arguments
+    /// or shortening them to fit the line.
+    #[arg(long)]
+    full_names: bool,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+/// `--columns`' list (a type of its own: clap takes a `Vec` for a repeated option).
+#[derive(Clone, Debug)]
+struct ColumnList(Vec<hookprof::output::report::columns::Column>);
+
+fn parse_columns(text: &str) -> Result<ColumnList, String> {
+    hookprof::output::report::columns::Column::parse_list(text).map(ColumnList)
+}
+
+/// The width of the terminal standard output is (`COLUMNS` first), if it is one.
+fn terminal_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+    {
+        return Some(n);
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 may be anything.
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
+        if ok && size.ws_col > 0 {
+            return Some(usize::from(size.ws_col));
+        }
+    }
+    None
 }
 
 #[derive(clap::Args, Debug)]
@@ -990,6 +1057,17 @@ impl From<&ReportArgs> for ReportOptions {
             percentiles: a.percentiles,
             callers: a.callers,
             mixed_programs: a.mixed_programs,
+            text: hookprof::output::report::columns::TextOptions {
+                columns: a.columns.clone().map(|c| c.0),
+                wide: a.wide,
+                full_names: a.full_names,
+                // A file is read later, anywhere: the default width.
+                width: if a.output.is_none() {
+                    terminal_width()
+                } else {
+                    None
+                },
+            },
         }
     }
 }

@@ -286,6 +286,14 @@ extern "C" LLVMBasicBlockRef hookcc_block_starting_at(LLVMValueRef inst) {
   return wrap(BB->splitBasicBlock(I, "hookcc.frame"));
 }
 
+// Splits `inst`'s block before it, always (an empty head ending in a branch is fine), and returns
+// the new block that starts with it: the place for a switch tested before a hook
+// (instrument.rs, "Per-function switches").
+extern "C" LLVMBasicBlockRef hookcc_split_before(LLVMValueRef inst) {
+  Instruction *I = cast<Instruction>(unwrap(inst));
+  return wrap(I->getParent()->splitBasicBlock(I, "hookcc.after"));
+}
+
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {
   return {LLVM_PLUGIN_API_VERSION, "hookcc", "0.1.0", registerCallbacks};
 }

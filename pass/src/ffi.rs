@@ -24,6 +24,20 @@ extern "C" {
         call: llvm_sys::prelude::LLVMValueRef,
         unwind: llvm_sys::prelude::LLVMBasicBlockRef,
     );
+    fn hookcc_split_before(
+        inst: llvm_sys::prelude::LLVMValueRef,
+    ) -> llvm_sys::prelude::LLVMBasicBlockRef;
+}
+
+/// Splits the block of `inst` before it; returns the new block, which starts with `inst` (the
+/// old one keeps what came before and ends in a branch to it).
+pub(crate) fn split_before<'ctx>(inst: InstructionValue<'ctx>) -> BasicBlock<'ctx> {
+    // SAFETY: `inst` is a live instruction in a block with a terminator (it may be the
+    // terminator itself); the block returned belongs to the same function and context.
+    unsafe {
+        hookcc_split_before(inst.as_value_ref());
+    }
+    inst.get_parent().expect("a split instruction has a block")
 }
 /// Turns `call` into an invoke unwinding to `unwind` (which must begin with a landingpad),
 /// splitting its block after it.

@@ -11,7 +11,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::{FunctionType, IntType};
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, CallSiteValue, FunctionValue,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
     InstructionOpcode, InstructionValue, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
@@ -175,21 +175,145 @@ pub fn instrument_module(
         .map(|h| declare_hook(module, h))
         .transpose()?;
     let builder = module.get_context().create_builder();
+    // The native trace's hooks are called only while the function's switch is on.
+    let switched = config
+        .exit
+        .as_ref()
+        .is_some_and(|h| h.params == HookParams::ExitAddress);
     let functions: Vec<FunctionValue> = module.get_functions().collect();
     for function in functions {
         if !should_instrument(function, config) {
             continue;
         }
+        let switch = switched.then(|| function_switch(module, function));
         instrument_function(
             module,
             &builder,
             function,
             entry.as_ref().zip(config.entry.as_ref()),
             exit.as_ref().zip(config.exit.as_ref()),
+            switch,
         )?;
         changed = true;
     }
     Ok(changed)
+}
+
+/// The section of the functions' records (`struct hkrt_fn` in runtime/src/trace/functions.h)
+/// on a hosted target: the runtime finds them between `__start_hookcc_fns` and
+/// `__stop_hookcc_fns`.
+const FUNCTIONS_SECTION: &str = "hookcc_fns";
+/// On bare metal, where a linker script copies only the sections it names from flash to RAM
+/// (`.data` and `.data.*`: an orphan section's `on` bytes would start as whatever RAM held),
+/// the records are data like any other.
+const FUNCTIONS_SECTION_BARE: &str = ".data.hookcc_fns";
+
+/// The records' section for the module's target ([`FUNCTIONS_SECTION`] on Linux).
+fn functions_section(module: &Module<'_>) -> &'static str {
+    let triple = module.get_triple();
+    if triple.as_str().to_string_lossy().contains("linux") {
+        FUNCTIONS_SECTION
+    } else {
+        FUNCTIONS_SECTION_BARE
+    }
+}
+
+/// Per-function switches (the native trace): gives `function` its record in
+/// [`FUNCTIONS_SECTION`] — `{ const char *name; uint8_t on; uint8_t flags; uint16_t reserved;
+/// uint32_t id; }`, its name as people write it (a Rust path, a demangled C++ name, a C
+/// symbol) and `on` = 1 — and returns the address of its `on` byte, which every hook call of
+/// the function tests first ([`position_hook`]): a function switched off costs a load and a
+/// branch not taken at entry and at exit, on any target, without patching code. The record
+/// does not hold the function's address, so that it never keeps a function alive the
+/// optimizer would delete (its hooks may be inlined into callers).
+fn function_switch<'ctx>(
+    module: &Module<'ctx>,
+    function: FunctionValue<'ctx>,
+) -> PointerValue<'ctx> {
+    let context = module.get_context();
+    let ptr = context.ptr_type(AddressSpace::default());
+    let (i8t, i16t, i32t) = (context.i8_type(), context.i16_type(), context.i32_type());
+    let record_type = context.struct_type(
+        &[ptr.into(), i8t.into(), i8t.into(), i16t.into(), i32t.into()],
+        false,
+    );
+    let symbol = function.get_name().to_string_lossy().into_owned();
+    let text = mangling::demangled(&symbol).unwrap_or(symbol);
+    let name_value = context.const_string(text.as_bytes(), true);
+    let name = module.add_global(name_value.get_type(), None, "hookcc.fn.name");
+    name.set_initializer(&name_value);
+    name.set_constant(true);
+    name.set_linkage(Linkage::Private);
+    name.set_unnamed_addr(true);
+    let record = module.add_global(record_type, None, "hookcc.fn");
+    record.set_initializer(&record_type.const_named_struct(&[
+        name.as_pointer_value().into(),
+        i8t.const_int(1, false).into(),
+        i8t.const_zero().into(),
+        i16t.const_zero().into(),
+        i32t.const_zero().into(),
+    ]));
+    record.set_linkage(Linkage::Private);
+    record.set_section(Some(functions_section(module)));
+    record.set_alignment(ffi::pointer_size_bits(module) / 8);
+    let zero = i32t.const_zero();
+    let on = i32t.const_int(1, false);
+    // SAFETY: a constant GEP to field 1 of the record's own struct type.
+    unsafe {
+        record
+            .as_pointer_value()
+            .const_gep(record_type, &[zero, on])
+    }
+}
+
+/// Positions `builder` where a hook call that goes before `before` is built: with a `switch`
+/// ([`function_switch`]), in a block of its own entered only while the switch is on —
+/// `if (*switch) hook(…);` by a volatile load, never folded, re-read at every call — else right
+/// before `before`.
+fn position_hook<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    switch: Option<PointerValue<'ctx>>,
+    before: InstructionValue<'ctx>,
+) -> Result<(), String> {
+    let Some(switch) = switch else {
+        builder.position_before(&before);
+        return Ok(());
+    };
+    let context = module.get_context();
+    let head = before
+        .get_parent()
+        .ok_or("an instruction without a block")?;
+    let rest = ffi::split_before(before);
+    // The head now ends in a branch to the rest: it becomes the test.
+    head.get_terminator()
+        .ok_or("split block without its branch")?
+        .erase_from_basic_block();
+    let hook = context.insert_basic_block_after(head, "hookcc.hook");
+    builder.position_at_end(head);
+    let e = |e: inkwell::builder::BuilderError| e.to_string();
+    let on = builder
+        .build_load(context.i8_type(), switch, "hookcc.on")
+        .map_err(e)?;
+    on.as_instruction_value()
+        .ok_or("a load that is no instruction")?
+        .set_volatile(true)
+        .map_err(|e| e.to_string())?;
+    let is_on = builder
+        .build_int_compare(
+            inkwell::IntPredicate::NE,
+            on.into_int_value(),
+            context.i8_type().const_zero(),
+            "hookcc.is_on",
+        )
+        .map_err(e)?;
+    builder
+        .build_conditional_branch(is_on, hook, rest)
+        .map_err(e)?;
+    builder.position_at_end(hook);
+    let branch = builder.build_unconditional_branch(rest).map_err(e)?;
+    builder.position_before(&branch);
+    Ok(())
 }
 
 fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
@@ -492,6 +616,7 @@ fn instrument_function<'ctx>(
     function: FunctionValue<'ctx>,
     entry: Option<(&HookCallee<'ctx>, &Hook)>,
     exit: Option<(&HookCallee<'ctx>, &Hook)>,
+    switch: Option<PointerValue<'ctx>>,
 ) -> Result<(), String> {
     let context = module.get_context();
     let first_block = function
@@ -586,6 +711,7 @@ fn instrument_function<'ctx>(
     };
 
     if let Some((hook_fn, hook)) = entry {
+        position_hook(module, builder, switch, insert_before)?;
         let args = arguments(builder, hook.params)?;
         let call = hook_fn.call(builder, &args)?;
         ffi::copy_debug_location(
@@ -620,7 +746,7 @@ fn instrument_function<'ctx>(
                 InstructionOpcode::Resume => terminator,
                 _ => continue,
             };
-            builder.position_before(&position);
+            position_hook(module, builder, switch, position)?;
             let args = arguments(builder, hook.params)?;
             let call = hook_fn.call(builder, &args)?;
             ffi::copy_debug_location(
@@ -643,9 +769,10 @@ fn instrument_function<'ctx>(
                 let landing = builder
                     .build_landing_pad(exception_type, personality, &[], true, "hookcc.exception")
                     .map_err(|e| e.to_string())?;
+                let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
+                position_hook(module, builder, switch, resume)?;
                 let args = arguments(builder, hook.params)?;
                 let call = hook_fn.call(builder, &args)?;
-                let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
                 ffi::copy_debug_location(
                     call.as_value_ref(),
                     unwinding_calls[0].as_value_ref(),

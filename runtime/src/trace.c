@@ -95,6 +95,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -187,6 +188,7 @@ HKRT_EXPORT void __hookcc_resync(void *fn);
 
 /* The runtime's code, in parts by concern (runtime/src/trace/README.md), included in this
  * order: each relies on the ones before it. */
+#include "trace/functions.h"
 #include "trace/state.h"
 #include "trace/helpers.h"
 #include "trace/chunks.h"

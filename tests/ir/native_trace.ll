@@ -6,17 +6,32 @@
 
 declare i32 @external(i32)
 
+; Every hook call is guarded by the function's switch (its record's `on` byte, read by a
+; volatile load): `if (on) hook(...)`.
+; CHECK: @[[NAME:hookcc.fn.name[.0-9]*]] = private unnamed_addr constant [12 x i8] c"two_returns\00"
+; CHECK: @[[REC:hookcc.fn[.0-9]*]] = private global { ptr, i8, i8, i16, i32 } { ptr @[[NAME]], i8 1, i8 0, i16 0, i32 0 }, section ".data.hookcc_fns", align 8
 ; CHECK-LABEL: define i32 @two_returns(i32 %x)
 ; CHECK-SAME: align 4
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
+; CHECK-NEXT: %hookcc.on = load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK-NEXT: %hookcc.is_on = icmp ne i8 %hookcc.on, 0
+; CHECK-NEXT: br i1 %hookcc.is_on, label %[[HOOK:hookcc.hook[0-9]*]], label %[[AFTER:hookcc.after[0-9]*]]
+; CHECK: [[HOOK]]:
 ; CHECK-NEXT: call void @__hookcc_enter(ptr @two_returns)
+; CHECK-NEXT: br label %[[AFTER]]
 ; CHECK: neg:
-; CHECK-NEXT: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
+; CHECK-NEXT: load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
+; CHECK-NEXT: br label %[[NEG_RET:hookcc.after[0-9]*]]
+; CHECK: [[NEG_RET]]:
 ; CHECK-NEXT: ret i32 0
 ; CHECK: pos:
 ; CHECK-NEXT: %v = call i32 @external(i32 %x)
-; CHECK-NEXT: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
+; CHECK-NEXT: load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
+; CHECK-NEXT: br label %[[POS_RET:hookcc.after[0-9]*]]
+; CHECK: [[POS_RET]]:
 ; CHECK-NEXT: ret i32 %v
 define i32 @two_returns(i32 %x) {
 entry:
@@ -34,6 +49,8 @@ pos:
 ; Nothing may come between a musttail call and its return.
 ; CHECK-LABEL: define i32 @tail(i32 %x)
 ; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @tail, i64 2))
+; CHECK-NEXT: br label %[[TAIL:hookcc.after[0-9]*]]
+; CHECK: [[TAIL]]:
 ; CHECK-NEXT: %r = musttail call i32 @two_returns(i32 %x)
 ; CHECK-NEXT: ret i32 %r
 define i32 @tail(i32 %x) {

@@ -353,3 +353,52 @@ pub fn assert_balanced(trace: &Path) {
         );
     }
 }
+
+/// Issue 34: the default text report of `trace` as a terminal of `width` columns shows it
+/// (`COLUMNS`): every line of a row fits, so each row's name is on its own line, and the
+/// rows are the CSV's, each ending with its function's name as shortened for the text (the
+/// same calls on the same line). Returns the text.
+pub fn assert_report_fits(trace: &Path, width: usize) -> String {
+    let out = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(trace)
+            .env("COLUMNS", width.to_string()),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let csv = run_ok(hookprof().arg("report").arg(trace).arg("--format=csv"));
+    let rows = parse_report_csv(&String::from_utf8_lossy(&csv.stdout));
+    let lines: Vec<&str> = text.lines().collect();
+    // The heading line(s), the column names, the rows, the summary from "threads: " on.
+    let header = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("self%") || l.trim_start().starts_with("sampled%"))
+        .unwrap_or_else(|| panic!("no column names:\n{text}"));
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("threads: "))
+        .unwrap_or_else(|| panic!("no summary:\n{text}"));
+    let table = &lines[header..end];
+    assert_eq!(table.len(), rows.len() + 1, "one line a row:\n{text}");
+    for line in table {
+        assert!(
+            line.chars().count() <= width,
+            "a line of {} columns, over {width}:\n{line}\n\n{text}",
+            line.chars().count()
+        );
+    }
+    let budget = width
+        .saturating_sub(table[0].find("function").unwrap_or(0))
+        .max(24);
+    for (line, row) in table[1..].iter().zip(&rows) {
+        let name = hookprof::output::report::columns::short_name(&row.function, budget);
+        let calls = format!(" {}  ", row.calls);
+        assert!(
+            line.ends_with(&format!("  {name}")) && line.contains(&calls),
+            "row of {} ({} calls) is not its line:\n{line}\n\n{text}",
+            row.function,
+            row.calls
+        );
+    }
+    text
+}

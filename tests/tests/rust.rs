@@ -64,6 +64,14 @@ fn cargo_hookcc_run_traces_a_rust_program_at_debug_with_exact_counts() {
     // The panic unwound through descend ×4 and the closure: each exit is recorded.
     assert_balanced(&trace);
     expect_counts(&call_counts(&trace, &[]), "cargo hookcc run (debug)");
+    // Issue 34: read at 100 columns, every row on its line, the name last (std's generics
+    // elided where long, short ones kept to tell instances apart).
+    let text = assert_report_fits(&trace, 100);
+    assert!(
+        text.contains("  calls::largest::<i32>\n")
+            && text.contains("  <calls::Square as calls::Shape>::area\n"),
+        "{text}"
+    );
 }
 
 #[test]

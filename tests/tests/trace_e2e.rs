@@ -1136,8 +1136,8 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
         &["report", "--no-compensation", "--callers"],
     ] {
         let (a, b) = (out(&raw, args), out(&kept, args));
-        let (a_rows, _) = a.trim_end().rsplit_once('\n').unwrap();
-        let (b_rows, b_summary) = b.trim_end().rsplit_once('\n').unwrap();
+        let (a_rows, _) = a.split_once("\nthreads: ").unwrap();
+        let (b_rows, b_summary) = b.split_once("\nthreads: ").unwrap();
         assert_eq!(a_rows, b_rows, "{args:?}");
         assert!(
             b_summary.contains("calls under")
@@ -1774,9 +1774,9 @@ fn time_switched_out_is_off_cpu_time_of_the_function_that_blocked() {
         "main's inclusive off-CPU time holds its callees':\n{csv}"
     );
     // The same columns in the text and JSON formats, and the summary says how many switches.
-    let text = report_of(&trace, &[]);
+    let text = report_of(&trace, &["--wide"]);
     assert!(
-        text.contains("inclusive_offcpu_ns") && text.contains("context switches: "),
+        text.contains("total off-CPU") && text.contains("context switches: "),
         "{text}"
     );
     let json: serde_json::Value = serde_json::from_slice(
@@ -1985,10 +1985,20 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
         (sum - in_functions).abs() < 1e-6,
         "{sum} ms of {in_functions} ms:\n{json}"
     );
+    // The rows in order of sampled self time: the heading says so, the first column is the
+    // sampled share and the second the sampled time.
     let text = report_of(&trace, &[]);
-    let first_row = text.lines().nth(1).unwrap_or_default();
+    let first_row = text.lines().nth(2).unwrap_or_default();
     assert!(
-        text.lines().next().unwrap().contains("sampled_self_ns")
+        text.lines()
+            .next()
+            .unwrap()
+            .starts_with("Sorted by sampled self time")
+            && text
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("sampled%  sampled")
             && first_row.ends_with(" spin")
             && text.contains(" in the hooks, left out)"),
         "{text}"
@@ -2007,9 +2017,182 @@ fn samples_give_functions_the_cpu_time_the_program_measured() {
     );
     let text = report_of(&sparse, &[]);
     assert!(
-        text.contains("every 1000000 ns of CPU time")
+        text.contains("one every 1.00 ms of CPU time")
+            && text.starts_with("Sorted by self time.")
             && text.contains("too few to rank functions by (under 1000"),
         "{text}"
     );
     assert_exclusive_order(&report_of(&sparse, &["--format=csv"]));
+}
+
+/// Issue 34 item 1: the default report of a C++ program whose names are long templates
+/// (libstdc++'s map and string), read at 100 and at 80 columns: each row on its own line,
+/// the name last and shortened (`std::_Rb_tree<…>::…`), times in human units; `--full-names`
+/// keeps the whole names.
+#[test]
+fn the_default_report_of_long_cpp_names_fits_100_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "names",
+        &["libstdcxx_names.cpp"],
+        &["-O0"],
+        true,
+    );
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let text = assert_report_fits(&trace, 100);
+    assert!(
+        text.contains("std::_Rb_tree<…>::") && text.lines().nth(1).unwrap().contains("per call"),
+        "{text}"
+    );
+    assert_report_fits(&trace, 80);
+    let full = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).arg("--full-names")).stdout,
+    )
+    .into_owned();
+    assert!(
+        full.contains("std::_Rb_tree<std::__cxx11::basic_string<char"),
+        "{full}"
+    );
+}
+
+/// Issue 34: the README's example report is what the quick start prints today — examples/calc.c
+/// built as scripts/demo.sh builds it (`hookcc --trace -O2`), run, reported with the
+/// defaults: the same heading and column names, the same functions with the same calls, the
+/// same first summary line (its counts are exact). Only the times differ from run to run.
+#[test]
+fn the_readme_example_report_is_the_quick_starts() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let from = readme
+        .find("The report (`scripts/demo.sh`'s")
+        .expect("the README's example report");
+    let block = readme[from..]
+        .split("```")
+        .nth(1)
+        .unwrap()
+        .trim_start_matches('\n');
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(
+        hookcc(dir.path(), false)
+            .args(["--trace", "-O2"])
+            .arg(workspace_root().join("examples/calc.c"))
+            .args(["-o", "calc"]),
+    );
+    let (trace, _) = run_traced(dir.path(), &dir.path().join("calc"), &[]);
+    let text = String::from_utf8_lossy(
+        &run_ok(hookprof().arg("report").arg(&trace).env_remove("COLUMNS")).stdout,
+    )
+    .into_owned();
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (block.lines().collect(), text.lines().collect());
+    // "Sorted by self time. Times: wall clock, less the hooks' own (14 ns a call)."
+    let heading = |l: &str| l.split(" (").next().unwrap().to_string();
+    assert_eq!(
+        heading(ours[0]),
+        heading(theirs[0]),
+        "README:\n{block}\nnow:\n{text}"
+    );
+    assert_eq!(ours[1], theirs[1], "README:\n{block}\nnow:\n{text}");
+    let rows = |lines: &[&str]| {
+        let mut rows: Vec<(String, String)> = lines[2..]
+            .iter()
+            .take_while(|l| !l.starts_with("threads: "))
+            .map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                let n = cells.len();
+                (cells[n - 1].to_string(), cells[n - 4].to_string())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    assert_eq!(rows(&ours), rows(&theirs), "README:\n{block}\nnow:\n{text}");
+    let summary = |lines: &[&str]| {
+        lines
+            .iter()
+            .find(|l| l.starts_with("threads: "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        summary(&ours),
+        summary(&theirs),
+        "README:\n{block}\nnow:\n{text}"
+    );
+}
+
+/// Issue 35 item 1: a switch per function, tested before its hooks are called. Switched off by
+/// name at start (`HOOKCC_FUNCTIONS`: globs, `!` leaves out) or while the program runs
+/// (`hookcc_trace_function`), a function has no records from then on and its neighbours'
+/// counts stay exact (no unmatched entry or exit); `HOOKCC_DISABLE=1` leaves a trace without
+/// records.
+#[test]
+fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "switch", &["function_switch.c"], &["-O0"], false);
+    let run = |name: &str, args: &[&str], env: &[(&str, &str)]| {
+        let trace = d.join(format!("{name}.hktrace"));
+        let out = run_ok(
+            std::process::Command::new(&program)
+                .current_dir(d)
+                .args(args)
+                .env("HOOKCC_OUTPUT", &trace)
+                .envs(env.iter().copied()),
+        );
+        assert_balanced(&trace);
+        (trace, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let counts = |trace: &Path| call_counts(trace, &[]);
+    let expect = |got: std::collections::BTreeMap<String, u64>, want: &[(&str, u64)]| {
+        let want: std::collections::BTreeMap<String, u64> =
+            want.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+        assert_eq!(got, want);
+    };
+    // Everything on.
+    let (all, _) = run("all", &[], &[]);
+    expect(
+        counts(&all),
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+            ("leaf", 4000),
+        ],
+    );
+    // At start: parse_* but parse_space.
+    let (chosen, _) = run(
+        "chosen",
+        &[],
+        &[("HOOKCC_FUNCTIONS", "parse_*,!parse_space")],
+    );
+    expect(counts(&chosen), &[("parse_a", 1500)]);
+    let (but_leaf, _) = run("but_leaf", &[], &[("HOOKCC_FUNCTIONS", "!leaf")]);
+    expect(
+        counts(&but_leaf),
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+        ],
+    );
+    // At run time: leaf off after 1000 rounds; the call returns how many matched.
+    let (later, stdout) = run("later", &["off"], &[]);
+    assert!(stdout.ends_with(" 1\n"), "{stdout}");
+    expect(
+        counts(&later),
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+            ("leaf", 3000),
+        ],
+    );
+    // HOOKCC_DISABLE=1: no records at all.
+    let (off, _) = run("off", &[], &[("HOOKCC_DISABLE", "1")]);
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
+    assert!(info.contains("records:           0\n"), "{info}");
 }

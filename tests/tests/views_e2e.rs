@@ -364,7 +364,7 @@ fn report_sorts_limits_and_gives_percentiles() {
     let text = view(&["report", t, "--sort=name"]);
     let names: Vec<&str> = text
         .lines()
-        .skip(1)
+        .skip(2)
         .filter_map(|l| l.split_whitespace().last())
         .take(6)
         .collect();
@@ -992,11 +992,13 @@ fn timeline_slices(path: &Path) -> Vec<(u64, String, u64, u64)> {
 }
 
 /// Issue 22, views that open at any size: over --size-limit, an unfiltered timeline leaves out
-/// the calls shorter than 1 µs, keeps every other call exactly as the whole timeline shows it,
-/// and says so; under it, nothing changes. An output name ending in .gz is gzip of the same
-/// bytes; one ending in .pftrace is the Perfetto trace.
+/// the calls shorter than a cut, keeps every other call exactly as the whole timeline shows it,
+/// and says so; under it, nothing changes. Issue 34: the cut is the shortest of 1us, 2us,
+/// 5us, 10us, … under which the output fits (two records of 110 bytes a call shown), and
+/// where none does, the note says plainly that the output is still over the limit. An output
+/// name ending in .gz is gzip of the same bytes; one ending in .pftrace is the Perfetto trace.
 #[test]
-fn a_timeline_over_its_size_limit_keeps_every_call_of_1us_or_more_and_says_so() {
+fn a_timeline_over_its_size_limit_raises_its_cut_until_it_fits_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let trace = calls_trace(d);
@@ -1008,31 +1010,62 @@ fn a_timeline_over_its_size_limit_keeps_every_call_of_1us_or_more_and_says_so() 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let limited_path = d.join("limited.json");
-    let out = timeline(&["--size-limit=1K", "-o", limited_path.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("records would take")
-            && stderr.contains("--min-duration=0 keeps every call"),
-        "{stderr}"
-    );
     let all = timeline_slices(&all_path);
-    let limited = timeline_slices(&limited_path);
-    let long: Vec<_> = all.iter().filter(|s| s.3 >= 1000).cloned().collect();
+    let at_least = |ns: u64| -> Vec<_> { all.iter().filter(|s| s.3 >= ns).cloned().collect() };
+    let cuts = [1000u64, 2000, 5000, 10_000, 20_000, 50_000, 100_000];
+    let limited = |limit: u64, name: &str| {
+        let path = d.join(name);
+        let out = timeline(&[
+            &format!("--size-limit={limit}"),
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        (
+            timeline_slices(&path),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            path,
+        )
+    };
+    // A limit the calls of 1 us or more fit under: the 1 us cut.
+    let long = at_least(1000);
     assert!(
         !long.is_empty() && long.len() < all.len(),
         "calls.c should have calls on both sides of 1 us: {} of {}",
         long.len(),
         all.len()
     );
+    let (slices, stderr, path) = limited(long.len() as u64 * 220, "limited.json");
+    assert!(
+        stderr.contains("records would take")
+            && stderr.contains("calls shorter than 1us are left out")
+            && stderr.contains("under the limit")
+            && stderr.contains("--min-duration=0 keeps every call"),
+        "{stderr}"
+    );
     assert_eq!(
-        limited, long,
+        slices, long,
         "the limited timeline is not the whole one's calls of >= 1 us"
     );
+    assert!(std::fs::metadata(&path).unwrap().len() < std::fs::metadata(&all_path).unwrap().len());
+    // A limit just under that: the next cut that fits.
+    let limit = long.len() as u64 * 220 - 1;
+    let cut = *cuts
+        .iter()
+        .find(|&&c| at_least(c).len() as u64 * 220 <= limit)
+        .expect("a cut of calls.c that fits");
+    let (slices, stderr, _) = limited(limit, "raised.json");
+    let name = format!("calls shorter than {}us are left out", cut / 1000);
     assert!(
-        std::fs::metadata(&limited_path).unwrap().len()
-            < std::fs::metadata(&all_path).unwrap().len()
+        stderr.contains(&name) && stderr.contains("under the limit"),
+        "{stderr}"
     );
+    assert_eq!(
+        slices,
+        at_least(cut),
+        "the raised cut keeps the calls of >= {cut} ns"
+    );
+    // Where no cut fits, the note says so: `Filter::sized`'s unit test (it takes calls of a
+    // second or more).
 
     // Under the default limit: the whole timeline, without a word.
     let default_path = d.join("default.json");

@@ -62,8 +62,73 @@ pub struct Filter {
 /// otherwise (docs/views.md, "Large traces"): what Perfetto UI, chrome://tracing and
 /// speedscope still open in a browser tab.
 pub const DEFAULT_SIZE_LIMIT: u64 = 512 << 20;
-/// The calls the large-output default leaves out: shorter than this.
-pub const LARGE_OUTPUT_MIN_DURATION_NS: u64 = 1000;
+/// The cuts the large-output default tries, shortest first: it hides the calls shorter than
+/// the first under which the output fits (docs/views.md, "Large traces").
+pub const SIZE_CUTS_NS: [u64; 13] = [
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
+/// `1us`, `20us`, `5ms`, `1s`: a cut as `--min-duration` takes it.
+fn human_duration(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 && n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// A view that counts the calls at least as long as each of [`SIZE_CUTS_NS`] (in ticks of
+/// the trace's clock): how many a size cut would keep.
+#[derive(Debug)]
+pub struct CallsAtLeast {
+    cuts: [u64; SIZE_CUTS_NS.len()],
+    counts: [u64; SIZE_CUTS_NS.len()],
+}
+
+impl CallsAtLeast {
+    pub fn new(clock: &TimeBase) -> Self {
+        CallsAtLeast {
+            cuts: SIZE_CUTS_NS.map(|ns| clock.ticks_from_ns(ns)),
+            counts: [0; SIZE_CUTS_NS.len()],
+        }
+    }
+
+    /// The calls at or above each cut.
+    pub fn counts(&self) -> [u64; SIZE_CUTS_NS.len()] {
+        let mut at_least = self.counts;
+        for i in (0..at_least.len() - 1).rev() {
+            at_least[i] += at_least[i + 1];
+        }
+        at_least
+    }
+}
+
+impl View for CallsAtLeast {
+    fn enter(&mut self, _tid: u64, _stack: &mut [ViewFrame], _names: &Names) {}
+
+    fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
+        let Some(frame) = stack.last() else { return };
+        let duration = time.saturating_sub(frame.entry_time);
+        // The last cut at or below the duration.
+        let below = self.cuts.partition_point(|&cut| cut <= duration);
+        if below > 0 {
+            self.counts[below - 1] += 1;
+        }
+    }
+}
 
 impl Filter {
     /// No filter at all: every call of every thread.
@@ -76,39 +141,66 @@ impl Filter {
             && self.time_range_ns.is_none()
     }
 
-    /// The filter a view of about `bytes_per_record` output bytes per record uses on `info`:
-    /// this one, or, when it is no filter at all and the output would pass `size_limit`
-    /// (`None`: never), this one hiding calls under [`LARGE_OUTPUT_MIN_DURATION_NS`]; then
-    /// also the note that says so, how large the whole output would be and how to choose.
+    /// The filter a view of about `bytes_per_record` output bytes per record uses: this one,
+    /// or, when it is no filter at all and the output of every record would pass
+    /// `size_limit` (`None`: never), this one hiding the calls shorter than the least of
+    /// [`SIZE_CUTS_NS`] that brings the output under the limit, by `durations` (the calls
+    /// at or above each cut, [`CallsAtLeast`]) — the largest cut if none does; then also the
+    /// note that says so, how large the output is without and with the cut, and how to
+    /// choose. `durations` is asked only when the limit is passed.
     pub fn sized(
         &self,
-        info: &TraceInfo,
+        records: u64,
         bytes_per_record: u64,
         size_limit: Option<u64>,
         what: &str,
-    ) -> (Filter, Option<String>) {
-        let estimate = info.records.saturating_mul(bytes_per_record);
-        match size_limit {
-            Some(limit) if self.is_everything() && estimate > limit => {
-                let filter = Filter {
-                    min_duration_ns: LARGE_OUTPUT_MIN_DURATION_NS,
-                    ..self.clone()
-                };
-                let note = format!(
-                    "the {what} of all {} records would take {} or more, over --size-limit={} \
-                     (what a browser's trace viewer opens): calls shorter than 1us are left \
-                     out (their callers are kept, their time stays in them). \
-                     --min-duration=0 keeps every call; --function=GLOB, --thread=N, \
-                     --time-range=START..END or --depth=N choose what to keep; an output name \
-                     ending in .gz is compressed",
-                    info.records,
-                    human_bytes(estimate),
-                    human_bytes(limit)
-                );
-                (filter, Some(note))
-            }
-            _ => (self.clone(), None),
-        }
+        durations: impl FnOnce() -> Result<[u64; SIZE_CUTS_NS.len()], Error>,
+    ) -> Result<(Filter, Option<String>), Error> {
+        let estimate = records.saturating_mul(bytes_per_record);
+        let limit = match size_limit {
+            Some(limit) if self.is_everything() && estimate > limit => limit,
+            _ => return Ok((self.clone(), None)),
+        };
+        let at_least = durations()?;
+        // Two records (an entry and an exit) a call shown.
+        let size = |calls: u64| calls.saturating_mul(2).saturating_mul(bytes_per_record);
+        let fits = SIZE_CUTS_NS
+            .iter()
+            .zip(at_least)
+            .find(|&(_, calls)| size(calls) <= limit);
+        let (cut, calls, fits) = match fits {
+            Some((&cut, calls)) => (cut, calls, true),
+            None => (
+                SIZE_CUTS_NS[SIZE_CUTS_NS.len() - 1],
+                at_least[SIZE_CUTS_NS.len() - 1],
+                false,
+            ),
+        };
+        let filter = Filter {
+            min_duration_ns: cut,
+            ..self.clone()
+        };
+        let outcome = if fits {
+            format!("about {}, under the limit", human_bytes(size(calls)))
+        } else {
+            format!(
+                "still about {}, OVER the limit: choose what to keep below",
+                human_bytes(size(calls))
+            )
+        };
+        let note = format!(
+            "the {what} of all {} records would take {} or more, over --size-limit={} \
+             (what a browser's trace viewer opens): calls shorter than {} are left out (their \
+             callers are kept, their time stays in them): {calls} calls shown, {outcome}. \
+             --min-duration=0 keeps every call; --min-duration=DURATION, --function=GLOB, \
+             --thread=N, --time-range=START..END or --depth=N choose what to keep; an output \
+             name ending in .gz is compressed",
+            records,
+            human_bytes(estimate),
+            human_bytes(limit),
+            human_duration(cut),
+        );
+        Ok((filter, Some(note)))
     }
 
     /// Parses a glob pattern (`*`, `?`, `[...]`) as the command line gives it.
@@ -1039,6 +1131,30 @@ impl Prepared {
         Ok(())
     }
 
+    /// [`Filter::sized`] for this trace: counts the calls' durations by a first replay only
+    /// when the output would pass the limit (its warnings kept for the view's replay).
+    pub fn sized(
+        &mut self,
+        filter: &Filter,
+        bytes_per_record: u64,
+        size_limit: Option<u64>,
+        what: &str,
+    ) -> Result<(Filter, Option<String>), Error> {
+        let clock = self.info.clock;
+        filter.sized(
+            self.info.records,
+            bytes_per_record,
+            size_limit,
+            what,
+            || {
+                let kept = self.warnings.clone();
+                let (calls, _, _) = self.run(CallsAtLeast::new(&clock), &Filter::default())?;
+                self.warnings = kept;
+                Ok(calls.counts())
+            },
+        )
+    }
+
     pub fn run<V: View>(
         &mut self,
         view: V,
@@ -1088,6 +1204,47 @@ mod tests {
         assert!(parse_duration("5parsecs")
             .unwrap_err()
             .contains("unknown unit"));
+    }
+
+    /// Over the limit, the shortest cut that fits; where none does, the longest, said plainly.
+    #[test]
+    fn sized_raises_the_cut_until_the_output_fits() {
+        use super::{Filter, SIZE_CUTS_NS};
+        // Calls at or above each cut: 1000 at 1us, 100 at 2us, 10 at 5us, then 1 up to 1s.
+        let mut counts = [1u64; SIZE_CUTS_NS.len()];
+        counts[..3].copy_from_slice(&[1000, 100, 10]);
+        let everything = Filter::default();
+        let sized = |records, limit| {
+            everything
+                .sized(records, 100, Some(limit), "timeline", || Ok(counts))
+                .unwrap()
+        };
+        // Under the limit: no cut, no note, no counting.
+        let (f, note) = everything
+            .sized(10, 100, Some(1000), "timeline", || panic!("counted"))
+            .unwrap();
+        assert_eq!((f.min_duration_ns, note), (0, None));
+        // 10 calls of 5us or more take 2 000 bytes: the 5us cut.
+        let (f, note) = sized(1_000_000, 2_000);
+        assert_eq!(f.min_duration_ns, 5_000);
+        let note = note.unwrap();
+        assert!(
+            note.contains("shorter than 5us are left out") && note.contains(": 10 calls shown"),
+            "{note}"
+        );
+        // One call of a second is 200 bytes: over 100, the longest cut, said plainly.
+        let (f, note) = sized(1_000_000, 100);
+        assert_eq!(f.min_duration_ns, 1_000_000_000);
+        assert!(note.unwrap().contains("OVER the limit"));
+        // A filter of the user's own is kept as it is.
+        let mine = Filter {
+            depth: Some(2),
+            ..Filter::default()
+        };
+        let (f, note) = mine
+            .sized(1_000_000, 100, Some(1), "timeline", || panic!("counted"))
+            .unwrap();
+        assert_eq!((f.depth, f.min_duration_ns, note), (Some(2), 0, None));
     }
 
     /// The 64-bit paths of `duration` give what the exact 128-bit formula gives.

@@ -9,7 +9,8 @@ use crate::commands::several::{several_traces, Combine};
 use crate::input::error::Error;
 use crate::input::symbols::{Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
-use crate::output::report::{self, FlatReport, Format};
+use crate::output::report::columns::TextOptions;
+use crate::output::report::{self, text_columns, FlatReport, Format};
 
 /// Options of a report, independent of any command line.
 #[derive(Clone, Debug)]
@@ -31,6 +32,8 @@ pub struct ReportOptions {
     /// Several traces of different executables may be added up (refused otherwise:
     /// [`crate::commands::several`]).
     pub mixed_programs: bool,
+    /// The text format's columns and names.
+    pub text: TextOptions,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -58,16 +61,13 @@ pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportO
     } else {
         None
     };
-    Ok(render_report_with(
-        &profile,
-        &mut names,
-        options,
-        |report| {
-            if let Some((durations, info, view_names)) = &durations {
-                durations.fill(report, info, view_names);
-            }
-        },
-    ))
+    let mut output = render_report_with(&profile, &mut names, options, |report| {
+        if let Some((durations, info, view_names)) = &durations {
+            durations.fill(report, info, view_names);
+        }
+    });
+    check_columns(&mut output.report, options, trace_path)?;
+    Ok(output)
 }
 
 /// The flat profile of several traces together (`hookprof report A B …`): every process's
@@ -129,6 +129,7 @@ pub fn report_files(
     }
     let mut report = FlatReport::merge(reports);
     report.sort_and_limit(options.sort, options.top);
+    check_columns(&mut report, options, &trace_paths[0])?;
     let mut bytes = Vec::new();
     report
         .render(options.format, &mut bytes)
@@ -139,6 +140,25 @@ pub fn report_files(
         notes: note.into_iter().collect(),
         report,
     })
+}
+
+/// Gives `report` the text options, refusing columns it has no data for (text only: CSV and
+/// JSON have their own, fixed columns).
+fn check_columns(
+    report: &mut FlatReport,
+    options: &ReportOptions,
+    path: &Path,
+) -> Result<(), Error> {
+    report.text = options.text.clone();
+    if options.format == Format::Text {
+        if let Err(message) = text_columns(report) {
+            return Err(Error::Unsupported {
+                path: path.to_path_buf(),
+                message,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Renders the flat profile of `profile` with the names from `names`.
@@ -163,6 +183,7 @@ fn render_report_with(
         report.add_callers(profile, names);
     }
     report.sort_and_limit(options.sort, options.top);
+    report.text = options.text.clone();
     let mut warnings = profile_warnings(&profile.summary);
     warnings.extend(names.take_warnings());
     let mut bytes = Vec::new();

@@ -19,10 +19,12 @@ pub fn speedscope_file(
     prepared.needs_records()?;
     prepared.progress = options.progress.clone();
     // Bytes a record makes at least: 34.5–36.5 measured on short C names (docs/views.md).
-    let (sized, note) =
-        options
-            .filter
-            .sized(&prepared.info, 35, options.size_limit, "speedscope profile");
+    let (sized, note) = prepared.sized(
+        &options.filter,
+        35,
+        options.size_limit,
+        "speedscope profile",
+    )?;
     let mut speedscope =
         report::speedscope::Speedscope::start(out, prepared.info.clock).map_err(write_error)?;
     let wanted = &sized.threads;

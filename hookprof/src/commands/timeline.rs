@@ -37,9 +37,7 @@ pub fn timeline_file(
         TimelineFormat::Json => (110, "timeline (Chrome JSON)"),
         TimelineFormat::Perfetto => (21, "timeline (Perfetto trace)"),
     };
-    let (filter, note) = options
-        .filter
-        .sized(&prepared.info, per_record, options.size_limit, what);
+    let (filter, note) = prepared.sized(&options.filter, per_record, options.size_limit, what)?;
     let mut warnings = match format {
         TimelineFormat::Json => {
             let timeline = report::timeline::Timeline::start(out, &prepared.info)
@@ -114,9 +112,7 @@ pub fn timeline_files(
         let lines =
             lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
         let (filter, note) =
-            options
-                .filter
-                .sized(&prepared.info, per_record, options.size_limit, what);
+            prepared.sized(&options.filter, per_record, options.size_limit, what)?;
         let mut named = |w: Vec<String>| {
             warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
         };

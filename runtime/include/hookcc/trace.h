@@ -15,6 +15,9 @@
  *   HOOKCC_BUFFER_RECORDS  records per thread buffer (default 65536, rounded up to a power of
  *                          two, at most 4194304); a full buffer is written as one chunk.
  *   HOOKCC_DISABLE         any value other than empty or `0`: start with tracing disabled.
+ *   HOOKCC_FUNCTIONS       which functions are recorded, by name: comma-separated globs, one
+ *                          preceded by `!` leaves its functions out (`parse_*,!parse_space`).
+ *                          A function left out costs a load and a branch at entry and at exit.
  *
  * None of these functions is async-signal-safe: do not call them from a signal handler.
  */
@@ -72,8 +75,17 @@ HOOKCC_TRACE_API void hookcc_trace_triggers_clear(void);
  * disable are kept. No effect once the trace is finished (after exit began). */
 HOOKCC_TRACE_API void hookcc_trace_enable(void);
 
-/* Stops recording, in every thread, until hookcc_trace_enable(). Hooks called while disabled
- * return after two loads and a call into the runtime's slow path, and are neither recorded nor
+/* Switches the recording of the functions whose name matches `glob` (fnmatch: `parse_*`; a
+ * C symbol, a demangled C++ name such as `ns::f(int)`, a Rust path such as `crate::f`) on
+ * (`on` != 0) or off, in every thread, from the next call on; a call in progress shows up as an
+ * unmatched entry or exit. A function switched off is not recorded, and its hooks are not even
+ * called: a load and a branch at entry and at exit. Functions of shared libraries are not
+ * switched (only the executable's). Returns the number of functions that matched. */
+HOOKCC_TRACE_API int hookcc_trace_function(const char *glob, int on);
+
+/* Stops recording, in every thread, until hookcc_trace_enable(). Every function's switch is
+ * turned off: its hooks are not called (a load and a branch at entry and at exit; the hooks of
+ * shared libraries' functions return from the runtime's slow path), nothing is recorded nor
  * counted as lost, so frames open at the moment of the switch show up as unmatched entries or
  * exits in the reader. */
 HOOKCC_TRACE_API void hookcc_trace_disable(void);

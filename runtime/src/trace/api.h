@@ -1,4 +1,4 @@
-/* trace.c, part 15 of 15: api.
+/* trace.c, part 16 of 16: api.
  *
  * Start (the constructor registering the main thread) and the public API of <hookcc/trace.h>:
  * flush, enable, disable, enabled, path.
@@ -86,6 +86,19 @@ HKRT_EXPORT void hookcc_trace_disable(void)
     hkrt_set_enabled(0);
     hkrt_unlock();
     errno = saved_errno;
+}
+
+HKRT_EXPORT int hookcc_trace_function(const char *glob, int on)
+{
+    if (glob == NULL)
+        return 0;
+    int saved_errno = errno;
+    hkrt_ensure_started_guarded();
+    hkrt_lock();
+    int n = hkrt_functions_set(glob, on);
+    hkrt_unlock();
+    errno = saved_errno;
+    return n;
 }
 
 HKRT_EXPORT int hookcc_trace_enabled(void)

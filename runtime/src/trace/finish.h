@@ -1,4 +1,4 @@
-/* trace.c, part 12 of 15: finish.
+/* trace.c, part 13 of 16: finish.
  *
  * Finishing the file at exit and on fatal signals: every thread's last records, CLOCK, the final
  * header, salvage after a failed write (the file cut where the first failed chunk began), and the

@@ -1,4 +1,4 @@
-/* trace.c, part 14 of 15: fork.
+/* trace.c, part 15 of 16: fork.
  *
  * Fork: the atfork handlers (the child gets fresh counters and a file of its own).
  *

@@ -1,4 +1,4 @@
-/* trace.c, part 4 of 15: options.
+/* trace.c, part 5 of 16: options.
  *
  * Configuration: the HOOKCC_* environment variables read at start (hkrt_read_options), and the
  * functions HOOKCC_TRACE_START/STOP name, resolved against the executable's symbols.
@@ -96,6 +96,18 @@ static HKRT_FN void hkrt_read_options(void)
 {
     const char *v = hkrt_getenv("HOOKCC_DISABLE");
     g.user_enabled = v == NULL || strcmp(v, "0") == 0;
+    /* Which functions are recorded (functions.h); the switches follow at the start's
+     * hkrt_set_enabled. */
+    v = hkrt_getenv("HOOKCC_FUNCTIONS");
+    if (v != NULL && v[0] != '\0') {
+        uint64_t total = (uint64_t)(__stop_hookcc_fns - __start_hookcc_fns);
+        if (__start_hookcc_fns == NULL || total == 0)
+            hkrt_warn("ignoring HOOKCC_FUNCTIONS: this program has no switchable functions "
+                      "(built by a hookcc before them):", v, 0);
+        else if (hkrt_functions_choose(v) == total)
+            hkrt_warn("HOOKCC_FUNCTIONS leaves out every function of the program, nothing will "
+                      "be recorded:", v, 0);
+    }
 
     g.buffer_records = HKRT_DEFAULT_BUFFER_RECORDS;
     v = hkrt_getenv("HOOKCC_BUFFER_RECORDS");

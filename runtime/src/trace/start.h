@@ -1,4 +1,4 @@
-/* trace.c, part 6 of 15: start.
+/* trace.c, part 7 of 16: start.
  *
  * Starting the process's recording: the real sigaction, the SIGXFSZ and fatal-signal handlers
  * installed, options read, clock start taken, atexit/atfork registered (hkrt_start_locked,

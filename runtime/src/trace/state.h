@@ -1,4 +1,4 @@
-/* trace.c, part 1 of 15: state.
+/* trace.c, part 2 of 16: state.
  *
  * The runtime's state: a thread's record buffer and its bookkeeping (struct hkrt_thread, the
  * local-exec TLS t_self the hot path reads), the hot path's cache line (g_hot: full_mask and the
@@ -222,6 +222,7 @@ static HKRT_FN size_t hkrt_buffer_bytes(void)
  * which sends every hook there while off (see g_hot). */
 static HKRT_FN void hkrt_set_enabled(int on)
 {
+    hkrt_functions_enable(on);
     __atomic_store_n(&g_hot.enabled, on ? 1 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g_hot.full_mask, on ? (uintptr_t)hkrt_buffer_bytes() - 1 : 0,
                      __ATOMIC_RELAXED);

@@ -8,7 +8,9 @@ use std::str::FromStr;
 use std::collections::HashMap;
 
 use crate::analysis::model::{FunctionStats, Profile};
+use crate::analysis::replay::TraceSummary;
 use crate::input::symbols::{function_labels, hex_name, Resolve};
+use crate::output::report::columns::{human_time, TextOptions};
 
 /// The unit of the time columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +72,8 @@ pub struct Summary {
     pub compensation: Option<(u64, u64)>,
     /// Sum of the exclusive column, in `unit`.
     pub total_exclusive: u64,
+    /// Sum of the calls column (of every row, before `--top`).
+    pub total_calls: u64,
     /// The trace has the threads' context switches (SWITCH chunks): the switches, and the
     /// switch records the kernel dropped. Rows then have [`Row::offcpu`].
     pub switches: Option<(u64, u64)>,
@@ -78,6 +82,9 @@ pub struct Summary {
     pub samples: Option<SampleSummary>,
     /// One entry per thread, in report order.
     pub thread_list: Vec<ThreadLine>,
+    /// Why the trace has neither on/off-CPU nor sampled columns (its mode, or what the
+    /// runtime could not record); `None` when it has one of them.
+    pub lacking: Option<String>,
 }
 
 /// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
@@ -237,6 +244,11 @@ pub struct FlatReport {
     /// Sorted by exclusive time descending, ties by function name then address; with
     /// `per_thread`, grouped by thread first (threads in sequence order).
     pub rows: Vec<Row>,
+    /// The order the rows are in ([`FlatReport::sort_and_limit`]'s, after its fall-back from
+    /// sampled to exclusive time when samples are too few).
+    pub sort: SortKey,
+    /// How the text format lays the rows out.
+    pub text: TextOptions,
 }
 
 impl FlatReport {
@@ -372,6 +384,7 @@ impl FlatReport {
                     .filter(|_| s.compensated)
                     .map(|o| (unit.convert(o.self_ticks), unit.convert(o.child_ticks))),
                 total_exclusive,
+                total_calls: rows.iter().map(|r| r.calls).sum(),
                 switches: s.has_switches.then_some((s.switches, s.switches_lost)),
                 samples: sample_period.map(|period| SampleSummary {
                     in_functions: sampled_in_functions,
@@ -380,9 +393,12 @@ impl FlatReport {
                     period,
                 }),
                 thread_list,
+                lacking: lacking(s),
             },
             per_thread,
             rows,
+            sort: SortKey::Exclusive,
+            text: TextOptions::default(),
         }
     }
 
@@ -433,6 +449,7 @@ impl FlatReport {
                 s.compensation = None;
             }
             s.total_exclusive += t.total_exclusive;
+            s.total_calls += t.total_calls;
             s.switches = match (s.switches, t.switches) {
                 (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
                 (a, b) => a.or(b),
@@ -447,6 +464,7 @@ impl FlatReport {
                 (a, b) => a.or(b),
             };
             s.thread_list.extend(t.thread_list);
+            s.lacking = s.lacking.take().filter(|_| t.lacking.is_some());
             for mut row in report.rows {
                 row.exclusive_ticks = row.exclusive;
                 let Some(&i) = index.get(&row.function) else {
@@ -531,8 +549,10 @@ impl FlatReport {
             (SortKey::Sampled, Some(s)) if s.in_functions < SampleSummary::TO_ORDER => {
                 SortKey::Exclusive
             }
+            (SortKey::Sampled, None) => SortKey::Exclusive,
             (key, _) => key,
         };
+        self.sort = key;
         let mut groups: Vec<Option<u64>> = Vec::new();
         for r in &self.rows {
             if !groups.contains(&r.thread) {
@@ -631,77 +651,105 @@ impl FlatReport {
         self.rows.iter().any(|r| r.percentiles.is_some())
     }
 
-    /// The summary as one line (also the last line of the text format).
+    /// The summary as one line: [`FlatReport::summary_items`] joined.
     pub fn summary_line(&self) -> String {
+        self.summary_items().join(", ")
+    }
+
+    /// The summary's items (the text format's last lines, wrapped between them): counts,
+    /// then what the times are made of and what the trace lacks. Times in human units.
+    pub fn summary_items(&self) -> Vec<String> {
         let s = &self.summary;
-        // Shown only when a longjmp closed frames: older reports keep their exact line.
-        let longjmp = match s.closed_by_longjmp {
-            0 => String::new(),
-            n => format!(", closed by longjmp: {n}"),
+        let t = |v: u64| match s.unit {
+            Unit::Nanoseconds { .. } => human_time(v),
+            Unit::Ticks => format!("{v} ticks"),
         };
-        let mut line = format!(
-            "threads: {}, records: {}, lost: {}, unmatched entries: {}, unmatched exits: {}, closed at end: {}{longjmp}, unknown addresses: {}, times in {}",
-            s.threads,
-            s.records,
-            s.lost,
-            s.unmatched_entries,
-            s.unmatched_exits,
-            s.closed_at_end,
-            s.unknown_addresses,
-            s.unit.suffix()
-        );
+        let mut items = vec![
+            format!("threads: {}", s.threads),
+            format!("records: {}", s.records),
+            format!("lost: {}", s.lost),
+            format!("unmatched entries: {}", s.unmatched_entries),
+            format!("unmatched exits: {}", s.unmatched_exits),
+            format!("closed at end: {}", s.closed_at_end),
+        ];
+        // Shown only when a longjmp closed frames.
+        if s.closed_by_longjmp != 0 {
+            items.push(format!("closed by longjmp: {}", s.closed_by_longjmp));
+        }
+        items.push(format!("unknown addresses: {}", s.unknown_addresses));
         if let Some((inside, outside)) = s.compensation {
-            let unit = s.unit.suffix();
-            line.push_str(&format!(
-                ", hook time subtracted: {inside} {unit} per call and {outside} {unit} per call made inside it"
+            items.push(format!(
+                "hook time subtracted: {} per call and {} per call made inside it",
+                t(inside),
+                t(outside)
             ));
         }
         if let Some((windows, dropped, before, gap)) = s.ring {
-            line.push_str(&format!(
-                ", ring: {windows} windows, {dropped} records dropped before them, {before} calls entered before them (not counted), {gap} closed at a gap"
+            items.push(format!(
+                "ring: {windows} windows ({dropped} records dropped before them, {before} calls entered before them not counted, {gap} closed at a gap)"
             ));
         }
         if let Some((places, closed, before)) = s.stream_loss {
-            line.push_str(&format!(
-                ", the stream lost records at {places} places ({closed} frames closed there, {before} calls entered before them not counted)"
+            items.push(format!(
+                "the stream lost records at {places} places ({closed} frames closed there, {before} calls entered before them not counted)"
             ));
         }
         if let Some((calls, below)) = s.folded {
-            line.push_str(&format!(
-                ", {calls} calls under {below} {} left out of the trace's records \
+            items.push(format!(
+                "{calls} calls under {} left out of the trace's records \
                  (HOOKCC_MIN_DURATION; counted here, not in a timeline)",
-                s.unit.suffix()
+                t(below)
             ));
         }
         if let Some((switches, lost)) = s.switches {
-            line.push_str(&format!(", context switches: {switches}"));
+            let mut item = format!("context switches: {switches}");
             if lost != 0 {
-                line.push_str(&format!(
+                item.push_str(&format!(
                     " ({lost} more dropped by the kernel: off-CPU times are lower bounds)"
                 ));
             }
+            items.push(item);
         }
         if let Some(samples) = s.samples {
-            line.push_str(&format!(
-                ", samples: {} in functions every {} {} of CPU time ({} with no function open, {} in the hooks, left out)",
+            items.push(format!(
+                "samples: {} in functions, one every {} of CPU time ({} with no function open, {} in the hooks, left out)",
                 samples.in_functions,
-                samples.period,
-                s.unit.suffix(),
+                t(samples.period),
                 samples.outside,
                 samples.in_hooks
             ));
             if samples.in_functions < SampleSummary::TO_ORDER {
-                line.push_str(&format!(
-                    ", too few to rank functions by (under {}: --sort=sampled orders by exclusive time)",
+                items.push(format!(
+                    "too few to rank functions by (under {}: --sort=sampled orders by exclusive time)",
                     SampleSummary::TO_ORDER
                 ));
             }
         }
-        if !s.complete {
-            line.push_str(", trace incomplete");
+        if let Some(lacking) = &s.lacking {
+            items.push(lacking.clone());
         }
-        line
+        if !s.complete {
+            items.push("trace incomplete".to_string());
+        }
+        items
     }
+}
+
+/// Why a trace's report has neither on/off-CPU nor sampled columns, if it has neither.
+fn lacking(s: &TraceSummary) -> Option<String> {
+    if s.has_switches || s.sample_period_ns != 0 {
+        return None;
+    }
+    let why = if s.profile_chunks > 0 {
+        "HOOKCC_MODE=profile records no context switches or samples"
+    } else if s.ring_windows > 0 {
+        "HOOKCC_MODE=ring records no context switches or samples"
+    } else if s.records_skipped {
+        "a HOOKCC_MIN_DURATION report comes from call trees, without switches or samples"
+    } else {
+        "no context switch or sample in the trace (none in a short run; Linux only)"
+    };
+    Some(format!("no on/off-CPU or sampled columns: {why}"))
 }
 
 fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &FunctionStats) -> Row {

@@ -10,6 +10,7 @@
 
 pub mod callgrind;
 pub mod calltree;
+pub mod columns;
 mod csv;
 pub mod diff;
 pub mod flame;
@@ -31,7 +32,7 @@ pub use self::flat::{
     SampleSummary, Sampled, SortKey, Summary, ThreadLine, Unit,
 };
 pub use self::json::JsonFormat;
-pub use self::text::TextFormat;
+pub use self::text::{text_columns, TextFormat};
 
 impl Format {
     pub fn formatter(self) -> Box<dyn ReportFormat> {

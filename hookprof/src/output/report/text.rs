@@ -1,103 +1,263 @@
-//! Aligned columns for people: percent first, function name last (names vary in width).
+//! The flat profile for people, in the manner of uftrace's `report` and gprof's flat profile:
+//! a line saying what the times are and how the rows are sorted, then the sort key's share
+//! first, self and total time, calls and time per call in human units, and the function's
+//! name last, shortened to fit the line (`--full-names` keeps it whole); the other columns
+//! on request (`--columns`, `--wide`: [`Column`]). The summary line ends it.
 
 use std::io;
 
-use super::flat::{cpu_columns, percent, sampled_columns, time_columns, FlatReport, ReportFormat};
+use super::columns::{human_time, short_name, width, Column, TextOptions};
+use super::flat::{percent, FlatReport, ReportFormat, Row, SortKey, Unit};
 
 pub struct TextFormat;
 
+/// The columns `report`'s text shows, in order: `--columns`' (each one the report has data
+/// for, else an error naming it and why), `--wide`'s (every one it has data for), or the
+/// default set.
+pub fn text_columns(report: &FlatReport) -> Result<Vec<Column>, String> {
+    let options = &report.text;
+    if let Some(asked) = &options.columns {
+        for &c in asked {
+            if let Some(why) = missing(report, c) {
+                return Err(format!("--columns: no {c} column in this report: {why}"));
+            }
+        }
+        return Ok(asked.clone());
+    }
+    if options.wide {
+        return Ok(Column::ALL
+            .into_iter()
+            .filter(|&c| missing(report, c).is_none())
+            .collect());
+    }
+    let mut columns = vec![Column::Percent];
+    if report.sort == SortKey::Sampled && report.summary.samples.is_some() {
+        columns.push(Column::SampledSelf);
+    }
+    columns.extend([
+        Column::Exclusive,
+        Column::Inclusive,
+        Column::Calls,
+        Column::Avg,
+    ]);
+    if report.has_percentiles() {
+        columns.extend([Column::P50, Column::P90, Column::P99]);
+    }
+    Ok(columns)
+}
+
+/// Why `report` has no data for column `c`, or `None` if it has.
+fn missing(report: &FlatReport, c: Column) -> Option<String> {
+    let s = &report.summary;
+    let lacking = || {
+        s.lacking
+            .clone()
+            .unwrap_or_else(|| "the trace has none".to_string())
+    };
+    match c {
+        Column::P50 | Column::P90 | Column::P99 if !report.has_percentiles() => {
+            Some("add --percentiles".to_string())
+        }
+        Column::ExclusiveOncpu
+        | Column::ExclusiveOffcpu
+        | Column::InclusiveOncpu
+        | Column::InclusiveOffcpu
+            if s.switches.is_none() =>
+        {
+            Some(format!("the trace has no context switches ({})", lacking()))
+        }
+        Column::SampledSelf | Column::SampledTotal | Column::SampledPercent
+            if s.samples.is_none() =>
+        {
+            Some(format!("the trace has no samples ({})", lacking()))
+        }
+        _ => None,
+    }
+}
+
+/// The heading of the percent column: the share of what the rows are sorted by.
+fn percent_heading(sort: SortKey) -> &'static str {
+    match sort {
+        SortKey::Sampled => "sampled%",
+        SortKey::Inclusive => "total%",
+        SortKey::Calls => "calls%",
+        SortKey::Exclusive | SortKey::Avg | SortKey::Max | SortKey::Name => "self%",
+    }
+}
+
+/// A row's share of the sort key's whole, in percent.
+fn sort_share(report: &FlatReport, r: &Row) -> f64 {
+    let s = &report.summary;
+    let share = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
+    };
+    match report.sort {
+        SortKey::Sampled => r.sampled.map_or(0.0, |x| x.percent),
+        SortKey::Inclusive => share(r.inclusive, s.total_exclusive),
+        SortKey::Calls => share(r.calls, s.total_calls),
+        SortKey::Exclusive | SortKey::Avg | SortKey::Max | SortKey::Name => r.percent,
+    }
+}
+
+/// The first line (two where one would pass `width`): how the rows are sorted and what the
+/// times are.
+pub fn heading_lines(report: &FlatReport, width: usize) -> Vec<String> {
+    let s = &report.summary;
+    let order = match (report.sort, s.samples) {
+        (SortKey::Sampled, Some(samples)) => format!(
+            "Sorted by sampled self time: {} samples, one every {} of CPU time (\"sampled\"); \
+             the other times are traced.",
+            samples.in_functions,
+            time(s.unit, samples.period)
+        ),
+        (SortKey::Sampled | SortKey::Exclusive, _) => "Sorted by self time.".to_string(),
+        (SortKey::Inclusive, _) => "Sorted by total time.".to_string(),
+        (SortKey::Calls, _) => "Sorted by calls.".to_string(),
+        (SortKey::Avg, _) => "Sorted by time per call.".to_string(),
+        (SortKey::Max, _) => "Sorted by the longest call.".to_string(),
+        (SortKey::Name, _) => "Sorted by name.".to_string(),
+    };
+    let times = match (s.unit, s.compensation) {
+        (Unit::Ticks, _) => "Times in clock ticks (the trace has no clock rate).".to_string(),
+        (_, Some((inside, _))) => format!(
+            "Times: wall clock, less the hooks' own ({} a call).",
+            time(s.unit, inside)
+        ),
+        (_, None) => "Times: wall clock, raw (the hooks' own time in them).".to_string(),
+    };
+    if self::width(&order) + 1 + self::width(&times) <= width {
+        vec![format!("{order} {times}")]
+    } else {
+        vec![order, times]
+    }
+}
+
+/// A time cell: human units, or the tick count when the trace has no clock rate.
+fn time(unit: Unit, value: u64) -> String {
+    match unit {
+        Unit::Nanoseconds { .. } => human_time(value),
+        Unit::Ticks => value.to_string(),
+    }
+}
+
+/// A row's cell of column `c`.
+fn cell(report: &FlatReport, r: &Row, c: Column) -> String {
+    let unit = report.summary.unit;
+    let t = |v: u64| time(unit, v);
+    let cpu = r.cpu_columns().unwrap_or_default();
+    let sampled = r.sampled.unwrap_or_default();
+    let p = r.percentiles.unwrap_or_default();
+    match c {
+        Column::Percent => percent(sort_share(report, r)),
+        Column::SampledSelf => t(sampled.self_time),
+        Column::Exclusive => t(r.exclusive),
+        Column::Inclusive => t(r.inclusive),
+        Column::Calls => r.calls.to_string(),
+        Column::Avg => t(r.avg),
+        Column::Min => t(r.min),
+        Column::Max => t(r.max),
+        Column::P50 => t(p[0]),
+        Column::P90 => t(p[1]),
+        Column::P99 => t(p[2]),
+        Column::InclusiveOncpu => t(cpu[0]),
+        Column::InclusiveOffcpu => t(cpu[1]),
+        Column::ExclusiveOncpu => t(cpu[2]),
+        Column::ExclusiveOffcpu => t(cpu[3]),
+        Column::SampledTotal => t(sampled.total),
+        Column::SampledPercent => percent(sampled.percent),
+    }
+}
+
+/// Columns that cannot be shown were refused before rendering ([`text_columns`]); here they
+/// fall back to the default set.
 impl ReportFormat for TextFormat {
     fn write(&self, report: &FlatReport, out: &mut dyn io::Write) -> io::Result<()> {
-        let [inclusive, exclusive, min, max, avg] = time_columns(report.summary.unit);
+        let columns = text_columns(report).unwrap_or_else(|_| {
+            let mut plain = report.clone();
+            plain.text = TextOptions::default();
+            text_columns(&plain).expect("the default columns always exist")
+        });
         let mut header: Vec<String> = Vec::new();
         if report.per_thread {
             header.push("thread".into());
         }
-        header.extend([
-            "percent".into(),
-            exclusive,
-            inclusive,
-            "calls".into(),
-            min,
-            max,
-            avg,
-        ]);
-        let percentiles = report.has_percentiles();
-        if percentiles {
-            header.extend(["p50".into(), "p90".into(), "p99".into()]);
-        }
-        let cpu = report.summary.switches.is_some();
-        if cpu {
-            header.extend(cpu_columns(report.summary.unit.suffix()));
-        }
-        let sampled = report.summary.samples.is_some();
-        if sampled {
-            header.extend(sampled_columns(report.summary.unit.suffix()));
-        }
-        let mut lines: Vec<Vec<String>> = report
-            .rows
-            .iter()
-            .map(|r| {
-                let mut cells = Vec::new();
-                if let Some(thread) = r.thread {
-                    cells.push(thread.to_string());
-                }
-                cells.extend([
-                    percent(r.percent),
-                    r.exclusive.to_string(),
-                    r.inclusive.to_string(),
-                    r.calls.to_string(),
-                    r.min.to_string(),
-                    r.max.to_string(),
-                    r.avg.to_string(),
-                ]);
-                if percentiles {
-                    cells.extend(r.percentiles.unwrap_or_default().map(|p| p.to_string()));
-                }
-                if cpu {
-                    cells.extend(r.cpu_columns().unwrap_or_default().map(|t| t.to_string()));
-                }
-                if sampled {
-                    cells.extend(r.sampled_cells());
-                }
-                cells
-            })
-            .collect();
-        lines.insert(0, header);
-        let columns = lines[0].len();
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                lines
-                    .iter()
-                    .map(|l| l.get(c).map_or(0, |s| s.len()))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let with_callers = report.has_callers();
-        let named: Vec<String> = report
-            .rows
-            .iter()
-            .map(|r| {
-                if with_callers {
-                    format!("{}  <- {}", r.function, FlatReport::callers_text(r, ", "))
-                } else {
-                    r.function.clone()
-                }
-            })
-            .collect();
-        let functions = std::iter::once("function").chain(named.iter().map(String::as_str));
-        for (cells, function) in lines.iter().zip(functions) {
-            let mut line = String::new();
-            for (cell, width) in cells.iter().zip(&widths) {
-                line.push_str(&format!("{cell:>width$}  "));
+        header.extend(columns.iter().map(|&c| match c {
+            Column::Percent => percent_heading(report.sort).to_string(),
+            c => c.heading().to_string(),
+        }));
+        let mut lines: Vec<Vec<String>> = vec![header];
+        for r in &report.rows {
+            let mut cells = Vec::new();
+            if let Some(thread) = r.thread {
+                cells.push(thread.to_string());
             }
-            line.push_str(function);
+            cells.extend(columns.iter().map(|&c| cell(report, r, c)));
+            lines.push(cells);
+        }
+        let widths: Vec<usize> = (0..lines[0].len())
+            .map(|c| lines.iter().map(|l| width(&l[c])).max().unwrap_or(0))
+            .collect();
+        let prefix: usize = widths.iter().map(|w| w + 2).sum();
+        let line_width = report.text.width.unwrap_or(TextOptions::DEFAULT_WIDTH);
+        // What is left of the line for the name (at least a readable part of it).
+        let budget = line_width.saturating_sub(prefix).max(24);
+        let with_callers = report.has_callers();
+        for line in heading_lines(report, line_width) {
+            writeln!(out, "{line}")?;
+        }
+        let names = std::iter::once("function".to_string()).chain(report.rows.iter().map(|r| {
+            let name = if report.text.full_names {
+                r.function.clone()
+            } else {
+                short_name(&r.function, budget)
+            };
+            if with_callers {
+                format!("{name}  <- {}", FlatReport::callers_text(r, ", "))
+            } else {
+                name
+            }
+        }));
+        for (cells, name) in lines.iter().zip(names) {
+            let mut line = String::new();
+            for (cell, w) in cells.iter().zip(&widths) {
+                let pad = w - width(cell);
+                line.extend(std::iter::repeat(' ').take(pad));
+                line.push_str(cell);
+                line.push_str("  ");
+            }
+            line.push_str(&name);
             writeln!(out, "{line}")?;
         }
         if report.rows.is_empty() {
             writeln!(out, "(no function calls in the trace)")?;
         }
-        writeln!(out, "{}", report.summary_line())
+        for line in wrap_items(&report.summary_items(), line_width) {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
     }
+}
+
+/// `items` joined by `, ` into lines of at most `width` characters where they fit (an item
+/// is never split), each line but the last ending with `,`.
+fn wrap_items(items: &[String], width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for item in items {
+        if !line.is_empty() && self::width(&line) + 2 + self::width(item) + 1 > width {
+            line.push(',');
+            lines.push(std::mem::take(&mut line));
+        } else if !line.is_empty() {
+            line.push_str(", ");
+        }
+        line.push_str(item);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
