@@ -1039,7 +1039,9 @@ Usage: hookcc [hookcc options] [clang options] files…
        hookcc++ …            (the same, as a C++ compiler)
 
 Every argument that is not one of hookcc's passes to clang unchanged; without a hook option
-hookcc adds nothing and produces exactly what clang-19 produces.
+hookcc adds nothing and produces exactly what clang-19 produces. An argument clang does not
+know either, near one of hookcc's options (--trce), gets a note naming that option after
+clang's error.
 
 hookcc options:
   --trace               insert hookcc's native entry/exit hooks into every function defined in
