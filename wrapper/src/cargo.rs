@@ -16,7 +16,8 @@ build scripts compile instrumented by hookcc. hookcc options are those of `hookc
 --hook-exclude-crate=std,core,alloc, --hook-placement=…); without one, --trace. With --trace a
 --release build has hooks only in the functions left after inlining, a debug build in every
 function (--hook-placement=source: every function at any level). The build goes to
-<target dir>/hookcc/<target triple>/.
+<target dir>/hookcc/<target triple>/. A misspelt hookcc option (--trce) goes to cargo as it
+is; after cargo's error, cargo hookcc names the option meant.
 ";
 
 /// The cargo command to run.
