@@ -1283,6 +1283,19 @@ fn several_traces_are_named_and_different_programs_are_not_added_up_unasked() {
             "{view}: {stderr}"
         );
     }
+    // One trace named twice (`prog.hktrace prog.*.hktrace`): refused, it would count twice.
+    let out = hookprof()
+        .current_dir(d)
+        .arg("report")
+        .args(names(&[runs[0].clone(), runs[1].clone(), runs[0].clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("given twice, its calls would be added up twice"),
+        "{stderr}"
+    );
     // One trace: nothing to say.
     let out = run_ok(hookprof().arg("report").arg(&other_trace));
     assert!(

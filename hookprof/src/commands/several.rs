@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use crate::input::error::Error;
 use crate::input::trace_file::TraceFile;
+use crate::output::file::same_file;
 
 /// What a command does with several traces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,20 @@ fn program_name(exe: &Option<PathBuf>) -> String {
 pub fn several_traces(paths: &[PathBuf], combine: Combine) -> Result<Option<String>, Error> {
     if paths.len() < 2 {
         return Ok(None);
+    }
+    if let Combine::AddedUp { .. } = combine {
+        // `prog.hktrace prog.*.hktrace` names a trace twice: it would count twice.
+        for (i, a) in paths.iter().enumerate() {
+            if let Some(b) = paths[..i].iter().find(|b| same_file(a, b)) {
+                return Err(Error::Unsupported {
+                    path: a.clone(),
+                    message: format!(
+                        "the same trace as {}: given twice, its calls would be added up twice",
+                        b.display()
+                    ),
+                });
+            }
+        }
     }
     let mut runs = Vec::with_capacity(paths.len());
     for path in paths {
