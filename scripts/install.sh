@@ -3,7 +3,7 @@
 #   PREFIX/bin/{hookcc,hookcc++,hookcc-ar,hookcc-ranlib,hookprof,cargo-hookcc}
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
-#   PREFIX/share/man/man1/hookprof*.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
+#   PREFIX/share/man/man1/{hookcc,hookprof*}.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
 #   PREFIX/share/hookcc/{gprof.gdb,baremetal-dump.sh}   (taking data out of a board with gdb)
 # Usage: scripts/install.sh PREFIX        (builds with cargo build --release first)
 #        HOOKCC_BUILD_DIR=target/debug scripts/install.sh PREFIX   (an existing build, no cargo)

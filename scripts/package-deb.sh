@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian package of hookcc with cargo-deb (metadata: [package.metadata.deb] in
 # wrapper/Cargo.toml): hookcc, hookcc++, cargo-hookcc, hookprof, the pass plugins, the runtime
-# sources, hookprof's man pages and shell completions, the debugger scripts (share/hookcc:
+# sources, the man pages (hookcc(1), hookprof's) and hookprof's shell completions, the debugger scripts (share/hookcc:
 # gprof.gdb, whose gprof_dump finds /usr/bin/hookprof on PATH, and baremetal-dump.sh), in the
 # layout of `scripts/install.sh /usr`.
 #

@@ -8,8 +8,9 @@
 #                                  (CI=true), and every file the suite opens or runs is checked
 #                                  to come from a package scripts/setup.sh installs, or from
 #                                  Debian's required/important base (scripts/audit_packages.py);
-#                                  first the build and the quick start (scripts/quickstart.sh),
-#                                  checked against what setup.sh --use installs
+#                                  first the build and the quick start (scripts/quickstart.sh:
+#                                  the demo, its PATH line, the README's C and Rust commands as
+#                                  written), checked against what setup.sh --use installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -37,9 +38,9 @@ if [ "${1:-}" = "--fresh" ]; then
                  -e trace=execve,execveat,open,openat,openat2,clone,clone3,fork,vfork -e signal=none)
     audit_args=(--ignore "$root" --ignore "$fresh" --ignore "${CARGO_HOME:-$HOME/.cargo}"
                 --ignore "${RUSTUP_HOME:-$HOME/.rustup}" --ignore "${TMPDIR:-/tmp}")
-    # First what using hookcc takes (scripts/demo.sh's steps, the README's C and Rust quick
-    # start), audited against setup.sh's --use list alone: the demo installs only that. The
-    # build is the one the suite then uses.
+    # First what using hookcc takes (scripts/demo.sh with this build, the PATH line it prints,
+    # the README's C and Rust quick starts as written), audited against setup.sh's --use list
+    # alone: the demo installs only that. The build is the one the suite then uses.
     echo "test: --fresh: the quick start, audited against scripts/setup.sh --use" >&2
     env "${env_args[@]}" "${strace_args[@]}" -o "$fresh/use-strace.log" bash -c \
         'scripts/setup.sh --use && cargo build --workspace --quiet && scripts/build-plugins.sh &&

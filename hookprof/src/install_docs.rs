@@ -30,10 +30,25 @@ pub fn completions(args: &CompletionsArgs, mut command: clap::Command) -> Result
     Ok(())
 }
 
+/// One page in roff: clap_mangen's, and a SEE ALSO of the pages written beside it.
+///
+/// The pages have no `help` subcommand: clap adds one, and clap_mangen then listed a
+/// `hookprof-help(1)` that no page is (`hookprof help X` is `hookprof X --help`, in X's page).
+fn render_page(page: clap::Command, see_also: &[&str]) -> Result<Vec<u8>> {
+    let mut text = Vec::new();
+    clap_mangen::Man::new(page.disable_help_subcommand(true)).render(&mut text)?;
+    let refs: Vec<String> = see_also
+        .iter()
+        .map(|name| format!(".BR {} (1)", name.replace('-', "\\-")))
+        .collect();
+    text.extend_from_slice(format!(".SH \"SEE ALSO\"\n{}\n", refs.join(",\n")).as_bytes());
+    Ok(text)
+}
+
 pub fn man(args: &ManArgs, command: clap::Command) -> Result<()> {
     let Some(dir) = &args.output else {
         let mut out = std::io::stdout().lock();
-        clap_mangen::Man::new(command).render(&mut out)?;
+        out.write_all(&render_page(command, &["hookcc"])?)?;
         return Ok(out.flush()?);
     };
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -52,8 +67,14 @@ pub fn man(args: &ManArgs, command: clap::Command) -> Result<()> {
     }
     for (name, page) in pages {
         let path = dir.join(format!("{name}.1"));
-        let mut text = Vec::new();
-        clap_mangen::Man::new(page).render(&mut text)?;
+        // hookprof(1) lists its subcommands' pages itself; each of those points back to it.
+        // hookcc(1) is written beside them (scripts/hookprof-docs.sh).
+        let see_also: &[&str] = if name == "hookprof" {
+            &["hookcc"]
+        } else {
+            &["hookprof", "hookcc"]
+        };
+        let text = render_page(page, see_also)?;
         hookprof::output::file::write_file(&path, None, &text)?;
     }
     Ok(())

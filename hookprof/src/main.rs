@@ -470,7 +470,8 @@ Filters (the same in timeline, flame, callgrind, replay and speedscope):
   --exclude=GLOB    hide matching functions and the calls made inside them
   --thread=N        only this thread (its number from `hookprof info`, or its TID)
   --depth=N         at most N levels of shown calls
-  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s)
+  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s: a number
+                    needs its unit, only 0 goes without)
   --time-range=A..B only calls starting between A and B after the first record
                     (e.g. 10ms..20ms, 2s.., ..500us)
 GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
@@ -505,7 +506,8 @@ struct ViewArgs {
     /// At most N levels of shown calls (1 = only the outermost).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     depth: Option<u64>,
-    /// Hide calls shorter than this (ns, us, ms or s; a bare number is nanoseconds).
+    /// Hide calls shorter than this: a number with its unit, ns, us, ms or s (`0` alone
+    /// needs none).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     min_duration: Option<u64>,
     /// Only calls starting in START..END, times since the first record (e.g. 10ms..20ms,
@@ -639,7 +641,7 @@ impl SizeLimitArgs {
     }
 }
 
-/// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds.
+/// A duration with its unit (`ns`, `us`, `ms`, `s`; only `0` without) in nanoseconds.
 fn parse_duration(text: &str) -> Result<u64, String> {
     hookprof::analysis::view::parse_duration(text)
 }
@@ -649,7 +651,8 @@ struct TimelineArgs {
     #[command(flatten)]
     view: ViewArgs,
     /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
-    /// of a test suite): each its own process, aligned on the wall clock each trace recorded.
+    /// of a test suite): each its own process, aligned on the wall clock each trace recorded;
+    /// the traces are named on stderr.
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
@@ -735,7 +738,8 @@ struct ReplayArgs {
 struct FlameArgs {
     #[command(flatten)]
     view: ViewArgs,
-    /// More traces: each trace's stacks under a `program [pid]` frame of its own.
+    /// More traces: each trace's stacks under a `program [pid]` frame of its own (the traces
+    /// are named on stderr).
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Folded stacks (text) or an SVG flame graph.
@@ -804,10 +808,10 @@ struct RecordArgs {
     /// The trace to write.
     #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
     output: PathBuf,
-    /// Milliseconds between two reads of the ring (--gdb), or between two looks at a file
-    /// that has not grown (--follow). The ring must not fill in between: see
-    /// docs/baremetal.md, "Streaming", for the rate that keeps up.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    /// The time between two reads of the ring (--gdb), or between two looks at a file that
+    /// has not grown (--follow): a number and its unit (10ms, 500us). The ring must not fill
+    /// in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
     poll_interval: u64,
     /// No progress line on stderr.
     #[arg(short, long)]
@@ -896,7 +900,8 @@ struct ReportArgs {
     /// The .hktrace file.
     trace: PathBuf,
     /// More traces (a fork/exec family, the runs of a test suite): one report of all their
-    /// threads, functions of the same name added up.
+    /// threads, functions of the same name added up, the traces named on stderr. They must be
+    /// runs of one executable unless --mixed-programs.
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
@@ -925,6 +930,11 @@ struct ReportArgs {
     /// Add who calls each function and how often (caller×calls, most first).
     #[arg(long)]
     callers: bool,
+    /// Add up traces of different executables too. Without it, several traces (a glob such
+    /// as `*.hktrace`) must be runs of one program, or the report is refused with the list of
+    /// traces and their executables.
+    #[arg(long)]
+    mixed_programs: bool,
     /// Text: these columns, in this order (comma-separated; the function's name is always
     /// last): percent, sampled_self, exclusive (self), inclusive (total), calls, avg
     /// (per_call), min, max, p50, p90, p99, exclusive_oncpu, exclusive_offcpu,
@@ -1046,6 +1056,7 @@ impl From<&ReportArgs> for ReportOptions {
             top: a.top,
             percentiles: a.percentiles,
             callers: a.callers,
+            mixed_programs: a.mixed_programs,
             text: hookprof::output::report::columns::TextOptions {
                 columns: a.columns.clone().map(|c| c.0),
                 wide: a.wide,
@@ -1063,6 +1074,20 @@ impl From<&ReportArgs> for ReportOptions {
 
 fn warn(message: &str) {
     eprintln!("hookprof: warning: {message}");
+}
+
+fn note(message: &str) {
+    eprintln!("hookprof: note: {message}");
+}
+
+/// Names the traces a view puts side by side (`flame`, `timeline` with MORE traces):
+/// [`hookprof::commands::several`].
+fn note_side_by_side(traces: &[PathBuf]) -> Result<()> {
+    use hookprof::commands::several::{several_traces, Combine};
+    if let Some(n) = several_traces(traces, Combine::SideBySide)? {
+        note(&n);
+    }
+    Ok(())
 }
 
 /// Refuses an output path that is the input trace (under any name).
@@ -1111,6 +1136,9 @@ fn report(args: &ReportArgs) -> Result<()> {
         .cloned()
         .collect();
     let out = hookprof::commands::report::report_files(&traces, &ReportOptions::from(args))?;
+    for n in &out.notes {
+        note(n);
+    }
     emit(&out.warnings, &out.bytes, &args.trace, args.output.as_ref())
 }
 
@@ -1181,7 +1209,7 @@ fn record(args: &RecordArgs) -> Result<()> {
     };
     let options = Options {
         output: args.output.clone(),
-        poll_interval: std::time::Duration::from_millis(args.poll_interval),
+        poll_interval: std::time::Duration::from_nanos(args.poll_interval),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         exe: args.exe.clone(),
     };
@@ -1381,6 +1409,52 @@ fn stream_to_output(
     Ok(warnings)
 }
 
+/// Refuses a trace a command would read that does not exist, saying why where the program
+/// that should have written it can be looked at (`--exe`, or the one the name suggests:
+/// `prog` for `prog.*.hktrace`; [`hookprof::input::missing`]). Only names ending in
+/// `.hktrace`, or a glob the shell left as it was: a missing TI or NITRO dump is a plain
+/// "no such file".
+fn check_traces_exist(command: &Command) -> Result<()> {
+    let with_exe =
+        |traces: Vec<&PathBuf>, exe: &Option<PathBuf>| -> Vec<(PathBuf, Option<PathBuf>)> {
+            traces
+                .into_iter()
+                .map(|t| (t.clone(), exe.clone()))
+                .collect()
+        };
+    let view = |v: &ViewArgs, more: &[PathBuf]| {
+        with_exe(std::iter::once(&v.trace).chain(more).collect(), &v.exe)
+    };
+    let traces = match command {
+        Command::Report(a) => with_exe(std::iter::once(&a.trace).chain(&a.more).collect(), &a.exe),
+        Command::Info(a) => with_exe(vec![&a.trace], &None),
+        Command::Callgraph(a) => with_exe(vec![&a.trace], &a.exe),
+        Command::Gmon(a) => with_exe(vec![&a.trace], &None),
+        Command::Diff(a) => {
+            let mut both = with_exe(vec![&a.a], &a.exe_a);
+            both.extend(with_exe(vec![&a.b], &a.exe_b));
+            both
+        }
+        Command::Export(a) => with_exe(a.traces.iter().collect(), &a.exe),
+        Command::Timeline(a) => view(&a.view, &a.more),
+        Command::Flame(a) => view(&a.view, &a.more),
+        Command::Replay(a) => view(&a.view, &[]),
+        Command::Callgrind(a) => view(&a.view, &[]),
+        Command::Speedscope(a) => view(&a.view, &[]),
+        _ => Vec::new(),
+    };
+    for (trace, exe) in traces {
+        let text = trace.to_string_lossy();
+        let named_as_trace = text.ends_with(".hktrace") || text.contains(['*', '?', '[']);
+        let missing = std::fs::symlink_metadata(&trace)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+        if named_as_trace && missing {
+            bail!(hookprof::input::missing::no_trace(&trace, exe.as_deref()));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let raw = match &cli.command {
@@ -1398,6 +1472,10 @@ fn main() -> ExitCode {
         _ => false,
     };
     hookprof::analysis::compensation::set_compensation(!raw);
+    if let Err(err) = check_traces_exist(&cli.command) {
+        eprintln!("hookprof: error: {err:#}");
+        return ExitCode::FAILURE;
+    }
     let result = match &cli.command {
         Command::Report(args) => report(args),
         Command::Info(args) => info(args),
@@ -1408,7 +1486,8 @@ fn main() -> ExitCode {
         Command::Ti(args) => ti(args),
         Command::Record(args) => record(args),
         Command::Timeline(args) => {
-            let traces = with_more(&args.view, &args.more);
+            let traces = with_more(&args.view, &args.more)
+                .and_then(|traces| note_side_by_side(&traces).map(|()| traces));
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
                     let options = ViewOptions {
@@ -1466,7 +1545,8 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let traces = with_more(&args.view, &args.more);
+            let traces = with_more(&args.view, &args.more)
+                .and_then(|traces| note_side_by_side(&traces).map(|()| traces));
             traces.and_then(|traces| {
                 stream_view(&args.view, |o, out| {
                     hookprof::commands::flame::flame_files(&traces, o, &flame, out)

@@ -227,6 +227,19 @@ fn views_reject_bad_options_with_usage_errors() {
             &["timeline", t, "--time-range=5ms..1ms"][..],
             "ends before it starts",
         ),
+        // One duration syntax (issue 34): a number needs its unit in every option.
+        (&["timeline", t, "--min-duration=5"][..], "5ns, 5us"),
+        (&["flame", t, "--min-duration", "20"][..], "20ns, 20us"),
+        (&["replay", t, "--time-range=5..10ms"][..], "5ns, 5us"),
+        (&["callgrind", t, "--time-range=1ms..7"][..], "7ns, 7us"),
+        (
+            &["diff", t, t, "--fail-if", "calls > +1", "--min-time", "3"][..],
+            "3ns, 3us",
+        ),
+        (
+            &["record", "--serial", t, "--poll-interval", "50"][..],
+            "50ns, 50us",
+        ),
     ] {
         let out = hookprof(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

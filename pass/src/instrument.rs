@@ -11,8 +11,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::types::{FunctionType, IntType};
 use inkwell::values::{
-    BasicValue,
-    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, CallSiteValue, FunctionValue,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
     InstructionOpcode, InstructionValue, PointerValue, ValueKind,
 };
 use inkwell::AddressSpace;
@@ -227,7 +226,10 @@ fn functions_section(module: &Module<'_>) -> &'static str {
 /// branch not taken at entry and at exit, on any target, without patching code. The record
 /// does not hold the function's address, so that it never keeps a function alive the
 /// optimizer would delete (its hooks may be inlined into callers).
-fn function_switch<'ctx>(module: &Module<'ctx>, function: FunctionValue<'ctx>) -> PointerValue<'ctx> {
+fn function_switch<'ctx>(
+    module: &Module<'ctx>,
+    function: FunctionValue<'ctx>,
+) -> PointerValue<'ctx> {
     let context = module.get_context();
     let ptr = context.ptr_type(AddressSpace::default());
     let (i8t, i16t, i32t) = (context.i8_type(), context.i16_type(), context.i32_type());
@@ -279,7 +281,9 @@ fn position_hook<'ctx>(
         return Ok(());
     };
     let context = module.get_context();
-    let head = before.get_parent().ok_or("an instruction without a block")?;
+    let head = before
+        .get_parent()
+        .ok_or("an instruction without a block")?;
     let rest = ffi::split_before(before);
     // The head now ends in a branch to the rest: it becomes the test.
     head.get_terminator()

@@ -1918,7 +1918,7 @@ fn a_slow_stream_reader_sees_every_loss_where_it_happened() {
         &[
             "STREAM_BYTES=128",
             "CFLAGS=-O1 -g -DSECONDS=3",
-            "RECORD_FLAGS=--poll-interval 50",
+            "RECORD_FLAGS=--poll-interval 50ms",
         ],
     );
     assert!(

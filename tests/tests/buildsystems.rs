@@ -140,7 +140,7 @@ fn meson_and_ninja_build_it_traced() {
     let dir = tempfile::tempdir().unwrap();
     let source = project(dir.path());
     let build = dir.path().join("build");
-    run_ok(
+    let setup = run_ok(
         with_hookcc(&mut Command::new("meson"), dir.path())
             .arg("setup")
             // Meson links shared libraries with --no-undefined by default; an instrumented one
@@ -153,6 +153,14 @@ fn meson_and_ninja_build_it_traced() {
             // Meson would take clang's llvm-ar, Debian's default LLVM's (not setup.sh's).
             .env("AR", "ar")
             .env("HOOKCC_TRACE", "1"),
+    );
+    // Meson identifies a compiler by its `--version` text: hookcc's own line, after clang's,
+    // leaves it clang 19 (issue 34).
+    let text = String::from_utf8_lossy(&setup.stdout);
+    assert!(
+        text.contains("C compiler for the host machine: hookcc (clang 19.")
+            && text.contains("C++ compiler for the host machine: hookcc++ (clang 19."),
+        "Meson should see clang-19 through hookcc:\n{text}"
     );
     run_ok(
         with_hookcc(&mut Command::new("ninja"), dir.path())

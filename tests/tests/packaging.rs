@@ -104,6 +104,7 @@ fn the_debian_package_installs_a_working_hookcc() {
     for path in [
         "man/man1/hookprof.1",
         "man/man1/hookprof-report.1",
+        "man/man1/hookcc.1",
         "bash-completion/completions/hookprof",
         "zsh/vendor-completions/_hookprof",
         "fish/vendor_completions.d/hookprof.fish",
@@ -113,6 +114,63 @@ fn the_debian_package_installs_a_working_hookcc() {
     ] {
         assert!(share.join(path).is_file(), "{path} is not in the package");
     }
+}
+
+/// Issue 34: `man hookcc` exists (hookcc(1), made from `hookcc --help`), and every page a man
+/// page names — hookprof(1)'s list of its subcommands' pages, every SEE ALSO — is written
+/// beside it, or is clang-19's (Debian's clang-19 package). hookprof(1) named a
+/// hookprof-help(1) that was never written.
+#[test]
+fn every_man_page_the_pages_name_exists() {
+    let work = tempfile::tempdir().unwrap();
+    let share = work.path().join("share");
+    run_ok(
+        Command::new(workspace_root().join("scripts/hookprof-docs.sh"))
+            .arg(tool("hookprof"))
+            .arg(&share),
+    );
+    let man1 = share.join("man/man1");
+    let hookcc = std::fs::read_to_string(man1.join("hookcc.1")).expect("hookcc.1 is written");
+    let help =
+        String::from_utf8(run_ok(Command::new(tool("hookcc")).arg("--help")).stdout).unwrap();
+    // The page is the help text: each option line of --help is in it (roff escapes hyphens).
+    for line in help.lines().filter(|l| l.trim_start().starts_with("--")) {
+        let option = line.split_whitespace().next().unwrap();
+        assert!(
+            hookcc.contains(&option.replace('-', "\\-")),
+            "hookcc.1 lacks {option}"
+        );
+    }
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&man1).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        pages += 1;
+        assert!(
+            text.contains(".SH \"SEE ALSO\""),
+            "{}: no SEE ALSO",
+            path.display()
+        );
+        for line in text.lines() {
+            let line = line.replace("\\-", "-");
+            let name = if let Some(rest) = line.strip_prefix(".BR ") {
+                rest.split_whitespace().next().unwrap().to_string()
+            } else if let Some(name) = line.strip_suffix("(1)").filter(|n| !n.contains(' ')) {
+                name.to_string()
+            } else {
+                continue;
+            };
+            let exists = man1.join(format!("{name}.1")).is_file()
+                || (name == "clang-19" && Path::new("/usr/share/man/man1/clang-19.1.gz").is_file());
+            assert!(
+                exists,
+                "{} names {name}(1), which is not written",
+                path.display()
+            );
+        }
+    }
+    assert!(pages > 10, "{pages} pages");
+    assert!(!man1.join("hookprof-help.1").exists());
 }
 
 #[test]

@@ -1213,6 +1213,54 @@ fn the_duration_threshold_keeps_the_long_calls_and_the_whole_report() {
     assert_eq!(begins("worker"), 3);
 }
 
+/// Issue 34, one duration syntax: HOOKCC_MIN_DURATION takes what hookprof's `--min-duration`
+/// takes (a number with its unit, a fraction allowed; `0` alone), and a bare number is refused
+/// with the units to choose from, as hookprof refuses it.
+#[test]
+fn the_runtimes_duration_is_hookprofs_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(
+        d,
+        "profile_loop",
+        &["profile_loop.c"],
+        &["-O1", "-pthread"],
+        false,
+    );
+    let run = |name: &str, min: &str| -> (String, String) {
+        let trace = d.join(name);
+        let out = run_ok(
+            std::process::Command::new(&program)
+                .arg("200")
+                .current_dir(d)
+                .env("HOOKCC_OUTPUT", &trace)
+                .env("HOOKCC_MIN_DURATION", min),
+        );
+        let info = run_ok(hookprof().arg("info").arg(&trace));
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            String::from_utf8_lossy(&info.stdout).into_owned(),
+        )
+    };
+    let (stderr, info) = run("bare.hktrace", "5");
+    assert!(
+        stderr.contains("HOOKCC_MIN_DURATION '5': a number needs its unit: 5ns, 5us, 5ms or 5s"),
+        "{stderr}"
+    );
+    assert!(!info.contains("HOOKCC_MIN_DURATION:"), "{info}");
+    let (stderr, info) = run("fraction.hktrace", "1.5us");
+    assert!(!stderr.contains("HOOKCC_MIN_DURATION"), "{stderr}");
+    assert!(
+        info.contains("HOOKCC_MIN_DURATION: ") && info.contains("calls under 1500 ns"),
+        "{info}"
+    );
+    let (stderr, info) = run("zero.hktrace", "0");
+    assert!(!stderr.contains("HOOKCC_MIN_DURATION"), "{stderr}");
+    assert!(!info.contains("HOOKCC_MIN_DURATION:"), "{info}");
+    let (stderr, _) = run("garbage.hktrace", "5 parsecs");
+    assert!(stderr.contains("not a duration"), "{stderr}");
+}
+
 /// Issue 23, triggers: `hookcc --trace --trace-start=F` builds the window into the program; the
 /// trace then holds only the calls made from an entry of F to its return (per thread, every
 /// time), in every recording mode, and HOOKCC_TRACE_START / HOOKCC_TRACE_STOP change it at run
@@ -2104,26 +2152,47 @@ fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
     let (all, _) = run("all", &[], &[]);
     expect(
         counts(&all),
-        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500), ("leaf", 4000)],
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+            ("leaf", 4000),
+        ],
     );
     // At start: parse_* but parse_space.
-    let (chosen, _) = run("chosen", &[], &[("HOOKCC_FUNCTIONS", "parse_*,!parse_space")]);
+    let (chosen, _) = run(
+        "chosen",
+        &[],
+        &[("HOOKCC_FUNCTIONS", "parse_*,!parse_space")],
+    );
     expect(counts(&chosen), &[("parse_a", 1500)]);
     let (but_leaf, _) = run("but_leaf", &[], &[("HOOKCC_FUNCTIONS", "!leaf")]);
     expect(
         counts(&but_leaf),
-        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500)],
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+        ],
     );
     // At run time: leaf off after 1000 rounds; the call returns how many matched.
     let (later, stdout) = run("later", &["off"], &[]);
     assert!(stdout.ends_with(" 1\n"), "{stdout}");
     expect(
         counts(&later),
-        &[("main", 1), ("parse_a", 1500), ("parse_space", 1000), ("mid", 1500), ("leaf", 3000)],
+        &[
+            ("main", 1),
+            ("parse_a", 1500),
+            ("parse_space", 1000),
+            ("mid", 1500),
+            ("leaf", 3000),
+        ],
     );
     // HOOKCC_DISABLE=1: no records at all.
     let (off, _) = run("off", &[], &[("HOOKCC_DISABLE", "1")]);
-    let info = String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout)
-        .into_owned();
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
     assert!(info.contains("records:           0\n"), "{info}");
 }

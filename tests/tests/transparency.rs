@@ -105,9 +105,28 @@ fn preprocessing_and_version_pass_through() {
             .arg(program_source("calls.c")),
     );
     assert_eq!(ours.stdout, theirs.stdout);
-    let ours = run_ok(hookcc(d, false).arg("--version"));
-    let theirs = run_ok(clang(false).arg("--version"));
-    assert_eq!(ours.stdout, theirs.stdout);
+    // `--version`: clang's text unchanged and first (build systems read the compiler's
+    // version from its start), then one line of hookcc's: its version and the clang it runs.
+    for cxx in [false, true] {
+        let ours = run_ok(hookcc(d, cxx).arg("--version"));
+        let theirs = run_ok(clang(cxx).arg("--version"));
+        let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
+        let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
+        let (clangs, hookccs) = ours.split_at(theirs.len().min(ours.len()));
+        assert_eq!(clangs, theirs, "cxx={cxx}");
+        assert!(
+            theirs.starts_with("Debian clang version 19.") || theirs.contains("clang version 19.")
+        );
+        let line = hookccs.trim_end();
+        assert!(
+            line.starts_with(&format!(
+                "hookcc {} (hook plugins for LLVM 19), running /",
+                env!("CARGO_PKG_VERSION")
+            )) && line.ends_with("clang-19")
+                && !line.contains('\n'),
+            "cxx={cxx}: {line:?}"
+        );
+    }
 }
 
 #[test]

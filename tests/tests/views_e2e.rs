@@ -1166,3 +1166,140 @@ fn view_sizes_per_record_are_the_documented_ones() {
         "Perfetto with -g {perfetto_g}"
     );
 }
+
+/// Issue 34: several traces are named on stderr, with their processes and program ("3 traces
+/// of 3 processes of …/calls added up"); a report refuses to add up runs of different
+/// executables (a `*.hktrace` glob over a directory of several programs' runs), listing every
+/// trace and its executable, unless `--mixed-programs` says to; the views that put traces side
+/// by side (flame, timeline) name them and take them.
+#[test]
+fn several_traces_are_named_and_different_programs_are_not_added_up_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let calls = build_traced(d, "calls", &["calls.c"], &["-O0"], false);
+    let other = build_traced(d, "other", &["regress.c"], &["-O0"], false);
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let out = run_ok(
+            Command::new(&calls)
+                .current_dir(d)
+                .env("HOOKCC_SWITCHES", "0")
+                .env("HOOKCC_SAMPLE_HZ", "0"),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "16135");
+    }
+    runs.extend(traces_in(d));
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    let (other_trace, _) = run_traced(d, &other, &[]);
+    let names = |traces: &[PathBuf]| -> Vec<String> {
+        traces
+            .iter()
+            .map(|t| t.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    let pid_of = |t: &PathBuf| -> String {
+        t.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .split('.')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    // Three runs of one program: added up, and said so.
+    let out = run_ok(
+        hookprof()
+            .current_dir(d)
+            .args(["report", "--format=csv"])
+            .args(names(&runs)),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let listed: Vec<String> = runs
+        .iter()
+        .map(|t| {
+            format!(
+                "{} (pid {})",
+                t.file_name().unwrap().to_string_lossy(),
+                pid_of(t)
+            )
+        })
+        .collect();
+    assert!(
+        stderr.contains(&format!(
+            "hookprof: note: 3 traces of 3 processes of {} added up: {}",
+            calls.display(),
+            listed.join(", ")
+        )),
+        "{stderr}"
+    );
+    let rows = parse_report_csv(&String::from_utf8_lossy(&out.stdout));
+    let leaf = rows.iter().find(|r| r.function == "leaf").unwrap();
+    assert_eq!(leaf.calls, 300, "three runs of 100 calls");
+    // With a run of another program: refused, every trace with its executable.
+    let mut all = runs.clone();
+    all.push(other_trace.clone());
+    let out = hookprof()
+        .current_dir(d)
+        .arg("report")
+        .args(names(&all))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("these traces are runs of 2 different programs")
+            && stderr.contains(&format!(
+                "{} → {}",
+                runs[0].file_name().unwrap().to_string_lossy(),
+                calls.display()
+            ))
+            && stderr.contains(&format!("other.hktrace → {}", other.display()))
+            && stderr.contains("--mixed-programs"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    // Asked for: added up, and said so.
+    let out = run_ok(
+        hookprof()
+            .current_dir(d)
+            .args(["report", "--mixed-programs"])
+            .args(names(&all)),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("hookprof: note: 4 traces of 4 processes of 2 programs added up: ")
+            && stderr.contains(&format!("other.hktrace → {}", other.display())),
+        "{stderr}"
+    );
+    // Side by side: named, taken.
+    for view in ["flame", "timeline"] {
+        let out = run_ok(hookprof().current_dir(d).arg(view).args(names(&all)));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "hookprof: note: 4 traces of 4 processes of 2 programs side by side, each \
+                 process on its own: "
+            ),
+            "{view}: {stderr}"
+        );
+    }
+    // One trace named twice (`prog.hktrace prog.*.hktrace`): refused, it would count twice.
+    let out = hookprof()
+        .current_dir(d)
+        .arg("report")
+        .args(names(&[runs[0].clone(), runs[1].clone(), runs[0].clone()]))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("given twice, its calls would be added up twice"),
+        "{stderr}"
+    );
+    // One trace: nothing to say.
+    let out = run_ok(hookprof().arg("report").arg(&other_trace));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("note:"),
+        "{out:?}"
+    );
+}

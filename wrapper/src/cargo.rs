@@ -16,7 +16,8 @@ build scripts compile instrumented by hookcc. hookcc options are those of `hookc
 --hook-exclude-crate=std,core,alloc, --hook-placement=…); without one, --trace. With --trace a
 --release build has hooks only in the functions left after inlining, a debug build in every
 function (--hook-placement=source: every function at any level). The build goes to
-<target dir>/hookcc/<target triple>/.
+<target dir>/hookcc/<target triple>/. A misspelt hookcc option (--trce) goes to cargo as it
+is; after cargo's error, cargo hookcc names the option meant.
 ";
 
 /// The cargo command to run.
@@ -30,6 +31,9 @@ pub struct CargoPlan {
     /// Where the programs cargo runs write their traces (`<target dir>/hookcc/traces`), when
     /// cargo hookcc chose it: the traces written there are listed at the end.
     pub traces_dir: Option<PathBuf>,
+    /// Notes to print if cargo fails: an argument that is neither cargo's nor hookcc's but near
+    /// one of hookcc's own options (`--trce`), with that option (as `hookcc` does for clang).
+    pub notes: Vec<String>,
 }
 
 /// The first argument of `cargo-hookcc` run as cargo's runner (`CARGO_TARGET_<TRIPLE>_RUNNER`),
@@ -61,6 +65,23 @@ pub trait CargoHost: RustHost {
     fn target_dir(&self) -> Result<PathBuf, String>;
     /// `hookcc++`, if installed beside hookcc.
     fn cxx(&self) -> Option<PathBuf>;
+    /// Of `candidates`, the options `cargo COMMAND` does not know (not in its `--help`).
+    /// Asked only when an argument looks like a misspelt option of hookcc's.
+    fn unknown_to_cargo(&self, _command: &str, _candidates: &[String]) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The long and short options a `cargo COMMAND --help` text names (`--release`, `-p`, …).
+pub fn options_in_help(help: &str) -> Vec<String> {
+    let mut options = Vec::new();
+    for word in help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+        let dashes = word.len() - word.trim_start_matches('-').len();
+        if (dashes == 1 || dashes == 2) && word.len() > dashes {
+            options.push(word.to_string());
+        }
+    }
+    options
 }
 
 /// Plans `cargo hookcc` for its arguments (after `cargo-hookcc`; a leading `hookcc`, as cargo
@@ -188,6 +209,24 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
         let all = format!("{user} {}", c_options.join(" ")).trim().to_string();
         env.push((var.to_string(), all));
     }
+    // A misspelt option of hookcc's (`--trce`) went to cargo, which will refuse it: say which
+    // option was meant, unless cargo knows it (`--profile`, one edit from hookcc's -profile).
+    let near: Vec<(String, &str)> = before_program_args()
+        .filter_map(|arg| crate::options::near_own_option(arg).map(|own| (arg.clone(), own)))
+        .collect();
+    let mut notes = Vec::new();
+    if !near.is_empty() {
+        let candidates: Vec<String> = near.iter().map(|(arg, _)| arg.clone()).collect();
+        let unknown = host.unknown_to_cargo(command, &candidates);
+        for (arg, own) in near {
+            if unknown.contains(&arg) {
+                notes.push(format!(
+                    "`{arg}` is not an option of cargo's either: did you mean hookcc's `{own}`? \
+                     (`cargo hookcc --help`; `hookcc --help` lists hookcc's options)"
+                ));
+            }
+        }
+    }
     let mut args = vec![command.clone()];
     args.extend(extra);
     args.extend(cargo_args);
@@ -196,6 +235,7 @@ pub fn cargo_plan(raw: &[String], host: &dyn CargoHost) -> Result<CargoAction, S
         env,
         verbose: options.verbose,
         traces_dir,
+        notes,
     }))
 }
 
@@ -246,6 +286,33 @@ mod tests {
         fn cxx(&self) -> Option<PathBuf> {
             None
         }
+        fn unknown_to_cargo(&self, _command: &str, candidates: &[String]) -> Vec<String> {
+            let known = options_in_help("  -r, --release  build\n      --profile <NAME>  x");
+            candidates
+                .iter()
+                .filter(|c| !known.contains(&c.split('=').next().unwrap().to_string()))
+                .cloned()
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_misspelt_hookcc_option_gets_a_note_and_cargos_own_none() {
+        let p = plan(&["run", "--trce", "--profile=dev", "--", "--trce"], &[]);
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert!(
+            p.notes[0].contains("`--trce` is not an option of cargo's either")
+                && p.notes[0].contains("did you mean hookcc's `--trace`?"),
+            "{:?}",
+            p.notes
+        );
+        // Passed to cargo as they were, which says what it says.
+        assert!(p.args.contains(&"--trce".to_string()));
+        assert!(plan(&["run", "--release"], &[]).notes.is_empty());
+        assert_eq!(
+            options_in_help("  -p, --package [<SPEC>]  Package\n      --target-dir <DIRECTORY>"),
+            ["-p", "--package", "--target-dir"]
+        );
     }
 
     fn plan(args: &[&str], env: &[(&'static str, &'static str)]) -> CargoPlan {

@@ -33,6 +33,17 @@ pub trait Host {
     fn check_plugins(&self, _layout: &Layout) -> Result<(), String> {
         Ok(())
     }
+    /// Of `candidates` (arguments of clang's command line `args`), those clang's driver does
+    /// not know, as it says itself: `clang -### ARGS` prints "unknown argument" for each and
+    /// runs nothing. Asked only when an argument looks like a misspelt option of hookcc's.
+    fn unknown_to_clang(
+        &self,
+        _clang: &Path,
+        _args: &[String],
+        _candidates: &[String],
+    ) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether the link input at `path` (an object, an archive, a shared library) calls the
     /// trace runtime's hooks (see `inputs::calls_trace_hooks`).
     fn calls_trace_hooks(&self, _path: &Path) -> bool {
@@ -149,6 +160,36 @@ pub struct Plan {
     pub verbose: bool,
     /// A compiler cache to run clang through (`HOOKCC_LAUNCHER`): run `launcher clang args`.
     pub launcher: Option<PathBuf>,
+    /// Notes to print if clang fails: an argument that is neither clang's nor hookcc's but
+    /// near one of hookcc's own options (`--trce`), with that option ([`misspelling_notes`]).
+    pub notes: Vec<String>,
+}
+
+/// For every argument of clang's that looks like a misspelt option of hookcc's (`--trce`,
+/// [`crate::options::near_own_option`]) and that clang does not know either, a note naming
+/// hookcc's option. hookcc stays transparent: clang still gets the argument and says what it
+/// says ("unknown argument: '--trce'"), with its exit status; the note comes after. A valid
+/// clang option near one of hookcc's (`--profile`, clang's, is one edit from `-profile`) gets
+/// no note, since clang is asked.
+pub fn misspelling_notes(host: &dyn Host, clang: &Path, clang_args: &[String]) -> Vec<String> {
+    let near: Vec<(String, &str)> = clang_args
+        .iter()
+        .filter_map(|arg| crate::options::near_own_option(arg).map(|own| (arg.clone(), own)))
+        .collect();
+    if near.is_empty() {
+        return Vec::new();
+    }
+    let candidates: Vec<String> = near.iter().map(|(arg, _)| arg.clone()).collect();
+    let unknown = host.unknown_to_clang(clang, clang_args, &candidates);
+    near.into_iter()
+        .filter(|(arg, _)| unknown.contains(arg))
+        .map(|(arg, own)| {
+            format!(
+                "`{arg}` is not an option of clang's either: did you mean hookcc's `{own}`? \
+                 (`hookcc --help` lists hookcc's options)"
+            )
+        })
+        .collect()
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -159,6 +200,26 @@ pub enum Action {
     Run(Plan),
     /// `--rustflags`: print the RUSTFLAGS for these options (see [`crate::rust`]).
     RustFlags(HookOptions),
+    /// `--version` alone: clang's own `--version` text, then [`version_line`].
+    Version {
+        clang: PathBuf,
+        args: Vec<String>,
+    },
+}
+
+/// What `hookcc --version` prints after clang's own text: hookcc's version and the clang it
+/// runs. After, not before: build systems read a compiler's version from the start of that
+/// text (Meson takes the first version number in it and looks for "clang"; CMake's own
+/// compiler-ID check compiles a file instead, and autotools only log it), so they still see
+/// clang 19.1.7. The words avoid what Meson looks for before "clang" ("Free Software
+/// Foundation", "xt-"; tests/tests/buildsystems.rs builds with Meson and CMake).
+pub fn version_line(clang: &Path) -> String {
+    format!(
+        "hookcc {} (hook plugins for LLVM {}), running {}",
+        env!("CARGO_PKG_VERSION"),
+        crate::toolchain::LLVM_MAJOR,
+        clang.display()
+    )
 }
 
 /// The flags the runtime component is compiled with for this command line: its target flags;
@@ -357,6 +418,14 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         return Ok(Action::Print(path.display().to_string()));
     }
     let clang = host.find_clang()?;
+    if clang_args == ["--version"] {
+        let mut args = Vec::new();
+        if cxx {
+            args.push("--driver-mode=g++".to_string());
+        }
+        args.push("--version".to_string());
+        return Ok(Action::Version { clang, args });
+    }
     if options.print_cache_key {
         return Ok(Action::Print(format!(
             "hookcc-cache-key {}",
@@ -383,6 +452,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             object.map(|o| o.display().to_string()).unwrap_or_default(),
         ));
     }
+    let notes = misspelling_notes(host, &clang, &clang_args);
     let mut args = Vec::with_capacity(clang_args.len() + 12);
     if cxx {
         // Exactly what clang++ is: the same binary in g++ driver mode.
@@ -412,6 +482,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
             args,
             verbose: options.verbose,
             launcher,
+            notes,
         }));
     }
     let layout = host.layout()?;
@@ -460,6 +531,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
                     args,
                     verbose: options.verbose,
                     launcher,
+                    notes,
                 }));
             }
             // Instrumented shared libraries call the hooks of the executable's runtime.
@@ -480,6 +552,7 @@ pub fn plan(cxx: bool, raw_args: &[String], host: &dyn Host) -> Result<Action, S
         args,
         verbose: options.verbose,
         launcher,
+        notes,
     }))
 }
 
@@ -557,6 +630,14 @@ mod tests {
         fn parent_program(&self) -> Option<String> {
             self.var("TEST_PARENT")
         }
+        fn unknown_to_clang(&self, _: &Path, _: &[String], candidates: &[String]) -> Vec<String> {
+            // clang-19 knows --profile (and refuses it for this target), not --trce.
+            candidates
+                .iter()
+                .filter(|c| *c != "--profile")
+                .cloned()
+                .collect()
+        }
         fn calls_trace_hooks(&self, path: &Path) -> bool {
             path.to_string_lossy().contains("hooked")
         }
@@ -572,7 +653,12 @@ mod tests {
             Action::Help => vec!["<help>".into()],
             Action::RustFlags(_) => vec!["<rustflags>".into()],
             Action::Print(line) => vec![format!("<print {line}>")],
+            Action::Version { .. } => vec!["<version>".into()],
         }
+    }
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
@@ -1039,6 +1125,62 @@ mod tests {
             run(false, &["--print-make-include"], &host),
             ["<print /p/runtime/make/nitro.mk>"]
         );
+    }
+
+    #[test]
+    fn version_alone_is_clangs_and_then_hookccs() {
+        let host = FakeHost::new(&[]);
+        let version = |cxx, args: &[&str]| plan(cxx, &strings(args), &host).unwrap();
+        assert_eq!(
+            version(false, &["--version"]),
+            Action::Version {
+                clang: "/usr/bin/clang-19".into(),
+                args: strings(&["--version"])
+            }
+        );
+        assert_eq!(
+            version(true, &["--trace", "--version"]),
+            Action::Version {
+                clang: "/usr/bin/clang-19".into(),
+                args: strings(&["--driver-mode=g++", "--version"])
+            }
+        );
+        // With anything else on the line it is clang's (`-v --version`, a compile).
+        assert!(matches!(
+            version(false, &["-v", "--version"]),
+            Action::Run(_)
+        ));
+        let line = version_line(Path::new("/usr/bin/clang-19"));
+        assert!(
+            line.starts_with("hookcc ") && line.ends_with("/usr/bin/clang-19"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("clang version") && !line.contains("xt-"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_own_option_goes_to_clang_with_a_note_for_its_failure() {
+        let host = FakeHost::new(&[]);
+        let plan_of = |args: &[&str]| match plan(false, &strings(args), &host).unwrap() {
+            Action::Run(plan) => plan,
+            other => panic!("{other:?}"),
+        };
+        let p = plan_of(&["--trce", "-O2", "a.c"]);
+        // Transparent: clang gets the line as it was and says what it says.
+        assert_eq!(p.args, ["--trce", "-O2", "a.c"]);
+        assert_eq!(p.notes.len(), 1);
+        assert!(
+            p.notes[0].contains("`--trce` is not an option of clang's either")
+                && p.notes[0].contains("did you mean hookcc's `--trace`?"),
+            "{:?}",
+            p.notes
+        );
+        // clang's own option near one of hookcc's: no note.
+        assert!(plan_of(&["--profile", "a.c"]).notes.is_empty());
+        assert!(plan_of(&["-O2", "-c", "a.c"]).notes.is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod args;
 pub mod cargo;
 pub mod driver;
 pub mod inputs;
+pub mod man;
 pub mod options;
 pub mod runtime;
 pub mod rust;

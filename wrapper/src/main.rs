@@ -55,6 +55,14 @@ impl Host for RealHost {
     fn calls_trace_hooks(&self, path: &Path) -> bool {
         hookcc_driver::inputs::calls_trace_hooks(path)
     }
+    fn unknown_to_clang(
+        &self,
+        clang: &Path,
+        args: &[String],
+        candidates: &[String],
+    ) -> Vec<String> {
+        toolchain::unknown_to_clang(clang, args, candidates)
+    }
 }
 
 fn main() -> ExitCode {
@@ -81,6 +89,11 @@ fn main() -> ExitCode {
         };
         eprintln!("{name}: error: {message}");
         return ExitCode::from(1);
+    }
+    if args.len() == 1 && args[0] == "--print-man-page" {
+        // Alone on the command line, as --clear-cache: hookcc(1), made from --help.
+        print!("{}", hookcc_driver::man::man_page());
+        return ExitCode::SUCCESS;
     }
     if args.len() == 1 && args[0] == "--clear-cache" {
         // Alone on the command line: with other arguments it would be passed to clang.
@@ -116,6 +129,22 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Ok(Action::Version { clang, args }) => {
+            // clang's text first, as it prints it, then hookcc's line (driver::version_line).
+            let out = match Command::new(&clang).args(&args).output() {
+                Ok(out) => out,
+                Err(error) => {
+                    eprintln!("{name}: error: cannot run {}: {error}", clang.display());
+                    return ExitCode::from(1);
+                }
+            };
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(&out.stdout);
+            let _ = writeln!(stdout, "{}", hookcc_driver::driver::version_line(&clang));
+            let _ = std::io::stderr().write_all(&out.stderr);
+            ExitCode::from(out.status.code().unwrap_or(1).clamp(0, 255) as u8)
+        }
         Ok(Action::Print(line)) => {
             println!("{line}");
             ExitCode::SUCCESS
@@ -134,6 +163,33 @@ fn main() -> ExitCode {
                 let program = command.get_program().to_string_lossy().into_owned();
                 let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
                 eprintln!("hookcc: {program} {}", args.join(" "));
+            }
+            if !plan.notes.is_empty() {
+                // A misspelt option of hookcc's: clang says what it says, then the notes.
+                use std::os::unix::process::ExitStatusExt;
+                return match command.status() {
+                    Ok(status) => {
+                        if !status.success() {
+                            for note in &plan.notes {
+                                eprintln!("{name}: note: {note}");
+                            }
+                        }
+                        match (status.code(), status.signal()) {
+                            (Some(code), _) => ExitCode::from(code.clamp(0, 255) as u8),
+                            (None, Some(signal)) => {
+                                ExitCode::from((128 + signal).clamp(0, 255) as u8)
+                            }
+                            _ => ExitCode::FAILURE,
+                        }
+                    }
+                    Err(error) => {
+                        eprintln!(
+                            "{name}: error: cannot run {}: {error}",
+                            command.get_program().to_string_lossy()
+                        );
+                        ExitCode::from(1)
+                    }
+                };
             }
             // exec: clang's exit status, signals and output reach the caller unchanged.
             let error = command.exec();

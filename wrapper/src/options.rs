@@ -513,9 +513,17 @@ pub enum OptionError {
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OptionError::UnknownOption(o) => {
-                write!(f, "unknown option `{o}` (hookcc's options are listed by `hookcc --help`)")
-            }
+            OptionError::UnknownOption(o) => match near_own_option(o) {
+                Some(near) => write!(
+                    f,
+                    "unknown option `{o}`: did you mean `{near}`? (hookcc's options are listed \
+                     by `hookcc --help`)"
+                ),
+                None => write!(
+                    f,
+                    "unknown option `{o}` (hookcc's options are listed by `hookcc --help`)"
+                ),
+            },
             OptionError::BadValue { option, value, expected } => {
                 write!(f, "`{option}`: unknown value `{value}` (expected one of: {expected})")
             }
@@ -628,6 +636,68 @@ const RESERVED_PREFIXES: &[&str] = &[
     "-profile",
 ];
 
+/// The edit distance between `a` and `b` (insertions, deletions, substitutions and swaps of
+/// two neighbours, each 1: `--trce`, `--tarce` and `--tracee` are all 1 from `--trace`), if it
+/// is at most `limit`. Every compile asks this of its arguments against hookcc's options, so
+/// it gives up as soon as a row of the table has nothing within `limit`: `-Wno-unused` and
+/// `--hook-…` part after a few characters.
+fn edit_distance_within(a: &str, b: &str, limit: usize) -> Option<usize> {
+    // Bytes: hookcc's options are ASCII (a non-ASCII letter counts as its bytes, which only
+    // makes such an argument farther from them).
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    // Three rows of the table: rows[i % 3][j] is the distance between a[..i] and b[..j].
+    let width = b.len() + 1;
+    let mut rows = vec![0usize; 3 * width];
+    for (j, cell) in rows[..width].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let (cur, prev, prev2) = (i % 3 * width, (i - 1) % 3 * width, (i + 1) % 3 * width);
+        rows[cur] = i;
+        let mut best = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[prev + j] + 1)
+                .min(rows[cur + j - 1] + 1)
+                .min(rows[prev + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[prev2 + j - 2] + 1);
+            }
+            rows[cur + j] = d;
+            best = best.min(d);
+        }
+        if best > limit {
+            return None;
+        }
+    }
+    Some(rows[a.len() % 3 * width + b.len()]).filter(|d| *d <= limit)
+}
+
+/// hookcc's own option that `arg` looks like a misspelling of (`--trce` → `--trace`,
+/// `--hook-placment=source` → `--hook-placement=`), if any: the closest of [`OWN_OPTIONS`]
+/// within 1 edit for a name of up to 7 characters, 2 for a longer one (the name is what comes
+/// before any `=`). An option that is exactly hookcc's is not a misspelling. Whether a near
+/// miss is one is for the caller to decide with clang: a valid clang option near one of
+/// hookcc's passes through unchanged (the driver asks clang, `driver::plan`).
+pub fn near_own_option(arg: &str) -> Option<&'static str> {
+    if !arg.starts_with('-') || own_option(arg).is_some() {
+        return None;
+    }
+    let name = arg.split_once('=').map_or(arg, |(name, _)| name);
+    let limit = if name.chars().count() <= 7 { 1 } else { 2 };
+    OWN_OPTIONS
+        .iter()
+        .map(|(spelling, _)| *spelling)
+        .filter_map(|spelling| {
+            edit_distance_within(name, spelling.trim_end_matches('='), limit).map(|d| (d, spelling))
+        })
+        .min()
+        .map(|(_, spelling)| spelling)
+}
+
 /// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
 const TI_DEFAULT_EXIT: &str = "__exit_hook";
@@ -670,13 +740,18 @@ fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionEr
 /// True if `arg` is one of hookcc's own options (or claims their reserved prefixes, to be
 /// rejected by [`take_own_options`]).
 pub fn is_own_option(arg: &str) -> bool {
-    OWN_OPTIONS.iter().any(|(spelling, _)| {
+    own_option(arg).is_some() || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+}
+
+/// The entry of [`OWN_OPTIONS`] that `arg` is (a `=` spelling with its value), if any.
+fn own_option(arg: &str) -> Option<&'static (&'static str, OwnOption)> {
+    OWN_OPTIONS.iter().find(|(spelling, _)| {
         if spelling.ends_with('=') {
             arg.starts_with(spelling)
         } else {
             arg == *spelling
         }
-    }) || RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p))
+    })
 }
 
 pub fn take_own_options(
@@ -726,14 +801,7 @@ pub fn take_own_options(
     }
     let mut rest = Vec::with_capacity(args.len());
     for arg in args {
-        let own = OWN_OPTIONS.iter().find(|(spelling, _)| {
-            if spelling.ends_with('=') {
-                arg.starts_with(spelling)
-            } else {
-                arg == spelling
-            }
-        });
-        let Some((spelling, option)) = own else {
+        let Some((spelling, option)) = own_option(arg) else {
             if RESERVED_PREFIXES.iter().any(|p| arg.starts_with(p)) {
                 return Err(OptionError::UnknownOption(arg.clone()));
             }
@@ -971,7 +1039,9 @@ Usage: hookcc [hookcc options] [clang options] files…
        hookcc++ …            (the same, as a C++ compiler)
 
 Every argument that is not one of hookcc's passes to clang unchanged; without a hook option
-hookcc adds nothing and produces exactly what clang-19 produces.
+hookcc adds nothing and produces exactly what clang-19 produces. An argument clang does not
+know either, near one of hookcc's options (--trce), gets a note naming that option after
+clang's error.
 
 hookcc options:
   --trace               insert hookcc's native entry/exit hooks into every function defined in
@@ -1068,6 +1138,9 @@ Rust (docs/rust.md):
                         cargo build --target=<host triple>; or `cargo hookcc build|run|test`
   --hookcc-verbose      print the clang command hookcc runs
   --help, --hookcc-help this text (clang's own options: clang-19 --help)
+  --version             clang's --version text, then hookcc's version and the clang it runs
+  --print-man-page      this text as the manual page hookcc(1), in roff (alone on the line)
+  --clear-cache         remove the runtimes compiled for each target (alone on the line)
 
 Environment:
   HOOKCC_TRACE=1        as --trace, for build systems that cannot add flags
@@ -1342,6 +1415,54 @@ mod tests {
         let e = read_glob_files(&mut o).unwrap_err();
         assert!(e.contains("--hook-include=@/nonexistent/list"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn edit_distances_within_a_limit() {
+        assert_eq!(edit_distance_within("--trce", "--trace", 2), Some(1));
+        assert_eq!(edit_distance_within("--tarce", "--trace", 2), Some(1));
+        assert_eq!(edit_distance_within("--tracee", "--trace", 1), Some(1));
+        assert_eq!(edit_distance_within("--trace", "--trace", 0), Some(0));
+        assert_eq!(edit_distance_within("--tr", "--trace", 2), None);
+        assert_eq!(edit_distance_within("-Wno-unused", "--hook-exclu", 2), None);
+        assert_eq!(edit_distance_within("abcdef", "badcfe", 3), Some(3));
+        assert_eq!(edit_distance_within("abcdef", "badcfe", 2), None);
+    }
+
+    #[test]
+    fn misspelt_own_options_are_found_and_clangs_own_left_alone() {
+        for (typed, meant) in [
+            ("--trce", "--trace"),
+            ("--tarce", "--trace"),
+            ("-trace", "--trace"),
+            ("--tracee", "--trace"),
+            ("--hook-placment=source", "--hook-placement="),
+            ("--hook-placement", "--hook-placement="),
+            ("--rustflag", "--rustflags"),
+            ("--entry-hook", "--entry_hook"),
+            ("-profil", "-profile"),
+            ("--trace-strat=main", "--trace-start="),
+            ("-finstrument-function", "-finstrument-functions"),
+        ] {
+            assert_eq!(near_own_option(typed), Some(meant), "{typed}");
+        }
+        // Exactly hookcc's, far from all of them, not an option at all.
+        for arg in [
+            "--trace",
+            "--hook-placement=source",
+            "-O2",
+            "-o",
+            "--target=x",
+            "-fprofile-arcs",
+            "trce",
+            "--verbose",
+        ] {
+            assert_eq!(near_own_option(arg), None, "{arg}");
+        }
+        let e = take_own_options(&strings(&["--hook-placment=source"]), &no_env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `--hook-placement=`?"), "{e}");
     }
 
     #[test]

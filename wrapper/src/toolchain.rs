@@ -62,6 +62,25 @@ pub fn llvm_tool(clang: &Path, name: &str) -> Result<PathBuf, String> {
     })
 }
 
+/// Of `candidates`, the arguments of the command line `args` that clang's driver calls unknown:
+/// `clang -### ARGS` parses the line as a compile would (an option's value stays a value) and
+/// runs nothing; its "unknown argument: 'X'" (or "unknown argument 'X'; did you mean …") names
+/// each. If clang cannot be run, none.
+pub fn unknown_to_clang(clang: &Path, args: &[String], candidates: &[String]) -> Vec<String> {
+    let Ok(out) = Command::new(clang).arg("-###").args(args).output() else {
+        return Vec::new();
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    candidates
+        .iter()
+        .filter(|arg| {
+            stderr.contains(&format!("unknown argument: '{arg}'"))
+                || stderr.contains(&format!("unknown argument '{arg}'"))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Checks that `clang` is LLVM 19, the version the plugin is built for. Only needed when the
 /// plugin is loaded; transparent runs do not pay for it.
 pub fn check_clang_version(clang: &Path) -> Result<(), String> {

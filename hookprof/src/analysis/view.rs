@@ -420,8 +420,10 @@ impl ThreadInfo {
     }
 }
 
-/// A duration with a unit (`ns`, `us`, `ms`, `s`; none = ns) in nanoseconds: `500ns`,
-/// `20us`, `1.5ms`, `2s`.
+/// A duration with its unit (`ns`, `us` or `µs`, `ms`, `s`) in nanoseconds: `500ns`, `20us`,
+/// `1.5ms`, `2s`; `0` alone needs none. A bare number is refused, as the runtime's
+/// `HOOKCC_MIN_DURATION` refuses it: `--min-duration=5` read as 5 ns by one and rejected by the
+/// other was two syntaxes for one thing (issue 34).
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t
@@ -429,7 +431,19 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let scale = match unit.trim() {
-        "" | "ns" => 1.0,
+        "" => {
+            if number.parse::<f64>().is_ok_and(|v| v == 0.0) {
+                return Ok(0);
+            }
+            if number.parse::<f64>().is_ok() {
+                return Err(format!(
+                    "{text:?}: a duration needs a unit: {number}ns, {number}us, {number}ms or \
+                     {number}s"
+                ));
+            }
+            1.0
+        }
+        "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
@@ -1170,7 +1184,27 @@ impl Prepared {
 
 #[cfg(test)]
 mod tests {
+    use super::parse_duration;
     use super::TimeBase;
+
+    #[test]
+    fn a_duration_needs_its_unit_but_zero() {
+        assert_eq!(parse_duration("500ns"), Ok(500));
+        assert_eq!(parse_duration("20us"), Ok(20_000));
+        assert_eq!(parse_duration("20µs"), Ok(20_000));
+        assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration("0"), Ok(0));
+        let e = parse_duration("5").unwrap_err();
+        assert!(
+            e.contains("needs a unit") && e.contains("5ns") && e.contains("5us"),
+            "{e}"
+        );
+        assert!(parse_duration("1.5").unwrap_err().contains("1.5ms"));
+        assert!(parse_duration("5parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
 
     /// Over the limit, the shortest cut that fits; where none does, the longest, said plainly.
     #[test]

@@ -2,7 +2,8 @@
 //! that opens the input ([`crate::input`]), analyses it ([`crate::analysis`]) and writes
 //! the output ([`crate::output`]). The `hookprof` binary (main.rs) parses the command line
 //! and calls these; [`view_options`] holds what the view commands share; [`record`] is
-//! `hookprof record`, reading a target's stream.
+//! `hookprof record`, reading a target's stream; [`several`] is what the commands that take
+//! several traces say of them, and refuse.
 //!
 //! May import: every floor below. Nothing below imports it (tests/layering.rs).
 
@@ -18,6 +19,7 @@ pub mod pfp;
 pub mod record;
 pub mod replay;
 pub mod report;
+pub mod several;
 pub mod speedscope;
 pub mod ti;
 pub mod timeline;

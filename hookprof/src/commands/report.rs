@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::model::Profile;
 use crate::analysis::view;
 use crate::analysis::warnings::profile_warnings;
+use crate::commands::several::{several_traces, Combine};
 use crate::input::error::Error;
 use crate::input::symbols::{Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
@@ -28,6 +29,9 @@ pub struct ReportOptions {
     pub percentiles: bool,
     /// Who calls each function, and how often.
     pub callers: bool,
+    /// Several traces of different executables may be added up (refused otherwise:
+    /// [`crate::commands::several`]).
+    pub mixed_programs: bool,
     /// The text format's columns and names.
     pub text: TextOptions,
 }
@@ -37,6 +41,8 @@ pub struct ReportOptions {
 pub struct ReportOutput {
     pub bytes: Vec<u8>,
     pub warnings: Vec<String>,
+    /// What to say on stderr besides the warnings: which traces were added up.
+    pub notes: Vec<String>,
     pub report: FlatReport,
 }
 
@@ -74,6 +80,13 @@ pub fn report_files(
     if let [one] = trace_paths {
         return report_file(one, options);
     }
+    // Every trace named, and runs of different executables refused unless asked for.
+    let note = several_traces(
+        trace_paths,
+        Combine::AddedUp {
+            mixed_programs: options.mixed_programs,
+        },
+    )?;
     if options.per_thread || options.percentiles {
         return Err(Error::Unsupported {
             path: trace_paths[1].clone(),
@@ -124,6 +137,7 @@ pub fn report_files(
     Ok(ReportOutput {
         bytes,
         warnings,
+        notes: note.into_iter().collect(),
         report,
     })
 }
@@ -179,6 +193,7 @@ fn render_report_with(
     ReportOutput {
         bytes,
         warnings,
+        notes: Vec::new(),
         report,
     }
 }

@@ -18,6 +18,9 @@ pub enum Error {
     Io { path: PathBuf, error: io::Error },
     #[error("{}: {error}", path.display())]
     Format { path: PathBuf, error: FormatError },
+    /// A trace that does not exist, with what its program says ([`crate::input::missing`]).
+    #[error("{}: {why}", path.display())]
+    NoTrace { path: PathBuf, why: String },
     #[error(transparent)]
     Symbols(#[from] SymbolError),
     #[error("{}: refusing to write the report over the input trace", path.display())]
@@ -33,6 +36,15 @@ pub enum Error {
     },
     #[error("{}: {message}", path.display())]
     Unsupported { path: PathBuf, message: String },
+    /// Traces of different executables given to a command that adds them up
+    /// (`commands::several`): `list` is every trace with its executable.
+    #[error(
+        "these traces are runs of {programs} different programs, which the report would add up \
+         as one: {list}. Give the traces of one program (a glob such as `prog.*.hktrace` \
+         matches every run of prog in the directory, and `*.hktrace` other programs' too), or \
+         --mixed-programs to add them up anyway"
+    )]
+    DifferentPrograms { programs: usize, list: String },
     #[error(transparent)]
     Ti(#[from] TiError),
     #[error(transparent)]

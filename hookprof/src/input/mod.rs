@@ -9,6 +9,7 @@
 //!   [`nitro_program`] (NITRO), [`pfp`], [`gprof`]; [`detect`] tells a file's kind from its
 //!   first bytes and [`read`] reads a dump with a bound;
 //! - the program's files: [`symbols`] (ELF symbol tables, demangling), [`lines`] (DWARF);
+//!   [`missing`] says why a trace is not there, from the program that should have written it;
 //! - [`error`]: the library's errors, which only name decoders' errors and files.
 //!
 //! May import: the standard library and the crates, and other modules of this folder, never
@@ -21,6 +22,7 @@ pub mod error;
 pub mod format;
 pub mod gprof;
 pub mod lines;
+pub mod missing;
 pub mod nitro;
 pub mod nitro_program;
 pub mod pfp;

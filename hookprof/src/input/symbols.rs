@@ -502,6 +502,20 @@ impl ElfSymbols {
         })
     }
 
+    /// Whether a function named `name` is defined (in .symtab or .dynsym).
+    pub fn defines(&self, name: &str) -> bool {
+        self.symtab
+            .iter()
+            .chain(&self.dynsym)
+            .any(|s| s.name == name)
+    }
+
+    /// No function in the symbol table (`strip`, `-s`): only the dynamic symbols name
+    /// functions, which in an executable are few (the ones it exports).
+    pub fn is_stripped(&self) -> bool {
+        self.symtab.is_empty()
+    }
+
     /// Number of function symbols (.symtab + .dynsym).
     pub fn len(&self) -> usize {
         self.symtab.len() + self.dynsym.len()
@@ -678,7 +692,19 @@ impl Symbolizer {
             } else {
                 "was it rebuilt after the trace was taken? Give the traced build with --exe"
             };
-            if entry.at_start == 0 {
+            let stripped = matches!(&entry.elf, ElfState::Loaded(s) if s.is_stripped());
+            if stripped && entry.at_start < entry.seen {
+                // Not a mismatch: a stripped executable names only the few functions it
+                // exports, so the rest cannot be named whatever the build.
+                self.warnings.push(format!(
+                    "{source} is stripped (no symbol table): {} of the {} traced functions in it \
+                     have no name and are shown as addresses. Build it without `-s` or `strip` \
+                     and run it again, or give an unstripped copy of this same build with \
+                     --exe (the file before `strip`)",
+                    entry.seen - entry.at_start,
+                    entry.seen
+                ));
+            } else if entry.at_start == 0 {
                 self.warnings.push(format!(
                     "{source}: none of the {} traced addresses in the executable is the start of a function symbol; {advice}",
                     entry.seen

@@ -124,6 +124,20 @@ impl TraceFile {
         }
     }
 
+    /// The process that wrote the trace: its pid (the header's) and the executable its EXE
+    /// chunk names, read from the first chunks only (no record is decoded).
+    pub fn process(&self) -> Result<(u64, Option<PathBuf>), Error> {
+        let trace = self.trace()?;
+        let exe = trace
+            .chunks()
+            .map_while(Result::ok)
+            .find_map(|c| match c.chunk {
+                crate::input::format::Chunk::Exe { path } => Some(path.to_path_buf()),
+                _ => None,
+            });
+        Ok((trace.header().pid, exe))
+    }
+
     /// The trace with its header validated.
     pub fn trace(&self) -> Result<Trace<'_>, Error> {
         Trace::new(self.bytes()).map_err(|e| self.format_error(e))

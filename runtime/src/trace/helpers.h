@@ -64,16 +64,36 @@ static HKRT_FN const char *hkrt_parse_leading_u64(const char *s, uint64_t *v)
     return hkrt_parse_u64(digits, v) ? s + n : NULL;
 }
 
-/* Parses a duration: a decimal number followed by ns, us, ms or s ("5us"); 0 on garbage. */
+/* Parses a duration as hookprof's options take it (hookprof/src/analysis/view.rs,
+ * parse_duration): a decimal number with a fraction or not, followed by its unit, ns, us (or
+ * µs), ms or s ("5us", "1.5ms"); "0" alone needs none. Returns 1 on success, 0 on garbage or
+ * overflow, and -1 for a bare number other than 0 (a unit is missing: the caller says so). */
 static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
 {
-    uint64_t v, unit;
+    uint64_t v, unit, frac = 0, frac_scale = 1;
     const char *u = hkrt_parse_leading_u64(s, &v);
-    if (u == NULL)
+    if (u == NULL || u == s)
         return 0;
+    if (*u == '.') {
+        u++;
+        if (*u < '0' || *u > '9')
+            return 0;
+        for (; *u >= '0' && *u <= '9'; u++)
+            if (frac_scale < 1000000000) { /* digits beyond a nanosecond of 1s are dropped */
+                frac = frac * 10 + (uint64_t)(*u - '0');
+                frac_scale *= 10;
+            }
+    }
+    if (*u == '\0') {
+        if (v == 0 && frac == 0) {
+            *ns = 0;
+            return 1;
+        }
+        return -1;
+    }
     if (strcmp(u, "ns") == 0)
         unit = 1;
-    else if (strcmp(u, "us") == 0)
+    else if (strcmp(u, "us") == 0 || strcmp(u, "\xc2\xb5s") == 0)
         unit = 1000;
     else if (strcmp(u, "ms") == 0)
         unit = 1000000;
@@ -81,9 +101,10 @@ static HKRT_FN int hkrt_parse_duration(const char *s, uint64_t *ns)
         unit = 1000000000;
     else
         return 0;
-    if (v > UINT64_MAX / unit)
+    if (v > UINT64_MAX / unit || v * unit > UINT64_MAX - unit)
         return 0;
-    *ns = v * unit;
+    /* Rounded to the nearest nanosecond, as hookprof rounds. */
+    *ns = v * unit + (frac * unit + frac_scale / 2) / frac_scale;
     return 1;
 }
 

@@ -170,9 +170,23 @@ static HKRT_FN void hkrt_read_options(void)
     g.min_duration_ns = 0;
     v = hkrt_getenv("HOOKCC_MIN_DURATION");
     if (v != NULL) {
-        if (!hkrt_parse_duration(v, &g.min_duration_ns))
-            hkrt_warn("ignoring HOOKCC_MIN_DURATION, not a duration (e.g. 5us, 200ns, 1ms):", v,
-                      0);
+        int parsed = hkrt_parse_duration(v, &g.min_duration_ns);
+        if (parsed < 0) {
+            /* As hookprof's --min-duration says it: the number with each unit. */
+            char hint[160] = ": a number needs its unit: ";
+            static const char *const units[] = {"ns", "us", "ms", "s"};
+            for (int i = 0; i < 4; i++) {
+                hkrt_append(hint, sizeof hint, i == 0 ? "" : i == 3 ? " or " : ", ");
+                hkrt_append(hint, sizeof hint, v);
+                hkrt_append(hint, sizeof hint, units[i]);
+            }
+            hkrt_warn_hint("ignoring HOOKCC_MIN_DURATION", v, 0, hint);
+        } else if (parsed == 0) {
+            hkrt_warn("ignoring HOOKCC_MIN_DURATION, not a duration (e.g. 5us, 200ns, 1.5ms):",
+                      v, 0);
+        }
+        if (parsed <= 0)
+            g.min_duration_ns = 0;
         else if (g.ring || g.profile)
             g.min_duration_ns = 0; /* a ring keeps its last records; a profile has no records */
         else

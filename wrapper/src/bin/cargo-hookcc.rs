@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use hookcc_driver::cargo::{
-    cargo_plan, runner_output, CargoAction, CargoHost, RUNNER_ARG, TRACES_DIR_VAR, USAGE,
+    cargo_plan, options_in_help, runner_output, CargoAction, CargoHost, RUNNER_ARG, TRACES_DIR_VAR,
+    USAGE,
 };
 use hookcc_driver::rust::{RustHost, SystemRust};
 use hookcc_driver::toolchain::Layout;
@@ -70,6 +71,25 @@ impl CargoHost for RealCargo {
 
     fn cxx(&self) -> Option<PathBuf> {
         Some(self.rust.hookcc.with_file_name("hookcc++")).filter(|p| p.is_file())
+    }
+
+    /// Those of `candidates` that `cargo COMMAND --help` does not name.
+    fn unknown_to_cargo(&self, command: &str, candidates: &[String]) -> Vec<String> {
+        let Ok(out) = Command::new(&self.cargo).args([command, "--help"]).output() else {
+            return Vec::new();
+        };
+        if !out.status.success() {
+            return Vec::new();
+        }
+        let known = options_in_help(&String::from_utf8_lossy(&out.stdout));
+        candidates
+            .iter()
+            .filter(|arg| {
+                let name = arg.split_once('=').map_or(arg.as_str(), |(name, _)| name);
+                !known.iter().any(|k| k == name)
+            })
+            .cloned()
+            .collect()
     }
 }
 
@@ -161,18 +181,28 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     cargo
         .args(&plan.args)
         .envs(plan.env.iter().map(|(k, v)| (k, v)));
-    let Some(traces_dir) = plan.traces_dir else {
+    if plan.traces_dir.is_none() && plan.notes.is_empty() {
         // exec: cargo's exit status, signals and output reach the caller unchanged.
         let error = cargo.exec();
         return Err(format!("cannot run {}: {error}", host.cargo));
-    };
+    }
     // Waits for cargo, to list the traces its programs wrote (the file system's clock: a
     // second's slack for coarse timestamps).
     let start = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
     let status = cargo
         .status()
         .map_err(|e| format!("cannot run {}: {e}", host.cargo))?;
-    let traces = traces_since(&traces_dir, start);
+    if !status.success() {
+        // After cargo's own error ("unexpected argument '--trce' found").
+        for note in &plan.notes {
+            eprintln!("cargo-hookcc: note: {note}");
+        }
+    }
+    let traces = plan
+        .traces_dir
+        .as_deref()
+        .map(|dir| traces_since(dir, start))
+        .unwrap_or_default();
     if !traces.is_empty() {
         eprintln!("cargo-hookcc: traces written (hookprof report FILE):");
         for trace in &traces {
