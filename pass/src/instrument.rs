@@ -224,8 +224,7 @@ fn functions_section(module: &Module<'_>) -> &'static str {
 /// symbol) and `on` = 1 — and returns the address of its `on` byte, which every hook call of
 /// the function tests first ([`position_hook`]): a function switched off costs a load and a
 /// branch not taken at entry and at exit, on any target, without patching code. The record
-/// does not hold the function's address, so that it never keeps a function alive the
-/// optimizer would delete (its hooks may be inlined into callers).
+/// holds no address: switching goes by name (the ids of issue 35's item 2 will need one).
 fn function_switch<'ctx>(
     module: &Module<'ctx>,
     function: FunctionValue<'ctx>,

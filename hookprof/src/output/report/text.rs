@@ -225,7 +225,7 @@ impl ReportFormat for TextFormat {
             let mut line = String::new();
             for (cell, w) in cells.iter().zip(&widths) {
                 let pad = w - width(cell);
-                line.extend(std::iter::repeat(' ').take(pad));
+                line.extend(std::iter::repeat_n(' ', pad));
                 line.push_str(cell);
                 line.push_str("  ");
             }
