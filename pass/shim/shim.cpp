@@ -21,6 +21,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm-c/Core.h"
 
 #include <cstdlib>
@@ -292,6 +293,11 @@ extern "C" LLVMBasicBlockRef hookcc_block_starting_at(LLVMValueRef inst) {
 extern "C" LLVMBasicBlockRef hookcc_split_before(LLVMValueRef inst) {
   Instruction *I = cast<Instruction>(unwrap(inst));
   return wrap(I->getParent()->splitBasicBlock(I, "hookcc.after"));
+}
+
+// Appends `fn` to the module's llvm.global_ctors (the C API has no helper for it).
+extern "C" void hookcc_append_ctor(LLVMModuleRef module, LLVMValueRef fn, int priority) {
+  appendToGlobalCtors(*unwrap(module), cast<Function>(unwrap(fn)), priority);
 }
 
 extern "C" PassPluginLibraryInfo hookcc_plugin_info() {

@@ -24,9 +24,20 @@ extern "C" {
         call: llvm_sys::prelude::LLVMValueRef,
         unwind: llvm_sys::prelude::LLVMBasicBlockRef,
     );
+    fn hookcc_append_ctor(
+        module: llvm_sys::prelude::LLVMModuleRef,
+        function: llvm_sys::prelude::LLVMValueRef,
+        priority: std::os::raw::c_int,
+    );
     fn hookcc_split_before(
         inst: llvm_sys::prelude::LLVMValueRef,
     ) -> llvm_sys::prelude::LLVMBasicBlockRef;
+}
+
+/// Runs `function` (of `module`) before `main`, as a constructor of the given priority.
+pub(crate) fn append_ctor(module: &Module<'_>, function: FunctionValue<'_>, priority: i32) {
+    // SAFETY: `function` is a definition in `module`, which outlives the call.
+    unsafe { hookcc_append_ctor(module.as_mut_ptr(), function.as_value_ref(), priority) }
 }
 
 /// Splits the block of `inst` before it; returns the new block, which starts with `inst` (the

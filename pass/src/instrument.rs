@@ -181,11 +181,13 @@ pub fn instrument_module(
         .as_ref()
         .is_some_and(|h| h.params == HookParams::ExitAddress);
     let functions: Vec<FunctionValue> = module.get_functions().collect();
+    let mut switches = 0usize;
     for function in functions {
         if !should_instrument(function, config) {
             continue;
         }
         let switch = switched.then(|| function_switch(module, function));
+        switches += usize::from(switch.is_some());
         instrument_function(
             module,
             &builder,
@@ -196,7 +198,81 @@ pub fn instrument_module(
         )?;
         changed = true;
     }
+    if switches > 0 && functions_section(module) == FUNCTIONS_SECTION {
+        register_functions(module)?;
+    }
     Ok(changed)
+}
+
+/// The runtime's entry that takes a linked file's records ([`register_functions`]).
+const REGISTER_HOOK: &str = "__hookcc_register_functions";
+/// The constructor that calls it, one a module (the runtime ignores a range it has).
+const REGISTER_CTOR: &str = "__hookcc_register_module";
+
+/// Hands the records of the file this module is linked into — an executable or a shared
+/// library: the linker's `__start_hookcc_fns` and `__stop_hookcc_fns` of that file — to the
+/// runtime before `main` (or at `dlopen`), by a constructor that calls
+/// `__hookcc_register_functions(start, stop)` when a traced executable's runtime is there (a weak
+/// reference: a library loaded by an untraced program calls nothing), so that the switches of
+/// shared libraries' functions are switched with the executable's.
+fn register_functions(module: &Module<'_>) -> Result<(), String> {
+    if module.get_function(REGISTER_CTOR).is_some() {
+        return Ok(());
+    }
+    let context = module.get_context();
+    let ptr = context.ptr_type(AddressSpace::default());
+    let bound = |name: &str| {
+        module.get_global(name).unwrap_or_else(|| {
+            let g = module.add_global(context.i8_type().array_type(0), None, name);
+            g.set_linkage(Linkage::ExternalWeak);
+            g.set_visibility(inkwell::GlobalVisibility::Hidden);
+            g
+        })
+    };
+    let (start, stop) = (bound("__start_hookcc_fns"), bound("__stop_hookcc_fns"));
+    let hook_type = context
+        .void_type()
+        .fn_type(&[ptr.into(), ptr.into()], false);
+    let hook = module.get_function(REGISTER_HOOK).unwrap_or_else(|| {
+        module.add_function(REGISTER_HOOK, hook_type, Some(Linkage::ExternalWeak))
+    });
+    let ctor = module.add_function(
+        REGISTER_CTOR,
+        context.void_type().fn_type(&[], false),
+        Some(Linkage::Internal),
+    );
+    ctor.add_attribute(
+        AttributeLoc::Function,
+        context.create_string_attribute(DONE_ATTRIBUTE, ""),
+    );
+    let builder = context.create_builder();
+    let entry = context.append_basic_block(ctor, "entry");
+    let call = context.append_basic_block(ctor, "call");
+    let done = context.append_basic_block(ctor, "done");
+    let e = |e: inkwell::builder::BuilderError| e.to_string();
+    builder.position_at_end(entry);
+    let there = builder
+        .build_is_not_null(hook.as_global_value().as_pointer_value(), "hookcc.runtime")
+        .map_err(e)?;
+    builder
+        .build_conditional_branch(there, call, done)
+        .map_err(e)?;
+    builder.position_at_end(call);
+    builder
+        .build_call(
+            hook,
+            &[
+                start.as_pointer_value().into(),
+                stop.as_pointer_value().into(),
+            ],
+            "",
+        )
+        .map_err(e)?;
+    builder.build_unconditional_branch(done).map_err(e)?;
+    builder.position_at_end(done);
+    builder.build_return(None).map_err(e)?;
+    ffi::append_ctor(module, ctor, 65535);
+    Ok(())
 }
 
 /// The section of the functions' records (`struct hkrt_fn` in runtime/src/trace/functions.h)

@@ -185,6 +185,8 @@ __attribute__((noinline)) void __hookcc_exit(void *fn_exit);
 /* After each return of setjmp in an instrumented function: that function's frame is the top
  * again (a resync pair, trace_format.h). */
 HKRT_EXPORT void __hookcc_resync(void *fn);
+/* A linked file's per-function switches (trace/functions.h), from its constructors. */
+HKRT_EXPORT void __hookcc_register_functions(void *start, void *stop);
 
 /* The runtime's code, in parts by concern (runtime/src/trace/README.md), included in this
  * order: each relies on the ones before it. */

@@ -8,12 +8,20 @@
 
 target triple = "x86_64-unknown-linux-gnu"
 
-; CHECK: c"ns::parse(int)\00"
-; CHECK: { ptr, i8, i8, i16, i32 } { ptr @{{.*}}, i8 1, i8 0, i16 0, i32 0 }, section "hookcc_fns", align 8
+; Each module hands its file's records to the runtime, when there is one (weak references).
+; CHECK-DAG: @__start_hookcc_fns = extern_weak hidden global [0 x i8]
+; CHECK-DAG: @__stop_hookcc_fns = extern_weak hidden global [0 x i8]
+; CHECK-DAG: @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 65535, ptr @__hookcc_register_module, ptr null }]
+; CHECK-DAG: c"ns::parse(int)\00"
+; CHECK-DAG: { ptr, i8, i8, i16, i32 } { ptr @{{.*}}, i8 1, i8 0, i16 0, i32 0 }, section "hookcc_fns", align 8
 ; CHECK-LABEL: define i32 @_ZN2ns5parseEi(
 ; CHECK: load volatile i8
 ; CHECK: call void @__hookcc_enter(ptr @_ZN2ns5parseEi)
 ; CHECK: call void @__hookcc_exit(
+; CHECK: declare extern_weak void @__hookcc_register_functions(ptr, ptr)
+; CHECK-LABEL: define internal void @__hookcc_register_module()
+; CHECK: icmp ne ptr @__hookcc_register_functions, null
+; CHECK: call void @__hookcc_register_functions(ptr @__start_hookcc_fns, ptr @__stop_hookcc_fns)
 ; TI-NOT: hookcc_fns
 ; TI-LABEL: define i32 @_ZN2ns5parseEi(
 ; TI-NOT: load volatile

@@ -2210,3 +2210,46 @@ fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
         String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
     assert!(info.contains("records:           0\n"), "{info}");
 }
+
+/// Issue 35 item 1, shared libraries: a library built with `hookcc --trace -shared` hands its
+/// functions' switches to the executable's runtime (a constructor in each of its modules), so
+/// `HOOKCC_FUNCTIONS` and `HOOKCC_DISABLE` switch its functions as they switch the program's.
+#[test]
+fn a_shared_librarys_functions_are_switched_with_the_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_shlib_program(d);
+    let run = |name: &str, env: &[(&str, &str)]| {
+        let trace = d.join(format!("{name}.hktrace"));
+        run_ok(
+            std::process::Command::new(&program)
+                .current_dir(d)
+                .env("HOOKCC_OUTPUT", &trace)
+                .envs(env.iter().copied()),
+        );
+        trace
+    };
+    let all = call_counts(&run("all", &[]), &[]);
+    assert_eq!(
+        (all.get("lib_square"), all.get("lib_helper")),
+        (Some(&7), Some(&21)),
+        "{all:?}"
+    );
+    let no_helper = call_counts(
+        &run("no_helper", &[("HOOKCC_FUNCTIONS", "!lib_helper")]),
+        &[],
+    );
+    assert_eq!(
+        (
+            no_helper.get("lib_square"),
+            no_helper.get("lib_helper"),
+            no_helper.get("main")
+        ),
+        (Some(&7), None, Some(&1)),
+        "{no_helper:?}"
+    );
+    let off = run("off", &[("HOOKCC_DISABLE", "1")]);
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
+    assert!(info.contains("records:           0\n"), "{info}");
+}

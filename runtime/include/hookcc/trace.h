@@ -79,15 +79,14 @@ HOOKCC_TRACE_API void hookcc_trace_enable(void);
  * C symbol, a demangled C++ name such as `ns::f(int)`, a Rust path such as `crate::f`) on
  * (`on` != 0) or off, in every thread, from the next call on; a call in progress shows up as an
  * unmatched entry or exit. A function switched off is not recorded, and its hooks are not even
- * called: a load and a branch at entry and at exit. Functions of shared libraries are not
- * switched (only the executable's). Returns the number of functions that matched. */
+ * called: a load and a branch at entry and at exit. Shared libraries built with `hookcc --trace`
+ * are switched with the program. Returns the number of functions that matched. */
 HOOKCC_TRACE_API int hookcc_trace_function(const char *glob, int on);
 
 /* Stops recording, in every thread, until hookcc_trace_enable(). Every function's switch is
- * turned off: its hooks are not called (a load and a branch at entry and at exit; the hooks of
- * shared libraries' functions return from the runtime's slow path), nothing is recorded nor
- * counted as lost, so frames open at the moment of the switch show up as unmatched entries or
- * exits in the reader. */
+ * turned off: its hooks are not called (a load and a branch at entry and at exit), nothing is
+ * recorded nor counted as lost, so frames open at the moment of the switch show up as
+ * unmatched entries or exits in the reader. */
 HOOKCC_TRACE_API void hookcc_trace_disable(void);
 
 /* 1 if hooks record now, 0 if disabled (HOOKCC_DISABLE, hookcc_trace_disable) or finished. */

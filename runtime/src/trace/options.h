@@ -100,11 +100,11 @@ static HKRT_FN void hkrt_read_options(void)
      * hkrt_set_enabled. */
     v = hkrt_getenv("HOOKCC_FUNCTIONS");
     if (v != NULL && v[0] != '\0') {
-        uint64_t total = (uint64_t)(__stop_hookcc_fns - __start_hookcc_fns);
-        if (__start_hookcc_fns == NULL || total == 0)
+        uint64_t total = 0, left_out = hkrt_functions_choose(v, &total);
+        if (total == 0)
             hkrt_warn("ignoring HOOKCC_FUNCTIONS: this program has no switchable functions "
                       "(built by a hookcc before them):", v, 0);
-        else if (hkrt_functions_choose(v) == total)
+        else if (left_out == total)
             hkrt_warn("HOOKCC_FUNCTIONS leaves out every function of the program, nothing will "
                       "be recorded:", v, 0);
     }
