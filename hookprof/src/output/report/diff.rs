@@ -123,6 +123,8 @@ pub struct Diff {
     pub unit: Unit,
     pub rows: Vec<DiffRow>,
     pub totals: [u64; 2],
+    /// Which time the times are and why (`--time`), for the gate's verdict: "CPU time (…)".
+    pub time_note: Option<String>,
 }
 
 impl Diff {
@@ -156,6 +158,7 @@ impl Diff {
             unit: a.summary.unit,
             rows,
             totals: [a.summary.total_exclusive, b.summary.total_exclusive],
+            time_note: None,
         }
     }
 
@@ -214,6 +217,10 @@ impl Diff {
         }
         writeln!(out)?;
         writeln!(out, "Rules: {}{noise}.", rule_list.join(", "))?;
+        if let Some(note) = &self.time_note {
+            writeln!(out)?;
+            writeln!(out, "Times: {note}.")?;
+        }
         if !breaches.is_empty() {
             writeln!(out)?;
             writeln!(out, "| function | rule | A | B | change |")?;

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::collections::HashMap;
 
 use crate::analysis::model::{FunctionStats, Profile};
+pub use crate::analysis::replay::TimeBasis;
 use crate::input::symbols::{function_labels, hex_name, Resolve};
 
 /// The unit of the time columns.
@@ -78,6 +79,9 @@ pub struct Summary {
     pub samples: Option<SampleSummary>,
     /// One entry per thread, in report order.
     pub thread_list: Vec<ThreadLine>,
+    /// The time the rows carry (`--time`): with [`TimeBasis::Cpu`] every time column
+    /// (inclusive, exclusive, percent, min, max, avg, percentiles) is on-CPU time.
+    pub time: TimeBasis,
 }
 
 /// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
@@ -149,6 +153,8 @@ pub struct Row {
     /// the samples in functions, in percent.
     pub sampled: Option<Sampled>,
     exclusive_ticks: u64,
+    /// The row's times are on-CPU times already ([`Summary::time`]).
+    on_cpu: bool,
 }
 
 /// A row's times from the samples of the CPU time (SAMPLE chunks): the hooks' own time is
@@ -172,11 +178,18 @@ impl Row {
     /// The on-CPU and off-CPU columns, in their order: `inclusive_oncpu`, `inclusive_offcpu`,
     /// `exclusive_oncpu`, `exclusive_offcpu`; `None` without context switches.
     pub fn cpu_columns(&self) -> Option<[u64; 4]> {
+        let on = |time: u64, off: u64| {
+            if self.on_cpu {
+                time
+            } else {
+                time.saturating_sub(off)
+            }
+        };
         self.offcpu.map(|o| {
             [
-                self.inclusive.saturating_sub(o.inclusive),
+                on(self.inclusive, o.inclusive),
                 o.inclusive,
-                self.exclusive.saturating_sub(o.exclusive),
+                on(self.exclusive, o.exclusive),
                 o.exclusive,
             ]
         })
@@ -274,6 +287,7 @@ impl FlatReport {
                     .cloned()
                     .unwrap_or_else(|| hex_name(address));
                 let mut r = row(unit, thread, function, address, stats);
+                r.on_cpu = s.time == TimeBasis::Cpu;
                 if s.has_switches {
                     r.offcpu = Some(OffCpu {
                         inclusive: unit.convert(stats.inclusive_offcpu_ticks),
@@ -380,6 +394,7 @@ impl FlatReport {
                     period,
                 }),
                 thread_list,
+                time: s.time,
             },
             per_thread,
             rows,
@@ -673,6 +688,9 @@ impl FlatReport {
                 s.unit.suffix()
             ));
         }
+        if s.time == TimeBasis::Cpu {
+            line.push_str(", times on CPU (switched-out time left out)");
+        }
         if let Some((switches, lost)) = s.switches {
             line.push_str(&format!(", context switches: {switches}"));
             if lost != 0 {
@@ -724,6 +742,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         offcpu: None,
         sampled: None,
         exclusive_ticks: s.exclusive_ticks,
+        on_cpu: false,
     }
 }
 

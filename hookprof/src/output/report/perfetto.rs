@@ -119,6 +119,9 @@ pub struct Perfetto<W: Write> {
     lines: Option<SourceLines>,
     /// An `interned_data` field, when an event's packet needs one.
     scratch: Vec<u8>,
+    /// `--time=cpu`: each interval a thread was switched out is a slice named `switched out`
+    /// inside the call that was open.
+    switched_out: bool,
     pub events: u64,
 }
 
@@ -155,8 +158,15 @@ impl<W: Write> Perfetto<W> {
             locations: Vec::new(),
             lines: None,
             scratch: Vec::new(),
+            switched_out: false,
             events: 0,
         }
+    }
+
+    /// Draws the time switched out as slices of their own (`hookprof timeline --time=cpu`).
+    pub fn with_switched_out(mut self, on: bool) -> Self {
+        self.switched_out = on;
+        self
     }
 
     /// A process's track (named after the executable, with `pid`) and a track for each thread
@@ -324,6 +334,32 @@ impl<W: Write> View for Perfetto<W> {
         }
         let time = self.clock.time(frame.entry_time);
         write_event(&mut self.w.buf, &track.fields, time, extra, event);
+        self.end_event();
+    }
+
+    /// A switched-out interval: a slice named `switched out` (its name in the event: it is
+    /// rare next to the calls), nested in the open call's.
+    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[ViewFrame], _: &Names) {
+        if !self.switched_out || self.w.failed() {
+            return;
+        }
+        let track = self.track(tid);
+        let mut event = Vec::new();
+        let e = open(&mut event, TRACK_EVENT);
+        uint(&mut event, TE_TYPE, TYPE_SLICE_BEGIN);
+        bytes(&mut event, TE_NAME, b"switched out");
+        close(&mut event, e);
+        let fields = &self.tracks[track].fields;
+        write_event(&mut self.w.buf, fields, self.clock.time(from), &[], &event);
+        self.end_event();
+        let fields = &self.tracks[track].fields;
+        write_event(
+            &mut self.w.buf,
+            fields,
+            self.clock.time(to),
+            &[],
+            &SLICE_END_EVENT,
+        );
         self.end_event();
     }
 
