@@ -99,7 +99,13 @@ struct Track {
     fields: Box<[u8]>,
     /// Which function names the sequence has interned, by function number.
     interned: Vec<bool>,
+    /// The sequence has interned [`SWITCHED_OUT_IID`].
+    switched_out_interned: bool,
 }
+
+/// The interned name `switched out` (`--time=cpu`): above every function's (number + 1, at
+/// most 2^32).
+const SWITCHED_OUT_IID: u64 = (1 << 32) + 1;
 
 /// Writes a Perfetto trace to `out` as the frames come.
 pub struct Perfetto<W: Write> {
@@ -251,6 +257,7 @@ impl<W: Write> Perfetto<W> {
         self.tracks.push(Track {
             fields: fields.into_boxed_slice(),
             interned: Vec::new(),
+            switched_out_interned: false,
         });
     }
 
@@ -343,23 +350,29 @@ impl<W: Write> View for Perfetto<W> {
         if !self.switched_out || self.w.failed() {
             return;
         }
-        let track = self.track(tid);
+        let t = self.track(tid);
         let mut event = Vec::new();
         let e = open(&mut event, TRACK_EVENT);
         uint(&mut event, TE_TYPE, TYPE_SLICE_BEGIN);
-        bytes(&mut event, TE_NAME, b"switched out");
+        uint(&mut event, TE_NAME_IID, SWITCHED_OUT_IID);
         close(&mut event, e);
-        let fields = &self.tracks[track].fields;
-        write_event(&mut self.w.buf, fields, self.clock.time(from), &[], &event);
+        let (from, to) = (self.clock.time(from), self.clock.time(to));
+        let extra = &mut self.scratch;
+        extra.clear();
+        let track = &mut self.tracks[t];
+        if !track.switched_out_interned {
+            track.switched_out_interned = true;
+            let data = open(extra, INTERNED_DATA);
+            let entry = open(extra, ID_EVENT_NAMES);
+            uint(extra, INTERNED_IID, SWITCHED_OUT_IID);
+            bytes(extra, INTERNED_NAME, b"switched out");
+            close(extra, entry);
+            close(extra, data);
+        }
+        write_event(&mut self.w.buf, &track.fields, from, extra, &event);
         self.end_event();
-        let fields = &self.tracks[track].fields;
-        write_event(
-            &mut self.w.buf,
-            fields,
-            self.clock.time(to),
-            &[],
-            &SLICE_END_EVENT,
-        );
+        let fields = &self.tracks[t].fields;
+        write_event(&mut self.w.buf, fields, to, &[], &SLICE_END_EVENT);
         self.end_event();
     }
 
