@@ -22,6 +22,7 @@ fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String
         top: None,
         percentiles: false,
         callers: false,
+        time: Default::default(),
     };
     let out = render_report(&profile, &mut names(), &options);
     (String::from_utf8(out.bytes).unwrap(), out.warnings)

@@ -870,7 +870,7 @@ impl ThreadState {
             compensator.apply(batch);
         }
         if self.cpu_time {
-            self.to_cpu_clock(batch, offcpu);
+            self.onto_cpu_clock(batch, offcpu);
         }
         if self.sample_cuts.is_empty() && self.switch_cuts.is_empty() {
             // Nearly every batch.
@@ -918,7 +918,7 @@ impl ThreadState {
 
     /// Moves a compensated batch onto the thread's CPU clock ([`TimeBasis::Cpu`]): each time
     /// less the ticks switched out between the thread's first record and it.
-    fn to_cpu_clock(&mut self, batch: &mut [Record], offcpu: &[u64]) {
+    fn onto_cpu_clock(&mut self, batch: &mut [Record], offcpu: &[u64]) {
         let Some(&first) = offcpu.first() else { return };
         let origin = *self.cpu_origin.get_or_insert(first);
         for (r, &off) in batch.iter_mut().zip(offcpu) {
@@ -1992,6 +1992,102 @@ mod tests {
         assert_eq!(first[&0x10].calls, 2);
         assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
         assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
+    /// `--time=cpu`: each thread's times less its time switched out, so a frame's durations
+    /// are its on-CPU ones (what the wall clock gives less the off-CPU time above); a thread
+    /// without switches keeps its wall times. On the wall clock, a visitor hears of each
+    /// switched-out interval between the records it fell between, with the stack open then.
+    #[test]
+    fn the_cpu_clock_leaves_the_switched_out_time_out() {
+        use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Switches};
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(
+            5,
+            &[
+                R::entry(100, 0x10),
+                R::entry(200, 0x20),
+                R::exit(700, 0x20),
+                R::exit(1000, 0x10),
+            ],
+        )
+        .unwrap();
+        // Ticks 300..500 (in b) and 800..900 (in a only), as in the test above.
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            lost: 0,
+            pairs: vec![(1150, 1250), (1400, 1450)],
+        };
+        w.switches(5, &switches).unwrap();
+        w.thread(5, 1, "first").unwrap();
+        w.events(6, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+            .unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+
+        let cpu = Profile::from_bytes_on(&bytes, TimeBasis::Cpu).unwrap();
+        assert_eq!(cpu.summary.time, TimeBasis::Cpu);
+        let first = &cpu.threads[0].table.functions;
+        let times = |s: &crate::analysis::model::FunctionStats| {
+            (
+                s.inclusive_ticks,
+                s.exclusive_ticks,
+                s.min_ticks,
+                s.max_ticks,
+            )
+        };
+        // a: 900 on the wall, 300 of it out (100 while on top); b: 500, 200 out.
+        assert_eq!(times(&first[&0x10]), (600, 300, 600, 600));
+        assert_eq!(times(&first[&0x20]), (300, 300, 300, 300));
+        // The off-CPU columns stay what they were measured.
+        assert_eq!(first[&0x10].inclusive_offcpu_ticks, 300);
+        // Thread 6 has no switches: its wall time.
+        assert_eq!(
+            times(&cpu.threads[1].table.functions[&0x10]),
+            (500, 500, 500, 500)
+        );
+        let wall = Profile::from_bytes_on(&bytes, TimeBasis::Wall).unwrap();
+        assert_eq!(wall.summary.time, TimeBasis::Wall);
+        assert_eq!(
+            times(&wall.threads[0].table.functions[&0x10]),
+            (900, 400, 900, 900)
+        );
+
+        #[derive(Default)]
+        struct Out {
+            time: TimeBasis,
+            seen: Vec<(u64, u64, u64, u64)>,
+        }
+        impl ReplayVisitor for Out {
+            fn switched_out(&mut self, tid: u64, from: u64, to: u64, stack: &[Frame]) {
+                self.seen
+                    .push((tid, from, to, stack.last().unwrap().address));
+            }
+            fn time_basis(&self) -> TimeBasis {
+                self.time
+            }
+        }
+        let mut out = Out::default();
+        replay(&Trace::new(&bytes).unwrap(), &mut out).unwrap();
+        assert_eq!(out.seen, [(5, 300, 500, 0x20), (5, 800, 900, 0x10)]);
+        // On the CPU clock the time is not there: no interval.
+        let mut out = Out {
+            time: TimeBasis::Cpu,
+            ..Out::default()
+        };
+        replay(&Trace::new(&bytes).unwrap(), &mut out).unwrap();
+        assert!(out.seen.is_empty());
     }
 
     /// Samples come at their places among the records: the frames open at a sample's

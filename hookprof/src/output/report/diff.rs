@@ -487,6 +487,7 @@ mod tests {
                 ),
             ],
             totals: [4_000_100, 6_200_900],
+            time_note: Some("CPU time (--time=cpu)".to_string()),
         };
         let rules: Vec<Rule> = ["exclusive > +10%", "calls > +50%"]
             .iter()
@@ -536,6 +537,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("functions under 1.000 ms left out"), "{text}");
+        // The verdict says which time it judged.
+        assert!(
+            text.contains("\n\nTimes: CPU time (--time=cpu).\n"),
+            "{text}"
+        );
     }
 
     #[test]
