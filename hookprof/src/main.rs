@@ -456,6 +456,8 @@ Filters (the same in timeline, flame, callgrind, replay and speedscope):
                     (e.g. 10ms..20ms, 2s.., ..500us)
 GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
 The time of a hidden call counts as the own time of the shown call around it.
+--time=cpu counts only the time each thread ran (from the trace's context switches);
+the timeline stays on the wall clock and shows the time switched out as slices.
 See docs/views.md.";
 
 /// The trace, symbols, output and filters every view takes.
