@@ -861,11 +861,6 @@ impl ThreadState {
                 self.next_sample += 1;
             }
         }
-        // The raw time of each switch cut's record: how far compensation moves it.
-        let mut cut_raw = [0u64; Self::BATCH];
-        for &(at, _, _) in &self.switch_cuts {
-            cut_raw[at] = batch[at].time;
-        }
         if let Some(compensator) = &mut self.compensator {
             compensator.apply(batch);
         }
@@ -898,8 +893,8 @@ impl ThreadState {
                 let (at, raw_from, raw_to) = self.switch_cuts[w];
                 w += 1;
                 // On the records' clock: moved as compensation moved the record after the
-                // switch, never before the record before it.
-                let shift = cut_raw[at].saturating_sub(batch[at].time);
+                // switch (whose raw time is `raw_to`), never before the record before it.
+                let shift = raw_to.saturating_sub(batch[at].time);
                 let floor = if at > 0 { batch[at - 1].time } else { 0 };
                 if let (Some(timeline), false) = (&self.switches, self.stack.is_empty()) {
                     for (out, back) in timeline.between(raw_from, raw_to) {
