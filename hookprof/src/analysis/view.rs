@@ -798,24 +798,19 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
         self.filter.time
     }
 
-    /// To the innermost shown frame open (none: nothing to show). Under `--min-duration` the
-    /// shown frames not yet told to the view are told first when the interval alone reaches
-    /// the duration (so do they, which hold it); a shorter one is left out, as a short call is.
+    /// To the innermost shown frame open (none: nothing to show). Under `--min-duration` an
+    /// interval shorter than the duration is left out, as a short call is; the shown frames
+    /// around a longer one (as long, since they hold it) are told to the view first.
     fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[Frame]) {
         let t = self.thread_index(tid);
         let thread = &mut self.threads[t];
-        if !thread.shown || thread.stack.is_empty() {
+        if !thread.shown || thread.stack.is_empty() || to.saturating_sub(from) < self.min_ticks {
             return;
         }
-        if thread.told < thread.stack.len() {
-            if to.saturating_sub(from) < self.min_ticks {
-                return;
-            }
-            while thread.told < thread.stack.len() {
-                thread.told += 1;
-                self.view
-                    .enter(tid, &mut thread.stack[..thread.told], &self.names);
-            }
+        while thread.told < thread.stack.len() {
+            thread.told += 1;
+            self.view
+                .enter(tid, &mut thread.stack[..thread.told], &self.names);
         }
         self.view
             .switched_out(tid, from, to, &thread.stack, &self.names);
