@@ -1263,6 +1263,7 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
             .unwrap_or_else(|| panic!("{folded}"));
         check(line.parse::<f64>().unwrap() / 1e6, &format!("folded {arg}"));
         let svg = view(&["flame", t, "--format=svg", &arg]);
+        assert_eq!(svg.contains("(hookprof, CPU time)</text>"), time == "cpu");
         let title = svg
             .split("<title>blocks_then_spins (")
             .nth(1)
@@ -1309,6 +1310,11 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
 
         // replay: the call's line.
         let replay = view(&["replay", t, &arg]);
+        assert_eq!(
+            replay.starts_with("# durations are CPU time (--time=cpu)"),
+            time == "cpu",
+            "{replay}"
+        );
         let line = replay
             .lines()
             .find(|l| l.ends_with("blocks_then_spins();"))
