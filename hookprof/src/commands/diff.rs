@@ -34,8 +34,8 @@ pub struct DiffOutput {
     pub breaches: usize,
 }
 
-///
-/// `time`: the clock to compare on (`--time`); `None` (the default) is the wall clock, except
+/// Compares the flat profiles of `a` and `b` in `format` ([`DiffFormat`]), the `top` largest
+/// changes. `time`: the clock to compare on (`--time`); `None` (the default) is the wall clock, except
 /// for the gate, which compares CPU time when both traces have context switches: on a busy
 /// machine a function's waiting grows with the load, its CPU time does not, and a gate that
 /// fails on the machine's load is one nobody trusts. Calls are a rule of their own, the same
