@@ -2085,6 +2085,45 @@ mod tests {
         assert!(out.seen.is_empty());
     }
 
+    /// Switch records the kernel dropped (a ring the writer thread did not read in time) are
+    /// said in every view's warnings, with what they make of the times on each clock.
+    #[test]
+    fn dropped_switch_records_are_a_warning_on_either_clock() {
+        use crate::analysis::model::Profile;
+        use crate::analysis::warnings::profile_warnings;
+        use crate::input::format::Switches;
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 1_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(5, &[R::entry(100, 0x10), R::exit(1000, 0x10)])
+            .unwrap();
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 0,
+            lost: 7,
+            pairs: vec![(300, 500)],
+        };
+        w.switches(5, &switches).unwrap();
+        let bytes = w.into_inner();
+        for (time, says) in [
+            (
+                TimeBasis::Cpu,
+                "the CPU times (--time=cpu) are upper bounds",
+            ),
+            (TimeBasis::Wall, "the off-CPU times are lower bounds"),
+        ] {
+            let profile = Profile::from_bytes_on(&bytes, time).unwrap();
+            let warnings = profile_warnings(&profile.summary);
+            assert!(
+                warnings.iter().any(|w| w.starts_with(
+                    "the kernel dropped 7 context-switch records (a thread's ring was full"
+                ) && w.ends_with(says)),
+                "{warnings:?}"
+            );
+        }
+    }
+
     /// Samples come at their places among the records: the frames open at a sample's
     /// instant get its total time, the samples are kept by address and top frame (which
     /// the report names), and the ones before the first record, between two calls and after
