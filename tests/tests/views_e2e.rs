@@ -1373,6 +1373,20 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
     let plain = view(&["timeline", t]);
     assert!(!plain.contains("switched out"));
 
+    // A call-path profile records no switches: refused, saying so.
+    let profile = dir.path().join("profile.hktrace");
+    run_ok(
+        Command::new(dir.path().join("cpu_time"))
+            .env("HOOKCC_MODE", "profile")
+            .env("HOOKCC_OUTPUT", &profile),
+    );
+    for view in ["report", "flame", "callgrind"] {
+        run_fails(
+            hookprof().arg(view).arg(&profile).arg("--time=cpu"),
+            "a call-path profile (HOOKCC_MODE=profile) records none",
+        );
+    }
+
     // Perfetto: the same slices as the JSON, by Perfetto's own classes.
     let pftrace = dir.path().join("cpu.pftrace");
     run_ok(

@@ -24,7 +24,14 @@ impl TraceFile {
             Profile::from_bytes_on(self.bytes(), time).map_err(|e| self.format_error(e))?;
         let s = &profile.summary;
         if time == TimeBasis::Cpu && !s.has_switches {
-            return Err(no_cpu_time(self.path(), s.switches, s.switches > 0));
+            // A profile of trees alone (HOOKCC_MODE=profile), not trees beside records.
+            let profile = s.profile_chunks > 0 && !s.records_skipped;
+            return Err(no_cpu_time(
+                self.path(),
+                s.switches,
+                s.switches > 0,
+                profile,
+            ));
         }
         Ok(profile)
     }

@@ -224,10 +224,15 @@ pub trait View {
 }
 
 /// The refusal of `--time=cpu` for a trace that cannot give CPU time: it has no context
-/// switches, or (`summed`) its calls are read as sums per call path, which keep no times to
-/// split.
-pub fn no_cpu_time(path: &Path, switch_pairs: u64, summed: bool) -> Error {
-    let message = if switch_pairs > 0 && summed {
+/// switches (`profile`: it is a call-path profile, HOOKCC_MODE=profile, which records none),
+/// or (`summed`) its calls are read as sums per call path, which keep no times to split.
+pub fn no_cpu_time(path: &Path, switch_pairs: u64, summed: bool, profile: bool) -> Error {
+    let message = if switch_pairs == 0 && profile {
+        "--time=cpu needs the threads' context switches, and a call-path profile \
+         (HOOKCC_MODE=profile) records none: record the program in HOOKCC_MODE=trace (the \
+         default) for CPU time, or use --time=wall"
+            .to_string()
+    } else if switch_pairs > 0 && summed {
         "--time=cpu: the calls of this trace are sums per call path (HOOKCC_MODE=profile, or \
          the trees of HOOKCC_MIN_DURATION), which keep no times to take the switched-out time \
          from; use --time=wall, or `hookprof timeline`/`replay` of its records"
@@ -1096,7 +1101,8 @@ impl Prepared {
         let switches = self.info.summary.switches;
         let summed = self.info.profiles > 0 && !(in_time_order && self.info.records > 0);
         if time == TimeBasis::Cpu && (switches == 0 || summed) {
-            return Err(no_cpu_time(self.trace.path(), switches, summed));
+            let profile = self.info.profiles > 0 && self.info.records == 0;
+            return Err(no_cpu_time(self.trace.path(), switches, summed, profile));
         }
         Ok(())
     }
