@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use crate::analysis::ids::HashMap;
-use crate::output::report::flat::{FlatReport, Unit};
+use crate::output::report::flat::{FlatReport, TimeBasis, Unit};
 
 /// One function in either profile. Times in the profiles' unit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -125,6 +125,8 @@ pub struct Diff {
     pub totals: [u64; 2],
     /// Which time the times are and why (`--time`), for the gate's verdict: "CPU time (…)".
     pub time_note: Option<String>,
+    /// The profiles' times are CPU time (`--time=cpu`): the totals' lines say so.
+    pub cpu_time: bool,
 }
 
 impl Diff {
@@ -159,6 +161,7 @@ impl Diff {
             rows,
             totals: [a.summary.total_exclusive, b.summary.total_exclusive],
             time_note: None,
+            cpu_time: a.summary.time == TimeBasis::Cpu,
         }
     }
 
@@ -247,6 +250,15 @@ impl Diff {
         Ok(functions.len())
     }
 
+    /// `CPU ` in the totals' lines of CPU times, else nothing.
+    fn cpu_words(&self) -> &'static str {
+        if self.cpu_time {
+            "CPU "
+        } else {
+            ""
+        }
+    }
+
     /// The largest changes as a Markdown table, with the totals.
     pub fn write_markdown(&self, top: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
         let rows = &self.rows[..top.unwrap_or(usize::MAX).min(self.rows.len())];
@@ -272,7 +284,8 @@ impl Diff {
         writeln!(out)?;
         writeln!(
             out,
-            "Total exclusive time: A {}, B {} ({}).",
+            "Total exclusive {}time: A {}, B {} ({}).",
+            self.cpu_words(),
             self.amount(self.totals[0]),
             self.amount(self.totals[1]),
             change(self.totals[0], self.totals[1])
@@ -339,7 +352,8 @@ impl Diff {
         }
         writeln!(
             out,
-            "total exclusive {u}: a {}, b {}, delta {} ({})",
+            "total exclusive {}{u}: a {}, b {}, delta {} ({})",
+            self.cpu_words(),
             self.totals[0],
             self.totals[1],
             signed(i128::from(self.totals[1]) - i128::from(self.totals[0])),
@@ -488,6 +502,7 @@ mod tests {
             ],
             totals: [4_000_100, 6_200_900],
             time_note: Some("CPU time (--time=cpu)".to_string()),
+            cpu_time: true,
         };
         let rules: Vec<Rule> = ["exclusive > +10%", "calls > +50%"]
             .iter()
