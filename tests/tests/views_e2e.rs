@@ -1445,11 +1445,11 @@ fn first_allowed_cpu() -> u32 {
 /// fails it (exit status 3, naming `doubled`). Calls are a rule of their own: unchanged here.
 #[test]
 fn diff_gate_on_cpu_time_passes_a_run_beside_a_hog_and_fails_a_planted_regression() {
-    if !have_tool("taskset", &["-c", "0", "true"], "util-linux") {
+    let cpu = first_allowed_cpu();
+    if !have_tool("taskset", &["-c", &cpu.to_string(), "true"], "util-linux") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cpu = first_allowed_cpu();
     let (base, stderr) = cpu_time_trace(dir.path(), "gate", &[], &["gate"], Some(cpu));
     if no_switches_refuse_cpu_time(&base, &stderr) {
         return;
