@@ -1189,9 +1189,12 @@ fn no_switches_refuse_cpu_time(trace: &Path, stderr: &str) -> bool {
     true
 }
 
-/// A duration as `hookprof replay` prints it (`100.003 ms`), in ms.
+/// A duration as `hookprof replay` prints it (`100.003 ms`, `1.234  s`), in ms.
 fn replay_ms(text: &str) -> f64 {
-    let (value, unit) = text.trim().split_once(' ').expect("`value unit`");
+    let mut words = text.split_whitespace();
+    let (Some(value), Some(unit)) = (words.next(), words.next()) else {
+        panic!("{text:?} is not `value unit`");
+    };
     let value: f64 = value.parse().expect("a number");
     value
         * match unit {
