@@ -62,8 +62,8 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
         ));
     }
     if s.has_switches && s.switches_lost > 0 {
-        // A thread's perf ring (8 pages) holds about a thousand switches; the runtime's writer
-        // thread empties every ring every 10 ms. A full ring is a writer that did not get to
+        // A thread's perf ring (8 pages) holds 680 switches (runtime/src/trace/switches.h);
+        // the runtime's writer thread empties every ring every 10 ms. A full ring is a writer that did not get to
         // it: a machine with no free core for it (its own switches are not recorded), or a
         // thread switching that often.
         let times = match s.time {
@@ -74,7 +74,7 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
             "the kernel dropped {} context-switch records (a thread's ring was full: the \
              runtime's writer thread, which reads the rings every 10 ms, did not get to it in \
              time — a busy machine with no free core for it, or a thread switching more than \
-             about a thousand times in 10 ms): {times}",
+             some 680 times in 10 ms): {times}",
             s.switches_lost
         ));
     }
