@@ -1350,7 +1350,12 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
             .args(["timeline", t, "--time=cpu", "-o"])
             .arg(&json_path),
     );
-    check_trace_events(&std::fs::read_to_string(&json_path).unwrap());
+    let json = std::fs::read_to_string(&json_path).unwrap();
+    check_trace_events(&json);
+    assert!(
+        json.contains("\"time\":\"wall clock; the time each thread was switched out is drawn"),
+        "otherData says what the slices are"
+    );
     let slices = timeline_slices(&json_path);
     let call = slices
         .iter()

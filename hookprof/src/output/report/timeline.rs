@@ -168,9 +168,16 @@ impl<W: Write> Timeline<W> {
         } else {
             "ticks"
         };
+        // `--time=cpu`: what a reader of the file needs to know about its slices.
+        let time = if self.switched_out {
+            ",\"time\":\"wall clock; the time each thread was switched out is drawn as slices \
+             named switched out (--time=cpu)\""
+        } else {
+            ""
+        };
         write!(
             self.w.out,
-            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"creator\":\"hookprof {}\",\"unit\":\"{unit}\"}}}}\n",
+            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"creator\":\"hookprof {}\",\"unit\":\"{unit}\"{time}}}}}\n",
             env!("CARGO_PKG_VERSION")
         )?;
         self.w.out.flush()?;
