@@ -1277,15 +1277,15 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
             &format!("svg {arg}"),
         );
 
-        // callgrind: the function's own cost line.
+        // callgrind: the cost line after the function's `fn=(N) blocks_then_spins`.
         let callgrind = view(&["callgrind", t, &arg]);
-        let cost = callgrind
-            .split_once("fn=(")
-            .and_then(|_| {
-                let at = callgrind.find(") blocks_then_spins\n")?;
-                let rest = &callgrind[at..];
-                rest.lines().nth(1)?.split_whitespace().nth(1)
-            })
+        let mut lines = callgrind.lines();
+        lines
+            .find(|l| l.starts_with("fn=(") && l.ends_with(") blocks_then_spins"))
+            .unwrap_or_else(|| panic!("{callgrind}"));
+        let cost = lines
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
             .unwrap_or_else(|| panic!("{callgrind}"));
         check(
             cost.parse::<f64>().unwrap() / 1e6,
