@@ -343,6 +343,11 @@ struct DiffArgs {
     /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
     min_time: Option<u64>,
+    /// Compare CPU time (only the time the threads ran, from the traces' context switches) or
+    /// wall time. Default: wall, except that --fail-if judges CPU time when both traces have
+    /// context switches (a busy machine's waiting is not a regression); its verdict says which.
+    #[arg(long, value_enum)]
+    time: Option<TimeArg>,
     /// Write to FILE instead of standard output (never an input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -455,6 +460,7 @@ fn diff(args: &DiffArgs) -> Result<ExitCode> {
         [args.exe_a.as_deref(), args.exe_b.as_deref()],
         format,
         args.top,
+        args.time.map(Into::into),
     )?;
     emit(&out.warnings, &out.bytes, &args.a, args.output.as_ref())?;
     Ok(if out.breaches > 0 {
@@ -476,6 +482,8 @@ Filters (the same in timeline, flame, callgrind, replay and speedscope):
                     (e.g. 10ms..20ms, 2s.., ..500us)
 GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
 The time of a hidden call counts as the own time of the shown call around it.
+--time=cpu counts only the time each thread ran (from the trace's context switches);
+the timeline stays on the wall clock and shows the time switched out as slices.
 See docs/views.md.";
 
 /// The trace, symbols, output and filters every view takes.
@@ -514,6 +522,29 @@ struct ViewArgs {
     /// 2s.., ..500us).
     #[arg(long, value_name = "START..END", value_parser = parse_time_range)]
     time_range: Option<(u64, u64)>,
+    /// cpu: count only the time each thread ran (the trace's context switches; refused for a
+    /// trace without them). The timeline keeps the wall clock and draws each switched-out
+    /// interval as a "switched out" slice inside the call that was open. See docs/views.md.
+    #[arg(long, value_enum, default_value_t = TimeArg::Wall)]
+    time: TimeArg,
+}
+
+/// `--time`: which time the views count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TimeArg {
+    /// The wall clock: from a call's entry to its exit, running or waiting.
+    Wall,
+    /// Only the time the thread ran: switched-out time (blocked, preempted) left out.
+    Cpu,
+}
+
+impl From<TimeArg> for hookprof::analysis::replay::TimeBasis {
+    fn from(t: TimeArg) -> Self {
+        match t {
+            TimeArg::Wall => Self::Wall,
+            TimeArg::Cpu => Self::Cpu,
+        }
+    }
 }
 
 /// `START..END` with either side optional, each a duration as [`parse_duration`] takes it.
@@ -588,6 +619,7 @@ impl From<&ViewArgs> for ViewOptions {
                 depth: a.depth.map(|d| d as usize),
                 min_duration_ns: a.min_duration.unwrap_or(0),
                 time_range_ns: a.time_range,
+                time: a.time.into(),
             },
             size_limit: None,
         }
@@ -948,6 +980,10 @@ struct ReportArgs {
     /// or shortening them to fit the line.
     #[arg(long)]
     full_names: bool,
+    /// cpu: every time column counts only the time the thread ran (from the trace's context
+    /// switches; refused for a trace without them). See docs/views.md.
+    #[arg(long, value_enum, default_value_t = TimeArg::Wall)]
+    time: TimeArg,
     /// Write the report to FILE instead of standard output (never the input trace).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -1068,6 +1104,7 @@ impl From<&ReportArgs> for ReportOptions {
                     None
                 },
             },
+            time: a.time.into(),
         }
     }
 }

@@ -24,6 +24,7 @@ fn render(bytes: &[u8], format: Format, per_thread: bool) -> (String, Vec<String
         callers: false,
         mixed_programs: false,
         text: Default::default(),
+        time: Default::default(),
     };
     let out = render_report(&profile, &mut names(), &options);
     (String::from_utf8(out.bytes).unwrap(), out.warnings)

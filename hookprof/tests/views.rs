@@ -686,3 +686,119 @@ fn deep_recursion_is_cut_in_folded_stacks_and_unindented_in_the_call_tree() {
         "the innermost call says its depth"
     );
 }
+
+/// A thread switched out twice (SWITCH chunk; 1 GHz, so ticks are ns): `a` [100, 1000) calls
+/// `b` [200, 700); out 300..500 (in b) and 800..850 (in a).
+fn switched_trace() -> Vec<u8> {
+    use hookprof::input::format::{Clock, Record as R, Switches, Writer};
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    w.events(
+        TID_MAIN,
+        &[
+            R::entry(100, A),
+            R::entry(200, B),
+            R::exit(700, B),
+            R::exit(1000, A),
+        ],
+    )
+    .unwrap();
+    w.switches(
+        TID_MAIN,
+        &Switches {
+            anchor_ticks: 0,
+            anchor_ns: 0,
+            lost: 0,
+            pairs: vec![(300, 500), (800, 850)],
+        },
+    )
+    .unwrap();
+    w.thread(TID_MAIN, 1, "main").unwrap();
+    w.clock(&Clock {
+        ticks_per_second: 1_000_000_000,
+        first_tick: 0,
+        last_tick: 1000,
+        header_check: None,
+    })
+    .unwrap();
+    w.into_inner()
+}
+
+/// The timeline's events as `ph name ts` (ts in ns since the first record).
+fn timeline_events(json: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    value["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .map(|e| {
+            let ns = (e["ts"].as_f64().unwrap() * 1000.0).round();
+            format!(
+                "{} {} {ns}",
+                e["ph"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// `--time=cpu`: the views that count time count the thread's CPU time (the time switched out
+/// left out); the timeline stays on the wall clock with a `switched out` slice nested in the
+/// call that was open for each interval, under `--min-duration` only an interval that long,
+/// whose calls around it are then shown before it.
+#[test]
+fn cpu_time_in_the_views_and_switched_out_slices_in_the_timeline() {
+    use hookprof::analysis::replay::TimeBasis;
+    let bytes = switched_trace();
+    let cpu = Filter {
+        time: TimeBasis::Cpu,
+        ..Filter::default()
+    };
+    // a: 900 ns, 250 of them out (50 on top); b: 500 ns, 200 out.
+    assert_eq!(folded(&bytes, &cpu, false), "a 350\na;b 300\n");
+    assert_eq!(
+        folded(&bytes, &Filter::default(), false),
+        "a 400\na;b 500\n"
+    );
+
+    let with_slices = |filter: &Filter| {
+        let info = info(&bytes);
+        let view = Timeline::start(Vec::new(), &info)
+            .unwrap()
+            .with_switched_out(true);
+        let (view, _) = run(&bytes, view, filter);
+        timeline_events(&String::from_utf8(view.finish().unwrap()).unwrap())
+    };
+    assert_eq!(
+        with_slices(&Filter::default()),
+        [
+            "B a 0",
+            "B b 100",
+            "B switched out 200",
+            "E switched out 400",
+            "E b 600",
+            "B switched out 700",
+            "E switched out 750",
+            "E a 900"
+        ]
+    );
+    // Calls and intervals under 100 ns hidden: b's interval (200 ns) is shown, after a and b
+    // (told late: their length is known at their exit), a's (50 ns) is not.
+    let long = Filter {
+        min_duration_ns: 100,
+        ..Filter::default()
+    };
+    assert_eq!(
+        with_slices(&long),
+        [
+            "B a 0",
+            "B b 100",
+            "B switched out 200",
+            "E switched out 400",
+            "E b 600",
+            "E a 900"
+        ]
+    );
+    // The plain timeline has none.
+    assert!(!timeline(&bytes, &Filter::default()).contains("switched out"));
+}

@@ -192,7 +192,8 @@ def json_slices(path):
         tid = e["tid"]
         if e["ph"] == "B":
             ts = round(float(e["ts"]) * 1000)
-            address = int(e["args"]["address"], 16)
+            # A call has its entry point; a "switched out" slice (--time=cpu) none.
+            address = int(e["args"]["address"], 16) if "address" in e["args"] else None
             d = depth.get(tid, 0)
             slices.setdefault(tid, []).append((ts, d, e["name"], address, e["args"].get("source")))
             depth[tid] = d + 1

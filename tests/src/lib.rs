@@ -53,6 +53,10 @@ pub fn have_tool(program: &str, args: &[&str], package: &str) -> bool {
     ok
 }
 
+/// The runtime's one line when the kernel refuses the threads' perf events (a
+/// perf_event_paranoid above 2, or a container's seccomp profile).
+pub const SWITCHES_REFUSED: &str = "hookcc: context switches and samples are not recorded:";
+
 /// tests/programs/calls.c's functions and their calls (it prints 16135), at every
 /// optimization level and on every target.
 pub const CALLS_C: [(&str, u64); 6] = [

@@ -1623,10 +1623,6 @@ fn a_ring_is_read_out_of_the_core_of_a_program_that_hung() {
     );
 }
 
-/// The runtime's one line when the kernel refuses the threads' perf events (a
-/// perf_event_paranoid above 2, or a container's seccomp profile).
-const SWITCHES_REFUSED: &str = "hookcc: context switches and samples are not recorded:";
-
 /// A CSV cell of the row of `function` (the report's header names the columns).
 fn csv_cell(csv: &str, function: &str, column: &str) -> f64 {
     let mut lines = csv.lines();

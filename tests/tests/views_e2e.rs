@@ -1303,3 +1303,396 @@ fn several_traces_are_named_and_different_programs_are_not_added_up_unasked() {
         "{out:?}"
     );
 }
+
+/// tests/programs/cpu_time.c built with `-O1 EXTRA…` as `dir/NAME`, run with `ARGS` under
+/// `taskset -c CPU` if given, its context switches recorded (the default): the trace and the
+/// runtime's stderr.
+fn cpu_time_trace(
+    dir: &Path,
+    name: &str,
+    extra: &[&str],
+    args: &[&str],
+    cpu: Option<u32>,
+) -> (PathBuf, String) {
+    let flags: Vec<&str> = std::iter::once("-O1")
+        .chain(extra.iter().copied())
+        .collect();
+    let program = build_traced(dir, name, &["cpu_time.c"], &flags, false);
+    let trace = dir.join(format!("{name}.hktrace"));
+    let mut cmd = match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpu.to_string()]).arg(&program);
+            c
+        }
+        None => Command::new(&program),
+    };
+    let out = run_ok(cmd.args(args).current_dir(dir).env("HOOKCC_OUTPUT", &trace));
+    (trace, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Where the kernel refused the perf events (the runtime said so): `--time=cpu` is refused,
+/// naming the trace and saying how to record switches; returns true (the figures are skipped).
+fn no_switches_refuse_cpu_time(trace: &Path, stderr: &str) -> bool {
+    if !stderr.contains(SWITCHES_REFUSED) {
+        assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+        return false;
+    }
+    eprintln!("SKIPPED the CPU-time figures: this kernel refuses the perf events ({stderr})");
+    for view in [
+        "report",
+        "flame",
+        "timeline",
+        "replay",
+        "speedscope",
+        "callgrind",
+    ] {
+        let text = run_fails(
+            hookprof().arg(view).arg(trace).arg("--time=cpu"),
+            "--time=cpu needs the threads' context switches",
+        );
+        assert!(
+            text.contains(&trace.display().to_string()) && text.contains("HOOKCC_SWITCHES"),
+            "{view}: {text}"
+        );
+    }
+    true
+}
+
+/// A duration as `hookprof replay` prints it (`100.003 ms`, `1.234  s`), in ms.
+fn replay_ms(text: &str) -> f64 {
+    let mut words = text.split_whitespace();
+    let (Some(value), Some(unit)) = (words.next(), words.next()) else {
+        panic!("{text:?} is not `value unit`");
+    };
+    let value: f64 = value.parse().expect("a number");
+    value
+        * match unit {
+            "s" => 1e3,
+            "ms" => 1.0,
+            "us" => 1e-3,
+            "ns" => 1e-6,
+            other => panic!("unit {other}"),
+        }
+}
+
+/// Issue 34 item 4: `--time=cpu` counts only the time a thread ran, in every view. In
+/// tests/programs/cpu_time.c `blocks_then_spins` sleeps 300 ms and then runs for 100 ms of its
+/// thread's CPU time: about 100 ms in the report, the flame graphs (folded and SVG), callgrind,
+/// speedscope, replay and diff with `--time=cpu`, 400 ms or more with `--time=wall`; the
+/// timeline (JSON and Perfetto) keeps the wall clock and shows the sleep as "switched out"
+/// slices inside the call, beside which the call ran about 100 ms. The bounds are wide (a busy
+/// machine preempts the spin too, which stretches its wall time, not its CPU time); what they
+/// tell apart is 100 ms from 400 ms.
+#[test]
+fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, stderr) = cpu_time_trace(dir.path(), "cpu_time", &[], &[], None);
+    if no_switches_refuse_cpu_time(&trace, &stderr) {
+        return;
+    }
+    let t = trace.to_str().unwrap();
+    let cpu_ok = |ms: f64, view: &str| {
+        assert!((70.0..=200.0).contains(&ms), "{view}: {ms} ms of CPU time");
+    };
+    let wall_ok = |ms: f64, view: &str| {
+        assert!(ms >= 380.0, "{view}: {ms} ms of wall time");
+    };
+    for (time, check) in [("cpu", &cpu_ok as &dyn Fn(f64, &str)), ("wall", &wall_ok)] {
+        let arg = format!("--time={time}");
+        // report: every time column.
+        let csv = view(&["report", t, "--format=csv", &arg]);
+        let row = parse_report_csv(&csv)
+            .into_iter()
+            .find(|r| r.function == "blocks_then_spins")
+            .unwrap_or_else(|| panic!("{csv}"));
+        check(row.inclusive_ns / 1e6, &format!("report {arg} inclusive"));
+        check(row.exclusive_ns / 1e6, &format!("report {arg} exclusive"));
+        let json: serde_json::Value =
+            serde_json::from_str(&view(&["report", t, "--format=json", &arg])).unwrap();
+        let f = json["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["function"] == "blocks_then_spins")
+            .unwrap();
+        // (Not the percentiles: a single call's are wrong today, issue 34 item 3.)
+        for column in ["min_ns", "max_ns", "avg_ns"] {
+            let ms = f[column].as_f64().unwrap() / 1e6;
+            check(ms, &format!("report {arg} {column}"));
+        }
+        let text = view(&["report", t, &arg]);
+        assert_eq!(
+            text.contains("times on CPU (switched-out time left out)"),
+            time == "cpu",
+            "{text}"
+        );
+
+        // flame, folded and SVG.
+        let folded = view(&["flame", t, "--format=folded", &arg]);
+        let line = folded
+            .lines()
+            .find_map(|l| l.strip_prefix("main;blocks_then_spins "))
+            .unwrap_or_else(|| panic!("{folded}"));
+        check(line.parse::<f64>().unwrap() / 1e6, &format!("folded {arg}"));
+        let svg = view(&["flame", t, "--format=svg", &arg]);
+        assert_eq!(svg.contains("(hookprof, CPU time)</text>"), time == "cpu");
+        let title = svg
+            .split("<title>blocks_then_spins (")
+            .nth(1)
+            .and_then(|rest| rest.split(" ns,").next())
+            .unwrap_or_else(|| panic!("no blocks_then_spins in the SVG"));
+        check(
+            title.replace(',', "").parse::<f64>().unwrap() / 1e6,
+            &format!("svg {arg}"),
+        );
+
+        // callgrind: the cost line after the function's `fn=(N) blocks_then_spins`.
+        let callgrind = view(&["callgrind", t, &arg]);
+        let mut lines = callgrind.lines();
+        lines
+            .find(|l| l.starts_with("fn=(") && l.ends_with(") blocks_then_spins"))
+            .unwrap_or_else(|| panic!("{callgrind}"));
+        let cost = lines
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_else(|| panic!("{callgrind}"));
+        check(
+            cost.parse::<f64>().unwrap() / 1e6,
+            &format!("callgrind {arg}"),
+        );
+
+        // speedscope: the frame's open and close.
+        let json: serde_json::Value =
+            serde_json::from_str(&view(&["speedscope", t, &arg])).unwrap();
+        let frame = json["shared"]["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|f| f["name"] == "blocks_then_spins")
+            .unwrap() as u64;
+        let at: Vec<f64> = json["profiles"][0]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["frame"] == frame)
+            .map(|e| e["at"].as_f64().unwrap())
+            .collect();
+        assert_eq!(at.len(), 2, "{json}");
+        check((at[1] - at[0]) / 1e6, &format!("speedscope {arg}"));
+
+        // replay: the call's line.
+        let replay = view(&["replay", t, &arg]);
+        assert_eq!(
+            replay.starts_with("# durations are CPU time (--time=cpu)"),
+            time == "cpu",
+            "{replay}"
+        );
+        let line = replay
+            .lines()
+            .find(|l| l.ends_with("blocks_then_spins();"))
+            .unwrap_or_else(|| panic!("{replay}"));
+        check(
+            replay_ms(line.split('[').next().unwrap()),
+            &format!("replay {arg}"),
+        );
+
+        // diff of the trace with itself: both sides.
+        let csv = view(&["diff", t, t, "--format=csv", &arg]);
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("blocks_then_spins,"))
+            .unwrap_or_else(|| panic!("{csv}"));
+        let cells: Vec<&str> = row.split(',').collect();
+        for column in [4, 5] {
+            check(
+                cells[column].parse::<f64>().unwrap() / 1e6,
+                &format!("diff {arg} column {column}"),
+            );
+        }
+    }
+
+    // The timeline: wall-clock slices, the time switched out as slices of their own inside
+    // the call.
+    let json_path = dir.path().join("cpu.json");
+    run_ok(
+        hookprof()
+            .args(["timeline", t, "--time=cpu", "-o"])
+            .arg(&json_path),
+    );
+    let json = std::fs::read_to_string(&json_path).unwrap();
+    check_trace_events(&json);
+    assert!(
+        json.contains("\"time\":\"wall clock; the time each thread was switched out is drawn"),
+        "otherData says what the slices are"
+    );
+    let slices = timeline_slices(&json_path);
+    let call = slices
+        .iter()
+        .find(|s| s.1 == "blocks_then_spins")
+        .expect("the call's slice");
+    let (start, end) = (call.2, call.2 + call.3);
+    let out: Vec<_> = slices.iter().filter(|s| s.1 == "switched out").collect();
+    assert!(!out.is_empty(), "no switched-out slice: {slices:?}");
+    let mut out_inside = 0;
+    for s in &out {
+        if s.2 >= start && s.2 + s.3 <= end {
+            out_inside += s.3;
+        }
+    }
+    let (wall, switched) = (call.3 as f64 / 1e6, out_inside as f64 / 1e6);
+    wall_ok(wall, "timeline call");
+    assert!(switched >= 250.0, "{switched} ms switched out in the call");
+    cpu_ok(
+        wall - switched,
+        "timeline call less its switched-out slices",
+    );
+    // Without --time=cpu, no such slice.
+    let plain = view(&["timeline", t]);
+    assert!(!plain.contains("switched out"));
+
+    // A call-path profile records no switches: refused, saying so.
+    let profile = dir.path().join("profile.hktrace");
+    run_ok(
+        Command::new(dir.path().join("cpu_time"))
+            .env("HOOKCC_MODE", "profile")
+            .env("HOOKCC_OUTPUT", &profile),
+    );
+    for view in ["report", "flame", "callgrind"] {
+        run_fails(
+            hookprof().arg(view).arg(&profile).arg("--time=cpu"),
+            "a call-path profile (HOOKCC_MODE=profile) records none",
+        );
+    }
+
+    // Perfetto: the same slices as the JSON, by Perfetto's own classes.
+    let pftrace = dir.path().join("cpu.pftrace");
+    run_ok(
+        hookprof()
+            .args(["timeline", t, "--time=cpu", "-o"])
+            .arg(&pftrace),
+    );
+    if let Some(out) = check_perfetto(&pftrace, Some(&json_path)) {
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A process that keeps one CPU busy until dropped (a CPU hog beside a measured run).
+struct Hog(std::process::Child);
+
+impl Hog {
+    fn on(cpu: u32) -> Hog {
+        Hog(Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset runs"))
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The first CPU this process may run on (Cpus_allowed_list).
+fn first_allowed_cpu() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list");
+    list.trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a CPU number")
+}
+
+/// Issue 34 item 4, the gate without false alarms: two runs of one binary
+/// (tests/programs/cpu_time.c `gate`: `steady` and `doubled`, ~150 ms of arithmetic each), the
+/// second with two CPU hogs on its CPU, pass `--fail-if 'exclusive > +50%'` — the gate judges
+/// CPU time when both traces have switches, and says so — though their wall times are far
+/// apart (the same gate on `--time=wall` fails); a build whose `doubled` does twice the work
+/// fails it (exit status 3, naming `doubled`). Calls are a rule of their own: unchanged here.
+#[test]
+fn diff_gate_on_cpu_time_passes_a_run_beside_a_hog_and_fails_a_planted_regression() {
+    let cpu = first_allowed_cpu();
+    if !have_tool("taskset", &["-c", &cpu.to_string(), "true"], "util-linux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (base, stderr) = cpu_time_trace(dir.path(), "gate", &[], &["gate"], Some(cpu));
+    if no_switches_refuse_cpu_time(&base, &stderr) {
+        return;
+    }
+    let (hogged, _) = {
+        let _hogs = [Hog::on(cpu), Hog::on(cpu)];
+        cpu_time_trace(dir.path(), "gate_hogged", &[], &["gate"], Some(cpu))
+    };
+    let (regressed, _) = cpu_time_trace(
+        dir.path(),
+        "gate_regressed",
+        &["-DREGRESSION"],
+        &["gate"],
+        Some(cpu),
+    );
+    let gate = |new: &Path, extra: &[&str]| {
+        let out = hookprof()
+            .arg("diff")
+            .arg(&base)
+            .arg(new)
+            .args(["--fail-if", "exclusive > +50%", "--fail-if", "calls > +0%"])
+            .args(["--min-time", "1ms"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        (out.status.code(), text)
+    };
+    let wall_ms = |trace: &Path| {
+        let csv = view(&["report", trace.to_str().unwrap(), "--format=csv"]);
+        parse_report_csv(&csv)
+            .into_iter()
+            .find(|r| r.function == "main")
+            .unwrap()
+            .inclusive_ns
+            / 1e6
+    };
+    eprintln!(
+        "main's wall time: {:.1} ms alone, {:.1} ms beside two hogs",
+        wall_ms(&base),
+        wall_ms(&hogged)
+    );
+
+    let (code, text) = gate(&hogged, &[]);
+    eprintln!("beside the hogs, the default gate:\n{text}");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: no regression\n")
+            && text.contains("Times: CPU time, the time the threads ran (both traces have"),
+        "{text}"
+    );
+    // The same runs on the wall clock, where the waiting beside the hogs looks like a
+    // regression: shown, not asserted (how much the hogs slow the run is the machine's).
+    let (code, text) = gate(&hogged, &["--time=wall"]);
+    eprintln!("beside the hogs, --time=wall (exit status {code:?}):\n{text}");
+    assert!(text.contains("Times: wall time (--time=wall)"), "{text}");
+
+    let (code, text) = gate(&regressed, &[]);
+    eprintln!("the planted regression:\n{text}");
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.starts_with("### hookprof diff: 1 regression\n")
+            && text.contains("| `doubled` | `exclusive > +50%` |")
+            && !text.contains("| `steady` | `exclusive")
+            && !text.contains("`calls > +0%` |"),
+        "{text}"
+    );
+}

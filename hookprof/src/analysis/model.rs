@@ -3,7 +3,7 @@
 
 use crate::analysis::ids::{DenseIds, HashMap};
 use crate::analysis::replay::{
-    replay, replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
+    replay, replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TimeBasis, TraceSummary,
 };
 use crate::input::format::{FormatError, Trace};
 
@@ -161,7 +161,16 @@ impl Profile {
     /// Replays the trace in `data` (the whole file) and builds its profile: the same as
     /// [`Profile::from_trace`], faster ([`replay_bytes`] reads ahead).
     pub fn from_bytes(data: &[u8]) -> Result<Profile, FormatError> {
-        let mut builder = ProfileBuilder::default();
+        Profile::from_bytes_on(data, TimeBasis::Wall)
+    }
+
+    /// [`Profile::from_bytes`] with times on the clock `time`: with [`TimeBasis::Cpu`] every
+    /// time is the threads' CPU time (where the trace has their switches).
+    pub fn from_bytes_on(data: &[u8], time: TimeBasis) -> Result<Profile, FormatError> {
+        let mut builder = ProfileBuilder {
+            time,
+            ..ProfileBuilder::default()
+        };
         let summary = replay_bytes(data, &mut builder)?;
         Ok(builder.finish(summary))
     }
@@ -233,6 +242,8 @@ pub struct ProfileBuilder {
     tables: Vec<ThreadTables>,
     /// Index in `tables` of every TID.
     by_tid: HashMap<u64, usize>,
+    /// The clock the times are on.
+    time: TimeBasis,
 }
 
 /// The statistics of one TID while they are built.
@@ -454,6 +465,10 @@ impl ProfileBuilder {
 
 impl ReplayVisitor for ProfileBuilder {
     const AGGREGATES: bool = true;
+
+    fn time_basis(&self) -> TimeBasis {
+        self.time
+    }
 
     /// Inlined into the replay's loop, where it runs for every call.
     #[inline(always)]

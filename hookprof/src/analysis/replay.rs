@@ -146,6 +146,17 @@ impl SwitchTimeline {
         (ended && none_starts && last >= first).then_some(at_first)
     }
 
+    /// The intervals (raw ticks) that overlap `(from, to)`, clipped to it: what the thread was
+    /// switched out for between two of its records.
+    fn between(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let first = self.intervals.partition_point(|&(_, back)| back <= from);
+        self.intervals[first..]
+            .iter()
+            .take_while(move |&&(out, _)| out < to)
+            .map(move |&(out, back)| (out.max(from), back.min(to)))
+            .filter(|&(out, back)| back > out)
+    }
+
     fn total(&self) -> u64 {
         match (self.intervals.last(), self.before.last()) {
             (Some(&(out, back)), Some(&before)) => before.saturating_add(back - out),
@@ -268,6 +279,31 @@ pub struct Frame {
     pub child_offcpu: u64,
 }
 
+/// Which time the replay's timestamps measure (`hookprof … --time=cpu|wall`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TimeBasis {
+    /// The clock on the wall: a call lasts from its entry to its exit, whether its thread ran
+    /// or waited.
+    #[default]
+    Wall,
+    /// The thread's CPU time: each thread's timestamps less the time it was switched out
+    /// before them (its SWITCH chunks), so that every duration, exclusive time and percentile
+    /// counts only the time the thread ran. A thread without SWITCH chunks keeps its wall
+    /// times: a view refuses `--time=cpu` for a trace without them (see
+    /// [`TraceSummary::has_switches`]).
+    Cpu,
+}
+
+impl TimeBasis {
+    /// `cpu` or `wall`, as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeBasis::Wall => "wall",
+            TimeBasis::Cpu => "cpu",
+        }
+    }
+}
+
 /// Why a frame was closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CloseReason {
@@ -311,6 +347,15 @@ pub trait ReplayVisitor {
     /// self time when it is a traced one, else the last frame (docs/trace-format.md,
     /// "SAMPLE"); every function on the stack its total time.
     fn sample(&mut self, _tid: u64, _ip: u64, _stack: &[Frame]) {}
+    /// The thread was switched out (blocked or preempted: its SWITCH chunks) from `from` to
+    /// `to`, on the records' clock, while `stack` was open (never empty), between two of its
+    /// records. Only on the wall clock ([`TimeBasis::Wall`]): on the CPU clock that time is not
+    /// there.
+    fn switched_out(&mut self, _tid: u64, _from: u64, _to: u64, _stack: &[Frame]) {}
+    /// The clock the visitor wants the times on, asked once before the replay.
+    fn time_basis(&self) -> TimeBasis {
+        TimeBasis::Wall
+    }
     /// Where a thread has both records and a tree (`HOOKCC_MIN_DURATION`: the records leave
     /// the short calls out, the tree has every call), the visitor gets the tree (`true`: a
     /// profile, exact) or the records (`false`: calls in time order, the long ones).
@@ -466,6 +511,9 @@ pub struct TraceSummary {
     pub has_switches: bool,
     pub switches: u64,
     pub switches_lost: u64,
+    /// The clock the times are on: [`TimeBasis::Cpu`] only when the visitor asked for it and
+    /// the trace has switches.
+    pub time: TimeBasis,
     /// The threads' CPU time between two samples (SAMPLE chunks; 0: no samples), and the
     /// samples that were in the hooks (left out: their own time).
     pub sample_period_ns: u64,
@@ -530,6 +578,7 @@ impl TraceSummary {
             has_switches: false,
             switches: 0,
             switches_lost: 0,
+            time: TimeBasis::Wall,
             sample_period_ns: 0,
             samples_in_hooks: 0,
         }
@@ -664,6 +713,17 @@ struct ThreadState {
     switches: Option<SwitchTimeline>,
     switches_looked_up: bool,
     offcpu_now: u64,
+    /// [`TimeBasis::Cpu`] and the thread has switches: its times are moved onto its CPU
+    /// clock (less the time switched out since its first record, `cpu_origin`), never back
+    /// before `cpu_last`, the last time given.
+    cpu_time: bool,
+    cpu_origin: Option<u64>,
+    cpu_last: u64,
+    /// On the wall clock, where switched-out time falls among a batch's records (before the
+    /// record at the index, after the one before it, raw times `from`..`to` of those two), for
+    /// [`ReplayVisitor::switched_out`]; and the raw time of the thread's last record.
+    switch_cuts: Vec<(usize, u64, u64)>,
+    last_raw: u64,
     /// The thread's samples (its SAMPLE chunks: raw ticks, in order, and addresses), looked
     /// up with its switches, the next one to replay, and where a batch is cut for them.
     samples: Vec<(u64, u64)>,
@@ -693,6 +753,11 @@ impl ThreadState {
             switches: None,
             switches_looked_up: false,
             offcpu_now: 0,
+            cpu_time: false,
+            cpu_origin: None,
+            cpu_last: 0,
+            switch_cuts: Vec::new(),
+            last_raw: 0,
             samples: Vec::new(),
             next_sample: 0,
             sample_cuts: Vec::new(),
@@ -799,20 +864,79 @@ impl ThreadState {
         if let Some(compensator) = &mut self.compensator {
             compensator.apply(batch);
         }
-        if self.sample_cuts.is_empty() {
+        if self.cpu_time {
+            self.onto_cpu_clock(batch, offcpu);
+        }
+        if self.sample_cuts.is_empty() && self.switch_cuts.is_empty() {
             // Nearly every batch.
             self.records(batch, offcpu, ids, visitor);
             return;
         }
         let mut from = 0;
         let first = self.next_sample - self.sample_cuts.len();
-        for i in 0..self.sample_cuts.len() {
-            let cut = self.sample_cuts[i].max(from);
+        let (mut s, mut w) = (0, 0);
+        loop {
+            // The next cut: a switch before a sample at the same place (the switch came
+            // between the records, the sample's instant is at most the record's).
+            let sample_at = self.sample_cuts.get(s).copied();
+            let switch_at = self.switch_cuts.get(w).map(|&(at, _, _)| at);
+            let cut = match (sample_at, switch_at) {
+                (None, None) => break,
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+            }
+            .max(from);
             self.records(&batch[from..cut], &offcpu[from..cut], ids, visitor);
-            self.sample(self.samples[first + i].1, visitor);
             from = cut;
+            if switch_at.is_some_and(|b| b.max(cut) == cut) {
+                let (at, raw_from, raw_to) = self.switch_cuts[w];
+                w += 1;
+                // On the records' clock: moved as compensation moved the record after the
+                // switch (whose raw time is `raw_to`), never before the record before it.
+                let shift = raw_to.saturating_sub(batch[at].time);
+                let floor = if at > 0 { batch[at - 1].time } else { 0 };
+                if let (Some(timeline), false) = (&self.switches, self.stack.is_empty()) {
+                    for (out, back) in timeline.between(raw_from, raw_to) {
+                        let out = out.saturating_sub(shift).max(floor);
+                        let back = back.saturating_sub(shift).max(out);
+                        visitor.switched_out(self.summary.tid, out, back, &self.stack);
+                    }
+                }
+            } else {
+                self.sample(self.samples[first + s].1, visitor);
+                s += 1;
+            }
         }
         self.records(&batch[from..], &offcpu[from..], ids, visitor);
+    }
+
+    /// Moves a compensated batch onto the thread's CPU clock ([`TimeBasis::Cpu`]): each time
+    /// less the ticks switched out between the thread's first record and it.
+    fn onto_cpu_clock(&mut self, batch: &mut [Record], offcpu: &[u64]) {
+        let Some(&first) = offcpu.first() else { return };
+        let origin = *self.cpu_origin.get_or_insert(first);
+        for (r, &off) in batch.iter_mut().zip(offcpu) {
+            // Compensation's steps and the switches' may overlap by a hook's few ticks: times
+            // stay in order.
+            let time = r
+                .time
+                .saturating_sub(off.saturating_sub(origin))
+                .max(self.cpu_last);
+            self.cpu_last = time;
+            r.time = time;
+        }
+    }
+
+    /// A time after the thread's last record (compensated), on its clock: the same on the
+    /// wall clock, less the time switched out (`off` ticks so far) on the CPU clock.
+    fn on_clock(&self, time: u64, off: u64) -> u64 {
+        if !self.cpu_time {
+            return time;
+        }
+        let origin = self.cpu_origin.unwrap_or(off);
+        time.saturating_sub(off.saturating_sub(origin))
+            .max(self.cpu_last)
     }
 
     /// One sample of the thread's CPU time, at `ip`, with the stack as it is now.
@@ -828,11 +952,14 @@ impl ThreadState {
     /// The thread's off-CPU ticks up to each of a batch of raw records (nothing to do
     /// without SWITCH chunks: the zeros stay).
     fn offcpu_of(&mut self, batch: &[Record], offcpu: &mut [u64; Self::BATCH]) {
+        self.switch_cuts.clear();
         if let Some(switches) = &mut self.switches {
             let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
                 return;
             };
-            if let Some(same) = switches.constant_over(first.time, last.time) {
+            let before = self.offcpu_now;
+            let constant = switches.constant_over(first.time, last.time);
+            if let Some(same) = constant {
                 // Nearly every batch: no switch in it.
                 offcpu[..batch.len()].fill(same);
             } else {
@@ -840,9 +967,20 @@ impl ThreadState {
                     *off = switches.offcpu_until(r.time);
                 }
             }
+            if !self.cpu_time && (constant != Some(before)) {
+                // Where the thread was switched out between two records (wall clock only).
+                let mut previous = (before, self.last_raw);
+                for (i, (r, &off)) in batch.iter().zip(offcpu.iter()).enumerate() {
+                    if off > previous.0 {
+                        self.switch_cuts.push((i, previous.1, r.time));
+                    }
+                    previous = (off, r.time);
+                }
+            }
             if let Some(&last) = offcpu[..batch.len()].last() {
                 self.offcpu_now = last;
             }
+            self.last_raw = last.time;
         }
     }
 
@@ -1039,6 +1177,7 @@ impl ThreadState {
     fn gap<V: ReplayVisitor>(&mut self, at: u64, count: u64, visitor: &mut V) {
         self.window(1, visitor);
         let at = self.compensator.map_or(at, |c| c.end(at));
+        let at = self.on_clock(at, self.offcpu_now);
         visitor.lost(self.summary.tid, at, count);
     }
 
@@ -1294,6 +1433,7 @@ impl ThreadState {
             self.next_sample += 1;
             self.sample(ip, visitor);
         }
+        let end = self.on_clock(end, off);
         while !self.stack.is_empty() {
             self.summary.closed_at_end += 1;
             self.close(end, off, CloseReason::EndOfThread, visitor);
@@ -1403,9 +1543,13 @@ fn replay_with<V: ReplayVisitor>(
     let use_trees = has_trees && (V::AGGREGATES || !has_records);
     summary.records_skipped = use_trees && has_records;
     let mut side = side_chunks(trace, compensate.is_some());
+    let time_basis = visitor.time_basis();
     let (switches, switches_lost) = (side.switches, side.switches_lost);
     // A tree's calls (HOOKCC_MIN_DURATION's report) have no times to split.
     summary.has_switches = (switches != 0 || switches_lost != 0) && !use_trees;
+    if summary.has_switches {
+        summary.time = time_basis;
+    }
     (summary.switches, summary.switches_lost) = (switches, switches_lost);
     if !use_trees {
         summary.sample_period_ns = side.sample_period_ns;
@@ -1475,6 +1619,7 @@ fn replay_with<V: ReplayVisitor>(
                     if let Some(s) = &state.switches {
                         state.summary.offcpu_ticks = s.total();
                         state.summary.switches = s.intervals.len() as u64;
+                        state.cpu_time = time_basis == TimeBasis::Cpu;
                     }
                 }
                 let ids = function_ids.entry(chunk.thread).or_default();
@@ -1842,6 +1987,141 @@ mod tests {
         assert_eq!(first[&0x10].calls, 2);
         assert_eq!(profile.summary.threads[0].offcpu_ticks, 300);
         assert_eq!(profile.summary.threads[1].offcpu_ticks, 0);
+    }
+
+    /// `--time=cpu`: each thread's times less its time switched out, so a frame's durations
+    /// are its on-CPU ones (what the wall clock gives less the off-CPU time above); a thread
+    /// without switches keeps its wall times. On the wall clock, a visitor hears of each
+    /// switched-out interval between the records it fell between, with the stack open then.
+    #[test]
+    fn the_cpu_clock_leaves_the_switched_out_time_out() {
+        use crate::analysis::model::Profile;
+        use crate::input::format::{Clock, Switches};
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 2_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(
+            5,
+            &[
+                R::entry(100, 0x10),
+                R::entry(200, 0x20),
+                R::exit(700, 0x20),
+                R::exit(1000, 0x10),
+            ],
+        )
+        .unwrap();
+        // Ticks 300..500 (in b) and 800..900 (in a only), as in the test above.
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 1000,
+            lost: 0,
+            pairs: vec![(1150, 1250), (1400, 1450)],
+        };
+        w.switches(5, &switches).unwrap();
+        w.thread(5, 1, "first").unwrap();
+        w.events(6, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+            .unwrap();
+        w.clock(&Clock {
+            ticks_per_second: 2_000_000_000,
+            first_tick: 0,
+            last_tick: 3000,
+            header_check: None,
+        })
+        .unwrap();
+        let bytes = w.into_inner();
+
+        let cpu = Profile::from_bytes_on(&bytes, TimeBasis::Cpu).unwrap();
+        assert_eq!(cpu.summary.time, TimeBasis::Cpu);
+        let first = &cpu.threads[0].table.functions;
+        let times = |s: &crate::analysis::model::FunctionStats| {
+            (
+                s.inclusive_ticks,
+                s.exclusive_ticks,
+                s.min_ticks,
+                s.max_ticks,
+            )
+        };
+        // a: 900 on the wall, 300 of it out (100 while on top); b: 500, 200 out.
+        assert_eq!(times(&first[&0x10]), (600, 300, 600, 600));
+        assert_eq!(times(&first[&0x20]), (300, 300, 300, 300));
+        // The off-CPU columns stay what they were measured.
+        assert_eq!(first[&0x10].inclusive_offcpu_ticks, 300);
+        // Thread 6 has no switches: its wall time.
+        assert_eq!(
+            times(&cpu.threads[1].table.functions[&0x10]),
+            (500, 500, 500, 500)
+        );
+        let wall = Profile::from_bytes_on(&bytes, TimeBasis::Wall).unwrap();
+        assert_eq!(wall.summary.time, TimeBasis::Wall);
+        assert_eq!(
+            times(&wall.threads[0].table.functions[&0x10]),
+            (900, 400, 900, 900)
+        );
+
+        #[derive(Default)]
+        struct Out {
+            time: TimeBasis,
+            seen: Vec<(u64, u64, u64, u64)>,
+        }
+        impl ReplayVisitor for Out {
+            fn switched_out(&mut self, tid: u64, from: u64, to: u64, stack: &[Frame]) {
+                self.seen
+                    .push((tid, from, to, stack.last().unwrap().address));
+            }
+            fn time_basis(&self) -> TimeBasis {
+                self.time
+            }
+        }
+        let mut out = Out::default();
+        replay(&Trace::new(&bytes).unwrap(), &mut out).unwrap();
+        assert_eq!(out.seen, [(5, 300, 500, 0x20), (5, 800, 900, 0x10)]);
+        // On the CPU clock the time is not there: no interval.
+        let mut out = Out {
+            time: TimeBasis::Cpu,
+            ..Out::default()
+        };
+        replay(&Trace::new(&bytes).unwrap(), &mut out).unwrap();
+        assert!(out.seen.is_empty());
+    }
+
+    /// Switch records the kernel dropped (a ring the writer thread did not read in time) are
+    /// said in every view's warnings, with what they make of the times on each clock.
+    #[test]
+    fn dropped_switch_records_are_a_warning_on_either_clock() {
+        use crate::analysis::model::Profile;
+        use crate::analysis::warnings::profile_warnings;
+        use crate::input::format::Switches;
+        use Record as R;
+        let mut header = crate::input::format::Header::new(Endian::Little);
+        header.ticks_per_second = 1_000_000_000;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        w.events(5, &[R::entry(100, 0x10), R::exit(1000, 0x10)])
+            .unwrap();
+        let switches = Switches {
+            anchor_ticks: 0,
+            anchor_ns: 0,
+            lost: 7,
+            pairs: vec![(300, 500)],
+        };
+        w.switches(5, &switches).unwrap();
+        let bytes = w.into_inner();
+        for (time, says) in [
+            (
+                TimeBasis::Cpu,
+                "the CPU times (--time=cpu) are upper bounds",
+            ),
+            (TimeBasis::Wall, "the off-CPU times are lower bounds"),
+        ] {
+            let profile = Profile::from_bytes_on(&bytes, time).unwrap();
+            let warnings = profile_warnings(&profile.summary);
+            assert!(
+                warnings.iter().any(|w| w.starts_with(
+                    "the kernel dropped 7 context-switch records (a thread's ring was full"
+                ) && w.ends_with(says)),
+                "{warnings:?}"
+            );
+        }
     }
 
     /// Samples come at their places among the records: the frames open at a sample's

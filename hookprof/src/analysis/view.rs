@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::ids::HashMap;
 use crate::analysis::replay::{
-    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TraceSummary,
+    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TimeBasis, TraceSummary,
 };
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
@@ -56,6 +56,10 @@ pub struct Filter {
     /// Show only calls that start in `[start, end)`, nanoseconds since the trace's earliest
     /// record (ticks without a clock rate).
     pub time_range_ns: Option<(u64, u64)>,
+    /// The clock of the times (`--time=cpu|wall`): not a filter, but every view reads it
+    /// alike. A view in time order ([`View::IN_TIME_ORDER`]) may ask for the wall clock with
+    /// the switched-out intervals instead ([`View::switched_out`]).
+    pub time: TimeBasis,
 }
 
 /// The output size above which `timeline` and `speedscope` leave out short calls unless told
@@ -295,9 +299,49 @@ pub trait View {
     /// `count` records were dropped at `time` on this thread (a stream's loss, `hookprof
     /// record`); its frames open then were closed just before.
     fn lost(&mut self, _tid: u64, _time: u64, _count: u64, _names: &Names) {}
+    /// The thread was switched out from `from` to `to` (ticks, wall clock) while the last
+    /// frame of `stack` was the innermost shown one (only with [`TimeBasis::Wall`]).
+    fn switched_out(
+        &mut self,
+        _tid: u64,
+        _from: u64,
+        _to: u64,
+        _stack: &[ViewFrame],
+        _names: &Names,
+    ) {
+    }
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;
+}
+
+/// The refusal of `--time=cpu` for a trace that cannot give CPU time: it has no context
+/// switches (`profile`: it is a call-path profile, HOOKCC_MODE=profile, which records none),
+/// or (`summed`) its calls are read as sums per call path, which keep no times to split.
+pub fn no_cpu_time(path: &Path, switch_pairs: u64, summed: bool, profile: bool) -> Error {
+    let message = if switch_pairs == 0 && profile {
+        "--time=cpu needs the threads' context switches, and a call-path profile \
+         (HOOKCC_MODE=profile) records none: record the program in HOOKCC_MODE=trace (the \
+         default) for CPU time, or use --time=wall"
+            .to_string()
+    } else if switch_pairs > 0 && summed {
+        "--time=cpu: the calls of this trace are sums per call path (HOOKCC_MODE=profile, or \
+         the trees of HOOKCC_MIN_DURATION), which keep no times to take the switched-out time \
+         from; use --time=wall, or `hookprof timeline`/`replay` of its records"
+            .to_string()
+    } else {
+        "--time=cpu needs the threads' context switches, and this trace has none (no SWITCH \
+         chunks). The runtime records them on Linux in HOOKCC_MODE=trace unless \
+         HOOKCC_SWITCHES=0, where the kernel allows perf events (perf_event_paranoid 2 or \
+         lower, not under qemu-user or a seccomp profile that forbids perf_event_open; when it \
+         cannot, the program prints `hookcc: context switches and samples are not recorded`): \
+         record the program again so, or use --time=wall"
+            .to_string()
+    };
+    Error::Unsupported {
+        path: path.to_path_buf(),
+        message,
+    }
 }
 
 /// Numbers the TIDs a view meets 0, 1, 2, … in the order it meets them, for its per-thread
@@ -573,12 +617,16 @@ impl TraceInfo {
                 | Chunk::Overhead(_)
                 | Chunk::Pause { .. }
                 | Chunk::Ring { .. }
-                | Chunk::Switch(_)
                 | Chunk::Sample(_)
                 | Chunk::Unknown
                 | Chunk::Hole => {}
+                Chunk::Switch(switches) => {
+                    summary.switches += switches.pairs.len() as u64;
+                }
             }
         }
+        // What the replay will find: switches, unless it reads trees (a profile).
+        summary.has_switches = summary.switches > 0 && profiles == 0;
         let ticks_per_second = summary.ticks_per_second();
         Ok(TraceInfo {
             summary,
@@ -856,6 +904,28 @@ impl<V: View> Viewer<'_, V> {
 
 impl<V: View> ReplayVisitor for Viewer<'_, V> {
     const AGGREGATES: bool = !V::IN_TIME_ORDER;
+
+    fn time_basis(&self) -> TimeBasis {
+        self.filter.time
+    }
+
+    /// To the innermost shown frame open (none: nothing to show). Under `--min-duration` an
+    /// interval shorter than the duration is left out, as a short call is; the shown frames
+    /// around a longer one (as long, since they hold it) are told to the view first.
+    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[Frame]) {
+        let t = self.thread_index(tid);
+        let thread = &mut self.threads[t];
+        if !thread.shown || thread.stack.is_empty() || to.saturating_sub(from) < self.min_ticks {
+            return;
+        }
+        while thread.told < thread.stack.len() {
+            thread.told += 1;
+            self.view
+                .enter(tid, &mut thread.stack[..thread.told], &self.names);
+        }
+        self.view
+            .switched_out(tid, from, to, &thread.stack, &self.names);
+    }
 
     fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {
         let t = self.thread_index(tid);
@@ -1155,6 +1225,18 @@ impl Prepared {
         )
     }
 
+    /// Refuses `--time=cpu` (`time`) where the trace cannot give CPU time ([`no_cpu_time`]);
+    /// `in_time_order`: the view reads the records, not a profile's sums.
+    pub fn check_time(&self, time: TimeBasis, in_time_order: bool) -> Result<(), Error> {
+        let switches = self.info.summary.switches;
+        let summed = self.info.profiles > 0 && !(in_time_order && self.info.records > 0);
+        if time == TimeBasis::Cpu && (switches == 0 || summed) {
+            let profile = self.info.profiles > 0 && self.info.records == 0;
+            return Err(no_cpu_time(self.trace.path(), switches, summed, profile));
+        }
+        Ok(())
+    }
+
     pub fn run<V: View>(
         &mut self,
         view: V,
@@ -1163,6 +1245,7 @@ impl Prepared {
         if V::IN_TIME_ORDER {
             self.needs_records()?;
         }
+        self.check_time(filter.time, V::IN_TIME_ORDER)?;
         let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
             .with_progress(self.progress.clone());
         let summary =

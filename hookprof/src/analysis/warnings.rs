@@ -1,6 +1,6 @@
 //! The warnings about a trace itself that every command shares.
 
-use crate::analysis::replay::TraceSummary;
+use crate::analysis::replay::{TimeBasis, TraceSummary};
 
 /// Warnings about the trace itself that every report shares.
 pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
@@ -59,6 +59,23 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
             "{} records were lost by the runtime: {}; the profile is missing those calls",
             s.lost(),
             causes.join("; ")
+        ));
+    }
+    if s.has_switches && s.switches_lost > 0 {
+        // A thread's perf ring (8 pages) holds 680 switches (runtime/src/trace/switches.h);
+        // the runtime's writer thread empties every ring every 10 ms. A full ring is a writer that did not get to
+        // it: a machine with no free core for it (its own switches are not recorded), or a
+        // thread switching that often.
+        let times = match s.time {
+            TimeBasis::Cpu => "the CPU times (--time=cpu) are upper bounds",
+            TimeBasis::Wall => "the off-CPU times are lower bounds",
+        };
+        warnings.push(format!(
+            "the kernel dropped {} context-switch records (a thread's ring was full: the \
+             runtime's writer thread, which reads the rings every 10 ms, did not get to it in \
+             time — a busy machine with no free core for it, or a thread switching more than \
+             some 680 times in 10 ms): {times}",
+            s.switches_lost
         ));
     }
     if s.hole_bytes > 0 {

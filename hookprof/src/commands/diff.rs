@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::analysis::replay::TimeBasis;
+use crate::analysis::view::TraceInfo;
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
 use crate::input::symbols::{Resolve, Symbolizer};
@@ -32,18 +34,63 @@ pub struct DiffOutput {
     pub breaches: usize,
 }
 
+/// Compares the flat profiles of `a` and `b` in `format` ([`DiffFormat`]), the `top` largest
+/// changes. `time`: the clock to compare on (`--time`); `None` (the default) is the wall clock, except
+/// for the gate, which compares CPU time when both traces have context switches: on a busy
+/// machine a function's waiting grows with the load, its CPU time does not, and a gate that
+/// fails on the machine's load is one nobody trusts. Calls are a rule of their own, the same
+/// on either clock.
 pub fn diff_files(
     a: &Path,
     b: &Path,
     exe: [Option<&Path>; 2],
     format: DiffFormat,
     top: Option<usize>,
+    time: Option<TimeBasis>,
 ) -> Result<DiffOutput, Error> {
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
-    for (path, exe) in [a, b].into_iter().zip(exe) {
-        let trace = TraceFile::open(path)?;
-        let profile = trace.profile()?;
+    let traces = [TraceFile::open(a)?, TraceFile::open(b)?];
+    let gate = matches!(format, DiffFormat::Gate { .. });
+    let (time, time_note) = match time {
+        Some(time) => (
+            time,
+            format!("{} time (--time={})", clock_name(time), time.name()),
+        ),
+        None if gate => {
+            let mut without = Vec::new();
+            for trace in &traces {
+                let info = TraceInfo::scan(&trace.trace()?).map_err(|error| Error::Format {
+                    path: trace.path().to_path_buf(),
+                    error,
+                })?;
+                if !info.summary.has_switches {
+                    without.push(trace.path().display().to_string());
+                }
+            }
+            if without.is_empty() {
+                (
+                    TimeBasis::Cpu,
+                    "CPU time, the time the threads ran (both traces have their context \
+                     switches; --time=wall compares wall time)"
+                        .to_string(),
+                )
+            } else {
+                (
+                    TimeBasis::Wall,
+                    format!(
+                        "wall time, waiting included ({} has no context switches to take CPU \
+                         time from)",
+                        without.join(" and ")
+                    ),
+                )
+            }
+        }
+        None => (TimeBasis::Wall, "wall time".to_string()),
+    };
+    for (trace, exe) in traces.iter().zip(exe) {
+        let path = trace.path();
+        let profile = trace.profile_on(time)?;
         let mut names = Symbolizer::new(&profile.summary, exe)?;
         let report = FlatReport::build(&profile, &mut names, false);
         for w in profile_warnings(&profile.summary)
@@ -63,7 +110,8 @@ pub fn diff_files(
             unit_b: ub.suffix(),
         });
     }
-    let diff = report::diff::Diff::new(&reports[0], &reports[1]);
+    let mut diff = report::diff::Diff::new(&reports[0], &reports[1]);
+    diff.time_note = Some(time_note);
     let mut bytes = Vec::new();
     let mut breaches = 0;
     match format {
@@ -94,4 +142,12 @@ pub fn diff_files(
         warnings,
         breaches,
     })
+}
+
+/// "CPU" or "wall", for the verdict.
+fn clock_name(time: TimeBasis) -> &'static str {
+    match time {
+        TimeBasis::Cpu => "CPU",
+        TimeBasis::Wall => "wall",
+    }
 }

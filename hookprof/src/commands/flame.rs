@@ -44,8 +44,8 @@ pub fn flame_file(
         FlameFormat::Folded => stacks.write_folded(&names, &clock, out),
         FlameFormat::Svg => {
             let title = match &prepared.info.summary.exe {
-                Some(exe) => format!("{} (hookprof)", exe.display()),
-                None => "hookprof flame graph".to_string(),
+                Some(exe) => format!("{} (hookprof{})", exe.display(), cpu_note(options)),
+                None => format!("hookprof flame graph{}", cpu_note(options)),
             };
             stacks.write_svg(&names, &clock, &title, flame.inverted, out)
         }
@@ -111,10 +111,22 @@ pub fn flame_files(
         }
         FlameFormat::Svg => {
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-            let title = format!("{} processes (hookprof)", trace_paths.len());
+            let title = format!(
+                "{} processes (hookprof{})",
+                trace_paths.len(),
+                cpu_note(options)
+            );
             report::flame::draw_svg(&lines, unit.unwrap_or("ns"), &title, flame.inverted, out)
         }
     }
     .map_err(write_error)?;
     Ok(warnings)
+}
+
+/// What the SVG's title adds with `--time=cpu`: the widths are CPU time.
+fn cpu_note(options: &ViewOptions) -> &'static str {
+    match options.filter.time {
+        crate::analysis::replay::TimeBasis::Cpu => ", CPU time",
+        crate::analysis::replay::TimeBasis::Wall => "",
+    }
 }

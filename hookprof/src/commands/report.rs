@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::model::Profile;
+use crate::analysis::replay::TimeBasis;
 use crate::analysis::view;
 use crate::analysis::warnings::profile_warnings;
 use crate::commands::several::{several_traces, Combine};
@@ -34,6 +35,9 @@ pub struct ReportOptions {
     pub mixed_programs: bool,
     /// The text format's columns and names.
     pub text: TextOptions,
+    /// The time the columns count (`--time`): CPU time is refused for a trace without
+    /// context switches.
+    pub time: TimeBasis,
 }
 
 /// A rendered report and the warnings to show the user.
@@ -49,13 +53,16 @@ pub struct ReportOutput {
 /// Reads `trace_path`, symbolizes it and renders the flat profile.
 pub fn report_file(trace_path: &Path, options: &ReportOptions) -> Result<ReportOutput, Error> {
     let trace = TraceFile::open(trace_path)?;
-    let profile = trace.profile()?;
+    let profile = trace.profile_on(options.time)?;
     let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
     let durations = if options.percentiles {
         let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
         let (durations, view_names, _) = prepared.run(
             report::percentiles::CallDurations::new(),
-            &view::Filter::default(),
+            &view::Filter {
+                time: options.time,
+                ..view::Filter::default()
+            },
         )?;
         Some((durations, prepared.info, view_names))
     } else {
@@ -99,7 +106,7 @@ pub fn report_files(
     let mut warnings = Vec::new();
     for path in trace_paths {
         let trace = TraceFile::open(path)?;
-        let profile = trace.profile()?;
+        let profile = trace.profile_on(options.time)?;
         let mut names = Symbolizer::new(&profile.summary, options.exe.as_deref())?;
         let mut report = FlatReport::build(&profile, &mut names, false);
         if options.callers {

@@ -17,6 +17,7 @@ pub fn speedscope_file(
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.needs_records()?;
+    prepared.check_time(options.filter.time, true)?;
     prepared.progress = options.progress.clone();
     // Bytes a record makes at least: 34.5–36.5 measured on short C names (docs/views.md).
     let (sized, note) = prepared.sized(
@@ -55,9 +56,13 @@ pub fn speedscope_file(
             }
         }
     }
+    let cpu = match options.filter.time {
+        crate::analysis::replay::TimeBasis::Cpu => ", CPU time",
+        crate::analysis::replay::TimeBasis::Wall => "",
+    };
     let title = match &prepared.info.summary.exe {
-        Some(exe) => format!("{} (hookprof)", exe.display()),
-        None => "hookprof".to_string(),
+        Some(exe) => format!("{} (hookprof{cpu})", exe.display()),
+        None => format!("hookprof{cpu}"),
     };
     speedscope.finish(&title).map_err(write_error)?;
     warnings.extend(note);

@@ -3,6 +3,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::analysis::replay::TimeBasis;
 use crate::analysis::view;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
@@ -29,6 +30,8 @@ pub fn timeline_file(
 ) -> Result<Vec<String>, Error> {
     let mut prepared = view::Prepared::open(trace_path, options.exe.as_deref())?;
     prepared.needs_records()?;
+    prepared.check_time(options.filter.time, true)?;
+    let switched_out = options.filter.time == TimeBasis::Cpu;
     prepared.progress = options.progress.clone();
     let lines = lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
     // Bytes a record makes at least, measured on short C names without -g (docs/views.md's
@@ -37,12 +40,17 @@ pub fn timeline_file(
         TimelineFormat::Json => (110, "timeline (Chrome JSON)"),
         TimelineFormat::Perfetto => (21, "timeline (Perfetto trace)"),
     };
-    let (filter, note) = prepared.sized(&options.filter, per_record, options.size_limit, what)?;
+    let (mut filter, note) =
+        prepared.sized(&options.filter, per_record, options.size_limit, what)?;
+    // A timeline stays on the wall clock: CPU time is drawn as what is left beside the
+    // switched-out slices.
+    filter.time = TimeBasis::Wall;
     let mut warnings = match format {
         TimelineFormat::Json => {
             let timeline = report::timeline::Timeline::start(out, &prepared.info)
                 .map_err(write_error)?
-                .with_lines(lines);
+                .with_lines(lines)
+                .with_switched_out(switched_out);
             let (timeline, _, warnings) = prepared.run(timeline, &filter)?;
             timeline.finish().map_err(write_error)?;
             warnings
@@ -50,7 +58,8 @@ pub fn timeline_file(
         TimelineFormat::Perfetto => {
             let trace = report::perfetto::Perfetto::start(out, &prepared.info)
                 .map_err(write_error)?
-                .with_lines(lines);
+                .with_lines(lines)
+                .with_switched_out(switched_out);
             let (trace, _, warnings) = prepared.run(trace, &filter)?;
             trace.finish().map_err(write_error)?;
             warnings
@@ -79,6 +88,7 @@ pub fn timeline_files(
     for path in trace_paths {
         let prepared = view::Prepared::open(path, options.exe.as_deref())?;
         prepared.needs_records()?;
+        prepared.check_time(options.filter.time, true)?;
         let Some(wall) = prepared.info.wall_start_ns() else {
             return Err(Error::Unsupported {
                 path: path.clone(),
@@ -98,9 +108,16 @@ pub fn timeline_files(
     let mut warnings = Vec::new();
     let mut json = None;
     let mut perfetto = None;
+    let switched_out = options.filter.time == TimeBasis::Cpu;
     match format {
-        TimelineFormat::Json => json = Some(report::timeline::Timeline::begin(&mut *out)),
-        TimelineFormat::Perfetto => perfetto = Some(report::perfetto::Perfetto::begin(&mut *out)),
+        TimelineFormat::Json => {
+            json =
+                Some(report::timeline::Timeline::begin(&mut *out).with_switched_out(switched_out))
+        }
+        TimelineFormat::Perfetto => {
+            perfetto =
+                Some(report::perfetto::Perfetto::begin(&mut *out).with_switched_out(switched_out))
+        }
     }
     for (path, mut prepared, wall) in traces {
         prepared.progress = options.progress.clone();
@@ -111,8 +128,9 @@ pub fn timeline_files(
         }
         let lines =
             lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
-        let (filter, note) =
+        let (mut filter, note) =
             prepared.sized(&options.filter, per_record, options.size_limit, what)?;
+        filter.time = TimeBasis::Wall;
         let mut named = |w: Vec<String>| {
             warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
         };

@@ -232,7 +232,7 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             "context switches",
             format!(
                 "{}, {time} switched out in all (SWITCH chunks; reports split on-CPU from \
-                 off-CPU time){dropped}",
+                 off-CPU time, every view counts CPU time alone with --time=cpu){dropped}",
                 s.switches
             ),
         );

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use crate::analysis::ids::HashMap;
-use crate::output::report::flat::{FlatReport, Unit};
+use crate::output::report::flat::{FlatReport, TimeBasis, Unit};
 
 /// One function in either profile. Times in the profiles' unit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -123,6 +123,10 @@ pub struct Diff {
     pub unit: Unit,
     pub rows: Vec<DiffRow>,
     pub totals: [u64; 2],
+    /// Which time the times are and why (`--time`), for the gate's verdict: "CPU time (…)".
+    pub time_note: Option<String>,
+    /// The profiles' times are CPU time (`--time=cpu`): the totals' lines say so.
+    pub cpu_time: bool,
 }
 
 impl Diff {
@@ -156,6 +160,8 @@ impl Diff {
             unit: a.summary.unit,
             rows,
             totals: [a.summary.total_exclusive, b.summary.total_exclusive],
+            time_note: None,
+            cpu_time: a.summary.time == TimeBasis::Cpu,
         }
     }
 
@@ -214,6 +220,10 @@ impl Diff {
         }
         writeln!(out)?;
         writeln!(out, "Rules: {}{noise}.", rule_list.join(", "))?;
+        if let Some(note) = &self.time_note {
+            writeln!(out)?;
+            writeln!(out, "Times: {note}.")?;
+        }
         if !breaches.is_empty() {
             writeln!(out)?;
             writeln!(out, "| function | rule | A | B | change |")?;
@@ -238,6 +248,15 @@ impl Diff {
         writeln!(out)?;
         self.write_markdown(top.or(Some(10)), out)?;
         Ok(functions.len())
+    }
+
+    /// `CPU ` in the totals' lines of CPU times, else nothing.
+    fn cpu_words(&self) -> &'static str {
+        if self.cpu_time {
+            "CPU "
+        } else {
+            ""
+        }
     }
 
     /// The largest changes as a Markdown table, with the totals.
@@ -265,7 +284,8 @@ impl Diff {
         writeln!(out)?;
         writeln!(
             out,
-            "Total exclusive time: A {}, B {} ({}).",
+            "Total exclusive {}time: A {}, B {} ({}).",
+            self.cpu_words(),
             self.amount(self.totals[0]),
             self.amount(self.totals[1]),
             change(self.totals[0], self.totals[1])
@@ -332,7 +352,8 @@ impl Diff {
         }
         writeln!(
             out,
-            "total exclusive {u}: a {}, b {}, delta {} ({})",
+            "total exclusive {}{u}: a {}, b {}, delta {} ({})",
+            self.cpu_words(),
             self.totals[0],
             self.totals[1],
             signed(i128::from(self.totals[1]) - i128::from(self.totals[0])),
@@ -480,6 +501,8 @@ mod tests {
                 ),
             ],
             totals: [4_000_100, 6_200_900],
+            time_note: Some("CPU time (--time=cpu)".to_string()),
+            cpu_time: true,
         };
         let rules: Vec<Rule> = ["exclusive > +10%", "calls > +50%"]
             .iter()
@@ -529,6 +552,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("functions under 1.000 ms left out"), "{text}");
+        // The verdict says which time it judged.
+        assert!(
+            text.contains("\n\nTimes: CPU time (--time=cpu).\n"),
+            "{text}"
+        );
     }
 
     #[test]

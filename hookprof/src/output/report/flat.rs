@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::collections::HashMap;
 
 use crate::analysis::model::{FunctionStats, Profile};
+pub use crate::analysis::replay::TimeBasis;
 use crate::analysis::replay::TraceSummary;
 use crate::input::symbols::{function_labels, hex_name, Resolve};
 use crate::output::report::columns::{human_time, TextOptions};
@@ -85,6 +86,9 @@ pub struct Summary {
     /// Why the trace has neither on/off-CPU nor sampled columns (its mode, or what the
     /// runtime could not record); `None` when it has one of them.
     pub lacking: Option<String>,
+    /// The time the rows carry (`--time`): with [`TimeBasis::Cpu`] every time column
+    /// (inclusive, exclusive, percent, min, max, avg, percentiles) is on-CPU time.
+    pub time: TimeBasis,
 }
 
 /// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
@@ -156,6 +160,8 @@ pub struct Row {
     /// the samples in functions, in percent.
     pub sampled: Option<Sampled>,
     exclusive_ticks: u64,
+    /// The row's times are on-CPU times already ([`Summary::time`]).
+    on_cpu: bool,
 }
 
 /// A row's times from the samples of the CPU time (SAMPLE chunks): the hooks' own time is
@@ -179,11 +185,18 @@ impl Row {
     /// The on-CPU and off-CPU columns, in their order: `inclusive_oncpu`, `inclusive_offcpu`,
     /// `exclusive_oncpu`, `exclusive_offcpu`; `None` without context switches.
     pub fn cpu_columns(&self) -> Option<[u64; 4]> {
+        let on = |time: u64, off: u64| {
+            if self.on_cpu {
+                time
+            } else {
+                time.saturating_sub(off)
+            }
+        };
         self.offcpu.map(|o| {
             [
-                self.inclusive.saturating_sub(o.inclusive),
+                on(self.inclusive, o.inclusive),
                 o.inclusive,
-                self.exclusive.saturating_sub(o.exclusive),
+                on(self.exclusive, o.exclusive),
                 o.exclusive,
             ]
         })
@@ -286,6 +299,7 @@ impl FlatReport {
                     .cloned()
                     .unwrap_or_else(|| hex_name(address));
                 let mut r = row(unit, thread, function, address, stats);
+                r.on_cpu = s.time == TimeBasis::Cpu;
                 if s.has_switches {
                     r.offcpu = Some(OffCpu {
                         inclusive: unit.convert(stats.inclusive_offcpu_ticks),
@@ -394,6 +408,7 @@ impl FlatReport {
                 }),
                 thread_list,
                 lacking: lacking(s),
+                time: s.time,
             },
             per_thread,
             rows,
@@ -701,6 +716,9 @@ impl FlatReport {
                 t(below)
             ));
         }
+        if s.time == TimeBasis::Cpu {
+            items.push("times on CPU (switched-out time left out)".to_string());
+        }
         if let Some((switches, lost)) = s.switches {
             let mut item = format!("context switches: {switches}");
             if lost != 0 {
@@ -772,6 +790,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         offcpu: None,
         sampled: None,
         exclusive_ticks: s.exclusive_ticks,
+        on_cpu: false,
     }
 }
 

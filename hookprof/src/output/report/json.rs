@@ -80,6 +80,14 @@ impl Serialize for SummaryJson<'_> {
             map.serialize_entry("context_switches", &switches)?;
             map.serialize_entry("context_switches_dropped", &dropped)?;
         }
+        // What the time fields count (`--time`): "wall", or "cpu" (switched-out time left out).
+        map.serialize_entry(
+            "time",
+            match s.time {
+                super::flat::TimeBasis::Wall => "wall",
+                super::flat::TimeBasis::Cpu => "cpu",
+            },
+        )?;
         if let Some(samples) = s.samples {
             let mut fields = serde_json::Map::new();
             fields.insert("in_functions".into(), samples.in_functions.into());

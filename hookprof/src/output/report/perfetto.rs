@@ -99,7 +99,13 @@ struct Track {
     fields: Box<[u8]>,
     /// Which function names the sequence has interned, by function number.
     interned: Vec<bool>,
+    /// The sequence has interned [`SWITCHED_OUT_IID`].
+    switched_out_interned: bool,
 }
+
+/// The interned name `switched out` (`--time=cpu`): above every function's (number + 1, at
+/// most 2^32).
+const SWITCHED_OUT_IID: u64 = (1 << 32) + 1;
 
 /// Writes a Perfetto trace to `out` as the frames come.
 pub struct Perfetto<W: Write> {
@@ -119,6 +125,9 @@ pub struct Perfetto<W: Write> {
     lines: Option<SourceLines>,
     /// An `interned_data` field, when an event's packet needs one.
     scratch: Vec<u8>,
+    /// `--time=cpu`: each interval a thread was switched out is a slice named `switched out`
+    /// inside the call that was open.
+    switched_out: bool,
     pub events: u64,
 }
 
@@ -155,8 +164,15 @@ impl<W: Write> Perfetto<W> {
             locations: Vec::new(),
             lines: None,
             scratch: Vec::new(),
+            switched_out: false,
             events: 0,
         }
+    }
+
+    /// Draws the time switched out as slices of their own (`hookprof timeline --time=cpu`).
+    pub fn with_switched_out(mut self, on: bool) -> Self {
+        self.switched_out = on;
+        self
     }
 
     /// A process's track (named after the executable, with `pid`) and a track for each thread
@@ -241,6 +257,7 @@ impl<W: Write> Perfetto<W> {
         self.tracks.push(Track {
             fields: fields.into_boxed_slice(),
             interned: Vec::new(),
+            switched_out_interned: false,
         });
     }
 
@@ -324,6 +341,38 @@ impl<W: Write> View for Perfetto<W> {
         }
         let time = self.clock.time(frame.entry_time);
         write_event(&mut self.w.buf, &track.fields, time, extra, event);
+        self.end_event();
+    }
+
+    /// A switched-out interval: a slice named `switched out` (its name in the event: it is
+    /// rare next to the calls), nested in the open call's.
+    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[ViewFrame], _: &Names) {
+        if !self.switched_out || self.w.failed() {
+            return;
+        }
+        let t = self.track(tid);
+        let mut event = Vec::new();
+        let e = open(&mut event, TRACK_EVENT);
+        uint(&mut event, TE_TYPE, TYPE_SLICE_BEGIN);
+        uint(&mut event, TE_NAME_IID, SWITCHED_OUT_IID);
+        close(&mut event, e);
+        let (from, to) = (self.clock.time(from), self.clock.time(to));
+        let extra = &mut self.scratch;
+        extra.clear();
+        let track = &mut self.tracks[t];
+        if !track.switched_out_interned {
+            track.switched_out_interned = true;
+            let data = open(extra, INTERNED_DATA);
+            let entry = open(extra, ID_EVENT_NAMES);
+            uint(extra, INTERNED_IID, SWITCHED_OUT_IID);
+            bytes(extra, INTERNED_NAME, b"switched out");
+            close(extra, entry);
+            close(extra, data);
+        }
+        write_event(&mut self.w.buf, &track.fields, from, extra, &event);
+        self.end_event();
+        let fields = &self.tracks[t].fields;
+        write_event(&mut self.w.buf, fields, to, &[], &SLICE_END_EVENT);
         self.end_event();
     }
 

@@ -7,7 +7,7 @@
 use std::io;
 
 use super::columns::{human_time, short_name, width, Column, TextOptions};
-use super::flat::{percent, FlatReport, ReportFormat, Row, SortKey, Unit};
+use super::flat::{percent, FlatReport, ReportFormat, Row, SortKey, TimeBasis, Unit};
 
 pub struct TextFormat;
 
@@ -121,13 +121,25 @@ pub fn heading_lines(report: &FlatReport, width: usize) -> Vec<String> {
         (SortKey::Max, _) => "Sorted by the longest call.".to_string(),
         (SortKey::Name, _) => "Sorted by name.".to_string(),
     };
+    // --time=cpu: the rows count the time the threads ran, their switched-out time left out.
+    let clock = match s.time {
+        TimeBasis::Wall => "wall clock",
+        TimeBasis::Cpu => "CPU time (switched-out time left out)",
+    };
     let times = match (s.unit, s.compensation) {
-        (Unit::Ticks, _) => "Times in clock ticks (the trace has no clock rate).".to_string(),
+        (Unit::Ticks, _) => format!(
+            "Times in clock ticks (the trace has no clock rate){}.",
+            if s.time == TimeBasis::Cpu {
+                ", on the CPU"
+            } else {
+                ""
+            }
+        ),
         (_, Some((inside, _))) => format!(
-            "Times: wall clock, less the hooks' own ({} a call).",
+            "Times: {clock}, less the hooks' own ({} a call).",
             time(s.unit, inside)
         ),
-        (_, None) => "Times: wall clock, raw (the hooks' own time in them).".to_string(),
+        (_, None) => format!("Times: {clock}, raw (the hooks' own time in them)."),
     };
     if self::width(&order) + 1 + self::width(&times) <= width {
         vec![format!("{order} {times}")]

@@ -62,8 +62,17 @@ pub struct Timeline<W: Write> {
     lines: Option<SourceLines>,
     /// Processes added so far.
     processes: u32,
+    /// `--time=cpu`: each interval a thread was switched out is a slice of its own
+    /// ([`SWITCHED_OUT_B`]) inside the call that was open.
+    switched_out: bool,
     pub events: u64,
 }
+
+/// The ends of a switched-out slice's `B` and `E` events: its own name and category, so that
+/// a viewer colours it apart from the calls and a query finds it (`cat == "switched out"`).
+/// The trace records when the thread was out, not why (blocked or preempted).
+const SWITCHED_OUT_B: &[u8] = b",\"name\":\"switched out\",\"cat\":\"switched out\",\"args\":{}}";
+const SWITCHED_OUT_E: &[u8] = b",\"name\":\"switched out\",\"args\":{}}";
 
 impl<W: Write> Timeline<W> {
     /// Starts the file: the opening and the metadata events of the process and its threads.
@@ -91,8 +100,15 @@ impl<W: Write> Timeline<W> {
             threads: Vec::new(),
             tids: TidIndex::default(),
             processes: 0,
+            switched_out: false,
             events: 0,
         }
+    }
+
+    /// Draws the time switched out as slices of their own (`hookprof timeline --time=cpu`).
+    pub fn with_switched_out(mut self, on: bool) -> Self {
+        self.switched_out = on;
+        self
     }
 
     /// The metadata events of a process (named after the executable, shown as `pid`) and its
@@ -152,9 +168,16 @@ impl<W: Write> Timeline<W> {
         } else {
             "ticks"
         };
+        // `--time=cpu`: what a reader of the file needs to know about its slices.
+        let time = if self.switched_out {
+            ",\"time\":\"wall clock; the time each thread was switched out is drawn as slices \
+             named switched out (--time=cpu)\""
+        } else {
+            ""
+        };
         write!(
             self.w.out,
-            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"creator\":\"hookprof {}\",\"unit\":\"{unit}\"}}}}\n",
+            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"creator\":\"hookprof {}\",\"unit\":\"{unit}\"{time}}}}}\n",
             env!("CARGO_PKG_VERSION")
         )?;
         self.w.out.flush()?;
@@ -281,6 +304,23 @@ impl<W: Write> View for Timeline<W> {
         if let Some((begin, _)) = &self.tails[f] {
             self.w.buf.extend_from_slice(begin);
         }
+        self.end_event();
+    }
+
+    /// A switched-out interval: a `B` and an `E` event named `switched out`, nested in the
+    /// open call's (the replay gives it between two of the thread's records).
+    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[ViewFrame], _: &Names) {
+        if !self.switched_out || self.w.failed() {
+            return;
+        }
+        let t = self.thread(tid);
+        self.w.buf.extend_from_slice(&self.threads[t].begin);
+        self.push_ts(t, from);
+        self.w.buf.extend_from_slice(SWITCHED_OUT_B);
+        self.end_event();
+        self.w.buf.extend_from_slice(&self.threads[t].end);
+        self.push_ts(t, to);
+        self.w.buf.extend_from_slice(SWITCHED_OUT_E);
         self.end_event();
     }
 
