@@ -33,7 +33,9 @@ fn decode_all(trace: &Trace<'_>, through_iter: bool) -> (u64, u64) {
         if through_iter {
             for record in events.iter() {
                 let Ok(r) = record else { break };
-                sum = sum.wrapping_mul(31).wrapping_add(r.time ^ r.address ^ r.kind as u64);
+                sum = sum
+                    .wrapping_mul(31)
+                    .wrapping_add(r.time ^ r.address ^ r.kind as u64);
                 records += 1;
             }
             continue;
@@ -42,7 +44,9 @@ fn decode_all(trace: &Trace<'_>, through_iter: bool) -> (u64, u64) {
         loop {
             let (len, error) = cursor.fill(&mut batch);
             for r in &batch[..len] {
-                sum = sum.wrapping_mul(31).wrapping_add(r.time ^ r.address ^ r.kind as u64);
+                sum = sum
+                    .wrapping_mul(31)
+                    .wrapping_add(r.time ^ r.address ^ r.kind as u64);
             }
             records += len as u64;
             if error.is_some() || len < BATCH {

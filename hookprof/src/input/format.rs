@@ -789,13 +789,19 @@ impl<'a> PackDecoder<'a> {
 
     fn new_address(&mut self) -> Result<u64, FormatError> {
         let z = self.varint()?;
+        Ok(self.add_new_address(z))
+    }
+
+    /// A new address from its zigzag delta `z`; it joins the table while there is room.
+    #[inline(always)]
+    fn add_new_address(&mut self, z: u64) -> u64 {
         let delta = (z >> 1) ^ (z & 1).wrapping_neg();
         let address = self.last_new.wrapping_add(delta);
         self.last_new = address;
         if self.table.len() < pack::TABLE_MAX {
             self.table.push(address);
         }
-        Ok(address)
+        address
     }
 
     fn table_entry(&mut self, index: u64) -> Result<u64, FormatError> {
@@ -881,35 +887,208 @@ impl<'a> PackDecoder<'a> {
         Ok(record)
     }
 
+    /// The common records, decoded without a check per byte and without a `Result`: an exit
+    /// of the top frame, an entry of a table address or of a new one (not after a resync
+    /// escape). `None`, with nothing changed, for everything else — other exits, clock
+    /// escapes, the entry after an escape, damage, the stream's last [`FAST_WINDOW`] bytes —
+    /// which [`Self::next_record`] then decodes, reporting any damage at its byte as before.
+    /// The caller has checked that a record is still due.
+    #[inline(always)]
+    fn fast_record(&mut self) -> Option<Record> {
+        // One length check per record: what follows reads inside the window.
+        let window: &[u8; FAST_WINDOW] = self
+            .stream
+            .get(self.pos..self.pos.wrapping_add(FAST_WINDOW))?
+            .try_into()
+            .ok()?;
+        let (v, used) = window_varint(window, 0)?;
+        let time = self.now.wrapping_add(v >> 2);
+        let (kind, address, used) = match v & 3 {
+            pack::EXIT_TOP => {
+                let depth = self.depth.checked_sub(1)?;
+                self.depth = depth;
+                let address = self.ring[(depth as usize) & (pack::STACK - 1)];
+                self.after_escape = address == 0;
+                (RecordKind::Exit, address, used)
+            }
+            pack::ENTRY_INDEX if !self.after_escape => {
+                let (index, used) = window_varint(window, used)?;
+                let &address = self.table.get(usize::try_from(index).ok()?)?;
+                self.push(address);
+                (RecordKind::Entry, address, used)
+            }
+            pack::ENTRY_NEW if !self.after_escape => {
+                let (z, used) = window_varint(window, used)?;
+                let address = self.add_new_address(z);
+                self.push(address);
+                (RecordKind::Entry, address, used)
+            }
+            _ => return None,
+        };
+        self.pos += used;
+        self.now = time;
+        self.index += 1;
+        Some(Record {
+            time,
+            kind,
+            address: address & self.mask,
+        })
+    }
+
+    /// An entry that is not a resync target: its address becomes the top frame.
+    #[inline(always)]
+    fn push(&mut self, address: u64) {
+        self.ring[(self.depth as usize) & (pack::STACK - 1)] = address;
+        self.depth += 1;
+    }
+
     fn next(&mut self) -> Option<Result<Record, FormatError>> {
         if self.failed {
             return None;
         }
         if self.index >= self.records {
-            if self.pos != self.stream.len() {
-                // The stream ends with the last record (the padding is not in it).
-                let err = self.error("bytes after the chunk's last record");
-                return Some(Err(err));
-            }
-            return None;
+            return self.after_last().map(Err);
+        }
+        if let Some(record) = self.fast_record() {
+            return Some(Ok(record));
         }
         Some(self.next_record())
     }
 
+    /// Once every record is decoded: the stream must end with the last one (the padding is
+    /// not in it).
+    fn after_last(&mut self) -> Option<FormatError> {
+        if self.pos != self.stream.len() {
+            return Some(self.error("bytes after the chunk's last record"));
+        }
+        None
+    }
+
     fn fill(&mut self, out: &mut [Record]) -> (usize, Option<FormatError>) {
         let mut n = 0;
-        while n < out.len() {
-            match self.next() {
-                Some(Ok(record)) => {
+        loop {
+            n = self.fast_run(out, n);
+            if n == out.len() || self.failed {
+                return (n, None);
+            }
+            if self.index >= self.records {
+                return (n, self.after_last());
+            }
+            // A record the fast path leaves: a rarer kind, damage, or the stream's end.
+            match self.next_record() {
+                Ok(record) => {
                     out[n] = record;
                     n += 1;
                 }
-                Some(Err(err)) => return (n, Some(err)),
-                None => break,
+                Err(err) => return (n, Some(err)),
             }
         }
-        (n, None)
     }
+
+    /// [`Self::fast_record`]'s records into `out[n..]`, with the decoder's state in locals,
+    /// until a record is not one of them, `out` is full or the chunk's records are done;
+    /// returns the new `n`.
+    #[inline(always)]
+    fn fast_run(&mut self, out: &mut [Record], n: usize) -> usize {
+        if self.failed {
+            return n;
+        }
+        let due = (self.records.saturating_sub(self.index) as usize).min(out.len() - n);
+        let (stream, mask, ring) = (self.stream, self.mask, &mut *self.ring);
+        let (mut pos, mut now, mut depth, mut after_escape) =
+            (self.pos, self.now, self.depth, self.after_escape);
+        let mut done = 0;
+        for slot in out[n..n + due].iter_mut() {
+            // One length check per record: what follows reads inside the window (`pos` is at
+            // most the stream's length, so the sum cannot overflow).
+            let Some(window) = stream.get(pos..pos + FAST_WINDOW) else {
+                break;
+            };
+            let Ok(window) = <&[u8; FAST_WINDOW]>::try_from(window) else {
+                break;
+            };
+            let Some((v, used)) = window_varint(window, 0) else {
+                break;
+            };
+            let time = now.wrapping_add(v >> 2);
+            let k = v & 3;
+            let (kind, address, used) = if k == pack::EXIT_TOP {
+                let Some(below) = depth.checked_sub(1) else {
+                    break;
+                };
+                depth = below;
+                let address = ring[(depth as usize) & (pack::STACK - 1)];
+                after_escape = address == 0;
+                (RecordKind::Exit, address, used)
+            } else if after_escape {
+                break;
+            } else if k == pack::ENTRY_INDEX {
+                let Some((index, used)) = window_varint(window, used) else {
+                    break;
+                };
+                let Some(&address) = usize::try_from(index).ok().and_then(|i| self.table.get(i))
+                else {
+                    break;
+                };
+                ring[(depth as usize) & (pack::STACK - 1)] = address;
+                depth += 1;
+                (RecordKind::Entry, address, used)
+            } else if k == pack::ENTRY_NEW {
+                let Some((z, used)) = window_varint(window, used) else {
+                    break;
+                };
+                let delta = (z >> 1) ^ (z & 1).wrapping_neg();
+                let address = self.last_new.wrapping_add(delta);
+                self.last_new = address;
+                if self.table.len() < pack::TABLE_MAX {
+                    self.table.push(address);
+                }
+                ring[(depth as usize) & (pack::STACK - 1)] = address;
+                depth += 1;
+                (RecordKind::Entry, address, used)
+            } else {
+                break;
+            };
+            pos += used;
+            now = time;
+            *slot = Record {
+                time,
+                kind,
+                address: address & mask,
+            };
+            done += 1;
+        }
+        self.pos = pos;
+        self.now = now;
+        self.depth = depth;
+        self.after_escape = after_escape;
+        self.index += done as u32;
+        n + done
+    }
+}
+
+/// Bytes [`PackDecoder::fast_record`] may read without a further check: a record's first two
+/// numbers, each at most 10 bytes.
+const FAST_WINDOW: usize = 20;
+
+/// The LEB128 number at `at` in `window` and the offset after it; `None` for a number longer
+/// than 64 bits (the careful path reports it).
+#[inline(always)]
+fn window_varint(window: &[u8; FAST_WINDOW], at: usize) -> Option<(u64, usize)> {
+    let bytes = window.get(at..at + 10)?;
+    let first = bytes[0];
+    if first < 0x80 {
+        return Some((u64::from(first), at + 1));
+    }
+    let mut value = u64::from(first & 0x7f);
+    for (i, &byte) in bytes.iter().enumerate().skip(1) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            // The tenth byte holds bit 63 only.
+            return (i < 9 || byte <= 1).then_some((value, at + i + 1));
+        }
+    }
+    None
 }
 
 /// Iterator over the records of an [`Events`] chunk.
