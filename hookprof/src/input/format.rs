@@ -2754,4 +2754,255 @@ mod tests {
         let err = w.events(1, &[Record::entry(1, 0x4012)]).unwrap_err();
         assert!(err.to_string().contains("bit 1"), "{err}");
     }
+
+    /// Records of many shapes for the PACKED decoder's paths: calls from a few functions (the
+    /// fast path), recursion deeper than the predicted stack, more functions than the table
+    /// holds, exits below the top, unmatched exits, resync pairs (a target on the stack and
+    /// one not), clock escapes (a clock that goes back, huge jumps, a delta just under and at
+    /// 2^58), deltas of every width, addresses far apart (long zigzag deltas).
+    fn records_of_every_shape(seed: u64, len: usize) -> Vec<Record> {
+        let mut state = seed | 1;
+        let mut next = move || {
+            // xorshift64*
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let mut records = Vec::with_capacity(len + 2048);
+        let mut stack: Vec<u64> = Vec::new();
+        let mut time = 1_000u64;
+        while records.len() < len {
+            let r = next();
+            time = time.wrapping_add(match r % 64 {
+                0 => next() >> 6,               // up to 2^58: a clock escape or nearly
+                1 => (1 << 58) - 1 - (r >> 60), // just under the escape
+                2 => 1 << 58,
+                3 => 0u64.wrapping_sub(next() % 5000), // the clock went back
+                4..=9 => next() % (1 << 20),
+                _ => r >> 59, // 0 to 31 ticks: one byte
+            });
+            let address = |n: u64| 0x40_1000 + n * 16;
+            let far = |n: u64| 0xffff_8000_0000_0000u64.wrapping_add(n << 4) | 1; // Thumb bit
+            let push = |records: &mut Vec<Record>, time, kind, address| {
+                records.push(Record {
+                    time,
+                    kind,
+                    address,
+                })
+            };
+            match (next() % 1000, stack.is_empty()) {
+                (0..=459, _) | (_, true) => {
+                    let a = address(next() % 6);
+                    stack.push(a);
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                (460..=919, false) => {
+                    push(&mut records, time, RecordKind::Exit, stack.pop().unwrap())
+                }
+                (920..=959, false) => {
+                    // A function seldom seen: the table fills, then overflows.
+                    let a = if next() % 2 == 0 {
+                        address(6 + next() % 6000)
+                    } else {
+                        far(next() % 100_000)
+                    };
+                    stack.push(a);
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                (960..=974, false) => {
+                    // An exit below the top: the frames above it unwound.
+                    let at = (next() as usize) % stack.len();
+                    let a = stack[at];
+                    stack.truncate(at);
+                    push(&mut records, time, RecordKind::Exit, a);
+                }
+                (975..=977, false) => {
+                    // An entry of address 0 and its exit, which pops a 0 off the predicted
+                    // stack: the next entry is read as a resync target.
+                    push(&mut records, time, RecordKind::Entry, 0);
+                    push(&mut records, time, RecordKind::Exit, 0);
+                }
+                (978..=984, false) => {
+                    let a = if next() % 3 == 0 {
+                        0x7700_0001
+                    } else {
+                        address(next() % 20)
+                    };
+                    push(&mut records, time, RecordKind::Exit, a); // may match nothing
+                }
+                (985..=994, false) => {
+                    // A resync: the escape, then its target, on the stack or not.
+                    push(&mut records, time, RecordKind::Exit, 0);
+                    let at = (next() as usize) % (stack.len() + 1);
+                    let a = stack.get(at).copied().unwrap_or(address(next() % 30));
+                    if at < stack.len() {
+                        stack.truncate(at + 1);
+                    } else {
+                        stack.push(a);
+                    }
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                _ => {
+                    // Recursion deeper than the ring, then back out.
+                    let a = address(next() % 8);
+                    let depth = 200 + next() % 700;
+                    for _ in 0..depth {
+                        push(&mut records, time, RecordKind::Entry, a);
+                        time += 3;
+                    }
+                    for _ in 0..depth {
+                        push(&mut records, time, RecordKind::Exit, a);
+                        time += 2;
+                    }
+                }
+            }
+        }
+        records
+    }
+
+    /// The PACKED chunk's records through the careful path alone, and the error that ended
+    /// them.
+    fn careful_records(events: &Events<'_>) -> (Vec<Record>, Option<FormatError>) {
+        let mut decoder = PackDecoder::new(events, events.packed.unwrap());
+        let mut out = Vec::new();
+        loop {
+            if decoder.index >= decoder.records {
+                return (out, decoder.after_last());
+            }
+            match decoder.next_record() {
+                Ok(record) => out.push(record),
+                Err(err) => return (out, Some(err)),
+            }
+        }
+    }
+
+    /// The same through [`Cursor::fill`] (the fast path first), `batch` records at a time.
+    fn filled_records(events: &Events<'_>, batch: usize) -> (Vec<Record>, Option<FormatError>) {
+        let mut cursor = events.cursor();
+        let mut buffer = vec![Record::entry(0, 0); batch];
+        let mut out = Vec::new();
+        loop {
+            let (n, error) = cursor.fill(&mut buffer);
+            out.extend_from_slice(&buffer[..n]);
+            if error.is_some() || n < batch {
+                return (out, error);
+            }
+        }
+    }
+
+    /// The same through [`Events::iter`].
+    fn iterated_records(events: &Events<'_>) -> (Vec<Record>, Option<FormatError>) {
+        let mut out = Vec::new();
+        for item in events.iter() {
+            match item {
+                Ok(record) => out.push(record),
+                Err(err) => return (out, Some(err)),
+            }
+        }
+        (out, None)
+    }
+
+    /// Every way of decoding gives the careful path's records and error, record by record.
+    fn assert_paths_agree(events: &Events<'_>, what: &str) -> (Vec<Record>, Option<FormatError>) {
+        let careful = careful_records(events);
+        for batch in [1, 3, 32, 4096] {
+            let fast = filled_records(events, batch);
+            assert_eq!(fast.1, careful.1, "{what}, batches of {batch}: the error");
+            assert_eq!(fast.0.len(), careful.0.len(), "{what}, batches of {batch}");
+            for (i, (a, b)) in fast.0.iter().zip(&careful.0).enumerate() {
+                assert_eq!(a, b, "{what}, batches of {batch}: record {i}");
+            }
+        }
+        assert_eq!(iterated_records(events), careful, "{what}, through iter");
+        careful
+    }
+
+    /// A large generated PACKED stream decodes the same through the fast path as through the
+    /// careful one, losslessly; and so does every damaged copy of it (a byte changed, the
+    /// stream cut short, a wrong record count), with the same error at the same byte.
+    #[test]
+    fn fast_and_careful_packed_decoding_agree_record_by_record() {
+        let records = records_of_every_shape(0x5eed, 400_000);
+        let mut header = Header::new(Endian::Little);
+        header.pointer_size = 8;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        // Chunks of many lengths, as the runtime's (65 536 records) and shorter.
+        let mut at = 0;
+        for len in [1usize, 2, 31, 32, 33, 100, 4097, 65_536].iter().cycle() {
+            if at >= records.len() {
+                break;
+            }
+            let end = (at + len).min(records.len());
+            w.packed(1, &records[at..end]).unwrap();
+            at = end;
+        }
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let mut back = Vec::new();
+        let mut streams = Vec::new();
+        for chunk in trace.chunks() {
+            let chunk = chunk.unwrap();
+            let Chunk::Events(events) = chunk.chunk else {
+                panic!("{:?}", chunk.chunk)
+            };
+            let (decoded, error) = assert_paths_agree(&events, "the stream as written");
+            assert_eq!(error, None);
+            back.extend(decoded);
+            streams.push(events);
+        }
+        assert_eq!(back.len(), records.len());
+        for (i, (a, b)) in back.iter().zip(&records).enumerate() {
+            assert_eq!(a, b, "record {i}");
+        }
+
+        // Damaged copies of the longer chunks.
+        let mut state = 0x0dd_ba11u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut errors = 0;
+        for events in streams.iter().filter(|e| e.len() >= 4097) {
+            let head = events.packed.unwrap();
+            for round in 0..100 {
+                let mut stream = events.bytes.data.to_vec();
+                let mut records = head.records;
+                match round % 5 {
+                    0 => {
+                        let at = next() as usize % stream.len();
+                        stream[at] ^= 1 << (next() % 8);
+                    }
+                    1 => {
+                        let at = next() as usize % stream.len();
+                        stream[at] = next() as u8;
+                    }
+                    2 => {
+                        // A number of 10 bytes or more: its last byte decides.
+                        let at = next() as usize % (stream.len() - 12);
+                        stream[at..at + 9].fill(0x80 | next() as u8);
+                        stream[at + 9] = (next() % 4) as u8 | if round % 3 == 0 { 0x80 } else { 0 };
+                    }
+                    3 => {
+                        let keep = next() as usize % stream.len();
+                        stream.truncate(keep);
+                    }
+                    _ => records = (next() as u32) % (records + 2),
+                }
+                let damaged = Events {
+                    bytes: Bytes {
+                        data: &stream,
+                        endian: Endian::Little,
+                    },
+                    packed: Some(PackedHead { records, ..head }),
+                    ..*events
+                };
+                let (_, error) = assert_paths_agree(&damaged, &format!("damage {round}"));
+                errors += usize::from(error.is_some());
+            }
+        }
+        assert!(errors > 100, "only {errors} damaged streams were errors");
+    }
 }
