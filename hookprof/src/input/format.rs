@@ -996,7 +996,8 @@ impl<'a> PackDecoder<'a> {
             return n;
         }
         let due = (self.records.saturating_sub(self.index) as usize).min(out.len() - n);
-        let (stream, mask, ring) = (self.stream, self.mask, &mut *self.ring);
+        let (stream, mask, ring, table) =
+            (self.stream, self.mask, &mut *self.ring, &self.table[..]);
         let (mut pos, mut now, mut depth, mut after_escape) =
             (self.pos, self.now, self.depth, self.after_escape);
         // The records from `pos` to `last_window` have a whole window after their start.
@@ -1025,7 +1026,7 @@ impl<'a> PackDecoder<'a> {
                 continue;
             }
             if first & 0x83 == pack::ENTRY_INDEX as u8 && window[1] < 0x80 && !after_escape {
-                if let Some(&address) = self.table.get(usize::from(window[1])) {
+                if let Some(&address) = table.get(usize::from(window[1])) {
                     ring[(depth as usize) & (pack::STACK - 1)] = address;
                     depth += 1;
                     now = now.wrapping_add(u64::from(first >> 2));
@@ -1055,8 +1056,7 @@ impl<'a> PackDecoder<'a> {
                 let Some((index, used)) = window_varint(window, used) else {
                     break;
                 };
-                let Some(&address) = usize::try_from(index).ok().and_then(|i| self.table.get(i))
-                else {
+                let Some(&address) = usize::try_from(index).ok().and_then(|i| table.get(i)) else {
                     break;
                 };
                 ring[(depth as usize) & (pack::STACK - 1)] = address;
