@@ -789,13 +789,19 @@ impl<'a> PackDecoder<'a> {
 
     fn new_address(&mut self) -> Result<u64, FormatError> {
         let z = self.varint()?;
+        Ok(self.add_new_address(z))
+    }
+
+    /// A new address from its zigzag delta `z`; it joins the table while there is room.
+    #[inline(always)]
+    fn add_new_address(&mut self, z: u64) -> u64 {
         let delta = (z >> 1) ^ (z & 1).wrapping_neg();
         let address = self.last_new.wrapping_add(delta);
         self.last_new = address;
         if self.table.len() < pack::TABLE_MAX {
             self.table.push(address);
         }
-        Ok(address)
+        address
     }
 
     fn table_entry(&mut self, index: u64) -> Result<u64, FormatError> {
@@ -881,35 +887,226 @@ impl<'a> PackDecoder<'a> {
         Ok(record)
     }
 
+    /// The common records, decoded without a check per byte and without a `Result`: an exit
+    /// of the top frame, an entry of a table address or of a new one (not after a resync
+    /// escape). `None`, with nothing changed, for everything else — other exits, clock
+    /// escapes, the entry after an escape, damage, the stream's last [`FAST_WINDOW`] bytes —
+    /// which [`Self::next_record`] then decodes, reporting any damage at its byte as before.
+    /// The caller has checked that a record is still due.
+    #[inline(always)]
+    fn fast_record(&mut self) -> Option<Record> {
+        // One length check per record: what follows reads inside the window.
+        let window: &[u8; FAST_WINDOW] = self
+            .stream
+            .get(self.pos..self.pos.wrapping_add(FAST_WINDOW))?
+            .try_into()
+            .ok()?;
+        let (v, used) = window_varint(window, 0)?;
+        let time = self.now.wrapping_add(v >> 2);
+        let (kind, address, used) = match v & 3 {
+            pack::EXIT_TOP => {
+                let depth = self.depth.checked_sub(1)?;
+                self.depth = depth;
+                let address = self.ring[(depth as usize) & (pack::STACK - 1)];
+                self.after_escape = address == 0;
+                (RecordKind::Exit, address, used)
+            }
+            pack::ENTRY_INDEX if !self.after_escape => {
+                let (index, used) = window_varint(window, used)?;
+                let &address = self.table.get(usize::try_from(index).ok()?)?;
+                self.push(address);
+                (RecordKind::Entry, address, used)
+            }
+            pack::ENTRY_NEW if !self.after_escape => {
+                let (z, used) = window_varint(window, used)?;
+                let address = self.add_new_address(z);
+                self.push(address);
+                (RecordKind::Entry, address, used)
+            }
+            _ => return None,
+        };
+        self.pos += used;
+        self.now = time;
+        self.index += 1;
+        Some(Record {
+            time,
+            kind,
+            address: address & self.mask,
+        })
+    }
+
+    /// An entry that is not a resync target: its address becomes the top frame.
+    #[inline(always)]
+    fn push(&mut self, address: u64) {
+        self.ring[(self.depth as usize) & (pack::STACK - 1)] = address;
+        self.depth += 1;
+    }
+
     fn next(&mut self) -> Option<Result<Record, FormatError>> {
         if self.failed {
             return None;
         }
         if self.index >= self.records {
-            if self.pos != self.stream.len() {
-                // The stream ends with the last record (the padding is not in it).
-                let err = self.error("bytes after the chunk's last record");
-                return Some(Err(err));
-            }
-            return None;
+            return self.after_last().map(Err);
+        }
+        if let Some(record) = self.fast_record() {
+            return Some(Ok(record));
         }
         Some(self.next_record())
     }
 
+    /// Once every record is decoded: the stream must end with the last one (the padding is
+    /// not in it).
+    fn after_last(&mut self) -> Option<FormatError> {
+        if self.pos != self.stream.len() {
+            return Some(self.error("bytes after the chunk's last record"));
+        }
+        None
+    }
+
     fn fill(&mut self, out: &mut [Record]) -> (usize, Option<FormatError>) {
         let mut n = 0;
-        while n < out.len() {
-            match self.next() {
-                Some(Ok(record)) => {
+        loop {
+            n = self.fast_run(out, n);
+            if n == out.len() || self.failed {
+                return (n, None);
+            }
+            if self.index >= self.records {
+                return (n, self.after_last());
+            }
+            // A record the fast path leaves: a rarer kind, damage, or the stream's end.
+            match self.next_record() {
+                Ok(record) => {
                     out[n] = record;
                     n += 1;
                 }
-                Some(Err(err)) => return (n, Some(err)),
-                None => break,
+                Err(err) => return (n, Some(err)),
             }
         }
-        (n, None)
     }
+
+    /// The replay's fast path: exits of the top frame and entries of table addresses into
+    /// `out[n..]`, with the decoder's state in locals, until a record is another kind (an
+    /// entry of a new address too: once a function a chunk, and its `Vec::push` would cost
+    /// the loop its registers), `out` is full or the chunk's records are done; returns the
+    /// new `n`. Nothing is reported here: the careful path takes the record it stopped at.
+    #[inline(always)]
+    fn fast_run(&mut self, out: &mut [Record], n: usize) -> usize {
+        if self.failed {
+            return n;
+        }
+        let due = (self.records.saturating_sub(self.index) as usize).min(out.len() - n);
+        let (stream, mask, ring, table) =
+            (self.stream, self.mask, &mut *self.ring, &self.table[..]);
+        let (mut pos, mut now, mut depth, mut after_escape) =
+            (self.pos, self.now, self.depth, self.after_escape);
+        // The records from `pos` to `last_window` have a whole window after their start.
+        let Some(last_window) = stream.len().checked_sub(FAST_WINDOW) else {
+            return n;
+        };
+        let mut slots = out[n..n + due].iter_mut();
+        while pos <= last_window && slots.len() > 0 {
+            // One length check per record: what follows reads inside the window.
+            let Some(window) = stream[pos..].first_chunk::<FAST_WINDOW>() else {
+                break;
+            };
+            // The two commonest records first, each a path of its own: an exit of the top
+            // frame with a delta under 32 ticks (one byte), an entry of a table address with
+            // an index under 128 and a delta under 32 ticks (two bytes).
+            let first = window[0];
+            if first & 0x83 == pack::EXIT_TOP as u8 && depth > 0 {
+                depth -= 1;
+                let address = ring[(depth as usize) & (pack::STACK - 1)];
+                after_escape = address == 0;
+                now = now.wrapping_add(u64::from(first >> 2));
+                pos += 1;
+                if let Some(slot) = slots.next() {
+                    *slot = Record::exit(now, address & mask);
+                }
+                continue;
+            }
+            if first & 0x83 == pack::ENTRY_INDEX as u8 && window[1] < 0x80 && !after_escape {
+                if let Some(&address) = table.get(usize::from(window[1])) {
+                    ring[(depth as usize) & (pack::STACK - 1)] = address;
+                    depth += 1;
+                    now = now.wrapping_add(u64::from(first >> 2));
+                    pos += 2;
+                    if let Some(slot) = slots.next() {
+                        *slot = Record::entry(now, address & mask);
+                    }
+                    continue;
+                }
+            }
+            let Some((v, used)) = window_varint(window, 0) else {
+                break;
+            };
+            let time = now.wrapping_add(v >> 2);
+            let k = v & 3;
+            let (kind, address, used) = if k == pack::EXIT_TOP {
+                let Some(below) = depth.checked_sub(1) else {
+                    break;
+                };
+                depth = below;
+                let address = ring[(depth as usize) & (pack::STACK - 1)];
+                after_escape = address == 0;
+                (RecordKind::Exit, address, used)
+            } else if after_escape {
+                break;
+            } else if k == pack::ENTRY_INDEX {
+                let Some((index, used)) = window_varint(window, used) else {
+                    break;
+                };
+                let Some(&address) = usize::try_from(index).ok().and_then(|i| table.get(i)) else {
+                    break;
+                };
+                ring[(depth as usize) & (pack::STACK - 1)] = address;
+                depth += 1;
+                (RecordKind::Entry, address, used)
+            } else {
+                break;
+            };
+            pos += used;
+            now = time;
+            if let Some(slot) = slots.next() {
+                *slot = Record {
+                    time,
+                    kind,
+                    address: address & mask,
+                };
+            }
+        }
+        let done = due - slots.len();
+        self.pos = pos;
+        self.now = now;
+        self.depth = depth;
+        self.after_escape = after_escape;
+        self.index += done as u32;
+        n + done
+    }
+}
+
+/// Bytes [`PackDecoder::fast_record`] may read without a further check: a record's first two
+/// numbers, each at most 10 bytes.
+const FAST_WINDOW: usize = 20;
+
+/// The LEB128 number at `at` in `window` and the offset after it; `None` for a number longer
+/// than 64 bits (the careful path reports it).
+#[inline(always)]
+fn window_varint(window: &[u8; FAST_WINDOW], at: usize) -> Option<(u64, usize)> {
+    let bytes = window.get(at..at + 10)?;
+    let first = bytes[0];
+    if first < 0x80 {
+        return Some((u64::from(first), at + 1));
+    }
+    let mut value = u64::from(first & 0x7f);
+    for (i, &byte) in bytes.iter().enumerate().skip(1) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            // The tenth byte holds bit 63 only.
+            return (i < 9 || byte <= 1).then_some((value, at + i + 1));
+        }
+    }
+    None
 }
 
 /// Iterator over the records of an [`Events`] chunk.
@@ -2574,5 +2771,256 @@ mod tests {
         let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
         let err = w.events(1, &[Record::entry(1, 0x4012)]).unwrap_err();
         assert!(err.to_string().contains("bit 1"), "{err}");
+    }
+
+    /// Records of many shapes for the PACKED decoder's paths: calls from a few functions (the
+    /// fast path), recursion deeper than the predicted stack, more functions than the table
+    /// holds, exits below the top, unmatched exits, resync pairs (a target on the stack and
+    /// one not), clock escapes (a clock that goes back, huge jumps, a delta just under and at
+    /// 2^58), deltas of every width, addresses far apart (long zigzag deltas).
+    fn records_of_every_shape(seed: u64, len: usize) -> Vec<Record> {
+        let mut state = seed | 1;
+        let mut next = move || {
+            // xorshift64*
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        let mut records = Vec::with_capacity(len + 2048);
+        let mut stack: Vec<u64> = Vec::new();
+        let mut time = 1_000u64;
+        while records.len() < len {
+            let r = next();
+            time = time.wrapping_add(match r % 64 {
+                0 => next() >> 6,               // up to 2^58: a clock escape or nearly
+                1 => (1 << 58) - 1 - (r >> 60), // just under the escape
+                2 => 1 << 58,
+                3 => 0u64.wrapping_sub(next() % 5000), // the clock went back
+                4..=9 => next() % (1 << 20),
+                _ => r >> 59, // 0 to 31 ticks: one byte
+            });
+            let address = |n: u64| 0x40_1000 + n * 16;
+            let far = |n: u64| 0xffff_8000_0000_0000u64.wrapping_add(n << 4) | 1; // Thumb bit
+            let push = |records: &mut Vec<Record>, time, kind, address| {
+                records.push(Record {
+                    time,
+                    kind,
+                    address,
+                })
+            };
+            match (next() % 1000, stack.is_empty()) {
+                (0..=459, _) | (_, true) => {
+                    let a = address(next() % 6);
+                    stack.push(a);
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                (460..=919, false) => {
+                    push(&mut records, time, RecordKind::Exit, stack.pop().unwrap())
+                }
+                (920..=959, false) => {
+                    // A function seldom seen: the table fills, then overflows.
+                    let a = if next() % 2 == 0 {
+                        address(6 + next() % 6000)
+                    } else {
+                        far(next() % 100_000)
+                    };
+                    stack.push(a);
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                (960..=974, false) => {
+                    // An exit below the top: the frames above it unwound.
+                    let at = (next() as usize) % stack.len();
+                    let a = stack[at];
+                    stack.truncate(at);
+                    push(&mut records, time, RecordKind::Exit, a);
+                }
+                (975..=977, false) => {
+                    // An entry of address 0 and its exit, which pops a 0 off the predicted
+                    // stack: the next entry is read as a resync target.
+                    push(&mut records, time, RecordKind::Entry, 0);
+                    push(&mut records, time, RecordKind::Exit, 0);
+                }
+                (978..=984, false) => {
+                    let a = if next() % 3 == 0 {
+                        0x7700_0001
+                    } else {
+                        address(next() % 20)
+                    };
+                    push(&mut records, time, RecordKind::Exit, a); // may match nothing
+                }
+                (985..=994, false) => {
+                    // A resync: the escape, then its target, on the stack or not.
+                    push(&mut records, time, RecordKind::Exit, 0);
+                    let at = (next() as usize) % (stack.len() + 1);
+                    let a = stack.get(at).copied().unwrap_or(address(next() % 30));
+                    if at < stack.len() {
+                        stack.truncate(at + 1);
+                    } else {
+                        stack.push(a);
+                    }
+                    push(&mut records, time, RecordKind::Entry, a);
+                }
+                _ => {
+                    // Recursion deeper than the ring, then back out.
+                    let a = address(next() % 8);
+                    let depth = 200 + next() % 700;
+                    for _ in 0..depth {
+                        push(&mut records, time, RecordKind::Entry, a);
+                        time += 3;
+                    }
+                    for _ in 0..depth {
+                        push(&mut records, time, RecordKind::Exit, a);
+                        time += 2;
+                    }
+                }
+            }
+        }
+        records
+    }
+
+    /// The PACKED chunk's records through the careful path alone, and the error that ended
+    /// them.
+    fn careful_records(events: &Events<'_>) -> (Vec<Record>, Option<FormatError>) {
+        let mut decoder = PackDecoder::new(events, events.packed.unwrap());
+        let mut out = Vec::new();
+        loop {
+            if decoder.index >= decoder.records {
+                return (out, decoder.after_last());
+            }
+            match decoder.next_record() {
+                Ok(record) => out.push(record),
+                Err(err) => return (out, Some(err)),
+            }
+        }
+    }
+
+    /// The same through [`Cursor::fill`] (the fast path first), `batch` records at a time.
+    fn filled_records(events: &Events<'_>, batch: usize) -> (Vec<Record>, Option<FormatError>) {
+        let mut cursor = events.cursor();
+        let mut buffer = vec![Record::entry(0, 0); batch];
+        let mut out = Vec::new();
+        loop {
+            let (n, error) = cursor.fill(&mut buffer);
+            out.extend_from_slice(&buffer[..n]);
+            if error.is_some() || n < batch {
+                return (out, error);
+            }
+        }
+    }
+
+    /// The same through [`Events::iter`].
+    fn iterated_records(events: &Events<'_>) -> (Vec<Record>, Option<FormatError>) {
+        let mut out = Vec::new();
+        for item in events.iter() {
+            match item {
+                Ok(record) => out.push(record),
+                Err(err) => return (out, Some(err)),
+            }
+        }
+        (out, None)
+    }
+
+    /// Every way of decoding gives the careful path's records and error, record by record.
+    fn assert_paths_agree(events: &Events<'_>, what: &str) -> (Vec<Record>, Option<FormatError>) {
+        let careful = careful_records(events);
+        for batch in [1, 3, 32, 4096] {
+            let fast = filled_records(events, batch);
+            assert_eq!(fast.1, careful.1, "{what}, batches of {batch}: the error");
+            assert_eq!(fast.0.len(), careful.0.len(), "{what}, batches of {batch}");
+            for (i, (a, b)) in fast.0.iter().zip(&careful.0).enumerate() {
+                assert_eq!(a, b, "{what}, batches of {batch}: record {i}");
+            }
+        }
+        assert_eq!(iterated_records(events), careful, "{what}, through iter");
+        careful
+    }
+
+    /// A large generated PACKED stream decodes the same through the fast path as through the
+    /// careful one, losslessly; and so does every damaged copy of it (a byte changed, the
+    /// stream cut short, a wrong record count), with the same error at the same byte.
+    #[test]
+    fn fast_and_careful_packed_decoding_agree_record_by_record() {
+        let records = records_of_every_shape(0x5eed, 400_000);
+        let mut header = Header::new(Endian::Little);
+        header.pointer_size = 8;
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        // Chunks of many lengths, as the runtime's (65 536 records) and shorter.
+        let mut at = 0;
+        for len in [1usize, 2, 31, 32, 33, 100, 4097, 65_536].iter().cycle() {
+            if at >= records.len() {
+                break;
+            }
+            let end = (at + len).min(records.len());
+            w.packed(1, &records[at..end]).unwrap();
+            at = end;
+        }
+        let bytes = w.into_inner();
+        let trace = Trace::new(&bytes).unwrap();
+        let mut back = Vec::new();
+        let mut streams = Vec::new();
+        for chunk in trace.chunks() {
+            let chunk = chunk.unwrap();
+            let Chunk::Events(events) = chunk.chunk else {
+                panic!("{:?}", chunk.chunk)
+            };
+            let (decoded, error) = assert_paths_agree(&events, "the stream as written");
+            assert_eq!(error, None);
+            back.extend(decoded);
+            streams.push(events);
+        }
+        assert_eq!(back.len(), records.len());
+        for (i, (a, b)) in back.iter().zip(&records).enumerate() {
+            assert_eq!(a, b, "record {i}");
+        }
+
+        // Damaged copies of the longer chunks.
+        let mut state = 0x0dd_ba11u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut errors = 0;
+        for events in streams.iter().filter(|e| e.len() >= 4097) {
+            let head = events.packed.unwrap();
+            for round in 0..100 {
+                let mut stream = events.bytes.data.to_vec();
+                let mut records = head.records;
+                match round % 5 {
+                    0 => {
+                        let at = next() as usize % stream.len();
+                        stream[at] ^= 1 << (next() % 8);
+                    }
+                    1 => {
+                        let at = next() as usize % stream.len();
+                        stream[at] = next() as u8;
+                    }
+                    2 => {
+                        // A number of 10 bytes or more: its last byte decides.
+                        let at = next() as usize % (stream.len() - 12);
+                        stream[at..at + 9].fill(0x80 | next() as u8);
+                        stream[at + 9] = (next() % 4) as u8 | if round % 3 == 0 { 0x80 } else { 0 };
+                    }
+                    3 => {
+                        let keep = next() as usize % stream.len();
+                        stream.truncate(keep);
+                    }
+                    _ => records = (next() as u32) % (records + 2),
+                }
+                let damaged = Events {
+                    bytes: Bytes {
+                        data: &stream,
+                        endian: Endian::Little,
+                    },
+                    packed: Some(PackedHead { records, ..head }),
+                    ..*events
+                };
+                let (_, error) = assert_paths_agree(&damaged, &format!("damage {round}"));
+                errors += usize::from(error.is_some());
+            }
+        }
+        assert!(errors > 100, "only {errors} damaged streams were errors");
     }
 }
