@@ -79,6 +79,7 @@
 #define HKT_CHUNK_FOLDED 14  /* version 5, HOOKCC_MIN_DURATION: calls the records leave out */
 #define HKT_CHUNK_SWITCH 15  /* a thread's times switched out (Linux perf); optional */
 #define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
+#define HKT_CHUNK_WRITER 17  /* the writer thread's time on and waiting for a CPU; optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -280,6 +281,18 @@ struct hkt_sample_point {
     uint64_t ip; /* 8: the address the thread was at (user mode) */
 };
 
+/* WRITER payload: what the runtime's writer thread (which packs and writes the threads' full
+ * buffers) got of the CPUs, from the kernel's schedstat of that thread at the end (Linux): the
+ * time it ran, the time it was ready to run and waited for a CPU (none free), the times it was
+ * given one, and how long it lived. A wait that is a large part of its run says the machine had
+ * no core free for it: the traced threads then competed with it for theirs. */
+struct hkt_writer {
+    uint64_t cpu_ns;  /*  0 */
+    uint64_t wait_ns; /*  8: ready to run, waiting for a CPU */
+    uint64_t slices;  /* 16: times it got a CPU */
+    uint64_t wall_ns; /* 24: from its start to the end of the trace */
+};
+
 /* LOST payload. */
 struct hkt_lost {
     uint64_t records; /* 0 */
@@ -318,6 +331,7 @@ _Static_assert(sizeof(struct hkt_switch) == 24, "hkt_switch is 24 bytes");
 _Static_assert(sizeof(struct hkt_switch_pair) == 16, "hkt_switch_pair is 16 bytes");
 _Static_assert(sizeof(struct hkt_sample) == 32, "hkt_sample is 32 bytes");
 _Static_assert(sizeof(struct hkt_sample_point) == 16, "hkt_sample_point is 16 bytes");
+_Static_assert(sizeof(struct hkt_writer) == 32, "hkt_writer is 32 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
 _Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
 _Static_assert(sizeof(struct hkt_pause) == 16, "hkt_pause is 16 bytes");

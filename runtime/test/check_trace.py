@@ -22,6 +22,7 @@ HEADER_SIZE = 64
 CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1, 2, 3, 4, 5, 6
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
 CHUNK_PROFILE, CHUNK_FOLDED, CHUNK_SWITCH, CHUNK_SAMPLE = 13, 14, 15, 16
+CHUNK_WRITER = 17
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -243,6 +244,7 @@ class Trace:
         self.checks = 0  # CHECK chunks that matched
         self.overheads = []  # (self_ticks, child_ticks, pairs, before any EVENTS chunk)
         self.pauses = 0  # PAUSE chunks (a hook wrote its full buffer)
+        self.writer = None  # the WRITER chunk: (cpu_ns, wait_ns, slices, wall_ns)
         self.folded = 0  # calls in FOLDED chunks (HOOKCC_MIN_DURATION)
 
         self.exe = None
@@ -435,6 +437,14 @@ class Trace:
                                           f"out of order (the thread's last at {last}, the "
                                           f"chunk's anchor at {anchor_ns})")
                     t.samples.append((ns, ip))
+            elif ctype == CHUNK_WRITER:
+                # The writer thread's schedstat at the end: run, wait for a CPU, slices, life.
+                if length != 32 or tid != 0:
+                    raise FormatError(f"{where}: WRITER payload of {length} bytes, thread {tid}")
+                cpu_ns, wait_ns, slices, wall_ns = struct.unpack_from(e + "4Q", payload, 0)
+                if cpu_ns > wall_ns + 10**9:
+                    raise FormatError(f"{where}: WRITER ran {cpu_ns} ns in a life of {wall_ns}")
+                self.writer = (cpu_ns, wait_ns, slices, wall_ns)
             elif ctype == CHUNK_CLOCK:
                 if length != (32 if self.checked else 24):
                     raise FormatError(f"{where}: CLOCK payload of {length} bytes")

@@ -1696,3 +1696,47 @@ fn diff_gate_on_cpu_time_passes_a_run_beside_a_hog_and_fails_a_planted_regressio
         "{text}"
     );
 }
+
+/// Issue 34 item 4: a trace made where the runtime's writer thread had no free core says so in
+/// every view. The run of tests/programs/cpu_time.c `gate` pinned to one CPU beside two CPU hogs
+/// on it: the WRITER chunk has the writer's wait for a CPU (the kernel's schedstat), `info`
+/// shows it and calls it no free core, and report, flame and timeline warn. The same run alone
+/// on its CPU has the figures too (whether it waited depends on the machine: not asserted).
+#[test]
+fn a_writer_thread_without_a_free_core_is_said_in_every_view() {
+    let cpu = first_allowed_cpu();
+    if !have_tool("taskset", &["-c", &cpu.to_string(), "true"], "util-linux") {
+        return;
+    }
+    if !Path::new("/proc/self/schedstat").exists() {
+        eprintln!("SKIPPED: this kernel has no schedstats (/proc/self/schedstat)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (alone, _) = cpu_time_trace(dir.path(), "alone", &[], &["gate"], Some(cpu));
+    let info = |trace: &Path| {
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(trace)).stdout).into_owned()
+    };
+    let text = info(&alone);
+    assert!(text.contains("writer thread:     ran "), "{text}");
+    let (hogged, _) = {
+        let _hogs = [Hog::on(cpu), Hog::on(cpu)];
+        cpu_time_trace(dir.path(), "hogged", &[], &["gate"], Some(cpu))
+    };
+    let text = info(&hogged);
+    assert!(text.contains("; it had no free core"), "{text}");
+    for view in [&["report"][..], &["flame"], &["timeline", "-o", "t.json"]] {
+        let out = run_ok(
+            hookprof()
+                .current_dir(dir.path())
+                .arg(view[0])
+                .arg(&hogged)
+                .args(&view[1..]),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("the runtime's writer thread had no free core: it waited"),
+            "{view:?}: {stderr}"
+        );
+    }
+}

@@ -518,6 +518,8 @@ pub struct TraceSummary {
     /// samples that were in the hooks (left out: their own time).
     pub sample_period_ns: u64,
     pub samples_in_hooks: u64,
+    /// What the runtime's writer thread got of the CPUs (a WRITER chunk), if the trace says.
+    pub writer: Option<crate::input::format::WriterStats>,
 }
 
 impl TraceSummary {
@@ -581,6 +583,7 @@ impl TraceSummary {
             time: TimeBasis::Wall,
             sample_period_ns: 0,
             samples_in_hooks: 0,
+            writer: None,
         }
     }
 
@@ -1706,6 +1709,7 @@ fn replay_with<V: ReplayVisitor>(
                 summary.folded_calls = summary.folded_calls.saturating_add(calls);
                 summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
+            Chunk::Writer(writer) => summary.writer = Some(writer),
             Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) | Chunk::Sample(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),

@@ -620,6 +620,7 @@ impl TraceInfo {
                 | Chunk::Sample(_)
                 | Chunk::Unknown
                 | Chunk::Hole => {}
+                Chunk::Writer(writer) => summary.writer = Some(writer),
                 Chunk::Switch(switches) => {
                     summary.switches += switches.pairs.len() as u64;
                 }

@@ -17,6 +17,19 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
             "the last chunk of this incomplete trace is cut short and was ignored ({err})"
         ));
     }
+    if let Some(w) = s.writer.filter(|w| w.starved()) {
+        // The writer thread's wait for a CPU (the kernel's schedstat): the machine had no core
+        // free for it, and the traced threads competed with it for theirs.
+        let ms = |ns: u64| ns as f64 / 1e6;
+        warnings.push(format!(
+            "the runtime's writer thread had no free core: it waited {:.1} ms for a CPU while it \
+             ran {:.1} ms (the machine was busy); the traced threads shared their cores with \
+             it, so their wall times hold some of its work — --time=cpu counts only the time \
+             they ran, and HOOKCC_WRITER=0 makes each thread write its own buffers",
+            ms(w.wait_ns),
+            ms(w.cpu_ns)
+        ));
+    }
     if s.ticks_per_second().is_none() {
         warnings.push(
             "the trace has no clock rate (ticks_per_second is 0 and there is no CLOCK chunk): \

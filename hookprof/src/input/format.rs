@@ -71,6 +71,9 @@ pub mod chunk_type {
     /// A thread's CPU time sampled (Linux perf): the address and instant of each sample.
     /// Added to version 4 without a new version: an older reader loses only sampled times.
     pub const SAMPLE: u32 = 16;
+    /// What the runtime's writer thread got of the CPUs (Linux schedstat), at the end.
+    /// Optional: an older reader skips it.
+    pub const WRITER: u32 = 17;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -1210,12 +1213,38 @@ pub enum Chunk<'a> {
     Switch(Switches),
     /// The thread's CPU time sampled (a SAMPLE chunk).
     Sample(Samples),
+    /// The writer thread's time on and waiting for a CPU (a WRITER chunk).
+    Writer(WriterStats),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
     /// never wrote (the program was killed between the reservation and the `pwrite`).
     /// [`ChunkAt::total_len`] is the number of zero bytes skipped.
     Hole,
+}
+
+/// A WRITER chunk (docs/trace-format.md, "WRITER"): what the runtime's writer thread, which
+/// packs and writes the threads' full buffers, got of the CPUs, from the kernel's schedstat at
+/// the end of the trace. All in ns but `slices`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// The time it ran.
+    pub cpu_ns: u64,
+    /// The time it was ready to run and waited for a CPU.
+    pub wait_ns: u64,
+    /// The times it got a CPU.
+    pub slices: u64,
+    /// From its start to the end of the trace.
+    pub wall_ns: u64,
+}
+
+impl WriterStats {
+    /// The wait for a CPU that says the writer had no core free: at least 10 ms, and at
+    /// least a tenth of the time it ran (an idle core takes it at once; a busy machine's
+    /// run queue makes it wait for whole time slices).
+    pub fn starved(&self) -> bool {
+        self.wait_ns >= 10_000_000 && self.wait_ns.saturating_mul(10) >= self.cpu_ns
+    }
 }
 
 /// A SWITCH chunk: times the thread was switched out, from the kernel's perf records, in
@@ -1729,6 +1758,15 @@ fn decode_payload<'a>(
                 period_ns: u64_at(16),
                 in_hooks: u64_at(24),
                 points,
+            })
+        }
+        chunk_type::WRITER => {
+            need(32)?;
+            Chunk::Writer(WriterStats {
+                cpu_ns: u64_at(0),
+                wait_ns: u64_at(8),
+                slices: u64_at(16),
+                wall_ns: u64_at(24),
             })
         }
         _ => Chunk::Unknown,

@@ -251,6 +251,25 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if let Some(w) = &s.writer {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        line(
+            "writer thread",
+            format!(
+                "ran {:.1} ms, waited {:.1} ms for a CPU, {} time slices, in {:.1} ms (WRITER \
+                 chunk: the kernel's schedstat){}",
+                ms(w.cpu_ns),
+                ms(w.wait_ns),
+                w.slices,
+                ms(w.wall_ns),
+                if w.starved() {
+                    "; it had no free core"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
     if let Some(err) = &s.truncated_tail {
         line("cut short", format!("{err} (last chunk ignored)"));
     }

@@ -197,6 +197,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
     if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)
         hkrt_file_ready(); /* a fork child with only losses still says so */
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
+    hkrt_write_writer_stats();
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
                               g.clock_start.ticks, end.ticks};

@@ -148,6 +148,7 @@ static struct {
     int writer_wanted;  /* HOOKCC_WRITER is not 0: pack and write full buffers in a thread */
     int writer_running; /* atomic: the writer thread runs (this process image, not a fork) */
     int writer_tid;     /* atomic */
+    uint64_t writer_start_ns; /* CLOCK_MONOTONIC when the writer thread started */
     int writer_wake;    /* atomic (a futex word): bumped for every buffer handed over */
     struct hkrt_thread *queue; /* atomic: threads that handed a buffer over (a stack) */
     int space_stopped;  /* atomic: the free-space reserve was reached; no more records */

@@ -76,6 +76,7 @@ static HKRT_FN void *hkrt_writer_main(void *arg)
      * are the runtime's own: counted as lost, never recorded. */
     t_self.life = HKRT_THREAD_DEAD;
     prctl(PR_SET_NAME, "hookcc-writer", 0, 0, 0);
+    g.writer_start_ns = hkrt_monotonic_ns();
     __atomic_store_n(&g.writer_tid, (int)hkrt_gettid(), __ATOMIC_RELEASE);
     uint64_t rings_read = 0; /* when the switch rings were last read (CLOCK_MONOTONIC ns) */
     for (;;) {
@@ -170,4 +171,39 @@ static HKRT_FN int hkrt_hand_over(struct hkrt_thread *t, uint64_t from)
     __atomic_fetch_add(&g.writer_wake, 1, __ATOMIC_RELEASE);
     hkrt_futex_wake(&g.writer_wake);
     return 1;
+}
+
+/* The WRITER chunk (trace_format.h): the writer thread's run and wait for a CPU so far, from
+ * /proc/self/task/TID/schedstat (`run_ns wait_ns slices`; a kernel without schedstats has no
+ * such file: no chunk). Written by the finisher, whatever thread that is. */
+static HKRT_FN void hkrt_write_writer_stats(void)
+{
+    int tid = __atomic_load_n(&g.writer_tid, __ATOMIC_ACQUIRE);
+    if (tid <= 0 || !__atomic_load_n(&g.writer_running, __ATOMIC_RELAXED) || !hkrt_file_ok())
+        return;
+    char path[64] = "";
+    char digits[24];
+    digits[hkrt_u64_to_dec((uint64_t)tid, digits)] = '\0';
+    hkrt_append(path, sizeof path, "/proc/self/task/");
+    hkrt_append(path, sizeof path, digits);
+    hkrt_append(path, sizeof path, "/schedstat");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char text[96];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    struct hkt_writer w = {0, 0, 0, 0};
+    const char *p = hkrt_parse_leading_u64(text, &w.cpu_ns);
+    if (p != NULL && *p == ' ')
+        p = hkrt_parse_leading_u64(p + 1, &w.wait_ns);
+    if (p != NULL && *p == ' ')
+        p = hkrt_parse_leading_u64(p + 1, &w.slices);
+    if (p == NULL)
+        return;
+    w.wall_ns = hkrt_monotonic_ns() - g.writer_start_ns;
+    hkrt_write_chunk(HKT_CHUNK_WRITER, 0, &w, sizeof w, NULL);
 }
