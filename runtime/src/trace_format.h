@@ -55,6 +55,9 @@
 #define HKT_FLAG_COMPLETE UINT64_C(1) /* the runtime finished the file (exit, signal) */
 #define HKT_FLAG_CHECKED UINT64_C(2)  /* every chunk is followed by its CHECK chunk, and a
                                        * CLOCK chunk carries the header's checksum */
+#define HKT_FLAG_SWITCH_REASONS UINT64_C(4) /* bit 0 of each SWITCH pair's out_ns says the
+                                             * thread was preempted (still ready to run); 0:
+                                             * it blocked or yielded (docs: "SWITCH") */
 
 /* Byte offsets of the header fields rewritten in place when the file is finished. */
 #define HKT_OFF_TICKS_PER_SECOND 16

@@ -23,6 +23,7 @@ CHUNK_EXE, CHUNK_MODULE, CHUNK_EVENTS, CHUNK_LOST, CHUNK_THREAD, CHUNK_CLOCK = 1
 CHUNK_END, CHUNK_CHECK, CHUNK_OVERHEAD, CHUNK_PAUSE, CHUNK_PACKED = 7, 8, 9, 10, 11
 CHUNK_PROFILE, CHUNK_FOLDED, CHUNK_SWITCH, CHUNK_SAMPLE = 13, 14, 15, 16
 CHUNK_WRITER = 17
+FLAG_SWITCH_REASONS = 4
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
@@ -412,6 +413,8 @@ class Trace:
                 t.switches_lost += lost
                 for i in range((length - 24) // 16):
                     out_ns, in_ns = struct.unpack_from(e + "2Q", payload, 24 + 16 * i)
+                    if self.flags & FLAG_SWITCH_REASONS:
+                        out_ns &= ~1  # bit 0: preempted (the time itself to 2 ns)
                     last = t.switches[-1][1] if t.switches else 0
                     if not last <= out_ns <= in_ns:
                         raise FormatError(f"{where}: switch {i} from {out_ns} to {in_ns} ns is "

@@ -1532,8 +1532,14 @@ fn cpu_time_leaves_the_time_switched_out_out_of_every_view() {
         .find(|s| s.1 == "blocks_then_spins")
         .expect("the call's slice");
     let (start, end) = (call.2, call.2 + call.3);
-    let out: Vec<_> = slices.iter().filter(|s| s.1 == "switched out").collect();
+    let out: Vec<_> = slices
+        .iter()
+        .filter(|s| s.1.starts_with("switched out"))
+        .collect();
     assert!(!out.is_empty(), "no switched-out slice: {slices:?}");
+    // The sleep: the thread blocked (the kernel says so: not a preemption).
+    let longest = out.iter().max_by_key(|s| s.3).unwrap();
+    assert_eq!(longest.1, "switched out (blocked)", "{out:?}");
     let mut out_inside = 0;
     for s in &out {
         if s.2 >= start && s.2 + s.3 <= end {
@@ -1698,7 +1704,7 @@ fn diff_gate_on_cpu_time_passes_a_run_beside_a_hog_and_fails_a_planted_regressio
 }
 
 /// Issue 34 item 4: a trace made where the runtime's writer thread had no free core says so in
-/// every view. The run of tests/programs/cpu_time.c `gate` pinned to one CPU beside two CPU hogs
+/// every view (and its timeline shows the program's thread preempted by the hogs). The run of tests/programs/cpu_time.c `gate` pinned to one CPU beside two CPU hogs
 /// on it: the WRITER chunk has the writer's wait for a CPU (the kernel's schedstat), `info`
 /// shows it and calls it no free core, and report, flame and timeline warn. The same run alone
 /// on its CPU has the figures too (whether it waited depends on the machine: not asserted).
@@ -1725,6 +1731,24 @@ fn a_writer_thread_without_a_free_core_is_said_in_every_view() {
     };
     let text = info(&hogged);
     assert!(text.contains("; it had no free core"), "{text}");
+    // Beside the hogs the program's thread was preempted, and the timeline says so.
+    let json = dir.path().join("hogged.json");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&hogged)
+            .args(["--time=cpu", "-o"])
+            .arg(&json),
+    );
+    let slices = timeline_slices(&json);
+    assert!(
+        slices.iter().any(|s| s.1 == "switched out (preempted)"),
+        "{:?}",
+        slices
+            .iter()
+            .filter(|s| s.1.starts_with("switched"))
+            .collect::<Vec<_>>()
+    );
     for view in [&["report"][..], &["flame"], &["timeline", "-o", "t.json"]] {
         let out = run_ok(
             hookprof()

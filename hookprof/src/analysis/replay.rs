@@ -45,12 +45,38 @@ use crate::input::format::{
     RecordKind, Samples, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
 };
 
+/// Why a thread was switched out, where the trace says (`FLAG_SWITCH_REASONS`: the kernel's
+/// `PERF_RECORD_MISC_SWITCH_OUT_PREEMPT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchReason {
+    /// Preempted: still ready to run, another thread took the CPU.
+    Preempted,
+    /// It blocked (a lock, I/O, a sleep) or yielded.
+    Blocked,
+    /// The trace does not say.
+    Unknown,
+}
+
+impl SwitchReason {
+    /// The name of a switched-out slice in a timeline.
+    pub fn slice_name(self) -> &'static str {
+        match self {
+            SwitchReason::Preempted => "switched out (preempted)",
+            SwitchReason::Blocked => "switched out (blocked)",
+            SwitchReason::Unknown => "switched out",
+        }
+    }
+}
+
 /// When one thread was switched out (its SWITCH chunks), on the trace's raw clock: the
 /// intervals in time order, overlaps merged, and the off-CPU ticks before each.
 #[derive(Clone, Debug, Default)]
 struct SwitchTimeline {
     /// `(out, in)` in ticks.
     intervals: Vec<(u64, u64)>,
+    /// Where the trace says why (its header's `FLAG_SWITCH_REASONS`): the switch-outs that were
+    /// preemptions, in ticks, in order. `None`: the trace does not say.
+    preempted: Option<Vec<u64>>,
     /// `before[i]`: the ticks of `intervals[..i]`.
     before: Vec<u64>,
     /// Intervals that start before the last time asked about: a thread's records come in time
@@ -110,8 +136,25 @@ impl SwitchTimeline {
         }
         SwitchTimeline {
             intervals: merged,
+            preempted: None,
             before,
             cursor: 0,
+        }
+    }
+
+    /// Why the thread was out over `[out, back)` of its intervals: preempted if a preemption
+    /// began in it (intervals that touch were merged), else blocked.
+    fn reason(&self, out: u64, back: u64) -> SwitchReason {
+        match &self.preempted {
+            None => SwitchReason::Unknown,
+            Some(list) => {
+                let i = list.partition_point(|&p| p < out);
+                if list.get(i).is_some_and(|&p| p < back.max(out + 1)) {
+                    SwitchReason::Preempted
+                } else {
+                    SwitchReason::Blocked
+                }
+            }
         }
     }
 
@@ -148,13 +191,13 @@ impl SwitchTimeline {
 
     /// The intervals (raw ticks) that overlap `(from, to)`, clipped to it: what the thread was
     /// switched out for between two of its records.
-    fn between(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    fn between(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, u64, SwitchReason)> + '_ {
         let first = self.intervals.partition_point(|&(_, back)| back <= from);
         self.intervals[first..]
             .iter()
             .take_while(move |&&(out, _)| out < to)
-            .map(move |&(out, back)| (out.max(from), back.min(to)))
-            .filter(|&(out, back)| back > out)
+            .map(move |&(out, back)| (out.max(from), back.min(to), self.reason(out, back)))
+            .filter(|&(out, back, _)| back > out)
     }
 
     fn total(&self) -> u64 {
@@ -222,18 +265,37 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     if chunks.is_empty() {
         return side;
     }
+    let reasons = trace.header().flags & crate::input::format::FLAG_SWITCH_REASONS != 0;
     let mut intervals: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
+    let mut preempted: HashMap<(u64, u32), Vec<u64>> = HashMap::default();
     for (tid, g, switches) in chunks {
         side.switches += switches.pairs.len() as u64;
         side.switches_lost = side.switches_lost.saturating_add(switches.lost);
         let list = intervals.entry((tid, g)).or_default();
+        let preempts = preempted.entry((tid, g)).or_default();
         for &(out, back) in &switches.pairs {
-            list.push((switches.ticks_at(out, tps), switches.ticks_at(back, tps)));
+            // Bit 0 of the switch-out: a preemption (the time itself to 2 ns).
+            let (out, was_preempted) = if reasons {
+                (out & !1, out & 1 == 1)
+            } else {
+                (out, false)
+            };
+            let out = switches.ticks_at(out, tps);
+            if was_preempted {
+                preempts.push(out);
+            }
+            list.push((out, switches.ticks_at(back, tps).max(out)));
         }
     }
     for (key, list) in intervals {
         let cuts = pauses.remove(&key).unwrap_or_default();
-        side.timelines.insert(key, SwitchTimeline::new(list, cuts));
+        let mut timeline = SwitchTimeline::new(list, cuts);
+        if reasons {
+            let mut list = preempted.remove(&key).unwrap_or_default();
+            list.sort_unstable();
+            timeline.preempted = Some(list);
+        }
+        side.timelines.insert(key, timeline);
     }
     side
 }
@@ -347,11 +409,19 @@ pub trait ReplayVisitor {
     /// self time when it is a traced one, else the last frame (docs/trace-format.md,
     /// "SAMPLE"); every function on the stack its total time.
     fn sample(&mut self, _tid: u64, _ip: u64, _stack: &[Frame]) {}
-    /// The thread was switched out (blocked or preempted: its SWITCH chunks) from `from` to
-    /// `to`, on the records' clock, while `stack` was open (never empty), between two of its
+    /// The thread was switched out (blocked or preempted, `reason` where the trace says: its
+    /// SWITCH chunks) from `from` to `to`, on the records' clock, while `stack` was open (never empty), between two of its
     /// records. Only on the wall clock ([`TimeBasis::Wall`]): on the CPU clock that time is not
     /// there.
-    fn switched_out(&mut self, _tid: u64, _from: u64, _to: u64, _stack: &[Frame]) {}
+    fn switched_out(
+        &mut self,
+        _tid: u64,
+        _from: u64,
+        _to: u64,
+        _reason: SwitchReason,
+        _stack: &[Frame],
+    ) {
+    }
     /// The clock the visitor wants the times on, asked once before the replay.
     fn time_basis(&self) -> TimeBasis {
         TimeBasis::Wall
@@ -900,10 +970,10 @@ impl ThreadState {
                 let shift = raw_to.saturating_sub(batch[at].time);
                 let floor = if at > 0 { batch[at - 1].time } else { 0 };
                 if let (Some(timeline), false) = (&self.switches, self.stack.is_empty()) {
-                    for (out, back) in timeline.between(raw_from, raw_to) {
+                    for (out, back, reason) in timeline.between(raw_from, raw_to) {
                         let out = out.saturating_sub(shift).max(floor);
                         let back = back.saturating_sub(shift).max(out);
-                        visitor.switched_out(self.summary.tid, out, back, &self.stack);
+                        visitor.switched_out(self.summary.tid, out, back, reason, &self.stack);
                     }
                 }
             } else {
@@ -2069,7 +2139,14 @@ mod tests {
             seen: Vec<(u64, u64, u64, u64)>,
         }
         impl ReplayVisitor for Out {
-            fn switched_out(&mut self, tid: u64, from: u64, to: u64, stack: &[Frame]) {
+            fn switched_out(
+                &mut self,
+                tid: u64,
+                from: u64,
+                to: u64,
+                _reason: SwitchReason,
+                stack: &[Frame],
+            ) {
                 self.seen
                     .push((tid, from, to, stack.last().unwrap().address));
             }

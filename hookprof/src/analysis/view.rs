@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::ids::HashMap;
 use crate::analysis::replay::{
-    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, TimeBasis, TraceSummary,
+    replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, SwitchReason, TimeBasis,
+    TraceSummary,
 };
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
@@ -299,13 +300,15 @@ pub trait View {
     /// `count` records were dropped at `time` on this thread (a stream's loss, `hookprof
     /// record`); its frames open then were closed just before.
     fn lost(&mut self, _tid: u64, _time: u64, _count: u64, _names: &Names) {}
-    /// The thread was switched out from `from` to `to` (ticks, wall clock) while the last
-    /// frame of `stack` was the innermost shown one (only with [`TimeBasis::Wall`]).
+    /// The thread was switched out from `from` to `to` (ticks, wall clock), for `reason`,
+    /// while the last frame of `stack` was the innermost shown one (only with
+    /// [`TimeBasis::Wall`]).
     fn switched_out(
         &mut self,
         _tid: u64,
         _from: u64,
         _to: u64,
+        _reason: SwitchReason,
         _stack: &[ViewFrame],
         _names: &Names,
     ) {
@@ -913,7 +916,14 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     /// To the innermost shown frame open (none: nothing to show). Under `--min-duration` an
     /// interval shorter than the duration is left out, as a short call is; the shown frames
     /// around a longer one (as long, since they hold it) are told to the view first.
-    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[Frame]) {
+    fn switched_out(
+        &mut self,
+        tid: u64,
+        from: u64,
+        to: u64,
+        reason: SwitchReason,
+        _stack: &[Frame],
+    ) {
         let t = self.thread_index(tid);
         let thread = &mut self.threads[t];
         if !thread.shown || thread.stack.is_empty() || to.saturating_sub(from) < self.min_ticks {
@@ -925,7 +935,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
                 .enter(tid, &mut thread.stack[..thread.told], &self.names);
         }
         self.view
-            .switched_out(tid, from, to, &thread.stack, &self.names);
+            .switched_out(tid, from, to, reason, &thread.stack, &self.names);
     }
 
     fn aggregate(&mut self, tid: u64, stack: &[Frame], calls: &Aggregate) {

@@ -33,6 +33,9 @@ pub const FLAG_COMPLETE: u64 = 1;
 /// `flags` bit 1: every chunk is followed by its CHECK chunk, and the CLOCK chunk carries
 /// the header's checksum (added to version 3 without a new version).
 pub const FLAG_CHECKED: u64 = 2;
+/// Bit 0 of each SWITCH pair's switch-out time says the thread was preempted (still ready to
+/// run); clear, it blocked or yielded. The times are then to 2 ns.
+pub const FLAG_SWITCH_REASONS: u64 = 4;
 
 /// Version 1: bits 0–61 of a record's first word hold the timestamp, bits 62–63 its kind.
 pub const V1_TIME_MASK: u64 = (1 << 62) - 1;

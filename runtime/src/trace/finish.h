@@ -102,7 +102,7 @@ static HKRT_FN struct hkt_header hkrt_final_header(const struct hkt_clock *clock
 {
     struct hkt_header h = g.header;
     h.ticks_per_second = clock->ticks_per_second;
-    h.flags = HKT_FLAG_COMPLETE | HKT_FLAG_CHECKED;
+    h.flags = HKT_FLAG_COMPLETE | HKT_FLAG_CHECKED | (g.header.flags & HKT_FLAG_SWITCH_REASONS);
     h.records = kept;
     h.lost = made - kept;
     return h;

@@ -195,7 +195,7 @@ static HKRT_FN void hkrt_open_file(void)
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
-    h->flags = HKT_FLAG_CHECKED;
+    h->flags = HKT_FLAG_CHECKED | (g.sw_switches ? HKT_FLAG_SWITCH_REASONS : 0);
     /* The wall clock at the CLOCK chunk's first_tick (g.clock_start, taken earlier: a fork
      * child opens its file at its first record), so that traces of several processes line up
      * on it (hookprof timeline A B …). */

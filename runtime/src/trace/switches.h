@@ -7,6 +7,14 @@
  * Relies on state.h, helpers.h, chunks.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
+/* The kernel's mark on a switch-out of a thread that was preempted (Linux 4.17 on; older
+ * kernels never set it, and their preempted switches read as blocked ones). */
+#ifdef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define HKRT_MISC_SWITCH_OUT_PREEMPT PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#else
+#define HKRT_MISC_SWITCH_OUT_PREEMPT (1 << 14)
+#endif
+
 /* ---------------------------------------------------------------------------------------- */
 /* Context switches                                                                         */
 /*
@@ -248,7 +256,9 @@ static HKRT_FN void hkrt_switches_read(struct hkrt_thread *t, int closing)
         if (rec.h.type == PERF_RECORD_SWITCH && size >= 24) {
             uint64_t time = rec.words[2]; /* after the header: pid/tid, then time */
             if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
-                t->sw_out_ns = time;
+                /* Bit 0 (HKT_FLAG_SWITCH_REASONS): preempted, still ready to run. */
+                t->sw_out_ns = (time & ~UINT64_C(1)) |
+                               ((rec.h.misc & HKRT_MISC_SWITCH_OUT_PREEMPT) != 0);
             } else if (t->sw_out_ns != 0) {
                 g_sw_chunk.pairs[g_sw_pairs].out_ns = t->sw_out_ns;
                 g_sw_chunk.pairs[g_sw_pairs].in_ns = time;

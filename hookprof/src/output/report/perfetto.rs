@@ -32,6 +32,7 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::replay::SwitchReason;
 use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
 use crate::output::block_writer::BlockWriter;
@@ -99,13 +100,23 @@ struct Track {
     fields: Box<[u8]>,
     /// Which function names the sequence has interned, by function number.
     interned: Vec<bool>,
-    /// The sequence has interned [`SWITCHED_OUT_IID`].
-    switched_out_interned: bool,
+    /// The switched-out names the sequence has interned ([`switched_out_iid`]), by reason.
+    switched_out_interned: [bool; 3],
 }
 
-/// The interned name `switched out` (`--time=cpu`): above every function's (number + 1, at
-/// most 2^32).
-const SWITCHED_OUT_IID: u64 = (1 << 32) + 1;
+/// The interned names of switched-out slices (`--time=cpu`), one a reason: above every
+/// function's (number + 1, at most 2^32).
+fn switched_out_iid(reason: SwitchReason) -> u64 {
+    (1 << 32) + 1 + reason_index(reason) as u64
+}
+
+fn reason_index(reason: SwitchReason) -> usize {
+    match reason {
+        SwitchReason::Unknown => 0,
+        SwitchReason::Preempted => 1,
+        SwitchReason::Blocked => 2,
+    }
+}
 
 /// Writes a Perfetto trace to `out` as the frames come.
 pub struct Perfetto<W: Write> {
@@ -257,7 +268,7 @@ impl<W: Write> Perfetto<W> {
         self.tracks.push(Track {
             fields: fields.into_boxed_slice(),
             interned: Vec::new(),
-            switched_out_interned: false,
+            switched_out_interned: [false; 3],
         });
     }
 
@@ -346,7 +357,15 @@ impl<W: Write> View for Perfetto<W> {
 
     /// A switched-out interval: a slice named `switched out` (its name in the event: it is
     /// rare next to the calls), nested in the open call's.
-    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[ViewFrame], _: &Names) {
+    fn switched_out(
+        &mut self,
+        tid: u64,
+        from: u64,
+        to: u64,
+        reason: SwitchReason,
+        _stack: &[ViewFrame],
+        _: &Names,
+    ) {
         if !self.switched_out || self.w.failed() {
             return;
         }
@@ -354,18 +373,18 @@ impl<W: Write> View for Perfetto<W> {
         let mut event = Vec::new();
         let e = open(&mut event, TRACK_EVENT);
         uint(&mut event, TE_TYPE, TYPE_SLICE_BEGIN);
-        uint(&mut event, TE_NAME_IID, SWITCHED_OUT_IID);
+        uint(&mut event, TE_NAME_IID, switched_out_iid(reason));
         close(&mut event, e);
         let (from, to) = (self.clock.time(from), self.clock.time(to));
         let extra = &mut self.scratch;
         extra.clear();
         let track = &mut self.tracks[t];
-        if !track.switched_out_interned {
-            track.switched_out_interned = true;
+        if !track.switched_out_interned[reason_index(reason)] {
+            track.switched_out_interned[reason_index(reason)] = true;
             let data = open(extra, INTERNED_DATA);
             let entry = open(extra, ID_EVENT_NAMES);
-            uint(extra, INTERNED_IID, SWITCHED_OUT_IID);
-            bytes(extra, INTERNED_NAME, b"switched out");
+            uint(extra, INTERNED_IID, switched_out_iid(reason));
+            bytes(extra, INTERNED_NAME, reason.slice_name().as_bytes());
             close(extra, entry);
             close(extra, data);
         }

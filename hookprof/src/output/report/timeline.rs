@@ -22,6 +22,7 @@
 
 use std::io::{self, Write};
 
+use crate::analysis::replay::SwitchReason;
 use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
 use crate::output::block_writer::BlockWriter;
@@ -63,16 +64,10 @@ pub struct Timeline<W: Write> {
     /// Processes added so far.
     processes: u32,
     /// `--time=cpu`: each interval a thread was switched out is a slice of its own
-    /// ([`SWITCHED_OUT_B`]) inside the call that was open.
+    /// ([`SwitchReason::slice_name`]) inside the call that was open.
     switched_out: bool,
     pub events: u64,
 }
-
-/// The ends of a switched-out slice's `B` and `E` events: its own name and category, so that
-/// a viewer colours it apart from the calls and a query finds it (`cat == "switched out"`).
-/// The trace records when the thread was out, not why (blocked or preempted).
-const SWITCHED_OUT_B: &[u8] = b",\"name\":\"switched out\",\"cat\":\"switched out\",\"args\":{}}";
-const SWITCHED_OUT_E: &[u8] = b",\"name\":\"switched out\",\"args\":{}}";
 
 impl<W: Write> Timeline<W> {
     /// Starts the file: the opening and the metadata events of the process and its threads.
@@ -309,18 +304,35 @@ impl<W: Write> View for Timeline<W> {
 
     /// A switched-out interval: a `B` and an `E` event named `switched out`, nested in the
     /// open call's (the replay gives it between two of the thread's records).
-    fn switched_out(&mut self, tid: u64, from: u64, to: u64, _stack: &[ViewFrame], _: &Names) {
+    fn switched_out(
+        &mut self,
+        tid: u64,
+        from: u64,
+        to: u64,
+        reason: SwitchReason,
+        _stack: &[ViewFrame],
+        _: &Names,
+    ) {
         if !self.switched_out || self.w.failed() {
             return;
         }
+        // Its own name and category, so that a viewer colours it apart from the calls and a
+        // query finds it (`cat == "switched out"`).
+        let name = reason.slice_name();
         let t = self.thread(tid);
         self.w.buf.extend_from_slice(&self.threads[t].begin);
         self.push_ts(t, from);
-        self.w.buf.extend_from_slice(SWITCHED_OUT_B);
+        self.w.buf.extend_from_slice(b",\"name\":\"");
+        self.w.buf.extend_from_slice(name.as_bytes());
+        self.w
+            .buf
+            .extend_from_slice(b"\",\"cat\":\"switched out\",\"args\":{}}");
         self.end_event();
         self.w.buf.extend_from_slice(&self.threads[t].end);
         self.push_ts(t, to);
-        self.w.buf.extend_from_slice(SWITCHED_OUT_E);
+        self.w.buf.extend_from_slice(b",\"name\":\"");
+        self.w.buf.extend_from_slice(name.as_bytes());
+        self.w.buf.extend_from_slice(b"\",\"args\":{}}");
         self.end_event();
     }
 
