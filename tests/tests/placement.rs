@@ -35,6 +35,12 @@ fn hook_calls_per_function(dir: &Path, flags: &[&str], hook: &str) -> BTreeMap<S
                 .and_then(|rest| rest.split('(').next())
                 .expect("define … @name(")
                 .to_string();
+            // The program's functions: not the constructor --trace adds to each module
+            // (__hookcc_register_module: it hands the module's switches to the runtime).
+            if name.starts_with("__hookcc_") {
+                current = None;
+                continue;
+            }
             calls.insert(name.clone(), 0);
             current = Some(name);
         } else if line == "}" {
