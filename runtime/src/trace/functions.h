@@ -92,15 +92,27 @@ static HKRT_FN int hkrt_fn_wanted(const struct hkrt_fn *f)
 
 static HKRT_FN void hkrt_fn_apply(struct hkrt_fn *f)
 {
-    __atomic_store_n(&f->on, (uint8_t)(g_functions_recording && hkrt_fn_wanted(f)),
-                     __ATOMIC_RELAXED);
+    int recording = __atomic_load_n(&g_functions_recording, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->on, (uint8_t)(recording && hkrt_fn_wanted(f)), __ATOMIC_RELAXED);
 }
 
-/* Recording on or off, for every function's switch. */
+/* Recording on or off, for every function's switch. Off is also what a fatal signal's finish
+ * does, perhaps in a thread that the signal interrupted holding g_fn_lock: then it does not
+ * wait for the lock (a deadlock), but clears the switches of the ranges published so far,
+ * which are only ever appended to (their count stored last). */
 static HKRT_FN void hkrt_functions_enable(int on)
 {
-    hkrt_fn_lock();
-    g_functions_recording = on != 0;
+    if (!on && __atomic_exchange_n(&g_fn_lock, 1, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&g_functions_recording, 0, __ATOMIC_RELAXED);
+        unsigned n = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE);
+        for (unsigned r = 0; r < n; r++)
+            for (struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++)
+                __atomic_store_n(&f->on, (uint8_t)0, __ATOMIC_RELAXED);
+        return;
+    }
+    if (on)
+        hkrt_fn_lock(); /* off: the exchange above took it */
+    __atomic_store_n(&g_functions_recording, on != 0, __ATOMIC_RELAXED);
     for (unsigned r = 0, n = hkrt_fn_ranges(); r < n; r++)
         for (struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++)
             hkrt_fn_apply(f);
