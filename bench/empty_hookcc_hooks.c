@@ -4,26 +4,30 @@
  * (__PROFILE_*), which pass more arguments than -finstrument-functions does. */
 #include <stdint.h>
 
+#include <hookcc/trace.h>
+
 #define EMPTY_HOOK __attribute__((no_instrument_function, visibility("default")))
 
-EMPTY_HOOK void __hookcc_enter(void *fn);
-EMPTY_HOOK void __hookcc_exit(void *fn_exit);
-EMPTY_HOOK void __hookcc_resync(void *fn); /* after setjmp's returns (Lua's error handling) */
+/* As the pass calls them (HOOKCC_NATIVE_HOOK: preserve_most on x86-64 and AArch64). */
+EMPTY_HOOK HOOKCC_NATIVE_HOOK void __hookcc_enter(void *fn);
+EMPTY_HOOK HOOKCC_NATIVE_HOOK void __hookcc_exit(void *fn_exit);
+/* After setjmp's returns (Lua's error handling). */
+EMPTY_HOOK HOOKCC_NATIVE_HOOK void __hookcc_resync(void *fn);
 EMPTY_HOOK void __PROFILE_ENTRY(const char *name, void *lr, uintptr_t r0, uintptr_t r1, uintptr_t r2,
                                 uintptr_t r3);
 EMPTY_HOOK void __PROFILE_EXIT(void);
 
-void __hookcc_enter(void *fn)
+HOOKCC_NATIVE_HOOK void __hookcc_enter(void *fn)
 {
     (void)fn;
 }
 
-void __hookcc_exit(void *fn_exit)
+HOOKCC_NATIVE_HOOK void __hookcc_exit(void *fn_exit)
 {
     (void)fn_exit;
 }
 
-void __hookcc_resync(void *fn)
+HOOKCC_NATIVE_HOOK void __hookcc_resync(void *fn)
 {
     (void)fn;
 }

@@ -102,7 +102,8 @@ class Builder:
         objs = [out_dir / (s.stem + ".o") for s in srcs]
         if v.extra:
             eobj = out_dir / (v.extra + ".o")
-            extra_cmd = self.plain_compiler(v) + ["-O2", "-c", str(BENCH / (v.extra + ".c")), "-o", str(eobj)]
+            extra_cmd = self.plain_compiler(v) + ["-O2", "-I", str(BENCH.parent / "runtime" / "include"),
+                                                 "-c", str(BENCH / (v.extra + ".c")), "-o", str(eobj)]
             objs.append(eobj)
         exe = out_dir / prog
         link_cmd = cc + v.flags + [str(o) for o in objs] + libs + ["-o", str(exe)]

@@ -102,7 +102,7 @@ class CallgrindPhase:
             self.note(base, f"callgrind (all threads): {e}")
             return
         for v in order:
-            if v.key not in ("native", "native-off", "native-leaf-off", "native-ring",
+            if v.key not in ("native", "native-throttled", "native-off", "native-leaf-off", "native-ring",
                              "native-profile", "native-min-duration") \
                     or v.key not in raw:
                 continue

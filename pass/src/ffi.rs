@@ -349,3 +349,36 @@ pub(crate) fn delete_call(inst: InstructionValue<'_>) {
         LLVMInstructionEraseFromParent(value);
     }
 }
+
+/// Gives `global` the `!associated` metadata naming `function`: the global goes to a section
+/// of its own linked to the function's (`SHF_LINK_ORDER`), which a linker that collects
+/// garbage keeps only while it keeps the function, so the global's reference to the function
+/// never keeps a function alive that nothing else uses.
+pub(crate) fn associate(global: inkwell::values::GlobalValue<'_>, function: FunctionValue<'_>) {
+    use llvm_sys::core::*;
+    const KIND: &str = "associated";
+    // SAFETY: both values are live in the same context; the metadata node is created in it.
+    unsafe {
+        let context = LLVMGetTypeContext(LLVMTypeOf(function.as_value_ref()));
+        let kind = LLVMGetMDKindIDInContext(context, KIND.as_ptr().cast(), KIND.len() as u32);
+        let mut operand = LLVMValueAsMetadata(function.as_value_ref());
+        let node = LLVMMDNodeInContext2(context, &mut operand, 1);
+        LLVMGlobalSetMetadata(global.as_value_ref(), kind, node);
+    }
+}
+
+/// LLVM's `preserve_most` calling convention (`CallingConv::PreserveMost`).
+const PRESERVE_MOST: u32 = 14;
+
+/// The native trace's hooks (`__hookcc_enter`, `__hookcc_exit`, `__hookcc_resync`,
+/// `__hookcc_count`) are called with `preserve_most` on x86-64 and AArch64, where the runtime
+/// defines them so (runtime/src/trace.c, HKRT_HOOK_CC; `<hookcc/trace.h>`'s
+/// HOOKCC_NATIVE_HOOK for a program's own): they keep every register but a scratch one, so the
+/// instrumented function saves nothing around its hook calls and keeps its switch's value in a
+/// register across them — a function switched off pays its tests alone. C's elsewhere.
+pub(crate) fn native_hook_convention(module: &Module<'_>) -> Option<u32> {
+    let triple = module.get_triple();
+    let triple = triple.as_str().to_string_lossy();
+    let arch = triple.split('-').next().unwrap_or("");
+    matches!(arch, "x86_64" | "aarch64" | "arm64").then_some(PRESERVE_MOST)
+}

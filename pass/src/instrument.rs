@@ -5,16 +5,17 @@
 //! plugin (which calls [`instrument_module`]).
 
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::types::{FunctionType, IntType};
+use inkwell::types::{FunctionType, IntType, StructType};
 use inkwell::values::{
     AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
-    InstructionOpcode, InstructionValue, PointerValue, ValueKind,
+    InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
 };
-use inkwell::AddressSpace;
+use inkwell::{AddressSpace, IntPredicate};
 
 use crate::config::{Config, Hook, HookParams, Placement};
 use crate::ffi;
@@ -180,6 +181,17 @@ pub fn instrument_module(
         .exit
         .as_ref()
         .is_some_and(|h| h.params == HookParams::ExitAddress);
+    let (mut entry, mut exit) = (entry, exit);
+    if switched {
+        if let Some(convention) = ffi::native_hook_convention(module) {
+            for hook in [entry.as_mut(), exit.as_mut()].into_iter().flatten() {
+                hook.convention = Some(convention);
+                if let Some(f) = module.get_function(&hook.pointer.get_name().to_string_lossy()) {
+                    f.set_call_conventions(convention);
+                }
+            }
+        }
+    }
     let functions: Vec<FunctionValue> = module.get_functions().collect();
     let mut switches = 0usize;
     for function in functions {
@@ -294,22 +306,58 @@ fn functions_section(module: &Module<'_>) -> &'static str {
     }
 }
 
+/// A native-trace function's switch: its record in [`FUNCTIONS_SECTION`] and, once the entry's
+/// test is built, the value its `on` byte had at entry, which every exit of the call tests, so
+/// that a call's exit is recorded exactly when its entry was, whatever the runtime switches
+/// meanwhile.
+#[derive(Clone, Copy)]
+struct Switch<'ctx> {
+    record: PointerValue<'ctx>,
+    record_type: StructType<'ctx>,
+    /// `on` as read at entry (set by [`position_entry_hook`]).
+    on: Option<IntValue<'ctx>>,
+    /// Counts by the runtime's atomic add (hosted targets: threads); bare metal adds plainly
+    /// (one core; some of its CPUs have no atomic read-modify-write).
+    atomic: bool,
+}
+
+/// The record's fields (`struct hkrt_fn` in runtime/src/trace/functions.h).
+const FN_FIELD_ON: u32 = 2;
+const FN_FIELD_COUNT: u32 = 6;
+/// `on`: 1 records the call, 2 only counts it (the function is throttled), 0 does neither.
+const FN_ON_RECORD: u64 = 1;
+/// The runtime's count of a throttled function's call (an atomic add on its record's count):
+/// `void __hookcc_count(struct hkrt_fn *)`.
+const COUNT_HOOK: &str = "__hookcc_count";
+
 /// Per-function switches (the native trace): gives `function` its record in
-/// [`FUNCTIONS_SECTION`] — `{ const char *name; uint8_t on; uint8_t flags; uint16_t reserved;
-/// uint32_t id; }`, its name as people write it (a Rust path, a demangled C++ name, a C
-/// symbol) and `on` = 1 — and returns the address of its `on` byte, which every hook call of
-/// the function tests first ([`position_hook`]): a function switched off costs a load and a
-/// branch not taken at entry and at exit, on any target, without patching code. The record
-/// holds no address: switching goes by name (the ids of issue 35's item 2 will need one).
-fn function_switch<'ctx>(
-    module: &Module<'ctx>,
-    function: FunctionValue<'ctx>,
-) -> PointerValue<'ctx> {
+/// [`FUNCTIONS_SECTION`] — `{ const char *name; void *function; uint8_t on; uint8_t flags;
+/// uint16_t reserved; uint32_t id; uint64_t count; }`, its name as people write it (a Rust
+/// path, a demangled C++ name, a C symbol), its address, `on` = 1 — which every hook call of
+/// the function tests first ([`position_entry_hook`], [`position_hook`]): a function switched
+/// off costs a load and a branch not taken at entry and a test at exit, on any target, without
+/// patching code. The record is `!associated` with its function: it never keeps a function
+/// alive that a linker collecting garbage would drop (lld; GNU ld keeps such functions, as
+/// every `__start_` section's, unless linked with `-z start-stop-gc`).
+fn function_switch<'ctx>(module: &Module<'ctx>, function: FunctionValue<'ctx>) -> Switch<'ctx> {
     let context = module.get_context();
     let ptr = context.ptr_type(AddressSpace::default());
-    let (i8t, i16t, i32t) = (context.i8_type(), context.i16_type(), context.i32_type());
+    let (i8t, i16t, i32t, i64t) = (
+        context.i8_type(),
+        context.i16_type(),
+        context.i32_type(),
+        context.i64_type(),
+    );
     let record_type = context.struct_type(
-        &[ptr.into(), i8t.into(), i8t.into(), i16t.into(), i32t.into()],
+        &[
+            ptr.into(),
+            ptr.into(),
+            i8t.into(),
+            i8t.into(),
+            i16t.into(),
+            i32t.into(),
+            i64t.into(),
+        ],
         false,
     );
     let symbol = function.get_name().to_string_lossy().into_owned();
@@ -323,32 +371,50 @@ fn function_switch<'ctx>(
     let record = module.add_global(record_type, None, "hookcc.fn");
     record.set_initializer(&record_type.const_named_struct(&[
         name.as_pointer_value().into(),
-        i8t.const_int(1, false).into(),
+        function.as_global_value().as_pointer_value().into(),
+        i8t.const_int(FN_ON_RECORD, false).into(),
         i8t.const_zero().into(),
         i16t.const_zero().into(),
         i32t.const_zero().into(),
+        i64t.const_zero().into(),
     ]));
     record.set_linkage(Linkage::Private);
-    record.set_section(Some(functions_section(module)));
-    record.set_alignment(ffi::pointer_size_bits(module) / 8);
-    let zero = i32t.const_zero();
-    let on = i32t.const_int(1, false);
-    // SAFETY: a constant GEP to field 1 of the record's own struct type.
-    unsafe {
-        record
-            .as_pointer_value()
-            .const_gep(record_type, &[zero, on])
+    let section = functions_section(module);
+    record.set_section(Some(section));
+    record.set_alignment(8);
+    ffi::associate(record, function);
+    Switch {
+        record: record.as_pointer_value(),
+        record_type,
+        on: None,
+        atomic: section == FUNCTIONS_SECTION,
     }
 }
 
-/// Positions `builder` where a hook call that goes before `before` is built: with a `switch`
-/// ([`function_switch`]), in a block of its own entered only while the switch is on —
-/// `if (*switch) hook(…);` by a volatile load, never folded, re-read at every call — else right
-/// before `before`.
-fn position_hook<'ctx>(
+/// Splits the block of `before` there and returns its head, whose branch to the rest is gone
+/// (the caller ends it with the test), and the rest.
+fn split_for_test<'ctx>(
+    before: InstructionValue<'ctx>,
+) -> Result<(BasicBlock<'ctx>, BasicBlock<'ctx>), String> {
+    let head = before
+        .get_parent()
+        .ok_or("an instruction without a block")?;
+    let rest = ffi::split_before(before);
+    head.get_terminator()
+        .ok_or("split block without its branch")?
+        .erase_from_basic_block();
+    Ok((head, rest))
+}
+
+/// Positions `builder` where the entry hook's call that goes before `before` is built: with a
+/// switch, `on` is read once (a volatile load, never folded) and kept in `switch.on` for the
+/// exits; the call is made when it is 1 (recorded), the record's count incremented when it is
+/// 2 (throttled: counted, not recorded), nothing done when it is 0 (off) —
+/// `if (on) { if (on == 1) hook(…); else count++; }` — else right before `before`.
+fn position_entry_hook<'ctx>(
     module: &Module<'ctx>,
     builder: &Builder<'ctx>,
-    switch: Option<PointerValue<'ctx>>,
+    switch: Option<&mut Switch<'ctx>>,
     before: InstructionValue<'ctx>,
 ) -> Result<(), String> {
     let Some(switch) = switch else {
@@ -356,34 +422,124 @@ fn position_hook<'ctx>(
         return Ok(());
     };
     let context = module.get_context();
-    let head = before
-        .get_parent()
-        .ok_or("an instruction without a block")?;
-    let rest = ffi::split_before(before);
-    // The head now ends in a branch to the rest: it becomes the test.
-    head.get_terminator()
-        .ok_or("split block without its branch")?
-        .erase_from_basic_block();
-    let hook = context.insert_basic_block_after(head, "hookcc.hook");
-    builder.position_at_end(head);
     let e = |e: inkwell::builder::BuilderError| e.to_string();
+    let (i8t, i32t, i64t) = (context.i8_type(), context.i32_type(), context.i64_type());
+    let (head, rest) = split_for_test(before)?;
+    let decide = context.insert_basic_block_after(head, "hookcc.switch");
+    let count = context.insert_basic_block_after(decide, "hookcc.count");
+    let hook = context.insert_basic_block_after(count, "hookcc.hook");
+    builder.position_at_end(head);
+    let zero = i32t.const_zero();
+    // SAFETY: constant GEPs to fields of the record's own struct type.
+    let (on_field, count_field) = unsafe {
+        (
+            switch.record.const_gep(
+                switch.record_type,
+                &[zero, i32t.const_int(FN_FIELD_ON.into(), false)],
+            ),
+            switch.record.const_gep(
+                switch.record_type,
+                &[zero, i32t.const_int(FN_FIELD_COUNT.into(), false)],
+            ),
+        )
+    };
     let on = builder
-        .build_load(context.i8_type(), switch, "hookcc.on")
-        .map_err(e)?;
+        .build_load(i8t, on_field, "hookcc.on")
+        .map_err(e)?
+        .into_int_value();
     on.as_instruction_value()
         .ok_or("a load that is no instruction")?
         .set_volatile(true)
         .map_err(|e| e.to_string())?;
+    switch.on = Some(on);
     let is_on = builder
+        .build_int_compare(IntPredicate::NE, on, i8t.const_zero(), "hookcc.is_on")
+        .map_err(e)?;
+    builder
+        .build_conditional_branch(is_on, decide, rest)
+        .map_err(e)?;
+    builder.position_at_end(decide);
+    let records = builder
         .build_int_compare(
-            inkwell::IntPredicate::NE,
-            on.into_int_value(),
-            context.i8_type().const_zero(),
-            "hookcc.is_on",
+            IntPredicate::EQ,
+            on,
+            i8t.const_int(FN_ON_RECORD, false),
+            "hookcc.records",
         )
         .map_err(e)?;
     builder
-        .build_conditional_branch(is_on, hook, rest)
+        .build_conditional_branch(records, hook, count)
+        .map_err(e)?;
+    builder.position_at_end(count);
+    if switch.atomic {
+        // An atomic add, in the runtime: AArch64 Linux lowers one here to a libgcc call
+        // (outline atomics) that a program linked without libgcc lacks.
+        let ptr = context.ptr_type(AddressSpace::default());
+        let counter = module.get_function(COUNT_HOOK).unwrap_or_else(|| {
+            // Weak: only a runtime that throttles (and so defines it) sets the switch that
+            // calls it; a program with hooks of its own links without it.
+            let f = module.add_function(
+                COUNT_HOOK,
+                context.void_type().fn_type(&[ptr.into()], false),
+                Some(Linkage::ExternalWeak),
+            );
+            f.add_attribute(
+                AttributeLoc::Function,
+                context.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0),
+            );
+            f
+        });
+        let call = builder
+            .build_call(counter, &[switch.record.into()], "")
+            .map_err(e)?;
+        if let Some(convention) = ffi::native_hook_convention(module) {
+            counter.set_call_conventions(convention);
+            call.set_call_convention(convention);
+        }
+    } else {
+        let one = i64t.const_int(1, false);
+        let old = builder
+            .build_load(i64t, count_field, "hookcc.count")
+            .map_err(e)?
+            .into_int_value();
+        let new = builder.build_int_add(old, one, "hookcc.count").map_err(e)?;
+        builder.build_store(count_field, new).map_err(e)?;
+    }
+    builder.build_unconditional_branch(rest).map_err(e)?;
+    builder.position_at_end(hook);
+    let branch = builder.build_unconditional_branch(rest).map_err(e)?;
+    builder.position_before(&branch);
+    Ok(())
+}
+
+/// Positions `builder` where a hook call after the entry (an exit, a resync) that goes before
+/// `before` is built: with a switch, in a block of its own entered only when the entry was
+/// recorded (`if (on == 1) hook(…);`, `on` as read at entry), else right before `before`.
+fn position_hook<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    switch: Option<&Switch<'ctx>>,
+    before: InstructionValue<'ctx>,
+) -> Result<(), String> {
+    let Some(on) = switch.and_then(|s| s.on) else {
+        builder.position_before(&before);
+        return Ok(());
+    };
+    let context = module.get_context();
+    let e = |e: inkwell::builder::BuilderError| e.to_string();
+    let (head, rest) = split_for_test(before)?;
+    let hook = context.insert_basic_block_after(head, "hookcc.hook");
+    builder.position_at_end(head);
+    let records = builder
+        .build_int_compare(
+            IntPredicate::EQ,
+            on,
+            context.i8_type().const_int(FN_ON_RECORD, false),
+            "hookcc.records",
+        )
+        .map_err(e)?;
+    builder
+        .build_conditional_branch(records, hook, rest)
         .map_err(e)?;
     builder.position_at_end(hook);
     let branch = builder.build_unconditional_branch(rest).map_err(e)?;
@@ -448,6 +604,8 @@ fn should_instrument(function: FunctionValue<'_>, config: &Config) -> bool {
 struct HookCallee<'ctx> {
     fn_type: FunctionType<'ctx>,
     pointer: PointerValue<'ctx>,
+    /// The calls' calling convention, where it is not C's ([`ffi::native_hook_convention`]).
+    convention: Option<u32>,
 }
 
 impl<'ctx> HookCallee<'ctx> {
@@ -474,9 +632,13 @@ impl<'ctx> HookCallee<'ctx> {
                 _ => converted.push(arg),
             }
         }
-        builder
+        let call = builder
             .build_indirect_call(self.fn_type, self.pointer, &converted, "")
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        if let Some(convention) = self.convention {
+            call.set_call_convention(convention);
+        }
+        Ok(call)
     }
 }
 
@@ -530,7 +692,11 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
         } else {
             fn_type
         };
-        return Ok(HookCallee { fn_type, pointer });
+        return Ok(HookCallee {
+            fn_type,
+            pointer,
+            convention: None,
+        });
     }
     let function = module.add_function(&hook.symbol, fn_type, Some(Linkage::External));
     let nounwind = Attribute::get_named_enum_kind_id("nounwind");
@@ -541,6 +707,7 @@ fn declare_hook<'ctx>(module: &Module<'ctx>, hook: &Hook) -> Result<HookCallee<'
     Ok(HookCallee {
         fn_type,
         pointer: function.as_global_value().as_pointer_value(),
+        convention: None,
     })
 }
 
@@ -691,7 +858,7 @@ fn instrument_function<'ctx>(
     function: FunctionValue<'ctx>,
     entry: Option<(&HookCallee<'ctx>, &Hook)>,
     exit: Option<(&HookCallee<'ctx>, &Hook)>,
-    switch: Option<PointerValue<'ctx>>,
+    mut switch: Option<Switch<'ctx>>,
 ) -> Result<(), String> {
     let context = module.get_context();
     let first_block = function
@@ -786,7 +953,7 @@ fn instrument_function<'ctx>(
     };
 
     if let Some((hook_fn, hook)) = entry {
-        position_hook(module, builder, switch, insert_before)?;
+        position_entry_hook(module, builder, switch.as_mut(), insert_before)?;
         let args = arguments(builder, hook.params)?;
         let call = hook_fn.call(builder, &args)?;
         ffi::copy_debug_location(
@@ -821,7 +988,7 @@ fn instrument_function<'ctx>(
                 InstructionOpcode::Resume => terminator,
                 _ => continue,
             };
-            position_hook(module, builder, switch, position)?;
+            position_hook(module, builder, switch.as_ref(), position)?;
             let args = arguments(builder, hook.params)?;
             let call = hook_fn.call(builder, &args)?;
             ffi::copy_debug_location(
@@ -845,7 +1012,7 @@ fn instrument_function<'ctx>(
                     .build_landing_pad(exception_type, personality, &[], true, "hookcc.exception")
                     .map_err(|e| e.to_string())?;
                 let resume = builder.build_resume(landing).map_err(|e| e.to_string())?;
-                position_hook(module, builder, switch, resume)?;
+                position_hook(module, builder, switch.as_ref(), resume)?;
                 let args = arguments(builder, hook.params)?;
                 let call = hook_fn.call(builder, &args)?;
                 ffi::copy_debug_location(
@@ -866,7 +1033,9 @@ fn instrument_function<'ctx>(
     }
     // The native trace: where a longjmp lands, the frames it skipped are closed (setjmp.rs).
     if exit.is_some_and(|(_, h)| h.params == HookParams::ExitAddress) {
-        crate::setjmp::resync_after_setjmp(module, builder, function)?;
+        crate::setjmp::resync_after_setjmp(module, builder, function, &|builder, after| {
+            position_hook(module, builder, switch.as_ref(), after)
+        })?;
     }
     // TI's records keep their type in the low 2 bits of the function address
     // (seeds/ti-c6000-function-hooks.txt), and the native trace marks exits in bit 1: a

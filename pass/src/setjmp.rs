@@ -53,11 +53,13 @@ fn returns_twice_calls(function: FunctionValue<'_>) -> Vec<InstructionValue<'_>>
 }
 
 /// Puts `__hookcc_resync(function)` after each call in `function` that returns twice.
-/// Returns whether there was one.
+/// `position` puts the builder where the call goes before the given instruction (behind the
+/// function's switch, as its exits). Returns whether there was one.
 pub fn resync_after_setjmp<'ctx>(
     module: &Module<'ctx>,
     builder: &Builder<'ctx>,
     function: FunctionValue<'ctx>,
+    position: &dyn Fn(&Builder<'ctx>, InstructionValue<'ctx>) -> Result<(), String>,
 ) -> Result<bool, String> {
     let calls = returns_twice_calls(function);
     if calls.is_empty() {
@@ -82,11 +84,15 @@ pub fn resync_after_setjmp<'ctx>(
         let after = call
             .get_next_instruction()
             .ok_or("a call returning twice without an instruction after it")?;
-        builder.position_before(&after);
+        position(builder, after)?;
         let address = function.as_global_value().as_pointer_value();
         let resync = builder
             .build_call(hook, &[address.into()], "")
             .map_err(|e| e.to_string())?;
+        if let Some(convention) = ffi::native_hook_convention(module) {
+            hook.set_call_conventions(convention);
+            resync.set_call_convention(convention);
+        }
         ffi::copy_debug_location(
             resync.as_value_ref(),
             call.as_value_ref(),

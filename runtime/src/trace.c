@@ -144,6 +144,7 @@
 /* Slow paths: out of line and out of the hot code's cache lines. */
 #define HKRT_COLD __attribute__((noinline, cold, no_instrument_function))
 #define HKRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HKRT_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* 64-bit counters touched by atomics. i386 aligns uint64_t to 4 in structs, which would make
  * clang call libatomic (and warn); 8-byte alignment keeps them inline (cmpxchg8b, ldrexd). */
@@ -174,17 +175,35 @@ _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "trigger addresse
 __attribute__((visibility("default"))) struct hookcc_trace_triggers hookcc_trace_triggers;
 #define HKRT_OVERHEAD_PAIRS 255            /* hook pairs timed at start (hkrt_measure_overhead) */
 
+/* The hooks' calling convention where the pass calls them with LLVM's preserve_most (x86-64,
+ * AArch64: pass/src/instrument.rs, hook_calling_convention): the hook keeps every register but
+ * a scratch one, so the instrumented function saves nothing around its calls, and the switch it
+ * tests stays in a register across them: a function switched off pays its tests alone. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define HKRT_HOOK_CC __attribute__((preserve_most))
+#else
+#define HKRT_HOOK_CC
+#endif
+/* `return f(x);` as a jump where the compiler can promise one (void functions of one calling
+ * convention): clang's musttail. */
+#if defined(__clang__)
+#define HKRT_TAIL_CALL __attribute__((musttail)) return
+#else
+#define HKRT_TAIL_CALL return (void)
+#endif
+
 /* The hooks' ABI, called by compiler-inserted code: the entry hook gets the function's address,
  * the exit hook the same address + 2 (the pass aligns every instrumented function to 4 bytes, so
  * bit 1 is free). Both store their argument as it comes: the record's kind is in it. */
-HKRT_EXPORT void __hookcc_enter(void *fn);
-HKRT_EXPORT void __hookcc_exit(void *fn_exit);
+HKRT_EXPORT HKRT_HOOK_CC void __hookcc_enter(void *fn);
+HKRT_EXPORT HKRT_HOOK_CC void __hookcc_exit(void *fn_exit);
 /* Never inlined into hkrt_overhead_loop, which must time real calls of them. */
-__attribute__((noinline)) void __hookcc_enter(void *fn);
-__attribute__((noinline)) void __hookcc_exit(void *fn_exit);
+__attribute__((noinline)) HKRT_HOOK_CC void __hookcc_enter(void *fn);
+__attribute__((noinline)) HKRT_HOOK_CC void __hookcc_exit(void *fn_exit);
 /* After each return of setjmp in an instrumented function: that function's frame is the top
  * again (a resync pair, trace_format.h). */
-HKRT_EXPORT void __hookcc_resync(void *fn);
+HKRT_EXPORT HKRT_HOOK_CC void __hookcc_resync(void *fn);
+HKRT_EXPORT HKRT_HOOK_CC void __hookcc_count(void *fn_record);
 /* A linked file's per-function switches (trace/functions.h), from its constructors. */
 HKRT_EXPORT void __hookcc_register_functions(void *start, void *stop);
 

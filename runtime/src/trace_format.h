@@ -83,6 +83,7 @@
 #define HKT_CHUNK_SWITCH 15  /* a thread's times switched out (Linux perf); optional */
 #define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
 #define HKT_CHUNK_WRITER 17  /* the writer thread's time on and waiting for a CPU; optional */
+#define HKT_CHUNK_THROTTLE 18 /* functions throttled: recorded for their first calls, counted after */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -228,6 +229,21 @@ struct hkt_folded {
     uint64_t calls;     /* 8: calls left out */
 };
 
+/* THROTTLE payload: the throttle's settings, then `functions` entries (a file may have several
+ * THROTTLE chunks; their entries add up). */
+struct hkt_throttle {
+    uint64_t min_calls;  /*  0: timed calls before a function may be throttled */
+    uint64_t factor;     /*  8: throttled when its mean is below factor x pair_ticks */
+    uint64_t pair_ticks; /* 16: a hook pair's cost in ticks (the OVERHEAD chunk's two parts) */
+    uint64_t functions;  /* 24: entries that follow */
+};
+struct hkt_throttled {
+    uint64_t address; /*  0: the function's address, as in its records */
+    uint64_t timed;   /*  8: its calls timed before it was throttled (as the writer saw them) */
+    uint64_t counted; /* 16: its calls after, counted and not recorded */
+    uint64_t at;      /* 24: the tick it was throttled at */
+};
+
 /* Not in a file: the runtime's state as a reader of a core file finds it (`hookprof core`,
  * docs/recording.md), the exported variable `hookcc_trace_state`. It says where the list of
  * threads is and where each thread's fields are, so that the reader needs no copy of the
@@ -325,6 +341,8 @@ _Static_assert(sizeof(struct hkt_packed) == 16, "hkt_packed is 16 bytes");
 _Static_assert(sizeof(struct hkt_ring) == 8, "hkt_ring is 8 bytes");
 _Static_assert(sizeof(struct hkt_profile) == 48, "hkt_profile is 48 bytes");
 _Static_assert(sizeof(struct hkt_folded) == 16, "hkt_folded is 16 bytes");
+_Static_assert(sizeof(struct hkt_throttle) == 32, "hkt_throttle is 32 bytes");
+_Static_assert(sizeof(struct hkt_throttled) == 32, "hkt_throttled is 32 bytes");
 _Static_assert(sizeof(struct hkt_state) == 88, "hkt_state is 88 bytes");
 _Static_assert(offsetof(struct hkt_state, off_next) == 60, "hkt_state.off_next");
 _Static_assert(offsetof(struct hkt_profile, nodes) == 32, "hkt_profile.nodes");

@@ -52,11 +52,18 @@
 #define HKT_PACK_OTHER_CLOCK 1u
 #define HKT_PACK_OTHER_EXIT_INDEX 2u /* + i */
 
-/* The encoder's state: the table of one chunk, its hash, the predicted stack. About 58 KiB;
- * only what a chunk uses is touched (the hash is cleared entry by entry). */
+/* The encoder's state: the table of one chunk, its hash, the predicted stack. About 110 KiB;
+ * only what a chunk uses is touched (the hash is cleared entry by entry).
+ * On the way, what the throttle (runtime/src/trace/functions.h, "Throttling") needs: each table
+ * address's calls whose entry and exit are both in the chunk (an exit of the predicted top
+ * frame), and their ticks from entry record to exit record. */
 struct hkt_packer {
     uint64_t ring[HKT_PACK_STACK];
+    uint64_t ring_time[HKT_PACK_STACK];  /* the entry's time of each frame */
+    int32_t ring_index[HKT_PACK_STACK];  /* its table index; -1: not in the table */
     uint64_t table[HKT_PACK_TABLE_MAX];
+    uint32_t calls[HKT_PACK_TABLE_MAX];  /* calls of table[i] timed in this chunk */
+    uint64_t ticks[HKT_PACK_TABLE_MAX];  /* and their ticks */
     uint16_t slot_of[HKT_PACK_TABLE_MAX];  /* hash slot of table[i] */
     uint16_t slot_index[HKT_PACK_HASH_SLOTS]; /* 1 + index into table; 0 = empty */
     uint32_t table_len;
@@ -151,8 +158,11 @@ HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth,
 HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, size_t n,
                             uint8_t *out, size_t cap, size_t *payload_len)
 {
-    for (uint32_t i = 0; i < p->table_len; i++)
+    for (uint32_t i = 0; i < p->table_len; i++) {
         p->slot_index[p->slot_of[i]] = 0;
+        p->calls[i] = 0;
+        p->ticks[i] = 0;
+    }
     p->table_len = 0;
 
     struct hkt_packed *head = (struct hkt_packed *)(void *)out;
@@ -180,6 +190,11 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
             if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_EXIT_TOP);
                 depth--;
+                int32_t top = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                if (top >= 0) {
+                    p->calls[top]++;
+                    p->ticks[top] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
+                }
             } else {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_OTHER);
                 int32_t index = hkt_pack_find(p, address, &slot);
@@ -214,6 +229,8 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
                 depth = found + 1; /* a longjmp came back to this frame */
             } else {
                 p->ring[depth & (HKT_PACK_STACK - 1)] = address;
+                p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
+                p->ring_index[depth & (HKT_PACK_STACK - 1)] = index;
                 depth++;
             }
             after_escape = 0;

@@ -6,29 +6,39 @@
 
 declare i32 @external(i32)
 
-; Every hook call is guarded by the function's switch (its record's `on` byte, read by a
-; volatile load): `if (on) hook(...)`.
+; Every hook call is guarded by the function's switch (its record's `on` byte, read once at
+; entry by a volatile load): `if (on) { if (on == 1) enter(...); else count++; }` at entry (a
+; plain add off Linux: bare metal), `if (on == 1) exit(...)` at each exit, with the value read
+; at entry.
 ; CHECK: @[[NAME:hookcc.fn.name[.0-9]*]] = private unnamed_addr constant [12 x i8] c"two_returns\00"
-; CHECK: @[[REC:hookcc.fn[.0-9]*]] = private global { ptr, i8, i8, i16, i32 } { ptr @[[NAME]], i8 1, i8 0, i16 0, i32 0 }, section ".data.hookcc_fns", align 8
+; CHECK: @[[REC:hookcc.fn[.0-9]*]] = private global { ptr, ptr, i8, i8, i16, i32, i64 } { ptr @[[NAME]], ptr @two_returns, i8 1, i8 0, i16 0, i32 0, i64 0 }, section ".data.hookcc_fns", align 8, !associated
 ; CHECK-LABEL: define i32 @two_returns(i32 %x)
 ; CHECK-SAME: align 4
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: %slot = alloca i32
-; CHECK-NEXT: %hookcc.on = load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK-NEXT: %hookcc.on = load volatile i8, ptr getelementptr ({ ptr, ptr, i8, i8, i16, i32, i64 }, ptr @[[REC]], i32 0, i32 2)
 ; CHECK-NEXT: %hookcc.is_on = icmp ne i8 %hookcc.on, 0
-; CHECK-NEXT: br i1 %hookcc.is_on, label %[[HOOK:hookcc.hook[0-9]*]], label %[[AFTER:hookcc.after[0-9]*]]
+; CHECK-NEXT: br i1 %hookcc.is_on, label %[[SWITCH:hookcc.switch[0-9]*]], label %[[AFTER:hookcc.after[0-9]*]]
+; CHECK: [[SWITCH]]:
+; CHECK-NEXT: %hookcc.records = icmp eq i8 %hookcc.on, 1
+; CHECK-NEXT: br i1 %hookcc.records, label %[[HOOK:hookcc.hook[0-9]*]], label %[[COUNT:hookcc.count[0-9]*]]
+; CHECK: [[COUNT]]:
+; CHECK-NEXT: load i64, ptr getelementptr ({ ptr, ptr, i8, i8, i16, i32, i64 }, ptr @[[REC]], i32 0, i32 6)
+; CHECK-NEXT: add i64
+; CHECK-NEXT: store i64
+; CHECK-NEXT: br label %[[AFTER]]
 ; CHECK: [[HOOK]]:
 ; CHECK-NEXT: call void @__hookcc_enter(ptr @two_returns)
 ; CHECK-NEXT: br label %[[AFTER]]
 ; CHECK: neg:
-; CHECK-NEXT: load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK-NEXT: icmp eq i8 %hookcc.on, 1
 ; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
 ; CHECK-NEXT: br label %[[NEG_RET:hookcc.after[0-9]*]]
 ; CHECK: [[NEG_RET]]:
 ; CHECK-NEXT: ret i32 0
 ; CHECK: pos:
 ; CHECK-NEXT: %v = call i32 @external(i32 %x)
-; CHECK-NEXT: load volatile i8, ptr getelementptr ({ ptr, i8, i8, i16, i32 }, ptr @[[REC]], i32 0, i32 1)
+; CHECK-NEXT: icmp eq i8 %hookcc.on, 1
 ; CHECK: call void @__hookcc_exit(ptr getelementptr (i8, ptr @two_returns, i64 2))
 ; CHECK-NEXT: br label %[[POS_RET:hookcc.after[0-9]*]]
 ; CHECK: [[POS_RET]]:

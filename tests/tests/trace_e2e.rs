@@ -568,7 +568,8 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
         std::process::Command::new(&program)
             .current_dir(dir.path())
             .env("HOOKCC_OUTPUT", &small)
-            .env("HOOKCC_BUFFER_RECORDS", "512"),
+            .env("HOOKCC_BUFFER_RECORDS", "512")
+            .env("HOOKCC_THROTTLE", "0"),
     );
     let info = run_ok(hookprof().arg("info").arg(&small));
     let info = String::from_utf8_lossy(&info.stdout);
@@ -1011,7 +1012,9 @@ fn the_profile_mode_gives_the_traces_report_in_a_file_that_does_not_grow() {
         cmd.arg(rounds.to_string())
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &trace)
-            .env("HOOKCC_MODE", mode);
+            .env("HOOKCC_MODE", mode)
+            // Every call recorded: the trace's size is what the profile is compared with.
+            .env("HOOKCC_THROTTLE", "0");
         if mode == "profile" {
             cmd.arg("snap");
         }
@@ -2113,6 +2116,9 @@ fn the_readme_example_report_is_the_quick_starts() {
             .iter()
             .take_while(|l| !l.starts_with("threads: "))
             .map(|l| {
+                // A throttled function's mark says how many of its calls were timed: that
+                // depends on when the writer saw them.
+                let l = l.split(" [timed first ").next().unwrap();
                 let cells: Vec<&str> = l.split_whitespace().collect();
                 let n = cells.len();
                 (cells[n - 1].to_string(), cells[n - 4].to_string())
@@ -2122,12 +2128,14 @@ fn the_readme_example_report_is_the_quick_starts() {
         rows
     };
     assert_eq!(rows(&ours), rows(&theirs), "README:\n{block}\nnow:\n{text}");
+    // The first summary line but its records, fewer as a throttled function is counted
+    // sooner or later.
     let summary = |lines: &[&str]| {
-        lines
-            .iter()
-            .find(|l| l.starts_with("threads: "))
-            .unwrap()
-            .to_string()
+        let line = lines.iter().find(|l| l.starts_with("threads: ")).unwrap();
+        line.split(", ")
+            .filter(|item| !item.starts_with("records: "))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     assert_eq!(
         summary(&ours),
@@ -2211,6 +2219,87 @@ fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
     let info =
         String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
     assert!(info.contains("records:           0\n"), "{info}");
+}
+
+/// Issue 35 item 4, the throttle: a function whose calls are too short for the hooks to time
+/// (`tiny`, a few ns) is timed for its first calls and then only counted; its count in the
+/// report equals the count of a run that records every call (`HOOKCC_THROTTLE=0`), alone and
+/// with 64 threads calling it at once (an atomic count: no increment lost); its exits follow
+/// its entries (no unmatched record where the switch changed mid-call); a function long
+/// enough to time (`slow`) keeps every record; the report marks the throttled row.
+#[test]
+fn a_throttled_function_is_counted_exactly_and_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "throttle", &["throttle.c"], &["-O2", "-pthread"], false);
+    let run = |name: &str, threads: &str, throttle: &str| {
+        let trace = d.join(format!("{name}.hktrace"));
+        run_ok(
+            std::process::Command::new(&program)
+                .current_dir(d)
+                .arg(threads)
+                .env("HOOKCC_OUTPUT", &trace)
+                // Small buffers: the writer sees the first calls early, as in a long run.
+                .env("HOOKCC_BUFFER_RECORDS", "4096")
+                .env("HOOKCC_THROTTLE", throttle),
+        );
+        assert_balanced(&trace);
+        trace
+    };
+    for threads in [0u64, 64] {
+        let all = run(&format!("all{threads}"), &threads.to_string(), "0");
+        let throttled = run(&format!("throttled{threads}"), &threads.to_string(), "1");
+        let rounds = (threads + 1) * 200;
+        let mut want = std::collections::BTreeMap::from([
+            ("main".to_string(), 1),
+            ("round_of".to_string(), rounds),
+            ("slow".to_string(), rounds),
+            ("tiny".to_string(), rounds * 100),
+        ]);
+        if threads > 0 {
+            want.insert("worker".to_string(), threads);
+        }
+        assert_eq!(
+            call_counts(&all, &[]),
+            want,
+            "HOOKCC_THROTTLE=0, {threads} threads"
+        );
+        assert_eq!(
+            call_counts(&throttled, &[]),
+            want,
+            "throttled, {threads} threads"
+        );
+        let info = |trace: &Path| {
+            String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(trace)).stdout).into_owned()
+        };
+        let records = |text: &str| -> u64 {
+            let line = text.lines().find(|l| l.starts_with("records:")).unwrap();
+            line["records:".len()..].trim().parse().unwrap()
+        };
+        let (all_info, throttled_info) = (info(&all), info(&throttled));
+        assert!(!all_info.contains("throttled:"), "{all_info}");
+        assert!(throttled_info.contains("throttled: "), "{throttled_info}");
+        // Most of tiny's calls leave no records.
+        assert!(
+            records(&throttled_info) * 2 < records(&all_info),
+            "{throttled_info}\n{all_info}"
+        );
+        let text =
+            String::from_utf8_lossy(&run_ok(hookprof().arg("report").arg(&throttled)).stdout)
+                .into_owned();
+        let marked: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("[timed first ") && !l.starts_with("throttled"))
+            .collect();
+        assert!(
+            marked.len() == 1 && marked[0].contains("tiny"),
+            "only tiny is throttled:\n{text}"
+        );
+        assert!(
+            text.contains("throttled [timed first N]: 1 function, "),
+            "{text}"
+        );
+    }
 }
 
 /// Issue 35 item 1, shared libraries: a library built with `hookcc --trace -shared` hands its

@@ -1042,8 +1042,14 @@ fn a_timeline_over_its_size_limit_raises_its_cut_until_it_fits_and_says_so() {
             && stderr.contains("--min-duration=0 keeps every call"),
         "{stderr}"
     );
+    // A call of exactly the cut in the JSON's microseconds may be a hair under it in ticks:
+    // on either side.
+    let clear = |v: &[(u64, String, u64, u64)], cut: u64| -> Vec<(u64, String, u64, u64)> {
+        v.iter().filter(|s| s.3 != cut).cloned().collect()
+    };
     assert_eq!(
-        slices, long,
+        clear(&slices, 1000),
+        clear(&long, 1000),
         "the limited timeline is not the whole one's calls of >= 1 us"
     );
     assert!(std::fs::metadata(&path).unwrap().len() < std::fs::metadata(&all_path).unwrap().len());
@@ -1060,8 +1066,8 @@ fn a_timeline_over_its_size_limit_raises_its_cut_until_it_fits_and_says_so() {
         "{stderr}"
     );
     assert_eq!(
-        slices,
-        at_least(cut),
+        clear(&slices, cut),
+        clear(&at_least(cut), cut),
         "the raised cut keeps the calls of >= {cut} ns"
     );
     // Where no cut fits, the note says so: `Filter::sized`'s unit test (it takes calls of a

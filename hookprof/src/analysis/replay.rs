@@ -590,9 +590,29 @@ pub struct TraceSummary {
     pub samples_in_hooks: u64,
     /// What the runtime's writer thread got of the CPUs (a WRITER chunk), if the trace says.
     pub writer: Option<crate::input::format::WriterStats>,
+    /// The functions the runtime throttled (THROTTLE chunks), their entries added up: timed
+    /// for their first calls, then counted without records ([`Self::counted_calls`]).
+    pub throttle: Option<crate::input::format::Throttle>,
 }
 
 impl TraceSummary {
+    /// Adds a THROTTLE chunk's functions (a file may have several).
+    pub fn add_throttle(&mut self, chunk: crate::input::format::Throttle) {
+        match &mut self.throttle {
+            Some(t) => t.functions.extend(chunk.functions),
+            None => self.throttle = Some(chunk),
+        }
+    }
+
+    /// The calls of each throttled function (by address) that were counted, not recorded.
+    pub fn counted_calls(&self) -> HashMap<u64, u64> {
+        let mut counted = HashMap::default();
+        for f in self.throttle.iter().flat_map(|t| &t.functions) {
+            *counted.entry(f.address).or_insert(0u64) += f.counted;
+        }
+        counted
+    }
+
     /// Samples of the threads' CPU time outside the hooks, and of them those with a frame
     /// open (the ones that give functions sampled times).
     pub fn samples(&self) -> (u64, u64) {
@@ -654,6 +674,7 @@ impl TraceSummary {
             sample_period_ns: 0,
             samples_in_hooks: 0,
             writer: None,
+            throttle: None,
         }
     }
 
@@ -1780,6 +1801,7 @@ fn replay_with<V: ReplayVisitor>(
                 summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
             Chunk::Writer(writer) => summary.writer = Some(writer),
+            Chunk::Throttle(throttle) => summary.add_throttle(throttle),
             Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) | Chunk::Sample(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),

@@ -624,6 +624,7 @@ impl TraceInfo {
                 | Chunk::Unknown
                 | Chunk::Hole => {}
                 Chunk::Writer(writer) => summary.writer = Some(writer),
+                Chunk::Throttle(_) => {}
                 Chunk::Switch(switches) => {
                     summary.switches += switches.pairs.len() as u64;
                 }

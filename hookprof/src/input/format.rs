@@ -77,6 +77,9 @@ pub mod chunk_type {
     /// What the runtime's writer thread got of the CPUs (Linux schedstat), at the end.
     /// Optional: an older reader skips it.
     pub const WRITER: u32 = 17;
+    /// Functions the runtime throttled: timed for their first calls, counted after.
+    /// Optional: an older reader skips it (and counts only the recorded calls).
+    pub const THROTTLE: u32 = 18;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -422,6 +425,8 @@ pub enum FormatErrorKind {
     BadPacked { index: u32, what: &'static str },
     #[error("PROFILE chunk: {what}")]
     BadProfile { what: &'static str },
+    #[error("THROTTLE chunk declares {count} functions but its payload holds {room}")]
+    BadThrottle { count: u64, room: usize },
 }
 
 impl From<crate::input::cct::BadProfile> for FormatErrorKind {
@@ -473,6 +478,8 @@ impl fmt::Display for ChunkName {
             chunk_type::FOLDED => f.write_str("FOLDED"),
             chunk_type::SWITCH => f.write_str("SWITCH"),
             chunk_type::SAMPLE => f.write_str("SAMPLE"),
+            chunk_type::WRITER => f.write_str("WRITER"),
+            chunk_type::THROTTLE => f.write_str("THROTTLE"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -1218,6 +1225,8 @@ pub enum Chunk<'a> {
     Sample(Samples),
     /// The writer thread's time on and waiting for a CPU (a WRITER chunk).
     Writer(WriterStats),
+    /// Functions throttled (a THROTTLE chunk).
+    Throttle(Throttle),
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1248,6 +1257,37 @@ impl WriterStats {
     pub fn starved(&self) -> bool {
         self.wait_ns >= 10_000_000 && self.wait_ns.saturating_mul(10) >= self.cpu_ns
     }
+}
+
+/// A THROTTLE chunk (docs/trace-format.md, "THROTTLE"): the runtime's throttle settings and
+/// the functions it throttled — recorded for their first calls, then only counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Throttle {
+    /// Timed calls a function had before it could be throttled.
+    pub min_calls: u64,
+    /// A function was throttled when its mean call was under `factor` × `pair_ticks`.
+    pub factor: u64,
+    /// A hook pair's cost in ticks, as the runtime measured it.
+    pub pair_ticks: u64,
+    pub functions: Vec<Throttled>,
+}
+
+impl Throttle {
+    pub const FIXED_SIZE: usize = 32;
+    pub const ENTRY_SIZE: usize = 32;
+}
+
+/// One throttled function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Throttled {
+    /// Its address, as in its records.
+    pub address: u64,
+    /// Its calls timed before the throttle (as the runtime's writer counted them).
+    pub timed: u64,
+    /// Its calls after, counted and not recorded.
+    pub counted: u64,
+    /// The tick it was throttled at.
+    pub at: u64,
 }
 
 /// A SWITCH chunk: times the thread was switched out, from the kernel's perf records, in
@@ -1761,6 +1801,31 @@ fn decode_payload<'a>(
                 period_ns: u64_at(16),
                 in_hooks: u64_at(24),
                 points,
+            })
+        }
+        chunk_type::THROTTLE => {
+            need(Throttle::FIXED_SIZE as u32)?;
+            let count = u64_at(24);
+            let room = (payload.data.len() - Throttle::FIXED_SIZE) / Throttle::ENTRY_SIZE;
+            if count > room as u64 {
+                return Err(FormatErrorKind::BadThrottle { count, room });
+            }
+            let functions = (0..count as usize)
+                .map(|i| {
+                    let at = Throttle::FIXED_SIZE + i * Throttle::ENTRY_SIZE;
+                    Throttled {
+                        address: u64_at(at) & mask,
+                        timed: u64_at(at + 8),
+                        counted: u64_at(at + 16),
+                        at: u64_at(at + 24),
+                    }
+                })
+                .collect();
+            Chunk::Throttle(Throttle {
+                min_calls: u64_at(0),
+                factor: u64_at(8),
+                pair_ticks: u64_at(16),
+                functions,
             })
         }
         chunk_type::WRITER => {

@@ -152,6 +152,21 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if let Some(t) = &s.throttle {
+        let counted: u64 = t.functions.iter().map(|f| f.counted).sum();
+        line(
+            "throttled",
+            format!(
+                "{} functions timed for their first calls, then counted without records: {counted} \
+                 calls (THROTTLE chunks; a function is throttled after {} timed calls whose mean \
+                 is under {} x a hook pair's {} ticks; reports add the counted calls)",
+                t.functions.len(),
+                t.min_calls,
+                t.factor,
+                t.pair_ticks
+            ),
+        );
+    }
     if s.folded_calls > 0 || s.folded_min_ticks > 0 {
         let below = match s.ticks_per_second() {
             Some(tps) => format!("{:.0} ns", s.folded_min_ticks as f64 * 1e9 / tps as f64),

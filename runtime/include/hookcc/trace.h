@@ -30,6 +30,17 @@
 #define HOOKCC_TRACE_API
 #endif
 
+/* The calling convention `hookcc --trace` calls the native hooks with (__hookcc_enter,
+ * __hookcc_exit, __hookcc_resync, __hookcc_count): LLVM's preserve_most on x86-64 and AArch64
+ * (the hook keeps every register but a scratch one), C's elsewhere. A program that brings its
+ * own native hooks (`--trace --hook-runtime=none`) defines them with it:
+ * `HOOKCC_NATIVE_HOOK void __hookcc_enter(void *fn) { ... }`. */
+#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
+#define HOOKCC_NATIVE_HOOK __attribute__((preserve_most))
+#else
+#define HOOKCC_NATIVE_HOOK
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

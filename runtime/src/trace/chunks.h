@@ -324,6 +324,9 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
         if (!hkrt_pwritev_all(iov, 3, off))
             break;
         __atomic_fetch_add(&g.records, keep, __ATOMIC_RELAXED);
+        hkrt_throttle_add(t->packer->table, t->packer->calls, t->packer->ticks,
+                          t->packer->table_len, g.overhead.self_ticks + g.overhead.child_ticks,
+                          r[keep - 1].time);
         written += keep;
         r += keep;
         n -= keep;

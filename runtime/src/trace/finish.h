@@ -148,6 +148,35 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
     }
 }
 
+/* The THROTTLE chunks: each throttled function with the calls counted since, in chunks of a
+ * stack buffer's size (no allocation: this may run in a fatal signal's handler). Read without
+ * g_fn_lock, which a thread the signal interrupted may hold: the table is only swapped for a
+ * complete one. */
+static HKRT_FN void hkrt_write_throttled(void)
+{
+    enum { PER_CHUNK = 64 };
+    struct {
+        struct hkt_throttle head;
+        struct hkt_throttled fns[PER_CHUNK];
+    } c;
+    struct hkrt_throttle_entry *table = __atomic_load_n(&g_throttle, __ATOMIC_ACQUIRE);
+    size_t len = __atomic_load_n(&g_throttle_len, __ATOMIC_ACQUIRE);
+    c.head = (struct hkt_throttle){g_throttle_calls, g_throttle_factor,
+                                   g.overhead.self_ticks + g.overhead.child_ticks, 0};
+    for (size_t i = 0; table != NULL && i <= len; i++) {
+        if (c.head.functions == PER_CHUNK || (i == len && c.head.functions > 0)) {
+            hkrt_write_chunk(HKT_CHUNK_THROTTLE, 0, &c,
+                             sizeof c.head + c.head.functions * sizeof c.fns[0], NULL);
+            c.head.functions = 0;
+        }
+        if (i == len || table[i].timed == 0)
+            continue;
+        c.fns[c.head.functions++] = (struct hkt_throttled){
+            table[i].address, table[i].timed,
+            __atomic_load_n(&table[i].fn->count, __ATOMIC_RELAXED), table[i].at};
+    }
+}
+
 /* Finishes the file: every thread's records and last chunks, MODULE, CLOCK, then the header.
  * Runs once; later calls return at once. Other threads may still be running hooks (exit() does
  * not stop them): hooks that passed their "full" test before recording was switched off may
@@ -198,6 +227,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
         hkrt_file_ready(); /* a fork child with only losses still says so */
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
     hkrt_write_writer_stats();
+    hkrt_write_throttled();
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
                               g.clock_start.ticks, end.ticks};

@@ -45,6 +45,9 @@ static HKRT_FN void hkrt_atfork_child(void)
     }
     g.threads = NULL;
     g.thread_seq = 0;
+    /* A parent's thread that held the switches' lock is not here to let it go. */
+    __atomic_store_n(&g_fn_lock, 0, __ATOMIC_RELAXED);
+    hkrt_throttle_forked();
     /* No writer here: the parent's writes what the parent handed over (a buffer of ours that
      * it has is the parent's records: dropped, as the rest of them). */
     __atomic_store_n(&g.writer_running, 0, __ATOMIC_RELAXED);

@@ -19,20 +19,32 @@
  *
  * Relies on nothing of the other parts: the first one. */
 
-/* One function's record, as the pass lays it out (no padding on any target: a pointer, then
- * 1 + 1 + 2 + 4 bytes). */
+/* One function's record, as the pass lays it out (8-byte aligned; no padding on any target:
+ * two pointers, then 1 + 1 + 2 + 4 bytes, then 8). */
 struct hkrt_fn {
     const char *name; /* the function's name as people write it: a C symbol, a demangled C++
                          name, a Rust path */
-    volatile uint8_t on; /* tested before every hook call of the function: 0 skips them */
-    uint8_t flags;       /* HKRT_FN_* */
+    const void *function; /* its address, as the hooks pass it */
+    volatile uint8_t on;  /* read once at the function's entry: HKRT_ON_* */
+    uint8_t flags;        /* HKRT_FN_* */
     uint16_t reserved;
     uint32_t id;
+    /* calls while `on` was HKRT_ON_COUNT (__hookcc_count's atomic add); 8-aligned on every
+     * target, as the pass aligns each record (i686 would give it 4) */
+    uint64_t count __attribute__((aligned(8)));
 };
 
-/* flags: the function is wanted (HOOKCC_FUNCTIONS, hookcc_trace_function); `on` is this bit
- * while recording is on, and 0 while it is off. */
+/* on: the call's entry and exit are recorded; or only counted in `count` (the function is
+ * throttled: "Throttling" below); or neither (off). An exit tests the value its entry read, so
+ * a switch never leaves half a call in the trace. */
+#define HKRT_ON_OFF 0u
+#define HKRT_ON_RECORD 1u
+#define HKRT_ON_COUNT 2u
+
+/* flags: the function is not wanted (HOOKCC_FUNCTIONS, hookcc_trace_function); it is
+ * throttled. `on` follows from them while recording is on, and is HKRT_ON_OFF while it is off. */
 #define HKRT_FN_UNWANTED 1u
+#define HKRT_FN_THROTTLED 2u
 
 extern struct hkrt_fn __start_hookcc_fns[] __attribute__((weak, visibility("hidden")));
 extern struct hkrt_fn __stop_hookcc_fns[] __attribute__((weak, visibility("hidden")));
@@ -93,7 +105,10 @@ static HKRT_FN int hkrt_fn_wanted(const struct hkrt_fn *f)
 static HKRT_FN void hkrt_fn_apply(struct hkrt_fn *f)
 {
     int recording = __atomic_load_n(&g_functions_recording, __ATOMIC_RELAXED);
-    __atomic_store_n(&f->on, (uint8_t)(recording && hkrt_fn_wanted(f)), __ATOMIC_RELAXED);
+    uint8_t on = HKRT_ON_OFF;
+    if (recording && hkrt_fn_wanted(f))
+        on = (f->flags & HKRT_FN_THROTTLED) != 0 ? HKRT_ON_COUNT : HKRT_ON_RECORD;
+    __atomic_store_n(&f->on, on, __ATOMIC_RELAXED);
 }
 
 /* Recording on or off, for every function's switch. Off is also what a fatal signal's finish
@@ -107,7 +122,7 @@ static HKRT_FN void hkrt_functions_enable(int on)
         unsigned n = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE);
         for (unsigned r = 0; r < n; r++)
             for (struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++)
-                __atomic_store_n(&f->on, (uint8_t)0, __ATOMIC_RELAXED);
+                __atomic_store_n(&f->on, (uint8_t)HKRT_ON_OFF, __ATOMIC_RELAXED);
         return;
     }
     if (on)
@@ -199,6 +214,159 @@ static HKRT_FN int hkrt_functions_set(const char *glob, int on)
     return n;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Throttling                                                                               */
+
+/* A function whose calls last too little for the hooks to time them (TAU's throttle, done at
+ * run time): once it has HKRT_THROTTLE_CALLS timed calls whose mean, from entry record to exit
+ * record, is below HKRT_THROTTLE_FACTOR times what a hook pair costs (the OVERHEAD chunk's
+ * measure), its switch goes to HKRT_ON_COUNT: its later calls leave no records, and are
+ * counted in its record's `count` (an atomic add, at the cost of the off path and the add),
+ * which the THROTTLE chunk carries at the end. Its time then falls to its caller, as an
+ * inlined function's does. Measured where the writer packs the records (hkt_pack's per-chunk
+ * statistics, of calls whose entry and exit are in one chunk), so the traced threads pay
+ * nothing for it. HOOKCC_THROTTLE=0 keeps every record; HOOKCC_THROTTLE=CALLS,FACTOR sets both
+ * (docs/recording.md, "Throttling", says how the defaults were chosen). */
+#define HKRT_THROTTLE_CALLS 1000u
+#define HKRT_THROTTLE_FACTOR 3u
+
+struct hkrt_throttle_entry {
+    uintptr_t address;
+    struct hkrt_fn *fn;
+    uint64_t calls, ticks; /* timed calls seen by the writer, and their time */
+    uint64_t timed;        /* calls seen when it was throttled (0: not throttled) */
+    uint64_t at;           /* the tick it was throttled at */
+};
+
+/* Every registered function by address (sorted; rebuilt under g_fn_lock when a file
+ * registers), and the throttle's settings (0 calls: off). */
+static struct hkrt_throttle_entry *g_throttle;
+static size_t g_throttle_len;
+static unsigned g_throttle_ranges; /* the ranges it holds */
+static uint64_t g_throttle_calls = HKRT_THROTTLE_CALLS, g_throttle_factor = HKRT_THROTTLE_FACTOR;
+
+/* The first entry of `address` in table[0..len), or NULL. */
+static HKRT_FN struct hkrt_throttle_entry *
+hkrt_throttle_find(struct hkrt_throttle_entry *table, size_t len, uintptr_t address)
+{
+    size_t lo = 0, hi = len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (table[mid].address < address)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < len && table[lo].address == address ? &table[lo] : NULL;
+}
+
+static HKRT_FN int hkrt_throttle_order(const void *a, const void *b)
+{
+    uintptr_t x = ((const struct hkrt_throttle_entry *)a)->address;
+    uintptr_t y = ((const struct hkrt_throttle_entry *)b)->address;
+    return x < y ? -1 : x > y;
+}
+
+/* Rebuilds the table with every range's functions, keeping what was measured (under
+ * g_fn_lock). Without memory, the table stays as it was: those functions are never
+ * throttled. */
+static HKRT_FN void hkrt_throttle_index(void)
+{
+    size_t n = 0;
+    unsigned nr = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE);
+    for (unsigned r = 0; r < nr; r++)
+        n += (size_t)(g_fn_ranges[r].stop - g_fn_ranges[r].start);
+    struct hkrt_throttle_entry *table = calloc(n ? n : 1, sizeof *table);
+    if (table == NULL)
+        return;
+    size_t len = 0;
+    for (unsigned r = 0; r < nr; r++)
+        for (struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++) {
+            table[len].address = (uintptr_t)f->function;
+            table[len].fn = f;
+            for (struct hkrt_throttle_entry *e =
+                     hkrt_throttle_find(g_throttle, g_throttle_len, table[len].address);
+                 e != NULL && e < g_throttle + g_throttle_len && e->address == table[len].address;
+                 e++)
+                if (e->fn == f)
+                    table[len] = *e;
+            len++;
+        }
+    qsort(table, len, sizeof *table, hkrt_throttle_order);
+    struct hkrt_throttle_entry *old = g_throttle;
+    g_throttle = table;
+    g_throttle_len = len;
+    g_throttle_ranges = nr;
+    free(old);
+}
+
+/* Throttling ends (under g_fn_lock): trigger windows were set, and a count cannot tell the calls
+ * inside a window from those outside. The throttled functions are recorded again; what they
+ * counted so far (when every call was in the trace) stays theirs. */
+static HKRT_FN void hkrt_throttle_end_locked(void)
+{
+    g_throttle_calls = 0;
+    for (size_t i = 0; i < g_throttle_len; i++)
+        if (g_throttle[i].fn->flags & HKRT_FN_THROTTLED) {
+            g_throttle[i].fn->flags &= (uint8_t)~HKRT_FN_THROTTLED;
+            hkrt_fn_apply(g_throttle[i].fn);
+        }
+}
+
+static HKRT_FN void hkrt_throttle_end(void)
+{
+    hkrt_fn_lock();
+    hkrt_throttle_end_locked();
+    hkrt_fn_unlock();
+}
+
+/* Adds a packed chunk's statistics (hkt_pack's calls and ticks of each table address) and
+ * throttles the functions that now qualify; `pair_ticks` is a hook pair's cost (0: not
+ * measured, nothing is throttled), `now` the chunk's last tick. Does nothing if g_fn_lock is
+ * taken (a file registering): the chunk's calls are then not counted towards the throttle. */
+static HKRT_FN void hkrt_throttle_add(const uint64_t *addresses, const uint32_t *calls,
+                                      const uint64_t *ticks, uint32_t len, uint64_t pair_ticks,
+                                      uint64_t now)
+{
+    if (g_throttle_calls == 0 || pair_ticks == 0 ||
+        __atomic_exchange_n(&g_fn_lock, 1, __ATOMIC_ACQUIRE))
+        return;
+    if (hkrt_fn_ranges() != g_throttle_ranges)
+        hkrt_throttle_index();
+    if (__atomic_load_n(&hookcc_trace_triggers.n_start, __ATOMIC_ACQUIRE) != 0) {
+        /* A debugger wrote the trigger table (hookcc_trace_trigger ends it at once). */
+        hkrt_throttle_end_locked();
+        len = 0;
+    }
+    for (uint32_t i = 0; i < len; i++) {
+        if (calls[i] == 0)
+            continue;
+        for (struct hkrt_throttle_entry *e =
+                 hkrt_throttle_find(g_throttle, g_throttle_len, (uintptr_t)addresses[i]);
+             e != NULL && e < g_throttle + g_throttle_len && e->address == addresses[i]; e++) {
+            if (e->timed != 0)
+                continue;
+            e->calls += calls[i];
+            e->ticks += ticks[i];
+            if (e->calls >= g_throttle_calls &&
+                e->ticks < g_throttle_factor * pair_ticks * e->calls) {
+                e->timed = e->calls;
+                e->at = now;
+                e->fn->flags |= HKRT_FN_THROTTLED;
+                hkrt_fn_apply(e->fn);
+            }
+        }
+    }
+    hkrt_fn_unlock();
+}
+
+/* In a fork child: the counts so far are the parent's. */
+static HKRT_FN void hkrt_throttle_forked(void)
+{
+    for (size_t i = 0; i < g_throttle_len; i++)
+        __atomic_store_n(&g_throttle[i].fn->count, 0, __ATOMIC_RELAXED);
+}
+
 /* A linked file's records, from the constructor the pass gives each module (every module of a
  * file names the same range: kept once). The file's switches take what HOOKCC_FUNCTIONS chose
  * and whether recording is on; functions named by hookcc_trace_function before the file was
@@ -208,12 +376,15 @@ HKRT_EXPORT void __hookcc_register_functions(void *start, void *stop)
     struct hkrt_fn *from = start, *to = stop;
     hkrt_fn_lock();
     hkrt_fn_add_range(__start_hookcc_fns, __stop_hookcc_fns);
-    if (hkrt_fn_add_range(from, to))
+    if (hkrt_fn_add_range(from, to)) {
         for (struct hkrt_fn *f = from; f < to; f++) {
             if (g_functions_list != NULL)
                 hkrt_fn_choose(f, g_functions_list);
             else
                 hkrt_fn_apply(f);
         }
+    }
+    if (hkrt_fn_ranges() != g_throttle_ranges)
+        hkrt_throttle_index(); /* the writer finds the files' functions by address */
     hkrt_fn_unlock();
 }

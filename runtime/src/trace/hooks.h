@@ -94,7 +94,7 @@ static HKRT_FN void hkrt_measure_overhead(struct hkrt_thread *t)
  * end), a fresh one (its start), a hook re-entered from inside the runtime (NULL while the
  * guard is held), or any hook while recording is off (full_mask 0). Records `word` (the
  * function's address, + 2 for an exit) unless tracing is off. */
-static HKRT_COLD void hkrt_record_slow(void *word)
+static HKRT_COLD HKRT_HOOK_CC void hkrt_record_slow(void *word)
 {
     if (HKRT_UNLIKELY(t_self.sig_redirect)) {
         /* In a signal handler that interrupted a hook: this record cannot be kept in order
@@ -162,17 +162,18 @@ out:
 }
 
 /* The whole hot path: with local-exec TLS and the kind already in `word`, ten instructions on
- * x86-64 with the ret, the slow path reached by a conditional tail jump (docs/performance.md). */
-static inline __attribute__((always_inline, no_instrument_function)) void
-hkrt_record(void *word)
+ * x86-64 with the ret (and under preserve_most the saves of rdtsc's two registers), the slow
+ * path reached by a conditional tail jump (docs/performance.md). Returns 0 where the slow path
+ * must record `word` instead: each hook tail-calls it, so that the registers the fast path
+ * uses are saved on that path alone, without a slot to keep the stack aligned for a call. */
+static inline __attribute__((always_inline, no_instrument_function)) int
+hkrt_record_fast(void *word)
 {
     struct hkt_record *p = t_self.pos;
     /* A plain load of full_mask: clang does not fold an __atomic load into the test, which
      * costs an instruction. Each hook is its own call, so it is read afresh every time. */
-    if (HKRT_UNLIKELY(((uintptr_t)p & g_hot.full_mask) == 0)) {
-        hkrt_record_slow(word);
-        return;
-    }
+    if (HKRT_UNLIKELY(((uintptr_t)p & g_hot.full_mask) == 0))
+        return 0;
 #if defined(HKRT_CLOCK_IS_MONOTONIC_NS)
     /* The clock is a call out of this function (clock_gettime): a signal handler that runs
      * during it is not seen "inside a hook" by hkrt_signal_wrapper, and its records would land
@@ -184,10 +185,8 @@ hkrt_record(void *word)
         struct hkt_record *again = __atomic_load_n(&t_self.pos, __ATOMIC_RELAXED);
         if (HKRT_UNLIKELY(again != p)) {
             p = again;
-            if (((uintptr_t)p & g_hot.full_mask) == 0) {
-                hkrt_record_slow(word);
-                return;
-            }
+            if (((uintptr_t)p & g_hot.full_mask) == 0)
+                return 0;
             continue;
         }
         p->time = now;
@@ -207,6 +206,15 @@ hkrt_record(void *word)
     /* Release: the finisher, on another thread at exit, reads pos and then the records below
      * it. A plain mov on x86 (TSO); stlr on AArch64. */
     __atomic_store_n(&t_self.pos, p + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* One record, by the fast path or the slow one (for the resync's two). */
+static inline __attribute__((always_inline, no_instrument_function)) void
+hkrt_record(void *word)
+{
+    if (!hkrt_record_fast(word))
+        hkrt_record_slow(word);
 }
 
 /* The two hooks, alone in their section: a signal handler's wrapper tells from the interrupted
@@ -215,20 +223,32 @@ hkrt_record(void *word)
 extern const char __start_hkrt_hooks[] __attribute__((visibility("hidden")));
 extern const char __stop_hkrt_hooks[] __attribute__((visibility("hidden")));
 
-HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_enter(void *fn)
+HKRT_EXPORT HKRT_HOOK_SECTION HKRT_HOOK_CC void __hookcc_enter(void *fn)
 {
-    hkrt_record(fn);
+    if (HKRT_LIKELY(hkrt_record_fast(fn)))
+        return;
+    HKRT_TAIL_CALL hkrt_record_slow(fn);
 }
 
-HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_exit(void *fn_exit)
+HKRT_EXPORT HKRT_HOOK_SECTION HKRT_HOOK_CC void __hookcc_exit(void *fn_exit)
 {
-    hkrt_record(fn_exit);
+    if (HKRT_LIKELY(hkrt_record_fast(fn_exit)))
+        return;
+    HKRT_TAIL_CALL hkrt_record_slow(fn_exit);
+}
+
+/* A throttled function's call (functions.h, "Throttling"): counted, not recorded. Called by
+ * the pass's code at the function's entry when its switch says so; an atomic add here rather
+ * than there, where AArch64 Linux would need libgcc's outline atomics. */
+HKRT_EXPORT HKRT_HOOK_CC void __hookcc_count(void *fn_record)
+{
+    __atomic_fetch_add(&((struct hkrt_fn *)fn_record)->count, 1, __ATOMIC_RELAXED);
 }
 
 /* The two records of a resync, next to each other in the thread's stream: a signal handler
  * that comes between them runs "inside a hook" (this section), so its records are counted
  * lost rather than put between them (see "Signal handlers"). */
-HKRT_EXPORT HKRT_HOOK_SECTION void __hookcc_resync(void *fn)
+HKRT_EXPORT HKRT_HOOK_SECTION HKRT_HOOK_CC void __hookcc_resync(void *fn)
 {
     hkrt_record((void *)(uintptr_t)HKT_RESYNC_ESCAPE);
     hkrt_record(fn);

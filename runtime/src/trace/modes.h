@@ -181,6 +181,7 @@ HKRT_EXPORT int hookcc_trace_trigger(void (*start)(void), void (*stop)(void))
     int saved_errno = errno;
     struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
     hookcc_trace_flush(); /* the calling thread's records so far, by the table as it was */
+    hkrt_throttle_end();
     hkrt_lock();
     uint32_t starts = trig->n_start, stops = trig->n_stop;
     int ok = start != NULL && starts < HKRT_MAX_TRIGGERS && (stop == NULL || stops < HKRT_MAX_TRIGGERS);

@@ -235,6 +235,23 @@ static HKRT_FN void hkrt_read_options(void)
         else
             g.profile_nodes = (uint32_t)n;
     }
+    /* The throttle (functions.h, "Throttling"): where the writer packs every record. */
+    v = hkrt_getenv("HOOKCC_THROTTLE");
+    if (v != NULL && strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+        uint64_t calls = 0, factor = 0;
+        const char *rest = hkrt_parse_leading_u64(v, &calls);
+        if (rest != NULL && *rest == ',' && hkrt_parse_u64(rest + 1, &factor) && calls > 0 &&
+            factor > 0 && factor <= 1000000) {
+            g_throttle_calls = calls;
+            g_throttle_factor = factor;
+        } else {
+            hkrt_warn("ignoring HOOKCC_THROTTLE, not 0, 1 or CALLS,FACTOR (as 1000,3):", v, 0);
+        }
+    }
+    /* A count covers the whole run: not what a ring's window or a trigger's holds. */
+    if ((v != NULL && strcmp(v, "0") == 0) || g.raw_records || g.profile || g.ring ||
+        g.min_duration_ns != 0 || __atomic_load_n(&trig->n_start, __ATOMIC_RELAXED) != 0)
+        g_throttle_calls = 0;
     v = hkrt_getenv("HOOKCC_WRITER");
     g.writer_wanted = !g.raw_records && !g.ring && (v == NULL || strcmp(v, "0") != 0);
     /* Off-CPU time is a property of calls in a trace: a ring's windows and a profile's trees

@@ -71,6 +71,9 @@ pub struct Summary {
     /// The hooks' time subtracted per call (inside the call's window, outside it), in `unit`;
     /// `None` if times are raw (no OVERHEAD chunk, or `--no-compensation`).
     pub compensation: Option<(u64, u64)>,
+    /// Functions the runtime throttled (THROTTLE chunks): how many, the calls it counted
+    /// without records, and the throttle's settings (timed calls first, factor).
+    pub throttled: Option<Throttled>,
     /// Sum of the exclusive column, in `unit`.
     pub total_exclusive: u64,
     /// Sum of the calls column (of every row, before `--top`).
@@ -89,6 +92,15 @@ pub struct Summary {
     /// The time the rows carry (`--time`): with [`TimeBasis::Cpu`] every time column
     /// (inclusive, exclusive, percent, min, max, avg, percentiles) is on-CPU time.
     pub time: TimeBasis,
+}
+
+/// The throttle's part of the summary ([`Summary::throttled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttled {
+    pub functions: u64,
+    pub counted: u64,
+    pub min_calls: u64,
+    pub factor: u64,
 }
 
 /// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
@@ -145,6 +157,10 @@ pub struct Row {
     pub unmatched_entries: u64,
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
+    /// Of `calls`, those the runtime counted without recording them (the function was
+    /// throttled: timed for its first `calls - counted`); 0 otherwise, and in per-thread rows.
+    /// The times, `avg`, `min`, `max` and percentiles are of the timed calls.
+    pub counted: u64,
     /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
     /// a single call (within 1 %, from a histogram).
     pub percentiles: Option<[u64; 3]>,
@@ -283,6 +299,9 @@ impl FlatReport {
         // Sampled self time: each sample to the traced function at its address, else to the
         // top frame then (code without hooks is its caller's).
         let mut owners = SampleOwners::new(profile, names);
+        // Calls of throttled functions counted without records: the process's, so only in
+        // the merged rows.
+        let counted = s.counted_calls();
         let mut rows = Vec::new();
         let mut push_rows = |functions: &crate::analysis::ids::HashMap<u64, FunctionStats>,
                              samples: &crate::analysis::ids::HashMap<(u64, u64), u64>,
@@ -299,6 +318,10 @@ impl FlatReport {
                     .cloned()
                     .unwrap_or_else(|| hex_name(address));
                 let mut r = row(unit, thread, function, address, stats);
+                if thread.is_none() {
+                    r.counted = counted.get(&address).copied().unwrap_or(0);
+                    r.calls = r.calls.saturating_add(r.counted);
+                }
                 r.on_cpu = s.time == TimeBasis::Cpu;
                 if s.has_switches {
                     r.offcpu = Some(OffCpu {
@@ -393,6 +416,16 @@ impl FlatReport {
                 folded: (s.folded_calls > 0 || s.folded_min_ticks > 0)
                     .then(|| (s.folded_calls, unit.convert(s.folded_min_ticks))),
                 unknown_addresses: unknown,
+                throttled: s
+                    .throttle
+                    .as_ref()
+                    .filter(|t| !t.functions.is_empty())
+                    .map(|t| Throttled {
+                        functions: t.functions.iter().filter(|f| f.counted > 0).count() as u64,
+                        counted: t.functions.iter().map(|f| f.counted).sum(),
+                        min_calls: t.min_calls,
+                        factor: t.factor,
+                    }),
                 compensation: s
                     .overhead
                     .filter(|_| s.compensated)
@@ -460,6 +493,14 @@ impl FlatReport {
                 (a, b) => a.or(b),
             };
             s.unknown_addresses += t.unknown_addresses;
+            s.throttled = match (s.throttled, t.throttled) {
+                (Some(a), Some(b)) => Some(Throttled {
+                    functions: a.functions + b.functions,
+                    counted: a.counted + b.counted,
+                    ..a
+                }),
+                (a, b) => a.or(b),
+            };
             if s.compensation != t.compensation {
                 s.compensation = None;
             }
@@ -716,6 +757,20 @@ impl FlatReport {
                 t(below)
             ));
         }
+        if let Some(t) = s.throttled {
+            // Its settings are in docs/recording.md and `hookprof info`.
+            items.push(format!(
+                "throttled [timed first N]: {} {}, {} later calls counted untimed \
+                 (HOOKCC_THROTTLE=0 times all)",
+                t.functions,
+                if t.functions == 1 {
+                    "function"
+                } else {
+                    "functions"
+                },
+                t.counted
+            ));
+        }
         if s.time == TimeBasis::Cpu {
             items.push("times on CPU (switched-out time left out)".to_string());
         }
@@ -785,6 +840,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         unmatched_entries: s.unmatched_entries,
         unmatched_exits: s.unmatched_exits,
         closed_at_end: s.closed_at_end,
+        counted: 0,
         percentiles: None,
         callers: None,
         offcpu: None,

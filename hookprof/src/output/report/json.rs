@@ -134,6 +134,10 @@ impl Serialize for RowJson<'_> {
         map.serialize_entry("function", &r.function)?;
         map.serialize_entry("address", &format!("0x{:x}", r.address))?;
         map.serialize_entry("calls", &r.calls)?;
+        if r.counted > 0 {
+            map.serialize_entry("timed_calls", &(r.calls - r.counted))?;
+            map.serialize_entry("counted_calls", &r.counted)?;
+        }
         map.serialize_entry(&format!("inclusive_{u}"), &r.inclusive)?;
         map.serialize_entry(&format!("exclusive_{u}"), &r.exclusive)?;
         map.serialize_entry(&format!("min_{u}"), &r.min)?;

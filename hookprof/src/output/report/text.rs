@@ -222,11 +222,18 @@ impl ReportFormat for TextFormat {
             writeln!(out, "{line}")?;
         }
         let names = std::iter::once("function".to_string()).chain(report.rows.iter().map(|r| {
-            let name = if report.text.full_names {
+            // A throttled function says how many of its calls were timed.
+            let mark = if r.counted > 0 {
+                format!(" [timed first {}]", r.calls - r.counted)
+            } else {
+                String::new()
+            };
+            let mut name = if report.text.full_names {
                 r.function.clone()
             } else {
-                short_name(&r.function, budget)
+                short_name(&r.function, budget.saturating_sub(mark.len()).max(24))
             };
+            name.push_str(&mark);
             if with_callers {
                 format!("{name}  <- {}", FlatReport::callers_text(r, ", "))
             } else {
