@@ -1111,3 +1111,71 @@ fn both_builds_get_one_mangling_with_symbol_mangling_version() {
     let counts = call_counts(&trace, &[]);
     assert_eq!(counts.get("mixed::checksum"), Some(&3), "{counts:#?}");
 }
+
+/// The Rust functions a binary defines (`nm -C --defined-only`, text symbols whose demangled
+/// names are paths: hookcc's runtime is C), hashes and LLVM suffixes left out, each with the
+/// number of its symbols (the legacy mangling's names leave out generic arguments).
+fn defined_rust_functions(binary: &Path) -> BTreeMap<String, usize> {
+    let out = run_ok(
+        Command::new("nm")
+            .args(["-C", "--defined-only"])
+            .arg(binary),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, ' ');
+            let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
+            matches!(kind, "t" | "T" | "W" | "w").then_some(name)
+        })
+        .filter(|n| n.contains("::"))
+        .map(|n| {
+            let n = n.split(".llvm.").next().unwrap();
+            match n.rfind("::h") {
+                Some(at) if n.len() - at == 19 => n[..at].to_string(),
+                _ => n.to_string(),
+            }
+        })
+        .fold(BTreeMap::new(), |mut m, n| {
+            *m.entry(n).or_insert(0) += 1;
+            m
+        })
+}
+
+/// Issue 35 item 3: hooks that leave the optimizer's decisions alone. `cargo hookcc build
+/// --release` (the default placement: after inlining) defines the functions the plain release
+/// build defines, within 2 % — small helpers, closures, iterator adapters and SIMD intrinsics
+/// are inlined as they are without hookcc (rustc's MIR inlining stays on: only
+/// `--hook-placement=source` turns it off).
+#[test]
+fn a_hooked_rust_release_build_defines_the_plain_builds_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_cargo_project(&workspace_root().join("tests/rust/inlining"), dir.path());
+    let host = rust_host();
+    run_ok(cargo_with_hookcc(&project).args(["build", "--release", "--quiet", "--target", &host]));
+    let plain = defined_rust_functions(&project.join(format!("target/{host}/release/inlining")));
+    run_ok(cargo_with_hookcc(&project).args([
+        "hookcc",
+        "build",
+        "--release",
+        "--trace",
+        "--quiet",
+    ]));
+    let hooked =
+        defined_rust_functions(&project.join(format!("target/hookcc/{host}/release/inlining")));
+    let count = |m: &BTreeMap<String, usize>| m.values().sum::<usize>();
+    let (plain_n, hooked_n) = (count(&plain), count(&hooked));
+    // Where they differ (by name, then by number of symbols), for the message.
+    let differ: Vec<String> = plain
+        .keys()
+        .chain(hooked.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|n| plain.get(*n) != hooked.get(*n))
+        .map(|n| format!("{n}: {:?} plain, {:?} hooked", plain.get(n), hooked.get(n)))
+        .collect();
+    assert!(
+        plain_n.abs_diff(hooked_n) * 50 <= plain_n,
+        "{plain_n} functions plain, {hooked_n} hooked; differing: {differ:#?}"
+    );
+}
