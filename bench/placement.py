@@ -462,6 +462,24 @@ def main() -> int:
           "hooks' runtime, not in the kernel), traced / untraced - 1: the error of a "
           "compensation that took out exactly the time spent in the hooks; "
           "* the default placement (auto)")
+    # Issue 35's goals, for the default placement (throttle on, as a user runs it).
+    print("\ngoals (issue 35; the default placement, its defaults: the throttle on)")
+    for key, rec in results["runs"].items():
+        name, level, build_key = key.split()
+        if build_key != default_placement(level):
+            continue
+        s = rec.get("sampler")
+        checks = [
+            ("main's corrected time within ±10 % of the untraced run", rec.get("error"),
+             lambda v: abs(v) <= 0.10, lambda v: f"{v * 100:+.0f} %"),
+            ("slowdown ≤ 2×", rec.get("slowdown"), lambda v: v <= 2.0, lambda v: f"{v:.2f}×"),
+            ("sampler top-10 agreement ≥ 8", s["agree_self"] if s else None, lambda v: v >= 8,
+             lambda v: f"{v}/10"),
+        ]
+        for what, value, ok, shown in checks:
+            state = "not measured" if value is None else ("met" if ok(value) else "NOT met")
+            print(f"  {state:<13} {name} {level}: {what}: "
+                  f"{'—' if value is None else shown(value)}")
     log(f"results in {out.relative_to(ROOT)}")
     return 0
 

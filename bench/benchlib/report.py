@@ -30,6 +30,18 @@ def evaluate_goals(b: Bench) -> list:
                       "shown": "—" if value is None else fmt.format(value), "detail": detail})
 
     goal("native trace: instructions per call pair", get("native", "ir_per_call"), 30, "{:.1f}")
+    # Issue 35: what the machine pays, every thread counted (the writer's packing included),
+    # and what a build with hooks costs with tracing off.
+    goal("native trace: instructions per call pair, all threads (every call recorded)",
+         get("native", "ir_per_call_all_threads"), 45, "{:.1f}",
+         detail=f"the traced thread's share: {fmt(get('native', 'ir_per_call'))}")
+    goal("native trace, tracing off (HOOKCC_DISABLE=1): instructions per call pair",
+         get("native-off", "ir_per_call"), 4, "{:.1f}",
+         detail=f"all threads {fmt(get('native-off', 'ir_per_call_all_threads'))}; one function "
+                f"switched off by name {fmt(get('native-leaf-off', 'ir_per_call'))}")
+    goal("native trace with its defaults (leaf throttled): instructions per call pair, all threads",
+         get("native-throttled", "ir_per_call_all_threads"), 45, "{:.1f}",
+         detail=f"the traced thread's share: {fmt(get('native-throttled', 'ir_per_call'))}")
     goal("HOOKCC_MODE=profile: instructions per call pair (the traced thread)",
          get("native-profile", "ir_per_call"), 40, "{:.1f}",
          detail=f"all threads, the writer's folding included: "
