@@ -349,7 +349,7 @@ static HKRT_FN void hkrt_throttle_add(const uint64_t *addresses, const uint32_t 
             e->calls += calls[i];
             e->ticks += ticks[i];
             if (e->calls >= g_throttle_calls &&
-                e->ticks < g_throttle_factor * pair_ticks * e->calls) {
+                e->ticks / e->calls < g_throttle_factor * pair_ticks) {
                 e->timed = e->calls;
                 e->at = now;
                 e->fn->flags |= HKRT_FN_THROTTLED;
