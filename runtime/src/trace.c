@@ -145,6 +145,8 @@
 #define HKRT_COLD __attribute__((noinline, cold, no_instrument_function))
 #define HKRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HKRT_LIKELY(x) __builtin_expect(!!(x), 1)
+/* Slots of a thread's cache of throttled functions' counts (state.h, count_key). */
+#define HKRT_COUNT_SLOTS 64u
 
 /* 64-bit counters touched by atomics. i386 aligns uint64_t to 4 in structs, which would make
  * clang call libatomic (and warn); 8-byte alignment keeps them inline (cmpxchg8b, ldrexd). */

@@ -374,6 +374,7 @@ static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t);
 static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
                                              int ended)
 {
+    hkrt_counts_flush(t, 1); /* its throttled functions' counts, before the THROTTLE chunks */
     hkrt_write_events(t, upto);
     if ((g.profile || g.min_duration_ns != 0) && hkrt_wait_handed(t)) {
         hkrt_write_profile(t);

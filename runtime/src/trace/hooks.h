@@ -238,11 +238,37 @@ HKRT_EXPORT HKRT_HOOK_SECTION HKRT_HOOK_CC void __hookcc_exit(void *fn_exit)
 }
 
 /* A throttled function's call (functions.h, "Throttling"): counted, not recorded. Called by
- * the pass's code at the function's entry when its switch says so; an atomic add here rather
- * than there, where AArch64 Linux would need libgcc's outline atomics. */
-HKRT_EXPORT HKRT_HOOK_CC void __hookcc_count(void *fn_record)
+ * the pass's code at the function's entry when its switch says so. The count goes to the
+ * thread's cache (state.h, count_key): a compare and an increment, no atomic instruction,
+ * where an atomic add on the shared record cost a throttled call about 6 ns (SQLite -O0:
+ * 4.9 M of them). In the hooks' section, so that a signal handler that interrupts it between
+ * the compare and the increment does not take its slot (hkrt_count_slow). */
+static HKRT_COLD HKRT_HOOK_SECTION HKRT_HOOK_CC void hkrt_count_slow(void *record)
 {
-    __atomic_fetch_add(&((struct hkrt_fn *)fn_record)->count, 1, __ATOMIC_RELAXED);
+    struct hkrt_fn *f = record;
+    struct hkrt_thread *t = &t_self;
+    if (t->sig_redirect || t->life != HKRT_THREAD_LIVE ||
+        __atomic_load_n(&t->count_closed, __ATOMIC_RELAXED)) {
+        __atomic_fetch_add(&f->count, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    unsigned s = hkrt_count_slot(f);
+    struct hkrt_fn *old = t->count_key[s];
+    if (old != NULL && t->count_val[s] != 0)
+        __atomic_fetch_add(&old->count, t->count_val[s], __ATOMIC_RELAXED);
+    t->count_val[s] = 1;
+    t->count_key[s] = f;
+}
+
+HKRT_EXPORT HKRT_HOOK_SECTION HKRT_HOOK_CC void __hookcc_count(void *fn_record)
+{
+    struct hkrt_fn *f = fn_record;
+    unsigned s = hkrt_count_slot(f);
+    if (HKRT_LIKELY(t_self.count_key[s] == f)) {
+        t_self.count_val[s]++;
+        return;
+    }
+    HKRT_TAIL_CALL hkrt_count_slow(fn_record);
 }
 
 /* The two records of a resync, next to each other in the thread's stream: a signal handler

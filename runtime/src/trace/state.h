@@ -79,7 +79,38 @@ struct hkrt_thread {
     uint64_t sw_lost;
     struct hkrt_thread *sw_next; /* in g.sw_threads, under g.sw_lock */
     uint64_t samples_in_hooks;   /* samples read in the hooks, not written yet (SAMPLE) */
+    /* Throttled functions' calls this thread counted (__hookcc_count, "Throttling" in
+     * functions.h) and has not yet added to their records: a direct-mapped cache by record,
+     * so that a count takes no atomic instruction. A slot's count is added (atomically) when
+     * another function takes the slot, and all of them when the thread's last chunks are
+     * written (its end, or the finish), after which the thread adds to the records directly
+     * (count_closed); so does a thread not attached, or a signal handler that interrupted a
+     * hook. */
+    struct hkrt_fn *count_key[HKRT_COUNT_SLOTS];
+    uint64_t count_val[HKRT_COUNT_SLOTS];
+    int count_closed;
 };
+
+/* The cache slot of a function's record (records are an array: consecutive ones differ). */
+static HKRT_FN unsigned hkrt_count_slot(const struct hkrt_fn *f)
+{
+    return (unsigned)(((uintptr_t)f / sizeof(struct hkrt_fn)) & (HKRT_COUNT_SLOTS - 1));
+}
+
+/* Adds the thread's cached counts to the records and empties the cache; `close`: for good. */
+static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
+{
+    if (close)
+        __atomic_store_n(&t->count_closed, 1, __ATOMIC_RELAXED);
+    for (unsigned s = 0; s < HKRT_COUNT_SLOTS; s++) {
+        struct hkrt_fn *f = t->count_key[s];
+        uint64_t n = t->count_val[s];
+        t->count_key[s] = NULL;
+        t->count_val[s] = 0;
+        if (f != NULL && n != 0)
+            __atomic_fetch_add(&f->count, n, __ATOMIC_RELAXED);
+    }
+}
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
  * __tls_get_addr call and no GOT load (initial-exec cost one more instruction per hook:
