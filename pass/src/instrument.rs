@@ -316,8 +316,8 @@ struct Switch<'ctx> {
     record_type: StructType<'ctx>,
     /// `on` as read at entry (set by [`position_entry_hook`]).
     on: Option<IntValue<'ctx>>,
-    /// Counts by the runtime's atomic add (hosted targets: threads); bare metal adds plainly
-    /// (one core; some of its CPUs have no atomic read-modify-write).
+    /// Counts by calling the runtime's `__hookcc_count` (hosted targets: threads); bare metal
+    /// adds to the record plainly (one core; some of its CPUs have no atomic read-modify-write).
     atomic: bool,
 }
 
@@ -326,8 +326,8 @@ const FN_FIELD_ON: u32 = 2;
 const FN_FIELD_COUNT: u32 = 6;
 /// `on`: 1 records the call, 2 only counts it (the function is throttled), 0 does neither.
 const FN_ON_RECORD: u64 = 1;
-/// The runtime's count of a throttled function's call (an atomic add on its record's count):
-/// `void __hookcc_count(struct hkrt_fn *)`.
+/// The runtime's count of a throttled function's call (into the calling thread's cache of
+/// counts, added to the record's `count` later): `void __hookcc_count(struct hkrt_fn *)`.
 const COUNT_HOOK: &str = "__hookcc_count";
 
 /// Per-function switches (the native trace): gives `function` its record in
@@ -472,8 +472,9 @@ fn position_entry_hook<'ctx>(
         .map_err(e)?;
     builder.position_at_end(count);
     if switch.atomic {
-        // An atomic add, in the runtime: AArch64 Linux lowers one here to a libgcc call
-        // (outline atomics) that a program linked without libgcc lacks.
+        // The count is the runtime's: threads count into caches of their own there (an
+        // atomic add here would cost a throttled call some 6 ns, and AArch64 Linux lowers one
+        // to a libgcc call, outline atomics, that a program linked without libgcc lacks).
         let ptr = context.ptr_type(AddressSpace::default());
         let counter = module.get_function(COUNT_HOOK).unwrap_or_else(|| {
             // Weak: only a runtime that throttles (and so defines it) sets the switch that
