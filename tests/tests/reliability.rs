@@ -509,3 +509,77 @@ fn a_link_without_hook_options_gets_the_runtime_its_inputs_call() {
         assert_eq!(counts.get("lib_helper"), Some(&21), "lto {lto}: {counts:?}");
     }
 }
+
+/// The files under `dir`, recursively, relative to it, with their modes (links as `-> TARGET`).
+fn tree(dir: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if meta.is_dir() {
+                todo.push(path);
+            } else if meta.is_symlink() {
+                let to = std::fs::read_link(&path).unwrap().display().to_string();
+                found.push((name, format!("-> {to}")));
+            } else {
+                found.push((name, format!("{:o}", meta.permissions().mode() & 0o777)));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn export_never_writes_through_a_planted_link_and_keeps_the_traces_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let trace = calls_trace(d);
+    std::fs::set_permissions(&trace, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let victim = d.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let pid = run_ok(hookprof().arg("info").arg(&trace));
+    let pid = String::from_utf8_lossy(&pid.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pid:").map(|p| p.trim().to_string()))
+        .expect("hookprof info names the pid");
+    let dataset = d.join("dataset");
+    // Someone else's links at the names the old export created and truncated: `PID.parquet`'s
+    // `.partial` in each table's run directory.
+    for table in ["calls", "functions"] {
+        let run = dataset.join(table).join("run=r");
+        std::fs::create_dir_all(&run).unwrap();
+        std::os::unix::fs::symlink(&victim, run.join(format!("{pid}.parquet.partial"))).unwrap();
+    }
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("umask 022; exec \"$0\" \"$@\"")
+        .arg(tool("hookprof"))
+        .args(["export", "--run", "r", "-o"])
+        .arg(&dataset)
+        .arg(&trace);
+    run_ok(&mut cmd);
+    let kept = std::fs::read(&victim).unwrap();
+    assert!(kept == b"precious", "the victim was written: {} bytes", kept.len());
+    let victim = victim.display().to_string();
+    assert_eq!(
+        tree(&dataset),
+        [
+            (format!("calls/run=r/{pid}.parquet"), "600".to_string()),
+            (format!("calls/run=r/{pid}.parquet.partial"), format!("-> {victim}")),
+            (format!("functions/run=r/{pid}.parquet"), "600".to_string()),
+            (format!("functions/run=r/{pid}.parquet.partial"), format!("-> {victim}")),
+        ]
+    );
+    // A file there already is never replaced, not even by a second export of another trace
+    // of the same pid.
+    run_fails(
+        hookprof().args(["export", "--run", "r", "-o"]).arg(&dataset).arg(&trace),
+        "already exported",
+    );
+}

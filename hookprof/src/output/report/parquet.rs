@@ -13,7 +13,6 @@
 //! durations as every report shows them (compensated unless `--no-compensation`).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +26,7 @@ use parquet::schema::parser::parse_message_type;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
+use crate::output::file::OutputFile;
 
 /// The version of the tables' schema, in each file's key-value metadata (`hookprof.schema`).
 pub const SCHEMA_VERSION: &str = "1";
@@ -70,16 +70,15 @@ message functions {
   required int64 max_ns;
 }";
 
-/// Where one trace's two files go, and what every row of it carries.
+/// Where one trace's two files go.
 pub struct Destination {
     pub calls: PathBuf,
     pub functions: PathBuf,
-    pub host: String,
 }
 
 impl Destination {
     /// `DIR/calls/run=RUN/PID.parquet` and the same under `functions`.
-    pub fn new(dir: &Path, run: &str, pid: u64, host: &str) -> Destination {
+    pub fn new(dir: &Path, run: &str, pid: u64) -> Destination {
         let file = |table: &str| {
             dir.join(table)
                 .join(format!("run={run}"))
@@ -88,7 +87,6 @@ impl Destination {
         Destination {
             calls: file("calls"),
             functions: file("functions"),
-            host: host.to_string(),
         }
     }
 }
@@ -142,11 +140,19 @@ impl CallColumns {
     }
 }
 
+/// A trace's two files, written, to be committed; and their rows.
+pub struct Finished {
+    pub calls: OutputFile,
+    pub call_rows: u64,
+    pub functions: OutputFile,
+    pub function_rows: u64,
+}
+
 /// Writes a trace's `calls` rows as the replay closes them and its `functions` rows at the
 /// end ([`ParquetExport::finish`]). The first error is kept: later rows are dropped.
 pub struct ParquetExport {
-    writer: Option<SerializedFileWriter<File>>,
-    functions_path: PathBuf,
+    writer: Option<SerializedFileWriter<OutputFile>>,
+    functions: Option<OutputFile>,
     host: ByteArray,
     pid: i64,
     clock: TimeBase,
@@ -175,10 +181,7 @@ fn text(s: &str) -> ByteArray {
     ByteArray::from(s.as_bytes().to_vec())
 }
 
-fn create(path: &Path, schema: &str) -> io::Result<SerializedFileWriter<File>> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
+fn create(file: OutputFile, schema: &str) -> io::Result<SerializedFileWriter<OutputFile>> {
     let schema = Arc::new(parse_message_type(schema).map_err(parquet_error)?);
     let mut properties = WriterProperties::builder().set_compression(Compression::SNAPPY);
     // Ids and start times grow nearly monotonically: deltas pack them to a few bits where a
@@ -196,19 +199,21 @@ fn create(path: &Path, schema: &str) -> io::Result<SerializedFileWriter<File>> {
             SCHEMA_VERSION.to_string(),
         )]))
         .build();
-    SerializedFileWriter::new(File::create(path)?, schema, Arc::new(properties))
-        .map_err(parquet_error)
+    SerializedFileWriter::new(file, schema, Arc::new(properties)).map_err(parquet_error)
 }
 
 impl ParquetExport {
-    /// Starts `destination.calls` for the trace `info` describes (which has a clock rate).
+    /// Starts the `calls` file for the trace `info` describes (which has a clock rate);
+    /// `functions` is written at the end; `host` is every row's.
     pub fn start(
-        destination: &Destination,
+        calls: OutputFile,
+        functions: OutputFile,
+        host: &str,
         info: &TraceInfo,
         wall_start: u64,
         lines: Option<SourceLines>,
     ) -> io::Result<ParquetExport> {
-        let writer = create(&destination.calls, CALLS_SCHEMA)?;
+        let writer = create(calls, CALLS_SCHEMA)?;
         let base_name = |p: &Path| {
             p.file_name().map_or_else(
                 || p.display().to_string(),
@@ -239,8 +244,8 @@ impl ParquetExport {
             .collect();
         Ok(ParquetExport {
             writer: Some(writer),
-            functions_path: destination.functions.clone(),
-            host: text(&destination.host),
+            functions: Some(functions),
+            host: text(host),
             pid: info.summary.header.pid as i64,
             clock: info.clock,
             wall_start,
@@ -370,15 +375,14 @@ impl ParquetExport {
     }
 
     /// Writes the last row group of `calls`, closes it, and writes `functions`. Returns the
-    /// rows written to each.
-    pub fn finish(mut self, names: &Names) -> io::Result<(u64, u64)> {
+    /// two files, complete but not committed, and the rows written to each.
+    pub fn finish(mut self, names: &Names) -> io::Result<Finished> {
         self.flush_row_group();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if let Some(writer) = self.writer.take() {
-            writer.close().map_err(parquet_error)?;
-        }
+        let writer = self.writer.take().expect("a writer until finished");
+        let calls = writer.into_inner().map_err(parquet_error)?;
         let mut keys: Vec<(u64, u32)> = self.totals.keys().copied().collect();
         keys.sort_unstable();
         let mut tid = Vec::new();
@@ -410,7 +414,8 @@ impl ParquetExport {
         let n = keys.len();
         let host = vec![self.host.clone(); n];
         let pid = vec![self.pid; n];
-        let mut writer = create(&self.functions_path, FUNCTIONS_SCHEMA)?;
+        let functions_file = self.functions.take().expect("functions until finished");
+        let mut writer = create(functions_file, FUNCTIONS_SCHEMA)?;
         let mut group = writer.next_row_group().map_err(parquet_error)?;
         let mut column = 0;
         while let Some(mut w) = group.next_column().map_err(parquet_error)? {
@@ -438,8 +443,13 @@ impl ParquetExport {
             column += 1;
         }
         group.close().map_err(parquet_error)?;
-        writer.close().map_err(parquet_error)?;
-        Ok((self.rows, n as u64))
+        let functions = writer.into_inner().map_err(parquet_error)?;
+        Ok(Finished {
+            calls,
+            call_rows: self.rows,
+            functions,
+            function_rows: n as u64,
+        })
     }
 }
 
