@@ -565,21 +565,77 @@ fn export_never_writes_through_a_planted_link_and_keeps_the_traces_mode() {
         .arg(&trace);
     run_ok(&mut cmd);
     let kept = std::fs::read(&victim).unwrap();
-    assert!(kept == b"precious", "the victim was written: {} bytes", kept.len());
+    assert!(
+        kept == b"precious",
+        "the victim was written: {} bytes",
+        kept.len()
+    );
     let victim = victim.display().to_string();
     assert_eq!(
         tree(&dataset),
         [
             (format!("calls/run=r/{pid}.parquet"), "600".to_string()),
-            (format!("calls/run=r/{pid}.parquet.partial"), format!("-> {victim}")),
+            (
+                format!("calls/run=r/{pid}.parquet.partial"),
+                format!("-> {victim}")
+            ),
             (format!("functions/run=r/{pid}.parquet"), "600".to_string()),
-            (format!("functions/run=r/{pid}.parquet.partial"), format!("-> {victim}")),
+            (
+                format!("functions/run=r/{pid}.parquet.partial"),
+                format!("-> {victim}")
+            ),
         ]
     );
     // A file there already is never replaced, not even by a second export of another trace
     // of the same pid.
     run_fails(
-        hookprof().args(["export", "--run", "r", "-o"]).arg(&dataset).arg(&trace),
+        hookprof()
+            .args(["export", "--run", "r", "-o"])
+            .arg(&dataset)
+            .arg(&trace),
         "already exported",
     );
+}
+
+#[test]
+fn a_profile_at_its_node_limit_reports_its_losses_once() {
+    // HOOKCC_MODE=profile with room for 1000 call paths, of a 30 000-deep recursion: the tree
+    // keeps main and 999 levels of `down`, and counts the rest lost. Before: every report said
+    // "chunks are repeated … the profile is not the program's", and the records were counted
+    // read and lost (60 004 read, the header's 2 000) (issue 37 item 9).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "deep", &["deep_recursion.c"], &["-O0"], false);
+    let trace = d.join("deep.hktrace");
+    let out = run_ok(
+        Command::new(&program)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", "profile")
+            .env("HOOKCC_PROFILE_NODES", "1000")
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "30000");
+    let report = run_ok(hookprof().args(["report", "--format=csv"]).arg(&trace));
+    let stderr = String::from_utf8_lossy(&report.stderr);
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("58004 records were lost by the runtime: 58004 of call paths beyond")
+            && warnings[0].contains("HOOKCC_PROFILE_NODES"),
+        "{stderr}"
+    );
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let down = rows.iter().find(|r| r.function == "down").expect("down");
+    assert_eq!(down.calls, 999);
+    let info =
+        String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&trace)).stdout).into_owned();
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} in {info}"))
+    };
+    assert_eq!(field("records:"), "2000");
+    assert_eq!(field("lost:"), "58004");
 }

@@ -190,6 +190,12 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             format!("{} chunks (first: {first})", s.misplaced),
         );
     }
+    if let Some(first) = s.first_outside_run {
+        line(
+            "outside the run",
+            format!("{} chunks (first: {first})", s.outside_run),
+        );
+    }
     if h.is_complete() && s.clock.is_none() {
         line(
             "clock chunk",
