@@ -123,24 +123,56 @@ pub fn export_files(
         // Both files by the one output policy (docs/reliability.md, "hookprof, writing"):
         // random temporaries created exclusively, the trace's mode, and here linked into place
         // only where nothing is (a link planted at the name included).
-        let calls = OutputFile::create_new(&destination.calls, Some(path))?;
-        let functions = OutputFile::create_new(&destination.functions, Some(path))?;
-        let view = report::parquet::ParquetExport::start(
-            calls,
-            functions,
-            &host,
-            &prepared.info,
-            wall,
-            lines,
-        )
-        .map_err(|e| output_error(&destination.calls, e))?;
-        let (view, names, w) = prepared.run(view, &options.filter)?;
-        let finished = view
-            .finish(&names)
+        let calls_file = OutputFile::create_new(&destination.calls, Some(path))?;
+        let functions_file = OutputFile::create_new(&destination.functions, Some(path))?;
+        let mut describer = report::parquet::Describer::new(&host, &prepared.info, lines);
+        // First what `report` reads (every call, a profile's trees), which meets every
+        // function: same-named ones are then told apart as `report` tells them.
+        let (totals, names, mut w) =
+            prepared.run(report::parquet::FunctionTotals::default(), &options.filter)?;
+        prepared.tell_apart(names.addresses.iter().copied());
+        let (functions_file, functions) = totals
+            .write(
+                &names,
+                &|address| prepared.label(address).map(str::to_string),
+                &mut describer,
+                functions_file,
+            )
+            .map_err(|e| output_error(&destination.functions, e))?;
+        // Then the calls the trace has records of, in time order.
+        let view = report::parquet::ParquetCalls::start(calls_file, describer, wall)
             .map_err(|e| output_error(&destination.calls, e))?;
-        let (calls, functions) = (finished.call_rows, finished.function_rows);
-        finished.calls.commit()?;
-        if let Err(e) = finished.functions.commit() {
+        let view = if prepared.info.records > 0 {
+            let (view, _, more) = prepared.run(view, &options.filter)?;
+            w.extend(
+                more.into_iter()
+                    .filter(|m| !w.contains(m))
+                    .collect::<Vec<_>>(),
+            );
+            view
+        } else {
+            view
+        };
+        let (calls_file, calls) = view
+            .finish()
+            .map_err(|e| output_error(&destination.calls, e))?;
+        if prepared.info.profiles > 0 {
+            w.push(if prepared.info.records == 0 {
+                format!(
+                    "a call-path profile (HOOKCC_MODE=profile) has sums per call path, not \
+                     single calls: `calls` has no rows, `functions` has the {functions} rows \
+                     of its trees"
+                )
+            } else {
+                format!(
+                    "the trace keeps the records of its long calls only (HOOKCC_MIN_DURATION): \
+                     `calls` has the {calls} calls it kept, `functions` counts every call \
+                     (from its trees)"
+                )
+            });
+        }
+        calls_file.commit()?;
+        if let Err(e) = functions_file.commit() {
             // The pair is all or nothing: the calls just linked are removed again.
             let _ = std::fs::remove_file(&destination.calls);
             return Err(e);
