@@ -335,7 +335,7 @@ pub fn record(
         Source::Gdb { address, exe } => record_gdb(address, exe, options, stop),
         Source::Tcp { address } => {
             let endian = endian_of(options)?;
-            let mut stream = connect(address)?;
+            let mut stream = connect(address, stop)?;
             stream
                 .set_read_timeout(Some(WAKE))
                 .map_err(|e| connect_error(address, e))?;
@@ -387,7 +387,10 @@ fn connect_error(address: &str, e: io::Error) -> RecordError {
     }
 }
 
-fn connect(address: &str) -> Result<TcpStream, RecordError> {
+/// Connects to `address`, trying 50 times, 100 ms apart (a server started just before may not
+/// listen yet), each try 1 s at most; Ctrl-C (`stop`) ends the tries. Writes to the connection time out after
+/// [`REPLY_TIMEOUT`] (a server that reads nothing).
+fn connect(address: &str, stop: &AtomicBool) -> Result<TcpStream, RecordError> {
     let addrs: Vec<_> = address
         .to_socket_addrs()
         .map_err(|e| RecordError::Connect {
@@ -399,9 +402,17 @@ fn connect(address: &str) -> Result<TcpStream, RecordError> {
     let mut last = None;
     for attempt in 0..50 {
         for a in &addrs {
-            match TcpStream::connect_timeout(a, Duration::from_secs(5)) {
+            if stop.load(Ordering::Relaxed) {
+                return Err(RecordError::Connect {
+                    address: address.to_string(),
+                    message: "interrupted (Ctrl-C) before a connection was made".to_string(),
+                });
+            }
+            // Long enough for a distant server's handshake, short enough to see Ctrl-C soon.
+            match TcpStream::connect_timeout(a, Duration::from_secs(1)) {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
+                    let _ = s.set_write_timeout(Some(REPLY_TIMEOUT));
                     return Ok(s);
                 }
                 Err(e) => last = Some(e),
@@ -765,7 +776,7 @@ fn record_gdb(
                   make HOOKS=stream)"
                 .into(),
     })?;
-    let stream = connect(address)?;
+    let stream = connect(address, stop)?;
     stream
         .set_read_timeout(Some(WAKE))
         .map_err(|e| connect_error(address, e))?;
