@@ -282,9 +282,11 @@ fn the_fuzz_corpus_damaged_traces_are_reported() {
     );
 }
 
-/// A trace of the fuzz corpus (fuzz/corpus/trace/NAME) and its chunks: `(offset, total length,
-/// type, thread)`.
-fn corpus_trace(name: &str) -> (Vec<u8>, Vec<(usize, usize, u32, u64)>) {
+/// A chunk of a trace: `(offset, total length, type, thread)`.
+type ChunkAt = (usize, usize, u32, u64);
+
+/// A trace of the fuzz corpus (fuzz/corpus/trace/NAME) and its chunks.
+fn corpus_trace(name: &str) -> (Vec<u8>, Vec<ChunkAt>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fuzz/corpus/trace")
         .join(name);
@@ -411,7 +413,7 @@ fn a_packed_chunk_and_its_pause_swapped_are_reported() {
 }
 
 /// The index, in `chunks`, of the chunk after `c`'s CHECK chunk.
-fn c_next(c: &(usize, usize, u32, u64), chunks: &[(usize, usize, u32, u64)]) -> usize {
+fn c_next(c: &ChunkAt, chunks: &[ChunkAt]) -> usize {
     chunks.iter().position(|d| d.0 == c.0).unwrap() + 2
 }
 

@@ -2554,7 +2554,7 @@ fn fake_gdb_server(how: BadServer) -> u16 {
             let sum = payload.bytes().fold(0u8, |a, b| a.wrapping_add(b));
             format!("${payload}#{sum:02x}")
         };
-        let mut take = |c: &mut std::net::TcpStream| -> Option<String> {
+        let take = |c: &mut std::net::TcpStream| -> Option<String> {
             // The next packet's payload (a ^C as "\x03"), acknowledged.
             let mut byte = [0u8];
             loop {

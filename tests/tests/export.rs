@@ -235,7 +235,7 @@ fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
 }
 
 /// The rows of the Parquet file `path`: each row's columns by name, as text (`null` for null).
-fn parquet_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+fn parquet_rows(path: &Path) -> Rows {
     use parquet::file::reader::SerializedFileReader;
     use parquet::record::Field;
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -258,15 +258,11 @@ fn parquet_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
+/// Rows of a Parquet table, each its columns by name, as text.
+type Rows = Vec<BTreeMap<String, String>>;
+
 /// Exports `trace` as run `r` into `dataset`: the `calls` and `functions` rows, and stderr.
-fn export_one(
-    dataset: &Path,
-    trace: &Path,
-) -> (
-    Vec<BTreeMap<String, String>>,
-    Vec<BTreeMap<String, String>>,
-    String,
-) {
+fn export_one(dataset: &Path, trace: &Path) -> (Rows, Rows, String) {
     let out = run_ok(
         hookprof()
             .args(["export", "--run", "r", "-o"])
