@@ -2,15 +2,27 @@
 
 use crate::analysis::replay::{TimeBasis, TraceSummary};
 
+/// Why a trace is not marked complete: its writer never finished it (no CLOCK chunk), or
+/// finished it without the mark (`hookprof record` does, where the stream broke off).
+pub fn incomplete_why(s: &TraceSummary) -> &'static str {
+    if s.clock.is_some() {
+        "its recording was cut short: hookprof record's stream broke off (a connection reset, a \
+         damaged byte), and records after the LOST mark that ends it are missing; or the \
+         program was killed while it finished the file"
+    } else {
+        "the program was killed or is still running"
+    }
+}
+
 /// Warnings about the trace itself that every report shares.
 pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
     let mut warnings = Vec::new();
     if !s.header.is_complete() {
-        warnings.push(
-            "the trace is incomplete (the program was killed or is still running): \
-             frames still open are closed at each thread's last record"
-                .to_string(),
-        );
+        warnings.push(format!(
+            "the trace is incomplete ({}): frames still open are closed at each thread's last \
+             record",
+            incomplete_why(s)
+        ));
     }
     if let Some(err) = &s.truncated_tail {
         warnings.push(format!(
