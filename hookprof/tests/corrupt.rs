@@ -380,6 +380,25 @@ fn a_profile_chunk_repeated_after_its_threads_end_is_reported_and_not_counted() 
     );
     assert_eq!(calls(&damaged), original, "the copy is not counted");
     assert_in_corpus("threads-longjmp-profile-repeated.hktrace", &damaged);
+    // A thread's tree older than the one before it (fewer records): a copy of a later tree put
+    // before its original, one record more, as a snapshot's would be. The original, after it,
+    // goes back: reported, and not taken over the newer one.
+    let (main_tree, main_len, _, main_tid) = *chunks.iter().rfind(|c| c.2 == PROFILE).unwrap();
+    let mut newer = bytes[main_tree..main_tree + main_len + 24].to_vec();
+    let records_at = 16 + 24;
+    let records = u64::from_le_bytes(newer[records_at..records_at + 8].try_into().unwrap());
+    newer[records_at..records_at + 8].copy_from_slice(&(records + 1).to_le_bytes());
+    recheck(&mut newer, 0, main_len);
+    let mut older_after = bytes[..main_tree].to_vec();
+    older_after.extend_from_slice(&newer);
+    older_after.extend_from_slice(&bytes[main_tree..]);
+    let said = crate::warnings(&older_after);
+    let moved = main_tree + newer.len();
+    let expected = format!(
+        "the PROFILE chunk at byte {moved} (thread {main_tid}) holds less than the thread's \
+         PROFILE chunk at byte {main_tree}"
+    );
+    assert!(said.iter().any(|w| w.contains(&expected)), "{said:#?}");
 }
 
 #[test]

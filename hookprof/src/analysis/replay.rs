@@ -752,6 +752,9 @@ pub enum OutOfPlace {
     PauseBeforeRecords,
     /// A PROFILE chunk after its thread's THREAD chunk at `earlier`, which is the thread's last.
     AfterThreadEnd,
+    /// A PROFILE chunk older than the thread's one at `earlier` (fewer records, or an earlier
+    /// last tick), which it would replace.
+    OlderTree,
 }
 
 impl fmt::Display for Misplaced {
@@ -779,6 +782,12 @@ impl fmt::Display for Misplaced {
                 f,
                 "{chunk} comes after the thread's THREAD chunk at byte {earlier}, which is the \
                  last chunk of a thread"
+            ),
+            OutOfPlace::OlderTree => write!(
+                f,
+                "{chunk} holds less than the thread's PROFILE chunk at byte {earlier} (fewer \
+                 records or an earlier last tick), which it would replace (a thread's later \
+                 trees hold all its earlier ones did): the older one is not used"
             ),
             OutOfPlace::Repeats => write!(f, "{chunk} repeats the one at byte {earlier}"),
         }
@@ -1941,7 +1950,7 @@ fn replay_with<V: ReplayVisitor>(
                     Some((ended, OutOfPlace::AfterThreadEnd))
                 } else if let Some((records, last, earlier)) = seen {
                     (tree.records < records || tree.last_tick < last)
-                        .then_some((earlier, OutOfPlace::GoesBack))
+                        .then_some((earlier, OutOfPlace::OlderTree))
                 } else {
                     None
                 };
