@@ -155,7 +155,16 @@ fn ram_ranges(file: &object::File<'_>) -> Vec<(u64, u64)> {
         }
     }
     ranges.retain(|&(start, end)| end > start);
-    ranges
+    // Sections lie within segments: one range each stretch (the error lists them).
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// What `hookprof record` takes from the firmware's ELF.
