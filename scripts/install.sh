@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs hookcc into a prefix:
 #   PREFIX/bin/{hookcc,hookcc++,hookcc-ar,hookcc-ranlib,hookprof,cargo-hookcc}
+#   PREFIX/bin/{llvm-ar,llvm-ranlib} -> hookcc, unless PREFIX/bin has other ones (/usr/bin):
+#     CMake looks for these in the compiler's directory first (docs/build-systems.md)
 #   PREFIX/lib/hookcc/{libhookcc_pass.so,libhookcc_clang.so,libhookcc_pass_llvm22.so}
 #   PREFIX/lib/hookcc/runtime/{include,src}   (compiled per target on first use), make/nitro.mk
 #   PREFIX/share/man/man1/{hookcc,hookprof*}.1, PREFIX/share/{bash-completion,zsh,fish}/…/hookprof
@@ -27,6 +29,18 @@ install -m 755 "$build/hookcc" "$build/hookprof" "$prefix/bin/"
 ln -sf hookcc "$prefix/bin/hookcc++"
 ln -sf hookcc "$prefix/bin/hookcc-ar"
 ln -sf hookcc "$prefix/bin/hookcc-ranlib"
+# CC=hookcc cmake -DCMAKE_C_FLAGS=-flto: CMake takes llvm-ar and llvm-ranlib from hookcc's
+# directory, else from PATH (Debian 12's are LLVM 14's, which cannot read clang-19's bitcode).
+# Never over another LLVM's own (a PREFIX of /usr): a warning says what to do then.
+for tool in llvm-ar llvm-ranlib; do
+    if [ ! -e "$prefix/bin/$tool" ] || [ "$(readlink "$prefix/bin/$tool")" = hookcc ]; then
+        ln -sf hookcc "$prefix/bin/$tool"
+    else
+        echo "install: $prefix/bin/$tool is another program's: left alone (CMake with -flto" \
+            "static libraries there needs -DCMAKE_AR=$prefix/bin/hookcc-ar" \
+            "-DCMAKE_RANLIB=$prefix/bin/hookcc-ranlib)" >&2
+    fi
+done
 install -m 644 "$build/libhookcc_pass.so" "$build/libhookcc_clang.so" "$prefix/lib/hookcc/"
 # Rust (docs/rust.md): cargo hookcc, and the plugin for rustc's LLVM when it was built.
 [ -f "$build/cargo-hookcc" ] && install -m 755 "$build/cargo-hookcc" "$prefix/bin/"

@@ -1,6 +1,8 @@
 //! Puts `hookcc++` beside `hookcc` in the build tree (`target/<profile>/hookcc++ -> hookcc`),
 //! and `hookcc-ar` and `hookcc-ranlib` (clang-19's llvm-ar and llvm-ranlib, for `-flto`
-//! static libraries).
+//! static libraries), and the same as `llvm-ar` and `llvm-ranlib`: the names CMake looks for
+//! in a clang's directory before PATH (Modules/CMakeFindBinUtils.cmake), where Debian 12's
+//! `llvm-ar` is LLVM 14's and cannot read clang-19's bitcode.
 //!
 //! hookcc is a C++ compiler when it runs under a name ending in `++` (as clang and clang++ are
 //! one binary), but cargo cannot name a binary `hookcc++` (`+` is not allowed in target
@@ -16,7 +18,13 @@ fn main() {
     let Some(profile_dir) = Path::new(&out_dir).ancestors().nth(3) else {
         return;
     };
-    for name in ["hookcc++", "hookcc-ar", "hookcc-ranlib"] {
+    for name in [
+        "hookcc++",
+        "hookcc-ar",
+        "hookcc-ranlib",
+        "llvm-ar",
+        "llvm-ranlib",
+    ] {
         let link = profile_dir.join(name);
         // A relative link: it resolves once cargo has linked hookcc, and survives moving
         // target/.

@@ -1,7 +1,9 @@
 //! The fuzz targets (hookprof::fuzz, fuzz/) on the committed corpus — real outputs of the test
-//! programs: a traced two-thread program with a longjmp (format versions 3 and 4; and two damaged
-//! copies the checksums pass: a PACKED chunk repeated with its CHECK chunk, and the file cut at
-//! a chunk boundary before its CLOCK chunk), TI dumps (binary and CCS hex), NITRO
+//! programs: a traced two-thread program with a longjmp (format versions 3 and 4, profile mode
+//! plain and at a 2-node limit, 4-record buffers with PAUSE chunks; and damaged copies the
+//! checksums pass: a PACKED chunk repeated with its CHECK chunk, the file cut at a chunk
+//! boundary before its CLOCK chunk, a PROFILE chunk repeated after its thread's end, a PACKED
+//! chunk and its PAUSE swapped, a PACKED chunk's times moved by 2^62), TI dumps (binary and CCS hex), NITRO
 //! call-trace and function-cost buffers, a pfpInst dump, a bare-metal gprof dump — and on a
 //! fixed sequence of mutations of each (bit flips, truncations, insertions, words set to edge
 //! values), so that every `cargo test` (CI) is a bounded fuzzing run. A panic fails the test;

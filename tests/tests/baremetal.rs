@@ -2376,3 +2376,366 @@ fn stream_losses_with_task_switches_keep_each_call_in_its_task() {
     }
     assert_eq!(seen, 2, "fa and fb in the report:\n{csv}");
 }
+
+/// A real stream (examples/baremetal/stream_calls.c through the Cortex-M3 board's UART, written
+/// by qemu to a file) and the firmware's ELF, in `dir`; `None` without the bare-metal tools.
+fn uart_stream(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
+    if !have_tools() {
+        return None;
+    }
+    let project = copy_example("cortex-m3", dir);
+    let out = make_run(
+        &project,
+        &[
+            "HOOKS=stream",
+            "APP=../stream_calls.c",
+            "STREAM_UART=0x40004000",
+            "SERIAL=file:uart.bin",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stream = std::fs::read(project.join("uart.bin")).unwrap();
+    assert!(stream.len() > 10_000, "{} bytes", stream.len());
+    Some((stream, project.join("firmware.elf")))
+}
+
+/// `hookprof record ARGS… -o TRACE`, killed after `limit` (a hang is the failure).
+fn record_within(args: &[&str], trace: &Path, limit: std::time::Duration) -> Output {
+    let mut child = hookprof()
+        .arg("record")
+        .args(args)
+        .arg("-o")
+        .arg(trace)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "hookprof record {args:?} still ran after {limit:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// What a cut recording must leave: an error naming `cause`, and a trace that decodes, holds
+/// the calls before the cut (at least `at_least`), ends its thread's chunks with a LOST mark
+/// and is not marked complete (every report says so).
+fn assert_cut_recording(what: &str, out: &Output, trace: &Path, cause: &str, at_least: u64) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{what}: {stderr}");
+    assert!(
+        stderr.contains(cause) && stderr.contains("the recording stopped there"),
+        "{what}: {stderr}"
+    );
+    let bytes = std::fs::read(trace).unwrap();
+    let parsed = hookprof::input::format::Trace::new(&bytes).unwrap();
+    assert!(!parsed.header().is_complete(), "{what}: marked complete");
+    let chunks: Vec<_> = parsed.chunks().map(|c| c.unwrap()).collect();
+    let last_records = chunks
+        .iter()
+        .rposition(|c| matches!(c.chunk, hookprof::input::format::Chunk::Events(_)))
+        .expect("records");
+    assert!(
+        chunks[last_records..].iter().any(|c| matches!(
+            c.chunk,
+            hookprof::input::format::Chunk::Lost { at: Some(_), .. }
+        ) && c.thread == chunks[last_records].thread),
+        "{what}: no LOST mark after the last records"
+    );
+    let report = run_ok(hookprof().arg("report").arg(trace).arg("--format=csv"));
+    let calls: u64 = parse_report_csv(&String::from_utf8_lossy(&report.stdout))
+        .iter()
+        .map(|r| r.calls)
+        .sum();
+    assert!(calls >= at_least, "{what}: {calls} calls kept");
+    assert!(
+        String::from_utf8_lossy(&report.stderr).contains("the trace is incomplete"),
+        "{what}"
+    );
+}
+
+#[test]
+fn a_stream_cut_by_a_reset_or_a_bad_byte_keeps_what_came_before_with_a_lost_mark() {
+    // Before (issue 37 item 6): a TCP reset or one bad byte ended hookprof record with an error
+    // and a trace without its tail's chunks, its header never written, and no LOST mark.
+    let dir = tempfile::tempdir().unwrap();
+    let Some((stream, elf)) = uart_stream(dir.path()) else {
+        return;
+    };
+    let elf = elf.to_str().unwrap();
+    let half = stream.len() / 2;
+
+    // One bad byte run in the middle: a number wider than 64 bits.
+    let bad = dir.path().join("bad.bin");
+    let mut damaged = stream[..half].to_vec();
+    damaged.extend_from_slice(&[0xff; 16]);
+    damaged.extend_from_slice(&stream[half..]);
+    std::fs::write(&bad, &damaged).unwrap();
+    let trace = dir.path().join("bad.hktrace");
+    let out = record_within(
+        &["--serial", bad.to_str().unwrap(), "--exe", elf],
+        &trace,
+        std::time::Duration::from_secs(60),
+    );
+    // Each of the 3 functions' calls takes about 2 to 3 bytes a record, 2 records a call.
+    let before = half as u64 / 8;
+    assert_cut_recording("a bad byte", &out, &trace, "stream byte", before);
+
+    // A TCP connection reset half way (python's socket with SO_LINGER 0: an RST at close).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let first = dir.path().join("first-half.bin");
+    std::fs::write(&first, &stream[..half]).unwrap();
+    let server = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import socket, struct, sys, time\n\
+             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+             s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(1)\n\
+             c, _ = s.accept(); c.sendall(open(sys.argv[2], 'rb').read()); time.sleep(0.5)\n\
+             c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))\n\
+             c.close()\n",
+        )
+        .arg(port.to_string())
+        .arg(&first)
+        .spawn()
+        .unwrap();
+    let trace = dir.path().join("reset.hktrace");
+    let out = record_within(
+        &["--tcp", &format!("127.0.0.1:{port}"), "--exe", elf],
+        &trace,
+        std::time::Duration::from_secs(60),
+    );
+    let mut server = server;
+    let _ = server.wait();
+    assert_cut_recording("a connection reset", &out, &trace, "reset", before);
+}
+
+/// How a fake GDB server misbehaves ([`fake_gdb_server`]).
+#[derive(Clone, Copy, Debug)]
+enum BadServer {
+    /// Bytes that are no packet, without end, as fast as they go.
+    Garbage,
+    /// Bytes that are no packet, one every 50 ms: within every bound for minutes.
+    SlowGarbage,
+    /// Console output (`O…` packets) without end instead of a reply.
+    Console,
+    /// A packet that never ends.
+    NoEnd,
+    /// A well-behaved stub whose target's RTT control block says its up-buffer has
+    /// 0xFFFFFFF0 bytes (WrOff below RdOff: a whole ring to read).
+    LyingSize { control_block: u64, buffer: u64 },
+}
+
+/// A GDB server on a free port that behaves as `how` says; its port.
+fn fake_gdb_server(how: BadServer) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let Ok((mut c, _)) = listener.accept() else {
+            return;
+        };
+        let packet = |payload: &str| {
+            let sum = payload.bytes().fold(0u8, |a, b| a.wrapping_add(b));
+            format!("${payload}#{sum:02x}")
+        };
+        let take = |c: &mut std::net::TcpStream| -> Option<String> {
+            // The next packet's payload (a ^C as "\x03"), acknowledged.
+            let mut byte = [0u8];
+            loop {
+                c.read_exact(&mut byte).ok()?;
+                match byte[0] {
+                    b'$' => break,
+                    3 => return Some("\x03".to_string()),
+                    _ => {}
+                }
+            }
+            let mut payload = Vec::new();
+            loop {
+                c.read_exact(&mut byte).ok()?;
+                if byte[0] == b'#' {
+                    break;
+                }
+                payload.push(byte[0]);
+            }
+            let mut sum = [0u8; 2];
+            c.read_exact(&mut sum).ok()?;
+            c.write_all(b"+").ok()?;
+            Some(String::from_utf8_lossy(&payload).into_owned())
+        };
+        match how {
+            BadServer::Garbage => {
+                let junk = vec![b'x'; 65536];
+                while c.write_all(&junk).is_ok() {}
+            }
+            BadServer::SlowGarbage => {
+                while c.write_all(b"x").is_ok() {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+            BadServer::Console => {
+                take(&mut c);
+                let out = packet("O48656c6c6f0a").repeat(1000);
+                while c.write_all(out.as_bytes()).is_ok() {}
+            }
+            BadServer::NoEnd => {
+                take(&mut c);
+                let _ = c.write_all(b"$");
+                let junk = vec![b'a'; 65536];
+                while c.write_all(&junk).is_ok() {}
+            }
+            BadServer::LyingSize {
+                control_block,
+                buffer,
+            } => {
+                let mut block = b"SEGGER RTT\0\0\0\0\0\0".to_vec();
+                for word in [1u32, 0, 0, buffer as u32, 0xFFFF_FFF0, 0x10, 0x20, 0] {
+                    block.extend_from_slice(&word.to_le_bytes());
+                }
+                while let Some(p) = take(&mut c) {
+                    let reply = if p.starts_with("qSupported") {
+                        packet("PacketSize=4000")
+                    } else if p == "?" || p == "\x03" {
+                        packet("S05")
+                    } else if let Some(m) = p.strip_prefix('m') {
+                        let (at, len) = m.split_once(',').unwrap();
+                        let at = u64::from_str_radix(at, 16).unwrap();
+                        let len = usize::from_str_radix(len, 16).unwrap();
+                        let hex: String = (0..len)
+                            .map(|i| {
+                                let byte = at
+                                    .checked_sub(control_block)
+                                    .and_then(|o| block.get(o as usize + i))
+                                    .copied()
+                                    .unwrap_or(0);
+                                format!("{byte:02x}")
+                            })
+                            .collect();
+                        packet(&hex)
+                    } else if p == "c" {
+                        continue;
+                    } else {
+                        packet("OK")
+                    };
+                    if c.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    port
+}
+
+/// The address of `symbol` in `elf` (arm-none-eabi-nm).
+fn symbol_address(elf: &Path, symbol: &str) -> u64 {
+    let out = run_ok(Command::new("arm-none-eabi-nm").arg(elf));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.ends_with(&format!(" {symbol}")))
+        .unwrap_or_else(|| panic!("no {symbol} in {}", elf.display()));
+    u64::from_str_radix(line.split(' ').next().unwrap(), 16).unwrap()
+}
+
+#[test]
+fn a_gdb_server_that_makes_no_sense_is_an_error_within_bounds() {
+    // Before (issue 37 item 6): garbage, endless console output or a packet with no end kept
+    // hookprof record --gdb reading forever, deaf to Ctrl-C (one case growing by 290 MB in
+    // 30 s); a control block whose up-buffer "had" 0xFFFFFFF0 bytes was read at its word.
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_, elf)) = uart_stream(dir.path()) else {
+        return;
+    };
+    let trace = dir.path().join("gdb.hktrace");
+    let limit = std::time::Duration::from_secs(20);
+    for (how, expected) in [
+        (BadServer::Garbage, "bytes that are not a GDB packet"),
+        (BadServer::Console, "packets of console output"),
+        (BadServer::NoEnd, "without its end"),
+    ] {
+        let port = fake_gdb_server(how);
+        let out = record_within(
+            &[
+                "--gdb",
+                &format!("127.0.0.1:{port}"),
+                "--exe",
+                elf.to_str().unwrap(),
+            ],
+            &trace,
+            limit,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{how:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains(expected),
+            "{how:?}: {stderr}"
+        );
+    }
+
+    // The up-buffer's size against the firmware's RAM.
+    let control_block = symbol_address(&elf, "_SEGGER_RTT");
+    let buffer = symbol_address(&elf, "hookcc_trace_stream_ring_");
+    let port = fake_gdb_server(BadServer::LyingSize {
+        control_block,
+        buffer,
+    });
+    let out = record_within(
+        &[
+            "--gdb",
+            &format!("127.0.0.1:{port}"),
+            "--exe",
+            elf.to_str().unwrap(),
+        ],
+        &trace,
+        limit,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "says its up-buffer is 4294967280 bytes at {buffer:#x}, which is not in the RAM"
+        )),
+        "{stderr}"
+    );
+
+    // Ctrl-C while a server sends a byte of garbage every 50 ms: within bounds for an hour.
+    let port = fake_gdb_server(BadServer::SlowGarbage);
+    let mut child = hookprof()
+        .args(["record", "--gdb", &format!("127.0.0.1:{port}"), "--exe"])
+        .arg(&elf)
+        .arg("-o")
+        .arg(&trace)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    run_ok(Command::new("kill").args(["-INT", &child.id().to_string()]));
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if sent.elapsed() > std::time::Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hookprof record --gdb did not stop on Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -475,12 +475,15 @@ fn autotools_libffi_configured_and_built_by_hookcc_traced_into_its_own_functions
 }
 
 #[test]
-fn cmake_builds_an_flto_static_library_with_hookcc_ar() {
+fn cmake_builds_an_flto_static_library_with_cc_hookcc_and_nothing_else() {
     if !have("cmake", "cmake") {
         return;
     }
-    // CMake takes the unversioned llvm-ar for a clang (Debian 12's is LLVM 14, which cannot
-    // read clang-19's bitcode): hookcc-ar and hookcc-ranlib are clang-19's own.
+    // CMake takes `llvm-ar` for a clang from the compiler's directory, else from PATH, where
+    // Debian 12's is LLVM 14's, which cannot read clang-19's bitcode: `CC=hookcc cmake
+    // -DCMAKE_C_FLAGS=-flto` failed at `libutil.a` where `CC=clang-19` works (issue 37 item
+    // 13). hookcc's directory has `llvm-ar` and `llvm-ranlib` (links to hookcc, which runs
+    // clang-19's), and CMake finds them there first.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let source = d.join("src");
@@ -506,27 +509,36 @@ fn cmake_builds_an_flto_static_library_with_hookcc_ar() {
     let build = d.join("build");
     run_ok(
         with_hookcc(&mut Command::new("cmake"), d)
+            .env("CC", "hookcc")
             .arg("-S")
             .arg(&source)
             .arg("-B")
             .arg(&build)
-            .args(["-DCMAKE_C_COMPILER=hookcc", "-DCMAKE_C_FLAGS=--trace -flto"])
-            // CMake takes these as paths: give them whole (`$(command -v hookcc-ar)`).
-            .arg(format!("-DCMAKE_AR={}", tool("hookcc-ar").display()))
-            .arg(format!(
-                "-DCMAKE_RANLIB={}",
-                tool("hookcc-ranlib").display()
-            )),
+            .arg("-DCMAKE_C_FLAGS=--trace -flto"),
     );
     run_ok(
         with_hookcc(&mut Command::new("cmake"), d)
             .arg("--build")
             .arg(&build),
     );
+    // The archiver CMake found is hookcc's.
+    let cache = std::fs::read_to_string(build.join("CMakeCache.txt")).unwrap();
+    for (tool, name) in [("CMAKE_AR", "llvm-ar"), ("CMAKE_RANLIB", "llvm-ranlib")] {
+        let expected = format!("{tool}:FILEPATH={}", tool_path(name).display());
+        assert!(
+            cache.lines().any(|l| l == expected),
+            "{expected} not in CMakeCache.txt"
+        );
+    }
     let (trace, stdout) = run_traced(&build, &build.join("app"), &[]);
     assert_eq!(stdout.trim(), "20");
     let counts = call_counts(&trace, &[]);
     assert_eq!(counts.get("twice"), Some(&5), "{counts:?}");
+}
+
+/// `target/<profile>/NAME`, as the build tree has it (not resolved: CMake keeps the link).
+fn tool_path(name: &str) -> std::path::PathBuf {
+    target_dir().join(name)
 }
 
 /// A distcc server of the test's own on loopback, in a process group of its own (it forks

@@ -233,3 +233,152 @@ fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
         "{lines:?}"
     );
 }
+
+/// The rows of the Parquet file `path`: each row's columns by name, as text (`null` for null).
+fn parquet_rows(path: &Path) -> Rows {
+    use parquet::file::reader::SerializedFileReader;
+    use parquet::record::Field;
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let reader = SerializedFileReader::new(file).unwrap();
+    reader
+        .into_iter()
+        .map(|row| {
+            row.unwrap()
+                .get_column_iter()
+                .map(|(name, field)| {
+                    let value = match field {
+                        Field::Str(s) => s.clone(),
+                        Field::Null => "null".to_string(),
+                        other => other.to_string(),
+                    };
+                    (name.clone(), value)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Rows of a Parquet table, each its columns by name, as text.
+type Rows = Vec<BTreeMap<String, String>>;
+
+/// Exports `trace` as run `r` into `dataset`: the `calls` and `functions` rows, and stderr.
+fn export_one(dataset: &Path, trace: &Path) -> (Rows, Rows, String) {
+    let out = run_ok(
+        hookprof()
+            .args(["export", "--run", "r", "-o"])
+            .arg(dataset)
+            .arg(trace),
+    );
+    let table = |name: &str| {
+        let dir = dataset.join(name).join("run=r");
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        parquet_rows(&files[0])
+    };
+    (
+        table("calls"),
+        table("functions"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Calls per function: the `functions` table's sums, and the `calls` table's rows.
+fn exported_calls(
+    calls: &[BTreeMap<String, String>],
+    functions: &[BTreeMap<String, String>],
+) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let mut summed = BTreeMap::new();
+    for f in functions {
+        *summed.entry(f["function"].clone()).or_default() += f["calls"].parse::<u64>().unwrap();
+    }
+    let mut rows = BTreeMap::new();
+    for c in calls {
+        *rows.entry(c["function"].clone()).or_default() += 1;
+    }
+    (summed, rows)
+}
+
+#[test]
+fn export_tells_apart_the_functions_the_report_tells_apart() {
+    // Before: two `static int helper()` of two files, built without -g, were two rows named
+    // `helper` with `file` null, which a query grouping by function added up (3 + 5 = 8); two
+    // functions whose names are not UTF-8 and read alike (`caf\xe9`, `caf\xe8`) the same
+    // (issue 37 item 10). The report names them `helper (static_one.c)`, `caf�@0x…`.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let statics = build_traced(
+        d,
+        "statics",
+        &["static_one.c", "static_two.c", "static_main.c"],
+        &["-O1"],
+        false,
+    );
+    let non_utf8 = build_traced(d, "non_utf8", &["non_utf8_names.c"], &["-O1"], false);
+    for (program, expected) in [
+        (
+            &statics,
+            &[("helper (static_one.c)", 3), ("helper (static_two.c)", 5)][..],
+        ),
+        (&non_utf8, &[("caf\u{FFFD}@", 4), ("caf\u{FFFD}@", 2)][..]),
+    ] {
+        let (trace, _) = run_traced(d, program, &[]);
+        let report = call_counts(&trace, &[]);
+        let dataset = d.join(format!(
+            "dataset-{}",
+            program.file_name().unwrap().to_string_lossy()
+        ));
+        let (calls, functions, _) = export_one(&dataset, &trace);
+        let (summed, rows) = exported_calls(&calls, &functions);
+        assert_eq!(summed, report, "the functions table, by the report's names");
+        assert_eq!(rows, report, "the calls table, by the report's names");
+        for &(prefix, count) in expected {
+            assert!(
+                report
+                    .iter()
+                    .any(|(name, &calls)| name.starts_with(prefix) && calls == count),
+                "{prefix}: {report:?}"
+            );
+        }
+        std::fs::remove_file(&trace).unwrap();
+    }
+}
+
+#[test]
+fn export_of_a_min_duration_trace_has_its_long_calls_and_says_so() {
+    // Before: HOOKCC_MIN_DURATION=20ns left every call in the trees and the long ones in the
+    // records, and export read only the trees: 0 `calls` rows, without a word (issue 37
+    // item 10). Now `calls` has the calls the trace kept, `functions` every call.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "calls", &["calls.c"], &["-O1"], false);
+    let trace = d.join("calls.hktrace");
+    run_ok(
+        Command::new(&program)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MIN_DURATION", "1us")
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
+    );
+    let report = call_counts(&trace, &[]);
+    let (calls, functions, stderr) = export_one(&d.join("dataset"), &trace);
+    let (summed, _) = exported_calls(&calls, &functions);
+    assert_eq!(summed, report, "functions: every call");
+    let all: u64 = report.values().sum();
+    assert!(
+        !calls.is_empty() && (calls.len() as u64) < all,
+        "{} calls rows of {all} calls",
+        calls.len()
+    );
+    assert!(
+        stderr.contains(&format!(
+            "the trace keeps the records of its long calls only (HOOKCC_MIN_DURATION): `calls` \
+             has the {} calls it kept",
+            calls.len()
+        )),
+        "{stderr}"
+    );
+}

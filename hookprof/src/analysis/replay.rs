@@ -220,6 +220,7 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
     let mut generation: HashMap<u64, u32> = HashMap::default();
     let mut clock_tps = 0;
+    let mut first_clock = None;
     for chunk in trace.chunks() {
         let Ok(chunk) = chunk else { break };
         match chunk.chunk {
@@ -232,7 +233,10 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
                 sample_chunks.push((chunk.thread, g, samples));
             }
             Chunk::Thread { .. } => *generation.entry(chunk.thread).or_default() += 1,
-            Chunk::Clock(clock) => clock_tps = clock.ticks_per_second,
+            Chunk::Clock(clock) => {
+                clock_tps = clock.ticks_per_second;
+                first_clock.get_or_insert(clock);
+            }
             Chunk::Pause { from, to } if compensate => {
                 let g = generation.get(&chunk.thread).copied().unwrap_or(0);
                 pauses
@@ -243,7 +247,10 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
             _ => {}
         }
     }
-    let mut side = SidePass::default();
+    let mut side = SidePass {
+        clock: first_clock,
+        ..SidePass::default()
+    };
     let tps = match trace.header().ticks_per_second {
         0 => clock_tps,
         tps => tps,
@@ -311,6 +318,9 @@ struct SidePass {
     samples: HashMap<(u64, u32), Vec<(u64, u64)>>,
     sample_period_ns: u64,
     samples_in_hooks: u64,
+    /// The first CLOCK chunk (a hosted trace's is its last chunk; the replay checks every
+    /// records chunk against the run it gives).
+    clock: Option<Clock>,
 }
 
 /// An open frame on a thread's stack.
@@ -552,6 +562,10 @@ pub struct TraceSummary {
     /// matches. How many, and the first.
     pub misplaced: u64,
     pub first_misplaced: Option<Misplaced>,
+    /// Chunks holding a time far outside the run (the CLOCK chunk's ticks): a damaged time,
+    /// which would give a call years of duration. How many, and the first.
+    pub outside_run: u64,
+    pub first_outside_run: Option<OutsideRun>,
     /// Where the last chunk read ends (the file's length, unless a chunk cut short was
     /// ignored): where a trace cut at a chunk boundary was cut.
     pub end_offset: u64,
@@ -566,6 +580,10 @@ pub struct TraceSummary {
     /// ones), and the call paths of the ones used.
     pub profile_chunks: u64,
     pub profile_nodes: u64,
+    /// The records given to the trees used, some of which they had no room for and counted
+    /// lost (`records` counts those kept, at least: which of a thread's losses were its tree's
+    /// the tree does not say).
+    pub tree_records_given: u64,
     /// HOOKCC_MIN_DURATION: calls left out of the records (FOLDED chunks), and the threshold
     /// in ticks. The replay reads the trees or the records ([`ReplayVisitor::AGGREGATES`]);
     /// `records_skipped` says it left the records out.
@@ -656,6 +674,8 @@ impl TraceSummary {
             integrity: Integrity::default(),
             misplaced: 0,
             first_misplaced: None,
+            outside_run: 0,
+            first_outside_run: None,
             end_offset: u64::from(trace.header().header_size),
             overhead: None,
             compensated: false,
@@ -663,6 +683,7 @@ impl TraceSummary {
             pause_ticks: 0,
             profile_chunks: 0,
             profile_nodes: 0,
+            tree_records_given: 0,
             folded_calls: 0,
             folded_min_ticks: 0,
             records_skipped: false,
@@ -730,37 +751,136 @@ impl TraceSummary {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Misplaced {
     pub chunk: BadChunk,
-    /// Offset of the chunk it repeats, or of the thread's chunk whose records are later.
+    /// Offset of the chunk it repeats, of the thread's chunk whose records are later, or of
+    /// the thread's THREAD chunk.
     pub earlier: u64,
-    /// Its records (or its PAUSE) go back in time; else it repeats the chunk at `earlier`
-    /// (a chunk written once, or the thread's chunk before with the same first time).
-    pub goes_back: bool,
+    pub how: OutOfPlace,
+}
+
+/// How a chunk is out of its place ([`Misplaced`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutOfPlace {
+    /// It repeats the chunk at `earlier` (a chunk written once, or the thread's chunk before
+    /// with the same first time).
+    Repeats,
+    /// Its records (or its PAUSE, or its tree) go back in time from the thread's chunk at
+    /// `earlier`.
+    GoesBack,
+    /// Its records start before the end of the thread's PAUSE chunk at `earlier`: the
+    /// hand-over a PAUSE times comes after one buffer's records and before the next one's.
+    BeforePause,
+    /// A PAUSE chunk that starts before the last record of the thread's chunk at `earlier`.
+    PauseBeforeRecords,
+    /// A PROFILE chunk after its thread's THREAD chunk at `earlier`, which is the thread's last.
+    AfterThreadEnd,
+    /// A PROFILE chunk older than the thread's one at `earlier` (fewer records, or an earlier
+    /// last tick), which it would replace.
+    OlderTree,
 }
 
 impl fmt::Display for Misplaced {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.goes_back {
-            write!(
+        let (chunk, earlier) = (self.chunk, self.earlier);
+        match self.how {
+            OutOfPlace::GoesBack => write!(
                 f,
-                "{} starts before the thread's chunk at byte {} (each thread's chunks are \
-                 written in time order)",
-                self.chunk, self.earlier
-            )
-        } else {
-            write!(f, "{} repeats the one at byte {}", self.chunk, self.earlier)
+                "{chunk} starts before the thread's chunk at byte {earlier} (each thread's \
+                 chunks are written in time order)"
+            ),
+            OutOfPlace::BeforePause => write!(
+                f,
+                "{chunk} starts before the end of the thread's PAUSE chunk at byte {earlier} \
+                 (a PAUSE times the hand-over after a buffer's records, before the next \
+                 buffer's: it comes between their chunks)"
+            ),
+            OutOfPlace::PauseBeforeRecords => write!(
+                f,
+                "{chunk} starts before the last record of the thread's chunk at byte {earlier} \
+                 (a PAUSE times the hand-over after a buffer's records, before the next \
+                 buffer's: it comes between their chunks)"
+            ),
+            OutOfPlace::AfterThreadEnd => write!(
+                f,
+                "{chunk} comes after the thread's THREAD chunk at byte {earlier}, which is the \
+                 last chunk of a thread"
+            ),
+            OutOfPlace::OlderTree => write!(
+                f,
+                "{chunk} holds less than the thread's PROFILE chunk at byte {earlier} (fewer \
+                 records or an earlier last tick), which it would replace (a thread's later \
+                 trees hold all its earlier ones did): the older one is not used"
+            ),
+            OutOfPlace::Repeats => write!(f, "{chunk} repeats the one at byte {earlier}"),
         }
+    }
+}
+
+/// A chunk whose times lie outside the run: [`TraceSummary::first_outside_run`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutsideRun {
+    pub chunk: BadChunk,
+    /// The time (raw ticks) furthest outside.
+    pub tick: u64,
+    /// The run, from the CLOCK chunk: its first and last tick.
+    pub run: (u64, u64),
+}
+
+impl fmt::Display for OutsideRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (first, last) = self.run;
+        let side = if self.tick < first { "before" } else { "after" };
+        write!(
+            f,
+            "{} holds a time at tick {}, {side} the run (the CLOCK chunk's ticks {first}..{last}) \
+             by more than its length",
+            self.chunk, self.tick
+        )
     }
 }
 
 impl TraceSummary {
     /// Notes a chunk out of its place.
-    fn misplaced(&mut self, chunk: BadChunk, earlier: u64, goes_back: bool) {
+    fn misplaced(&mut self, chunk: BadChunk, earlier: u64, how: OutOfPlace) {
         self.misplaced += 1;
         self.first_misplaced.get_or_insert(Misplaced {
             chunk,
             earlier,
-            goes_back,
+            how,
         });
+    }
+
+    /// Notes a chunk with a time outside the run.
+    fn outside_run(&mut self, chunk: BadChunk, tick: u64, run: (u64, u64)) {
+        self.outside_run += 1;
+        self.first_outside_run
+            .get_or_insert(OutsideRun { chunk, tick, run });
+    }
+}
+
+/// The run's ticks from the CLOCK chunk, and how far outside them a time may lie before it is
+/// reported ([`TraceSummary::first_outside_run`]): the run's own length. Clocks that are not in
+/// step across CPUs, compensation and a fork child's records before its own start move times
+/// by far less; a damaged time (a delta of 2^62) by far more. None: no CLOCK chunk, or one
+/// whose ticks do not go forward (a counter that wrapped: nothing to compare with).
+#[derive(Clone, Copy)]
+struct RunTicks {
+    first: u64,
+    last: u64,
+}
+
+impl RunTicks {
+    fn of(clock: Option<Clock>) -> Option<RunTicks> {
+        let c = clock?;
+        (c.last_tick > c.first_tick).then_some(RunTicks {
+            first: c.first_tick,
+            last: c.last_tick,
+        })
+    }
+
+    /// Whether `tick` is further from the run than its length.
+    fn far_outside(self, tick: u64) -> bool {
+        let length = self.last - self.first;
+        tick < self.first.saturating_sub(length) || tick > self.last.saturating_add(length)
     }
 }
 
@@ -800,8 +920,10 @@ struct ThreadState {
     windowed: bool,
     /// Hook-overhead compensation of this thread's times, if on.
     compensator: Option<Compensator>,
-    /// The thread's calling-context tree (its last PROFILE chunk), replayed at its end.
+    /// The thread's calling-context tree (its last PROFILE chunk), replayed at its end, and
+    /// then the records given to it and of those the ones it kept (the others counted lost).
     tree: Option<Box<CallTree>>,
+    tree_records: (u64, u64),
     /// When the thread was switched out (its SWITCH chunks), looked up at its first records
     /// chunk, and its off-CPU ticks up to its last record.
     switches: Option<SwitchTimeline>,
@@ -844,6 +966,7 @@ impl ThreadState {
             windowed: false,
             compensator: overhead.map(Compensator::new),
             tree: None,
+            tree_records: (0, 0),
             switches: None,
             switches_looked_up: false,
             offcpu_now: 0,
@@ -1376,7 +1499,7 @@ impl ThreadState {
                 .last_time
                 .map_or(shifted_last, |t| t.max(shifted_last)),
         );
-        self.summary.records = self.summary.records.saturating_add(tree.records);
+        let (entries_before, exits_before) = (self.summary.entries, self.summary.exits);
 
         let mut path: Vec<Frame> = Vec::new();
         let mut on_path: Vec<u32> = Vec::new();
@@ -1500,6 +1623,15 @@ impl ThreadState {
             self.summary.exits = self.summary.exits.saturating_add(count);
             visitor.unmatched_exits(tid, shifted_last, address, count);
         }
+        // The tree's `records` counts every record given to it, also those of paths it had no
+        // room for (HOOKCC_PROFILE_NODES), which the thread's LOST chunk counts too: kept are
+        // at least the entries and exits in the tree, and at least what the losses leave.
+        let in_tree = (self.summary.entries - entries_before)
+            .saturating_add(self.summary.exits - exits_before)
+            .min(tree.records);
+        let kept = tree.records.saturating_sub(self.summary.lost).max(in_tree);
+        self.summary.records = self.summary.records.saturating_add(kept);
+        self.tree_records = (tree.records, kept);
     }
 
     /// Closes the frames still open: when the thread ended, if it did on its own (its END
@@ -1631,6 +1763,8 @@ fn replay_with<V: ReplayVisitor>(
     let mut written_once: [Option<u64>; 3] = [None; 3];
     let mut sequences: HashMap<u64, u64> = HashMap::default();
     let mut chunk_times: HashMap<u64, ChunkTimes> = HashMap::default();
+    // Per thread sequence number, its latest PROFILE chunk: records, last tick, offset.
+    let mut trees_seen: HashMap<u64, (u64, u64, u64)> = HashMap::default();
     // A file with trees and records (HOOKCC_MIN_DURATION): one or the other, as the visitor
     // asks; a file of trees alone is read as trees, of records alone as records.
     let (has_trees, has_records) = contents(trace);
@@ -1645,6 +1779,7 @@ fn replay_with<V: ReplayVisitor>(
         summary.time = time_basis;
     }
     (summary.switches, summary.switches_lost) = (switches, switches_lost);
+    let run = RunTicks::of(side.clock);
     if !use_trees {
         summary.sample_period_ns = side.sample_period_ns;
         summary.samples_in_hooks = side.samples_in_hooks;
@@ -1676,7 +1811,7 @@ fn replay_with<V: ReplayVisitor>(
         };
         if let Some(kind) = once {
             match written_once[kind] {
-                Some(earlier) => summary.misplaced(at, earlier, false),
+                Some(earlier) => summary.misplaced(at, earlier, OutOfPlace::Repeats),
                 None => written_once[kind] = Some(chunk.offset),
             }
         }
@@ -1717,17 +1852,42 @@ fn replay_with<V: ReplayVisitor>(
                     }
                 }
                 let ids = function_ids.entry(chunk.thread).or_default();
-                summary.records += state.events(&events, ids, visitor, data)?;
+                let latest_before = state.summary.last_time;
+                let replayed = state.events(&events, ids, visitor, data);
+                // What the chunk's records did to the thread, also when a damaged record ended
+                // them: the chunks are checked first.
                 if let Some((first, last)) = state.chunk_span {
                     let times = chunk_times.entry(chunk.thread).or_default();
                     let before = times.records.replace((first, last, chunk.offset));
-                    if let Some((start, end, earlier)) = before {
-                        if goes_back(first, (start, end)) {
-                            // The same start: a copy of that chunk.
-                            summary.misplaced(at, earlier, first != start);
+                    let back = before.filter(|&(start, end, _)| goes_back(first, (start, end)));
+                    if let Some((start, _, earlier)) = back {
+                        // The same start: a copy of that chunk.
+                        let how = if first == start {
+                            OutOfPlace::Repeats
+                        } else {
+                            OutOfPlace::GoesBack
+                        };
+                        summary.misplaced(at, earlier, how);
+                    } else if let Some((_, _, earlier)) = times.pause.filter(|p| first < p.1) {
+                        // Records of a buffer before the hand-over that ended the buffer before
+                        // it: a PAUSE moved after them, or they before it.
+                        summary.misplaced(at, earlier, OutOfPlace::BeforePause);
+                    }
+                    if let Some(run) = run {
+                        // The latest time the thread reached (compensated: earlier by far less
+                        // than the run's length), if this chunk moved it.
+                        let latest = state
+                            .summary
+                            .last_time
+                            .filter(|&t| Some(t) != latest_before);
+                        if run.far_outside(first) {
+                            summary.outside_run(at, first, (run.first, run.last));
+                        } else if let Some(t) = latest.filter(|&t| run.far_outside(t)) {
+                            summary.outside_run(at, t, (run.first, run.last));
                         }
                     }
                 }
+                summary.records += replayed?;
             }
             Chunk::Lost { count, at } => {
                 let state = get_thread(&mut threads, chunk.thread, compensate);
@@ -1749,7 +1909,7 @@ fn replay_with<V: ReplayVisitor>(
                     .unwrap_or_else(|| ThreadState::new(chunk.thread, order, compensate));
                 // Every thread has its own sequence number, even one reusing a TID.
                 match sequences.get(&sequence) {
-                    Some(&earlier) => summary.misplaced(at, earlier, false),
+                    Some(&earlier) => summary.misplaced(at, earlier, OutOfPlace::Repeats),
                     None => {
                         sequences.insert(sequence, chunk.offset);
                     }
@@ -1764,7 +1924,7 @@ fn replay_with<V: ReplayVisitor>(
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 // One END chunk per thread, just before its THREAD chunk.
                 match state.end_at {
-                    Some(earlier) => summary.misplaced(at, earlier, false),
+                    Some(earlier) => summary.misplaced(at, earlier, OutOfPlace::Repeats),
                     None => state.end_at = Some(chunk.offset),
                 }
                 state.summary.end_time = Some(tick);
@@ -1780,10 +1940,22 @@ fn replay_with<V: ReplayVisitor>(
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 let times = chunk_times.entry(chunk.thread).or_default();
                 let before = times.pause.replace((from, to, chunk.offset));
-                if let Some((start, end, earlier)) = before {
-                    if goes_back(from, (start, end)) {
-                        summary.misplaced(at, earlier, from != start);
-                    }
+                let back = before.filter(|&(start, end, _)| goes_back(from, (start, end)));
+                if let Some((start, _, earlier)) = back {
+                    let how = if from == start {
+                        OutOfPlace::Repeats
+                    } else {
+                        OutOfPlace::GoesBack
+                    };
+                    summary.misplaced(at, earlier, how);
+                } else if let Some((_, _, earlier)) = times.records.filter(|r| from < r.1) {
+                    // The hand-over starts before the last record of the buffer it ends: the
+                    // PAUSE was moved before its buffer's records.
+                    summary.misplaced(at, earlier, OutOfPlace::PauseBeforeRecords);
+                }
+                if let Some(run) = run.filter(|r| r.far_outside(from) || r.far_outside(to)) {
+                    let tick = if run.far_outside(from) { from } else { to };
+                    summary.outside_run(at, tick, (run.first, run.last));
                 }
                 if let Some(c) = &mut state.compensator {
                     c.pause = c.pause.saturating_add(to.saturating_sub(from));
@@ -1791,9 +1963,33 @@ fn replay_with<V: ReplayVisitor>(
             }
             Chunk::Profile(tree) => {
                 summary.profile_chunks += 1;
-                // Everything since the thread began: the last one of the thread is the one.
-                if use_trees {
-                    get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+                // Everything since the thread began: the last one of the thread is the one,
+                // unless it is out of place (a copy after the thread's end would count the
+                // thread twice; an older copy after a newer tree would count it short).
+                let seen = trees_seen.get(&tree.sequence).copied();
+                let out_of_place = if let Some(&ended) = sequences.get(&tree.sequence) {
+                    Some((ended, OutOfPlace::AfterThreadEnd))
+                } else if let Some((records, last, earlier)) = seen {
+                    (tree.records < records || tree.last_tick < last)
+                        .then_some((earlier, OutOfPlace::OlderTree))
+                } else {
+                    None
+                };
+                if let Some(run) = run {
+                    if let Some(&tick) = [tree.first_tick, tree.last_tick]
+                        .iter()
+                        .find(|&&t| run.far_outside(t))
+                    {
+                        summary.outside_run(at, tick, (run.first, run.last));
+                    }
+                }
+                if let Some((earlier, how)) = out_of_place {
+                    summary.misplaced(at, earlier, how);
+                } else {
+                    trees_seen.insert(tree.sequence, (tree.records, tree.last_tick, chunk.offset));
+                    if use_trees {
+                        get_thread(&mut threads, chunk.thread, compensate).tree = Some(tree);
+                    }
                 }
             }
             Chunk::Folded { min_ticks, calls } => {
@@ -1815,10 +2011,12 @@ fn replay_with<V: ReplayVisitor>(
     for state in &mut states {
         if let Some(tree) = &state.tree {
             summary.profile_nodes += tree.nodes.len() as u64;
-            summary.records = summary.records.saturating_add(tree.records);
         }
         let ids = function_ids.entry(state.summary.tid).or_default();
         state.finish(end, ids, visitor);
+        let (given, kept) = state.tree_records;
+        summary.records = summary.records.saturating_add(kept);
+        summary.tree_records_given = summary.tree_records_given.saturating_add(given);
     }
     summary.threads = states.into_iter().map(|s| s.summary).collect();
     Ok(summary)

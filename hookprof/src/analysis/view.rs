@@ -703,6 +703,9 @@ pub struct Viewer<'r, V> {
     replayed: u64,
     records: u64,
     progress: Option<Progress>,
+    /// The names to show, where they are not the symbols' (same-named functions told apart,
+    /// [`Prepared::tell_apart`]); the filters still match the symbols' names.
+    labels: Option<&'r std::collections::HashMap<u64, String>>,
 }
 
 impl<'r, V: View> Viewer<'r, V> {
@@ -741,7 +744,17 @@ impl<'r, V: View> Viewer<'r, V> {
             replayed: 0,
             records: info.records,
             progress: None,
+            labels: None,
         }
+    }
+
+    /// Shows the functions of `labels` by those names ([`Viewer::labels`]).
+    pub fn with_labels(
+        mut self,
+        labels: Option<&'r std::collections::HashMap<u64, String>>,
+    ) -> Self {
+        self.labels = labels;
+        self
     }
 
     /// Reports progress to `progress` while replaying.
@@ -808,6 +821,10 @@ impl<'r, V: View> Viewer<'r, V> {
             flags |= EXCLUDED;
         }
         self.flags.push(flags);
+        let name = match self.labels.and_then(|l| l.get(&address)) {
+            Some(label) => label.clone(),
+            None => name,
+        };
         self.names.names.push(name);
         self.names.addresses.push(address);
         self.by_address.insert(address, f);
@@ -1120,6 +1137,8 @@ pub struct Prepared {
     /// The input is a TI or NITRO dump: its times are ticks by nature, not for want of a clock
     /// rate.
     from_dump: bool,
+    /// Names for functions that share one ([`Prepared::tell_apart`]).
+    labels: Option<std::collections::HashMap<u64, String>>,
 }
 
 impl Prepared {
@@ -1193,7 +1212,22 @@ impl Prepared {
             symbols,
             progress: None,
             warnings,
+            labels: None,
         })
+    }
+
+    /// From now on, views show the functions at `addresses` (every function a view of this
+    /// trace may meet) as `report` does: functions that share a name (`static` ones of
+    /// different files, names that are not UTF-8 and read the same) told apart by their file
+    /// or address ([`crate::input::symbols::function_labels`]).
+    pub fn tell_apart(&mut self, addresses: impl IntoIterator<Item = u64>) {
+        let (labels, _) = crate::input::symbols::function_labels(addresses, &mut self.symbols);
+        self.labels = Some(labels);
+    }
+
+    /// The name views show for `address`, after [`Prepared::tell_apart`].
+    pub fn label(&self, address: u64) -> Option<&str> {
+        self.labels.as_ref()?.get(&address).map(String::as_str)
     }
 
     /// Replays the trace into `view` through `filter`. Returns the view, the names it refers
@@ -1259,7 +1293,8 @@ impl Prepared {
         }
         self.check_time(filter.time, V::IN_TIME_ORDER)?;
         let mut viewer = Viewer::new(view, &self.info, filter, &mut self.symbols)
-            .with_progress(self.progress.clone());
+            .with_progress(self.progress.clone())
+            .with_labels(self.labels.as_ref());
         let summary =
             replay_bytes(self.trace.bytes(), &mut viewer).map_err(|error| Error::Format {
                 path: self.trace.path().to_path_buf(),

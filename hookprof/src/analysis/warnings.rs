@@ -2,15 +2,27 @@
 
 use crate::analysis::replay::{TimeBasis, TraceSummary};
 
+/// Why a trace is not marked complete: its writer never finished it (no CLOCK chunk), or
+/// finished it without the mark (`hookprof record` does, where the stream broke off).
+pub fn incomplete_why(s: &TraceSummary) -> &'static str {
+    if s.clock.is_some() {
+        "its recording was cut short: hookprof record's stream broke off (a connection reset, a \
+         damaged byte), and records after the LOST mark that ends it are missing; or the \
+         program was killed while it finished the file"
+    } else {
+        "the program was killed or is still running"
+    }
+}
+
 /// Warnings about the trace itself that every report shares.
 pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
     let mut warnings = Vec::new();
     if !s.header.is_complete() {
-        warnings.push(
-            "the trace is incomplete (the program was killed or is still running): \
-             frames still open are closed at each thread's last record"
-                .to_string(),
-        );
+        warnings.push(format!(
+            "the trace is incomplete ({}): frames still open are closed at each thread's last \
+             record",
+            incomplete_why(s)
+        ));
     }
     if let Some(err) = &s.truncated_tail {
         warnings.push(format!(
@@ -54,6 +66,22 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
         let in_chunks = s.lost_in_chunks.min(s.lost());
         let after = s.lost() - in_chunks;
         let mut causes = Vec::new();
+        // HOOKCC_MODE=profile: records of call paths the trees had no room for (given to a
+        // tree, not kept by it).
+        let beyond_paths = if s.records_skipped {
+            0
+        } else {
+            s.tree_records_given
+                .saturating_sub(s.records)
+                .min(in_chunks)
+        };
+        if beyond_paths > 0 {
+            causes.push(format!(
+                "{beyond_paths} of call paths beyond what a thread's tree may hold \
+                 (HOOKCC_PROFILE_NODES)"
+            ));
+        }
+        let in_chunks = in_chunks - beyond_paths;
         if in_chunks > 0 {
             causes.push(format!(
                 "{in_chunks} not kept by their threads (HOOKCC_MAX_BYTES or the disk's \
@@ -117,7 +145,16 @@ fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
     } else {
         s.records
     };
-    if h.is_complete() && h.records != read {
+    // Trees say how many records they were given, not how many of those they kept: the
+    // header's count lies between what is known kept and what was given (bare metal's header
+    // counts all given).
+    let at_most = if s.records_skipped {
+        read
+    } else {
+        read.max(s.tree_records_given)
+    };
+    if h.is_complete() && !(read..=at_most).contains(&h.records) {
+        let read = if h.records < read { read } else { at_most };
         let what = if read < h.records {
             "chunks are missing (the file was cut or overwritten)"
         } else {
@@ -153,6 +190,14 @@ fn disagreement_warnings(s: &TraceSummary) -> Vec<String> {
              copied or pasted in part (checksums cannot see it); counts and times may be \
              doubled or wrong {check}",
             s.misplaced
+        ));
+    }
+    if let Some(first) = s.first_outside_run {
+        warnings.push(format!(
+            "{} of the trace's chunks hold times outside the run, the first: {first}: a damaged \
+             time (checksums cannot see one written so); durations of the calls around it are \
+             wrong {check}",
+            s.outside_run
         ));
     }
     warnings

@@ -7,6 +7,7 @@ use crate::analysis::view;
 use crate::commands::view_options::ViewOptions;
 use crate::input::error::Error;
 use crate::input::lines;
+use crate::output::file::OutputFile;
 use crate::output::{info, report};
 
 /// What `hookprof export` is told beyond the traces.
@@ -38,9 +39,9 @@ fn host_name() -> String {
 }
 
 /// Exports `trace_paths` as one run of the Parquet dataset `export.dir`
-/// ([`report::parquet`], docs/export.md). Each trace's files are written under a temporary
-/// name and renamed when complete; a file already there (a run exported before) is an error,
-/// never overwritten.
+/// ([`report::parquet`], docs/export.md). Each trace's files are written under a random
+/// temporary name, created exclusively with the trace's mode, and linked into place when
+/// complete; a file already there (a run exported before) is an error, never overwritten.
 pub fn export_files(
     trace_paths: &[PathBuf],
     options: &ViewOptions,
@@ -94,9 +95,9 @@ pub fn export_files(
     for (path, mut prepared, wall) in traces {
         prepared.progress = options.progress.clone();
         let pid = prepared.info.summary.header.pid;
-        let destination = report::parquet::Destination::new(&export.dir, &run, pid, &host);
+        let destination = report::parquet::Destination::new(&export.dir, &run, pid);
         for file in [&destination.calls, &destination.functions] {
-            if file.exists() {
+            if std::fs::symlink_metadata(file).is_ok() {
                 return Err(Error::Unsupported {
                     path: file.clone(),
                     message: "already exported (a run's files are never overwritten: choose \
@@ -104,13 +105,14 @@ pub fn export_files(
                         .to_string(),
                 });
             }
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::Output {
+                    path: parent.to_path_buf(),
+                    action: "create the directory",
+                    error: e,
+                })?;
+            }
         }
-        let partial = |p: &Path| p.with_extension("parquet.partial");
-        let temporary = report::parquet::Destination {
-            calls: partial(&destination.calls),
-            functions: partial(&destination.functions),
-            host: host.clone(),
-        };
         let lines =
             lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
         let output_error = |file: &Path, error: io::Error| Error::Output {
@@ -118,39 +120,67 @@ pub fn export_files(
             action: "write",
             error,
         };
-        let result = (|| {
-            let view =
-                report::parquet::ParquetExport::start(&temporary, &prepared.info, wall, lines)
-                    .map_err(|e| output_error(&destination.calls, e))?;
-            let (view, names, w) = prepared.run(view, &options.filter)?;
-            let (calls, functions) = view
-                .finish(&names)
-                .map_err(|e| output_error(&destination.calls, e))?;
-            for (from, to) in [
-                (&temporary.calls, &destination.calls),
-                (&temporary.functions, &destination.functions),
-            ] {
-                std::fs::rename(from, to).map_err(|e| Error::Output {
-                    path: to.clone(),
-                    action: "rename into place",
-                    error: e,
-                })?;
-            }
-            Ok::<_, Error>((calls, functions, w))
-        })();
-        match result {
-            Ok((calls, functions, w)) => {
-                warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
-                exported
-                    .files
-                    .push((destination.calls, calls, destination.functions, functions));
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&temporary.calls);
-                let _ = std::fs::remove_file(&temporary.functions);
-                return Err(e);
-            }
+        // Both files by the one output policy (docs/reliability.md, "hookprof, writing"):
+        // random temporaries created exclusively, the trace's mode, and here linked into place
+        // only where nothing is (a link planted at the name included).
+        let calls_file = OutputFile::create_new(&destination.calls, Some(path))?;
+        let functions_file = OutputFile::create_new(&destination.functions, Some(path))?;
+        let mut describer = report::parquet::Describer::new(&host, &prepared.info, lines);
+        // First what `report` reads (every call, a profile's trees), which meets every
+        // function: same-named ones are then told apart as `report` tells them.
+        let (totals, names, mut w) =
+            prepared.run(report::parquet::FunctionTotals::default(), &options.filter)?;
+        prepared.tell_apart(names.addresses.iter().copied());
+        let (functions_file, functions) = totals
+            .write(
+                &names,
+                &|address| prepared.label(address).map(str::to_string),
+                &mut describer,
+                functions_file,
+            )
+            .map_err(|e| output_error(&destination.functions, e))?;
+        // Then the calls the trace has records of, in time order.
+        let view = report::parquet::ParquetCalls::start(calls_file, describer, wall)
+            .map_err(|e| output_error(&destination.calls, e))?;
+        let view = if prepared.info.records > 0 {
+            let (view, _, more) = prepared.run(view, &options.filter)?;
+            w.extend(
+                more.into_iter()
+                    .filter(|m| !w.contains(m))
+                    .collect::<Vec<_>>(),
+            );
+            view
+        } else {
+            view
+        };
+        let (calls_file, calls) = view
+            .finish()
+            .map_err(|e| output_error(&destination.calls, e))?;
+        if prepared.info.profiles > 0 {
+            w.push(if prepared.info.records == 0 {
+                format!(
+                    "a call-path profile (HOOKCC_MODE=profile) has sums per call path, not \
+                     single calls: `calls` has no rows, `functions` has the {functions} rows \
+                     of its trees"
+                )
+            } else {
+                format!(
+                    "the trace keeps the records of its long calls only (HOOKCC_MIN_DURATION): \
+                     `calls` has the {calls} calls it kept, `functions` counts every call \
+                     (from its trees)"
+                )
+            });
         }
+        calls_file.commit()?;
+        if let Err(e) = functions_file.commit() {
+            // The pair is all or nothing: the calls just linked are removed again.
+            let _ = std::fs::remove_file(&destination.calls);
+            return Err(e);
+        }
+        warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+        exported
+            .files
+            .push((destination.calls, calls, destination.functions, functions));
     }
     Ok((exported, warnings))
 }

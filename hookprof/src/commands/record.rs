@@ -16,7 +16,16 @@
 //!
 //! The recording ends when the target ends (the stub says it exited, the connection closes,
 //! or the stream's END record has been read from a byte stream) or when `stop` is set
-//! (Ctrl-C); the trace is finished either way.
+//! (Ctrl-C); the trace is finished either way. Where the stream is cut instead (a connection
+//! reset, a byte that is not the stream's, a GDB server that stops making sense) the trace
+//! keeps what came before, with a LOST mark where it stops, and is finished without its
+//! *complete* flag; the error says where ([`RecordError::Cut`]).
+//!
+//! Every reader is bounded: a GDB exchange has [`REPLY_TIMEOUT`] to finish and takes at most
+//! [`MAX_PACKET`] bytes of a packet, [`MAX_NOISE`] bytes that are no packet and
+//! [`MAX_CONSOLE_PACKETS`] console packets; every blocking read wakes up at least every
+//! [`WAKE`] to see Ctrl-C; the ring's place and size must lie in the firmware's RAM (its ELF's
+//! writable segments and sections); and the trace's work per record is constant.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -30,6 +39,17 @@ use object::{Object, ObjectSymbol};
 use crate::input::format::Endian;
 use crate::input::stream::{Decoder, Event, PushError};
 use crate::output::stream_trace::TraceBuilder;
+
+/// How long a GDB server has to complete a reply (or a stop reply after a halt).
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest GDB packet taken: a memory read's reply is at most 32 KiB of hex.
+pub const MAX_PACKET: usize = 1 << 20;
+/// Bytes that are not a packet (before its `$`) taken while waiting for one.
+pub const MAX_NOISE: usize = 1 << 16;
+/// Console-output packets (`O…`) taken while waiting for one reply.
+pub const MAX_CONSOLE_PACKETS: usize = 4096;
+/// The longest a blocking read waits before it looks at Ctrl-C (and the deadline) again.
+pub const WAKE: Duration = Duration::from_millis(200);
 
 /// Where the stream comes from.
 #[derive(Clone, Debug)]
@@ -76,6 +96,8 @@ pub struct Summary {
     pub ended_by: String,
     /// Bytes received after the last whole record (a stream cut inside a record).
     pub trailing_bytes: usize,
+    /// Where the writes went.
+    pub output: PathBuf,
 }
 
 impl Summary {
@@ -99,9 +121,77 @@ pub enum RecordError {
         path: PathBuf,
         error: crate::input::stream::StreamError,
     },
+    /// The recording was cut by `cause` after the trace was begun: the trace holds what came
+    /// before, finished, with a LOST mark where it stops.
+    #[error(
+        "{cause}; the recording stopped there: {} keeps the {} calls' records read before it, \
+         a LOST mark where it stops, and is marked incomplete",
+        kept.output.display(),
+        kept.calls
+    )]
+    Cut {
+        cause: Box<RecordError>,
+        kept: Box<Summary>,
+    },
+}
+
+/// The firmware's RAM as its ELF describes it: the writable segments and allocated sections
+/// (`.data`, `.bss`, a linker script's own), `(start, end)`.
+fn ram_ranges(file: &object::File<'_>) -> Vec<(u64, u64)> {
+    use object::{ObjectSection, ObjectSegment, SectionFlags};
+    let mut ranges: Vec<(u64, u64)> = file
+        .segments()
+        .filter(|s| s.permissions().writable())
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .collect();
+    for section in file.sections() {
+        if let SectionFlags::Elf { sh_flags, .. } = section.flags() {
+            if sh_flags.contains(object::elf::SHF_WRITE)
+                && sh_flags.contains(object::elf::SHF_ALLOC)
+            {
+                let start = section.address();
+                ranges.push((start, start.saturating_add(section.size())));
+            }
+        }
+    }
+    ranges.retain(|&(start, end)| end > start);
+    // Sections lie within segments: one range each stretch (the error lists them).
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+/// What `hookprof record` takes from the firmware's ELF.
+struct Firmware {
+    endian: Endian,
+    pointer: u8,
+    /// `_SEGGER_RTT`'s address.
+    control_block: Option<u64>,
+    ram: Vec<(u64, u64)>,
+}
+
+impl Firmware {
+    /// Whether `len` bytes at `address` lie within one range of the RAM.
+    fn in_ram(&self, address: u64, len: u64) -> bool {
+        let Some(end) = address.checked_add(len) else {
+            return false;
+        };
+        self.ram.iter().any(|&(s, e)| s <= address && end <= e)
+    }
 }
 
 fn elf_facts(path: &Path) -> Result<(Endian, u8, Option<u64>), RecordError> {
+    let f = firmware(path)?;
+    Ok((f.endian, f.pointer, f.control_block))
+}
+
+fn firmware(path: &Path) -> Result<Firmware, RecordError> {
     let err = |message: String| RecordError::File {
         path: path.to_path_buf(),
         message,
@@ -118,7 +208,12 @@ fn elf_facts(path: &Path) -> Result<(Endian, u8, Option<u64>), RecordError> {
         .symbols()
         .find(|s| s.name() == Ok("_SEGGER_RTT"))
         .map(|s| s.address());
-    Ok((endian, pointer, cb))
+    Ok(Firmware {
+        endian,
+        pointer,
+        control_block: cb,
+        ram: ram_ranges(&file),
+    })
 }
 
 /// The decoder and the trace it writes, with the progress line.
@@ -183,7 +278,25 @@ impl Sink {
         Ok(())
     }
 
-    fn finish(mut self, ended_by: &str, polls: u64) -> Result<Summary, RecordError> {
+    fn finish(self, ended_by: &str, polls: u64) -> Result<Summary, RecordError> {
+        self.finish_as(ended_by, polls, false)
+    }
+
+    /// Finishes the trace where `cause` cut the stream (a LOST mark there, not marked
+    /// complete) and returns the error to report, which says so.
+    fn cut(self, cause: RecordError, polls: u64) -> RecordError {
+        let how = cause.to_string();
+        match self.finish_as(&how, polls, true) {
+            Ok(kept) => RecordError::Cut {
+                cause: Box::new(cause),
+                kept: Box::new(kept),
+            },
+            // The trace could not be finished either: that is the error to see first.
+            Err(e) => e,
+        }
+    }
+
+    fn finish_as(mut self, ended_by: &str, polls: u64, cut: bool) -> Result<Summary, RecordError> {
         let builder = self.builder.take().expect("not finished");
         let summary = Summary {
             bytes: self.decoder.bytes,
@@ -199,8 +312,18 @@ impl Sink {
             high_water: None,
             ended_by: ended_by.to_string(),
             trailing_bytes: self.decoder.pending_bytes(),
+            output: self.output.clone(),
         };
-        builder.finish().map_err(|e| RecordError::File {
+        let finished = if cut {
+            builder.finish_cut()
+        } else {
+            builder.finish()
+        };
+        let summary = Summary {
+            lost_markers: summary.lost_markers + u64::from(cut),
+            ..summary
+        };
+        finished.map_err(|e| RecordError::File {
             path: self.output.clone(),
             message: format!("cannot finish the trace: {e}"),
         })?;
@@ -221,9 +344,9 @@ pub fn record(
         Source::Gdb { address, exe } => record_gdb(address, exe, options, stop),
         Source::Tcp { address } => {
             let endian = endian_of(options)?;
-            let mut stream = connect(address)?;
+            let mut stream = connect(address, stop)?;
             stream
-                .set_read_timeout(Some(Duration::from_millis(200)))
+                .set_read_timeout(Some(WAKE))
                 .map_err(|e| connect_error(address, e))?;
             let mut sink = Sink::new(options, endian)?;
             let ended_by = read_bytes(&mut stream, &mut sink, stop, None, |e| {
@@ -231,8 +354,11 @@ pub fn record(
                     address: address.clone(),
                     message: format!("read failed: {e}"),
                 }
-            })?;
-            sink.finish(ended_by, 0)
+            });
+            match ended_by {
+                Ok(ended_by) => sink.finish(ended_by, 0),
+                Err(cause) => Err(sink.cut(cause, 0)),
+            }
         }
         Source::Serial { path, follow } => {
             let endian = endian_of(options)?;
@@ -247,8 +373,11 @@ pub fn record(
             let ended_by = read_bytes(&mut file, &mut sink, stop, idle, |e| RecordError::File {
                 path: path.clone(),
                 message: format!("read failed: {e}"),
-            })?;
-            sink.finish(ended_by, 0)
+            });
+            match ended_by {
+                Ok(ended_by) => sink.finish(ended_by, 0),
+                Err(cause) => Err(sink.cut(cause, 0)),
+            }
         }
     }
 }
@@ -267,7 +396,10 @@ fn connect_error(address: &str, e: io::Error) -> RecordError {
     }
 }
 
-fn connect(address: &str) -> Result<TcpStream, RecordError> {
+/// Connects to `address`, trying 50 times, 100 ms apart (a server started just before may not
+/// listen yet), each try 1 s at most; Ctrl-C (`stop`) ends the tries. Writes to the connection time out after
+/// [`REPLY_TIMEOUT`] (a server that reads nothing).
+fn connect(address: &str, stop: &AtomicBool) -> Result<TcpStream, RecordError> {
     let addrs: Vec<_> = address
         .to_socket_addrs()
         .map_err(|e| RecordError::Connect {
@@ -279,9 +411,17 @@ fn connect(address: &str) -> Result<TcpStream, RecordError> {
     let mut last = None;
     for attempt in 0..50 {
         for a in &addrs {
-            match TcpStream::connect_timeout(a, Duration::from_secs(5)) {
+            if stop.load(Ordering::Relaxed) {
+                return Err(RecordError::Connect {
+                    address: address.to_string(),
+                    message: "interrupted (Ctrl-C) before a connection was made".to_string(),
+                });
+            }
+            // Long enough for a distant server's handshake, short enough to see Ctrl-C soon.
+            match TcpStream::connect_timeout(a, Duration::from_secs(1)) {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
+                    let _ = s.set_write_timeout(Some(REPLY_TIMEOUT));
                     return Ok(s);
                 }
                 Err(e) => last = Some(e),
@@ -344,13 +484,20 @@ fn read_bytes(
 }
 
 /// A client of the GDB remote serial protocol: just what reading and writing memory of an
-/// all-stop target takes.
-struct Gdb {
+/// all-stop target takes. Every exchange is bounded (see the module's documentation): a
+/// server that sends garbage, console output without end or a packet without its end is an
+/// error within [`REPLY_TIMEOUT`], and Ctrl-C (`stop`) ends any wait within [`WAKE`].
+struct Gdb<'s> {
     stream: TcpStream,
     address: String,
     /// Largest packet the stub takes (qSupported's PacketSize).
     packet_size: usize,
+    /// Bytes received and not yet taken: `pending[taken..]`.
     pending: Vec<u8>,
+    taken: usize,
+    stop: &'s AtomicBool,
+    /// When the exchange in progress must be complete.
+    deadline: Instant,
 }
 
 /// How a halt ended.
@@ -359,12 +506,22 @@ enum Stopped {
     Exited(String),
 }
 
-impl Gdb {
+/// A GDB exchange ended by Ctrl-C: the recording stops, as between two polls.
+fn interrupted() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted (Ctrl-C)")
+}
+
+impl Gdb<'_> {
     fn error(&self, message: String) -> RecordError {
         RecordError::Gdb {
             address: self.address.clone(),
             message,
         }
+    }
+
+    /// An exchange starts: it has [`REPLY_TIMEOUT`] to complete.
+    fn start_exchange(&mut self) {
+        self.deadline = Instant::now() + REPLY_TIMEOUT;
     }
 
     fn send(&mut self, payload: &str) -> Result<(), RecordError> {
@@ -379,13 +536,33 @@ impl Gdb {
     }
 
     fn byte(&mut self) -> io::Result<u8> {
-        if self.pending.is_empty() {
+        if self.taken == self.pending.len() {
+            self.pending.clear();
+            self.taken = 0;
             let mut buf = [0u8; 4096];
             let n = loop {
-                // Ctrl-C interrupts a read (no SA_RESTART): the loop sees the flag after the
-                // exchange in progress, which goes on.
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(interrupted());
+                }
+                if Instant::now() > self.deadline {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no complete reply within {} s", REPLY_TIMEOUT.as_secs()),
+                    ));
+                }
+                // The socket's read timeout ([`WAKE`]) brings the loop back to look at the
+                // flag and the deadline; Ctrl-C interrupts a read too (no SA_RESTART).
                 match self.stream.read(&mut buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::Interrupted
+                                | io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        continue
+                    }
                     other => break other?,
                 }
             };
@@ -394,19 +571,35 @@ impl Gdb {
             }
             self.pending.extend_from_slice(&buf[..n]);
         }
-        Ok(self.pending.remove(0))
+        let b = self.pending[self.taken];
+        self.taken += 1;
+        Ok(b)
     }
 
     /// The next packet's payload (acknowledged), `Err(UnexpectedEof)` if the stub closed the
     /// connection.
     fn packet(&mut self) -> io::Result<Vec<u8>> {
+        let mut noise = 0usize;
         loop {
             if self.byte()? == b'$' {
                 break;
             }
+            noise += 1;
+            if noise > MAX_NOISE {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{MAX_NOISE} bytes that are not a GDB packet (is it a GDB server?)"),
+                ));
+            }
         }
         let mut payload = Vec::new();
         loop {
+            if payload.len() > MAX_PACKET {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a packet of more than {MAX_PACKET} bytes without its end (`#`)"),
+                ));
+            }
             let b = self.byte()?;
             if b == b'#' {
                 break;
@@ -434,7 +627,9 @@ impl Gdb {
 
     /// Sends a packet and returns the reply; `what` names it in errors.
     fn request(&mut self, payload: &str, what: &str) -> Result<Vec<u8>, RecordError> {
+        self.start_exchange();
         self.send(payload)?;
+        let mut console = 0usize;
         loop {
             let reply = self
                 .packet()
@@ -445,6 +640,12 @@ impl Gdb {
                 && reply[1..].iter().all(u8::is_ascii_hexdigit)
                 && payload != "?"
             {
+                console += 1;
+                if console > MAX_CONSOLE_PACKETS {
+                    return Err(self.error(format!(
+                        "{what}: no reply, only {MAX_CONSOLE_PACKETS} packets of console output"
+                    )));
+                }
                 continue;
             }
             return Ok(reply);
@@ -463,7 +664,7 @@ impl Gdb {
             if reply.len() != 2 * n {
                 return Err(self.error(format!(
                     "cannot read {n} bytes at {at:#x}: the stub answered `{}`",
-                    String::from_utf8_lossy(&reply)
+                    String::from_utf8_lossy(&reply[..reply.len().min(64)])
                 )));
             }
             for pair in reply.chunks(2) {
@@ -487,7 +688,7 @@ impl Gdb {
             return Err(self.error(format!(
                 "cannot write {} bytes at {address:#x}: the stub answered `{}`",
                 bytes.len(),
-                String::from_utf8_lossy(&reply)
+                String::from_utf8_lossy(&reply[..reply.len().min(64)])
             )));
         }
         Ok(())
@@ -497,7 +698,8 @@ impl Gdb {
     /// its own meanwhile (a breakpoint, a fault, its exit) has sent its stop reply already,
     /// and a stub may ignore a ^C then: that reply is taken instead.
     fn halt(&mut self) -> Result<Stopped, RecordError> {
-        if self.pending.is_empty() {
+        self.start_exchange();
+        if self.taken == self.pending.len() {
             let mut buf = [0u8; 4096];
             let _ = self.stream.set_nonblocking(true);
             if let Ok(n) = self.stream.read(&mut buf) {
@@ -509,7 +711,7 @@ impl Gdb {
             }
             let _ = self.stream.set_nonblocking(false);
         }
-        if self.pending.contains(&b'$') {
+        if self.pending[self.taken..].contains(&b'$') {
             return self.wait_stop();
         }
         if let Err(e) = self.stream.write_all(&[3]) {
@@ -519,6 +721,7 @@ impl Gdb {
     }
 
     fn wait_stop(&mut self) -> Result<Stopped, RecordError> {
+        let mut console = 0usize;
         loop {
             match self.packet() {
                 Ok(reply) => match reply.first() {
@@ -526,10 +729,19 @@ impl Gdb {
                     Some(b'W') | Some(b'X') => {
                         return Ok(Stopped::Exited(format!(
                             "target exited ({})",
-                            String::from_utf8_lossy(&reply)
+                            String::from_utf8_lossy(&reply[..reply.len().min(64)])
                         )))
                     }
-                    _ => continue, // console output ('O'), or a late reply
+                    _ => {
+                        // Console output ('O'), or a late reply.
+                        console += 1;
+                        if console > MAX_CONSOLE_PACKETS {
+                            return Err(self.error(format!(
+                                "waiting for the target to stop: no stop reply, only \
+                                 {MAX_CONSOLE_PACKETS} other packets"
+                            )));
+                        }
+                    }
                 },
                 Err(e)
                     if matches!(
@@ -565,37 +777,42 @@ fn record_gdb(
     options: &Options,
     stop: &AtomicBool,
 ) -> Result<Summary, RecordError> {
-    let (endian, pointer, cb) = elf_facts(exe)?;
-    let cb = cb.ok_or_else(|| RecordError::File {
+    let firmware = firmware(exe)?;
+    let cb = firmware.control_block.ok_or_else(|| RecordError::File {
         path: exe.to_path_buf(),
         message:
             "no symbol _SEGGER_RTT: the firmware does not stream (HOOKCC_TRACE_STREAM_BUFFER, \
                   make HOOKS=stream)"
                 .into(),
     })?;
-    let stream = connect(address)?;
+    let stream = connect(address, stop)?;
     stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
+        .set_read_timeout(Some(WAKE))
         .map_err(|e| connect_error(address, e))?;
     let mut gdb = Gdb {
         stream,
         address: address.to_string(),
         packet_size: 400,
         pending: Vec::new(),
+        taken: 0,
+        stop,
+        deadline: Instant::now() + REPLY_TIMEOUT,
     };
-    let features = gdb.request("qSupported:swbreak+;hwbreak+", "qSupported")?;
-    for f in String::from_utf8_lossy(&features).split(';') {
-        if let Some(size) = f.strip_prefix("PacketSize=") {
-            gdb.packet_size = usize::from_str_radix(size, 16).unwrap_or(400);
+    let result = (|| {
+        let features = gdb.request("qSupported:swbreak+;hwbreak+", "qSupported")?;
+        for f in String::from_utf8_lossy(&features).split(';') {
+            if let Some(size) = f.strip_prefix("PacketSize=") {
+                gdb.packet_size = usize::from_str_radix(size, 16).unwrap_or(400);
+            }
         }
-    }
-    // A stub reports its state on `?`; a target that is running is halted by the connection
-    // (qemu, OpenOCD, J-Link and pyOCD halt it).
-    let state = gdb.request("?", "the target's state")?;
-    if matches!(state.first(), Some(b'W') | Some(b'X')) {
-        return Err(gdb.error("the target has exited already".into()));
-    }
-    let result = poll_gdb(&mut gdb, cb, endian, pointer, exe, options, stop);
+        // A stub reports its state on `?`; a target that is running is halted by the
+        // connection (qemu, OpenOCD, J-Link and pyOCD halt it).
+        let state = gdb.request("?", "the target's state")?;
+        if matches!(state.first(), Some(b'W') | Some(b'X')) {
+            return Err(gdb.error("the target has exited already".into()));
+        }
+        poll_gdb(&mut gdb, cb, &firmware, exe, options, stop)
+    })();
     if result.is_err() {
         // Leave the target running, whatever went wrong.
         let _ = gdb.send("D");
@@ -604,14 +821,14 @@ fn record_gdb(
 }
 
 fn poll_gdb(
-    gdb: &mut Gdb,
+    gdb: &mut Gdb<'_>,
     cb: u64,
-    endian: Endian,
-    pointer: u8,
+    firmware: &Firmware,
     exe: &Path,
     options: &Options,
     stop: &AtomicBool,
 ) -> Result<Summary, RecordError> {
+    let (endian, pointer) = (firmware.endian, firmware.pointer);
     let word = |b: &[u8]| -> u64 {
         let mut v = 0u64;
         for (i, &x) in b.iter().enumerate() {
@@ -633,7 +850,7 @@ fn poll_gdb(
         let ready = head.starts_with(b"SEGGER RTT\0")
             && word(&head[24 + 2 * p..28 + 2 * p]) != 0
             && word(&head[24 + p..24 + 2 * p]) != 0;
-        if ready || waited.elapsed() > Duration::from_secs(10) {
+        if ready || waited.elapsed() > Duration::from_secs(10) || stop.load(Ordering::Relaxed) {
             break head;
         }
         gdb.send("c")?;
@@ -663,19 +880,79 @@ fn poll_gdb(
             up.size
         )));
     }
+    // The target's word for where its ring is and how large: only within its RAM (a damaged
+    // or foreign control block said 0xFFFFFFF0 bytes, and every poll would have read them).
+    if !firmware.ram.is_empty() && !firmware.in_ram(up.buffer, u64::from(up.size)) {
+        let ram: Vec<String> = firmware
+            .ram
+            .iter()
+            .map(|(s, e)| format!("{s:#x}..{e:#x}"))
+            .collect();
+        return Err(gdb.error(format!(
+            "the RTT control block at {cb:#x} says its up-buffer is {} bytes at {:#x}, which \
+             is not in the RAM of {} (its writable parts: {}): a damaged control block, or \
+             another firmware's",
+            up.size,
+            up.buffer,
+            exe.display(),
+            ram.join(", ")
+        )));
+    }
     let mut sink = Sink::new(options, endian)?;
     let mut polls = 0u64;
+    let mut high_water = 0u32;
+    let result = drain(
+        gdb,
+        &up,
+        endian,
+        &mut sink,
+        &mut polls,
+        &mut high_water,
+        options,
+        stop,
+    );
+    let mut summary = match result {
+        Ok(ended_by) => sink.finish(&ended_by, polls)?,
+        Err(_) if stop.load(Ordering::Relaxed) => {
+            // Ctrl-C in the middle of an exchange: the target goes on without us, and what it
+            // had not handed over is still in its ring.
+            let _ = gdb.send("D");
+            sink.finish("interrupted", polls)?
+        }
+        Err(cause) => return Err(sink.cut(cause, polls)),
+    };
+    summary.high_water = Some((high_water, up.size));
+    Ok(summary)
+}
+
+/// Polls the ring until the target ends or Ctrl-C: how the recording ended.
+#[allow(clippy::too_many_arguments)]
+fn drain(
+    gdb: &mut Gdb<'_>,
+    up: &UpBuffer,
+    endian: Endian,
+    sink: &mut Sink,
+    polls: &mut u64,
+    high_water: &mut u32,
+    options: &Options,
+    stop: &AtomicBool,
+) -> Result<String, RecordError> {
+    let word = |b: &[u8]| -> u32 {
+        let a: [u8; 4] = b.try_into().expect("4 bytes");
+        match endian {
+            Endian::Little => u32::from_le_bytes(a),
+            Endian::Big => u32::from_be_bytes(a),
+        }
+    };
     let to_bytes = |v: u32| match endian {
         Endian::Little => v.to_le_bytes(),
         Endian::Big => v.to_be_bytes(),
     };
-    let ended_by;
-    let mut high_water = 0u32;
     loop {
         // Halted: read what the target wrote, free it, let it run.
-        polls += 1;
+        *polls += 1;
         let offs = gdb.read_memory(up.wr_off, 8)?;
-        let (wr, rd) = (word(&offs[0..4]) as u32, word(&offs[4..8]) as u32);
+        let (wr, rd) = (word(&offs[0..4]), word(&offs[4..8]));
         if wr >= up.size || rd >= up.size {
             return Err(gdb.error(format!(
                 "the up-buffer's offsets are out of its {} bytes: WrOff {wr}, RdOff {rd} (at {:#x})",
@@ -683,7 +960,7 @@ fn poll_gdb(
             )));
         }
         let fill = if wr >= rd { wr - rd } else { up.size - rd + wr };
-        high_water = high_water.max(fill);
+        *high_water = (*high_water).max(fill);
         if wr != rd {
             let mut data = if wr > rd {
                 gdb.read_memory(up.buffer + u64::from(rd), (wr - rd) as usize)?
@@ -700,8 +977,7 @@ fn poll_gdb(
             // Ctrl-C: the target goes on without us.
             let _ = gdb.send("D");
             let _ = gdb.packet();
-            ended_by = "interrupted".to_string();
-            break;
+            return Ok("interrupted".to_string());
         }
         gdb.send("c")?;
         let deadline = Instant::now() + options.poll_interval;
@@ -714,13 +990,7 @@ fn poll_gdb(
         }
         match gdb.halt()? {
             Stopped::Halted => {}
-            Stopped::Exited(how) => {
-                ended_by = how;
-                break;
-            }
+            Stopped::Exited(how) => return Ok(how),
         }
     }
-    let mut summary = sink.finish(&ended_by, polls)?;
-    summary.high_water = Some((high_water, up.size));
-    Ok(summary)
 }

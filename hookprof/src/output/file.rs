@@ -13,6 +13,8 @@
 //!   `/dev/stdout`) is written in place: renaming over it would replace the device node.
 //! - The new file gets the permission bits of the input it was made from (a 0600 trace
 //!   gives 0600 outputs), less the umask; without an input, 0666 less the umask.
+//! - [`OutputFile::create_new`] (`hookprof export`'s dataset files, never overwritten) is the
+//!   same, except that the temporary is linked to the output only if nothing is there yet.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -25,6 +27,8 @@ use crate::input::error::Error;
 pub struct OutputFile {
     path: PathBuf,
     target: Target,
+    /// Whether an existing output is an error at the commit instead of being replaced.
+    keep_existing: bool,
 }
 
 enum Target {
@@ -79,6 +83,7 @@ impl OutputFile {
             return Ok(OutputFile {
                 path: path.to_path_buf(),
                 target: Target::InPlace(file),
+                keep_existing: false,
             });
         }
         let dir = match path.parent() {
@@ -106,7 +111,24 @@ impl OutputFile {
         Ok(OutputFile {
             path: path.to_path_buf(),
             target: Target::Replace(temp, pending),
+            keep_existing: false,
         })
+    }
+
+    /// Starts writing `path`, which must not exist, neither now nor when it is committed
+    /// (anything found there then, a link included, is an error and left as it is). Written
+    /// to a temporary as [`OutputFile::create`] does, with `input`'s mode.
+    pub fn create_new(path: &Path, input: Option<&Path>) -> Result<OutputFile, Error> {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(error(
+                path,
+                "create",
+                io::Error::new(io::ErrorKind::AlreadyExists, "it exists: never overwritten"),
+            ));
+        }
+        let mut out = OutputFile::create(path, input)?;
+        out.keep_existing = true;
+        Ok(out)
     }
 
     /// The output's path (not the temporary's).
@@ -118,6 +140,19 @@ impl OutputFile {
     pub fn commit(self) -> Result<(), Error> {
         match self.target {
             Target::InPlace(mut file) => file.flush().map_err(|e| error(&self.path, "write", e)),
+            Target::Replace(temp, pending) if self.keep_existing => {
+                // A hard link, which fails if anything (a link too) is at the name.
+                temp.persist_noclobber(&self.path).map_err(|e| {
+                    let detail = if e.error.kind() == io::ErrorKind::AlreadyExists {
+                        io::Error::new(e.error.kind(), "it exists: never overwritten")
+                    } else {
+                        e.error
+                    };
+                    error(&self.path, "create", detail)
+                })?;
+                drop(pending);
+                Ok(())
+            }
             Target::Replace(temp, pending) => {
                 temp.persist(&self.path)
                     .map_err(|e| error(&self.path, "replace", e.error))?;
@@ -149,24 +184,46 @@ impl Write for OutputFile {
     }
 }
 
-/// The temporary being written, for [`remove_pending_and_die`]: a NUL-terminated path, owned
-/// by the [`Pending`] that registered it (one output is written at a time).
+/// How many temporaries can be pending at once (`export` writes two files of a trace
+/// together); one more is written as well, but a signal leaves it behind.
 #[cfg(unix)]
-static PENDING: std::sync::atomic::AtomicPtr<libc::c_char> =
-    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+const PENDING_SLOTS: usize = 4;
+
+/// The temporaries being written, for [`remove_pending_and_die`]: NUL-terminated paths, each
+/// owned by the [`Pending`] that claimed its slot.
+#[cfg(unix)]
+#[allow(clippy::declare_interior_mutable_const)]
+static PENDING: [std::sync::atomic::AtomicPtr<libc::c_char>; PENDING_SLOTS] =
+    [const { std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()) }; PENDING_SLOTS];
+
+/// Which slots of [`PENDING`] a [`Pending`] holds.
+#[cfg(unix)]
+static CLAIMED: [std::sync::atomic::AtomicBool; PENDING_SLOTS] =
+    [const { std::sync::atomic::AtomicBool::new(false) }; PENDING_SLOTS];
 
 /// While alive, a signal that ends hookprof removes this temporary first.
-struct Pending;
+struct Pending {
+    /// Its slot in [`PENDING`], if one was free.
+    #[cfg(unix)]
+    slot: Option<usize>,
+}
 
 impl Pending {
     /// Installs the signal handlers (once), before the temporary exists.
     fn prepare() -> Pending {
         #[cfg(unix)]
         {
+            use std::sync::atomic::Ordering;
             static HANDLERS: std::sync::Once = std::sync::Once::new();
             HANDLERS.call_once(install_signal_handlers);
+            let slot = CLAIMED.iter().position(|c| {
+                c.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            });
+            Pending { slot }
         }
-        Pending
+        #[cfg(not(unix))]
+        Pending {}
     }
 
     /// The temporary a signal is to remove.
@@ -174,8 +231,9 @@ impl Pending {
         #[cfg(unix)]
         {
             use std::os::unix::ffi::OsStrExt;
+            let Some(slot) = self.slot else { return };
             if let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) {
-                let old = PENDING.swap(c.into_raw(), std::sync::atomic::Ordering::SeqCst);
+                let old = PENDING[slot].swap(c.into_raw(), std::sync::atomic::Ordering::SeqCst);
                 free_pending(old);
             }
         }
@@ -186,7 +244,11 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         #[cfg(unix)]
-        free_pending(PENDING.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst));
+        if let Some(slot) = self.slot {
+            use std::sync::atomic::Ordering;
+            free_pending(PENDING[slot].swap(std::ptr::null_mut(), Ordering::SeqCst));
+            CLAIMED[slot].store(false, Ordering::SeqCst);
+        }
     }
 }
 
@@ -223,12 +285,14 @@ fn install_signal_handlers() {
 
 #[cfg(unix)]
 extern "C" fn remove_pending_and_die(signal: libc::c_int) {
-    let path = PENDING.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: `path` is a live NUL-terminated string (leaked: the process is ending); unlink,
-    // signal and raise are async-signal-safe.
+    // SAFETY: each `path` is a live NUL-terminated string (leaked: the process is ending);
+    // unlink, signal and raise are async-signal-safe.
     unsafe {
-        if !path.is_null() {
-            libc::unlink(path);
+        for slot in &PENDING {
+            let path = slot.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+            if !path.is_null() {
+                libc::unlink(path);
+            }
         }
         libc::signal(signal, libc::SIG_DFL);
         libc::raise(signal);

@@ -26,8 +26,10 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         if h.is_complete() {
             "yes".to_string()
         } else {
-            "no (the program was killed or is still running; counts below are what the file holds)"
-                .to_string()
+            format!(
+                "no ({}; counts below are what the file holds)",
+                crate::analysis::warnings::incomplete_why(s)
+            )
         },
     );
     line("pid", h.pid.to_string());
@@ -203,6 +205,12 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         line(
             "out of place",
             format!("{} chunks (first: {first})", s.misplaced),
+        );
+    }
+    if let Some(first) = s.first_outside_run {
+        line(
+            "outside the run",
+            format!("{} chunks (first: {first})", s.outside_run),
         );
     }
     if h.is_complete() && s.clock.is_none() {

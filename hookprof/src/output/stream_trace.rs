@@ -1,6 +1,7 @@
 //! The target's record stream, decoded by [`crate::input::stream::Decoder`], written as a
 //! `.hktrace` file as it comes ([`TraceBuilder`], `hookprof record`).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -24,9 +25,17 @@ pub struct TraceBuilder {
     header: Header,
     thread: u64,
     held: Vec<Record>,
-    /// Task handle → thread, in creation order; the names by thread.
-    tasks: Vec<(u64, u64)>,
+    /// Task handle → thread (the latest task created with that handle); the names by thread.
+    tasks: HashMap<u64, u64>,
     names: Vec<(u64, String)>,
+    /// The losses so far that took task switches too (any task may have run meanwhile), and
+    /// per thread how many of them it had seen when it last ran: a thread that runs again
+    /// after one gets one gap marker when it is switched in (at the finish, a thread that
+    /// never ran again), so that the markers stay as many as the switches, not losses × tasks.
+    /// A marker's time is the switch's: the gap lies before it, and the file's chunks stay in
+    /// the stream's order.
+    gaps: usize,
+    gaps_seen: HashMap<u64, usize>,
     /// Threads with a chunk: only they get a THREAD chunk.
     used: std::collections::BTreeSet<u64>,
     next_thread: u64,
@@ -80,8 +89,10 @@ impl TraceBuilder {
             header,
             thread: MAIN_THREAD,
             held: Vec::new(),
-            tasks: Vec::new(),
+            tasks: HashMap::new(),
             names: vec![(MAIN_THREAD, "main".to_string())],
+            gaps: 0,
+            gaps_seen: HashMap::new(),
             used: std::collections::BTreeSet::new(),
             next_thread: MAIN_THREAD + 1,
             clock: Clock {
@@ -110,13 +121,15 @@ impl TraceBuilder {
         Ok(())
     }
 
+    /// The thread of `task`: one look-up, whatever the tasks (before, a search of them all
+    /// made 100 000 switches to tasks never created take 8 s).
     fn thread_of(&mut self, task: u64) -> u64 {
-        if let Some(&(_, thread)) = self.tasks.iter().rev().find(|(t, _)| *t == task) {
+        if let Some(&thread) = self.tasks.get(&task) {
             return thread;
         }
         let thread = self.next_thread;
         self.next_thread += 1;
-        self.tasks.push((task, thread));
+        self.tasks.insert(task, thread);
         self.names.push((thread, format!("task {task:#x}")));
         thread
     }
@@ -179,26 +192,26 @@ impl TraceBuilder {
                 self.writer.lost_at(self.thread, count, time)?;
                 self.used.insert(self.thread);
                 if let Some(task) = task {
-                    // The threads with records so far: a gap means nothing to the others.
-                    let threads: Vec<u64> = self.used.iter().copied().collect();
-                    for thread in threads.into_iter().filter(|&t| t != self.thread) {
-                        self.writer.lost_at(thread, 0, time)?;
-                    }
-                    self.thread = self.thread_of(task);
+                    // Every other thread with records so far has a gap here: each is told when
+                    // it runs again (or at the finish), once however many losses it missed.
+                    self.gaps += 1;
+                    let next = self.thread_of(task);
+                    self.switch_to(next, time)?;
                 }
             }
             Event::Switch { time, task } => {
                 self.switches += 1;
                 self.last_time = self.last_time.max(time);
                 self.flush_held()?;
-                self.thread = self.thread_of(task);
+                let next = self.thread_of(task);
+                self.switch_to(next, time)?;
             }
             Event::Created { time, task, name } => {
                 self.created += 1;
                 self.last_time = self.last_time.max(time);
                 let thread = self.next_thread;
                 self.next_thread += 1;
-                self.tasks.push((task, thread));
+                self.tasks.insert(task, thread);
                 self.names.push((thread, name));
             }
             Event::End {
@@ -213,9 +226,50 @@ impl TraceBuilder {
         Ok(())
     }
 
-    /// Writes what is held, each thread's name, the CLOCK chunk and the complete header.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// The running thread leaves the CPU (its records written) to `next` at `time`; `next`
+    /// gets a gap marker first if a loss with task switches came since it last ran.
+    fn switch_to(&mut self, next: u64, time: u64) -> io::Result<()> {
+        self.gaps_seen.insert(self.thread, self.gaps);
+        self.thread = next;
+        self.mark_missed_gap(next, time)
+    }
+
+    /// A gap marker for `thread` at `time` if a loss with task switches came since it last
+    /// ran and it has records before (a gap means nothing to a thread without).
+    fn mark_missed_gap(&mut self, thread: u64, time: u64) -> io::Result<()> {
+        let seen = self.gaps_seen.get(&thread).copied().unwrap_or(0);
+        if seen < self.gaps && self.used.contains(&thread) {
+            self.writer.lost_at(thread, 0, time)?;
+        }
+        self.gaps_seen.insert(thread, self.gaps);
+        Ok(())
+    }
+
+    /// The stream was cut where it should have gone on (the connection reset, a byte that is
+    /// not the stream's): what is held is written, then a LOST chunk of no counted records at
+    /// the last time read, a gap where an unknown number of records is missing, and the trace
+    /// is finished but not marked complete, so that every report says it is cut short.
+    pub fn finish_cut(mut self) -> io::Result<()> {
         self.flush_held()?;
+        self.writer.lost_at(self.thread, 0, self.last_time)?;
+        self.used.insert(self.thread);
+        self.lost_markers += 1;
+        self.finish_with(0)
+    }
+
+    /// Writes what is held, each thread's name, the CLOCK chunk and the complete header.
+    pub fn finish(self) -> io::Result<()> {
+        self.finish_with(FLAG_COMPLETE)
+    }
+
+    fn finish_with(mut self, flags: u64) -> io::Result<()> {
+        self.flush_held()?;
+        let running = self.thread;
+        self.gaps_seen.insert(running, self.gaps);
+        let threads: Vec<u64> = self.used.iter().copied().collect();
+        for thread in threads {
+            self.mark_missed_gap(thread, self.last_time)?;
+        }
         let names = std::mem::take(&mut self.names);
         for (thread, name) in names.iter().filter(|(t, _)| self.used.contains(t)) {
             self.writer.thread(*thread, *thread, name)?;
@@ -225,10 +279,12 @@ impl TraceBuilder {
         let mut out = self.writer.into_inner();
         out.flush()?;
         drop(out);
-        self.header.flags = FLAG_COMPLETE;
+        self.header.flags = flags;
         self.header.ticks_per_second = self.clock.ticks_per_second;
-        self.header.records = self.calls;
-        self.header.lost = self.lost;
+        if flags & FLAG_COMPLETE != 0 {
+            self.header.records = self.calls;
+            self.header.lost = self.lost;
+        }
         self.file.seek(SeekFrom::Start(0))?;
         self.file.write_all(&self.header.encode())?;
         self.file.sync_all()

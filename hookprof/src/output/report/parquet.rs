@@ -2,10 +2,13 @@
 //! query engines people already run (DuckDB, Spark, Trino, ClickHouse, pandas). docs/export.md
 //! documents the schema; this file writes it.
 //!
-//! - `calls`: one row per call, written as the replay closes it (a row group every
-//!   [`ROW_GROUP`] rows, so memory stays flat with the trace's length);
-//! - `functions`: one row per (thread, function) with the calls' count and times, kept in
-//!   memory (threads × functions) and written at the end.
+//! - `functions`: one row per (thread, function) with the calls' count and times, summed by
+//!   a first replay ([`FunctionTotals`], threads × functions in memory) that reads what
+//!   `report` reads (a profile's trees, every call of a `HOOKCC_MIN_DURATION` trace) and
+//!   meets every function, so that same-named ones are then told apart as `report` does;
+//! - `calls`: one row per call, written as a second replay closes it ([`ParquetCalls`], a row
+//!   group every [`ROW_GROUP`] rows, so memory stays flat with the trace's length): the calls
+//!   the trace has records of.
 //!
 //! Both go under `DIR/<table>/run=<run>/<pid>.parquet` (Hive partitioning: the directory of
 //! many runs is one dataset whose `run` column comes from the path). Times are nanoseconds:
@@ -13,7 +16,6 @@
 //! durations as every report shows them (compensated unless `--no-compensation`).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +29,7 @@ use parquet::schema::parser::parse_message_type;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
+use crate::output::file::OutputFile;
 
 /// The version of the tables' schema, in each file's key-value metadata (`hookprof.schema`).
 pub const SCHEMA_VERSION: &str = "1";
@@ -70,16 +73,15 @@ message functions {
   required int64 max_ns;
 }";
 
-/// Where one trace's two files go, and what every row of it carries.
+/// Where one trace's two files go.
 pub struct Destination {
     pub calls: PathBuf,
     pub functions: PathBuf,
-    pub host: String,
 }
 
 impl Destination {
     /// `DIR/calls/run=RUN/PID.parquet` and the same under `functions`.
-    pub fn new(dir: &Path, run: &str, pid: u64, host: &str) -> Destination {
+    pub fn new(dir: &Path, run: &str, pid: u64) -> Destination {
         let file = |table: &str| {
             dir.join(table)
                 .join(format!("run={run}"))
@@ -88,7 +90,6 @@ impl Destination {
         Destination {
             calls: file("calls"),
             functions: file("functions"),
-            host: host.to_string(),
         }
     }
 }
@@ -110,6 +111,91 @@ struct Totals {
     exclusive: u64,
     min: u64,
     max: u64,
+}
+
+/// What every row of a trace says of its process, its threads and its functions.
+pub struct Describer {
+    host: ByteArray,
+    pid: i64,
+    clock: TimeBase,
+    modules: Vec<(u64, u64, ByteArray)>,
+    executable: ByteArray,
+    lines: Option<SourceLines>,
+    thread_names: HashMap<u64, ByteArray>,
+    /// By address.
+    texts: HashMap<u64, FunctionText>,
+}
+
+impl Describer {
+    /// For the trace `info` describes; `host` is every row's.
+    pub fn new(host: &str, info: &TraceInfo, lines: Option<SourceLines>) -> Describer {
+        let base_name = |p: &Path| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        };
+        let executable = info
+            .summary
+            .exe
+            .as_deref()
+            .map_or_else(|| "?".to_string(), base_name);
+        let modules = info
+            .summary
+            .modules
+            .iter()
+            .map(|m| {
+                let name = m
+                    .path
+                    .as_deref()
+                    .map_or_else(|| executable.clone(), base_name);
+                (m.start, m.end, text(&name))
+            })
+            .collect();
+        let thread_names = info
+            .threads
+            .iter()
+            .map(|t| (t.tid, text(t.name.as_deref().unwrap_or(""))))
+            .collect();
+        Describer {
+            host: text(host),
+            pid: info.summary.header.pid as i64,
+            clock: info.clock,
+            modules,
+            executable: text(&executable),
+            lines,
+            thread_names,
+            texts: HashMap::new(),
+        }
+    }
+
+    /// The columns of the function at `address`, named `name`.
+    fn function(&mut self, address: u64, name: &str) -> FunctionText {
+        if let Some(t) = self.texts.get(&address) {
+            return t.clone();
+        }
+        let module = self
+            .modules
+            .iter()
+            .find(|(start, end, _)| (*start..*end).contains(&address))
+            .map_or_else(|| self.executable.clone(), |m| m.2.clone());
+        let location = self.lines.as_ref().and_then(|l| l.location(address));
+        let t = FunctionText {
+            name: text(name),
+            module,
+            file: location.as_ref().map(|(file, _)| text(file)),
+            line: location.map(|(_, line)| line as i32),
+        };
+        self.texts.insert(address, t.clone());
+        t
+    }
+
+    fn thread(&self, tid: u64) -> ByteArray {
+        self.thread_names
+            .get(&tid)
+            .cloned()
+            .unwrap_or_else(|| text(""))
+    }
 }
 
 /// The calls table's columns for the rows not yet written.
@@ -142,31 +228,6 @@ impl CallColumns {
     }
 }
 
-/// Writes a trace's `calls` rows as the replay closes them and its `functions` rows at the
-/// end ([`ParquetExport::finish`]). The first error is kept: later rows are dropped.
-pub struct ParquetExport {
-    writer: Option<SerializedFileWriter<File>>,
-    functions_path: PathBuf,
-    host: ByteArray,
-    pid: i64,
-    clock: TimeBase,
-    /// The wall clock of the trace's earliest record, ns since the Unix epoch.
-    wall_start: u64,
-    modules: Vec<(u64, u64, ByteArray)>,
-    executable: ByteArray,
-    lines: Option<SourceLines>,
-    thread_names: HashMap<u64, ByteArray>,
-    texts: Vec<Option<FunctionText>>,
-    /// Per TID: the call ids of its open frames, outermost first.
-    open: HashMap<u64, Vec<u64>>,
-    next_call: u64,
-    columns: CallColumns,
-    totals: HashMap<(u64, u32), Totals>,
-    /// Rows written to `calls`.
-    pub rows: u64,
-    error: Option<io::Error>,
-}
-
 fn parquet_error(e: parquet::errors::ParquetError) -> io::Error {
     io::Error::other(e)
 }
@@ -175,10 +236,7 @@ fn text(s: &str) -> ByteArray {
     ByteArray::from(s.as_bytes().to_vec())
 }
 
-fn create(path: &Path, schema: &str) -> io::Result<SerializedFileWriter<File>> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
+fn create(file: OutputFile, schema: &str) -> io::Result<SerializedFileWriter<OutputFile>> {
     let schema = Arc::new(parse_message_type(schema).map_err(parquet_error)?);
     let mut properties = WriterProperties::builder().set_compression(Compression::SNAPPY);
     // Ids and start times grow nearly monotonically: deltas pack them to a few bits where a
@@ -196,100 +254,18 @@ fn create(path: &Path, schema: &str) -> io::Result<SerializedFileWriter<File>> {
             SCHEMA_VERSION.to_string(),
         )]))
         .build();
-    SerializedFileWriter::new(File::create(path)?, schema, Arc::new(properties))
-        .map_err(parquet_error)
+    SerializedFileWriter::new(file, schema, Arc::new(properties)).map_err(parquet_error)
 }
 
-impl ParquetExport {
-    /// Starts `destination.calls` for the trace `info` describes (which has a clock rate).
-    pub fn start(
-        destination: &Destination,
-        info: &TraceInfo,
-        wall_start: u64,
-        lines: Option<SourceLines>,
-    ) -> io::Result<ParquetExport> {
-        let writer = create(&destination.calls, CALLS_SCHEMA)?;
-        let base_name = |p: &Path| {
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        };
-        let executable = info
-            .summary
-            .exe
-            .as_deref()
-            .map_or_else(|| "?".to_string(), base_name);
-        let modules = info
-            .summary
-            .modules
-            .iter()
-            .map(|m| {
-                let name = m
-                    .path
-                    .as_deref()
-                    .map_or_else(|| executable.clone(), base_name);
-                (m.start, m.end, text(&name))
-            })
-            .collect();
-        let thread_names = info
-            .threads
-            .iter()
-            .map(|t| (t.tid, text(t.name.as_deref().unwrap_or(""))))
-            .collect();
-        Ok(ParquetExport {
-            writer: Some(writer),
-            functions_path: destination.functions.clone(),
-            host: text(&destination.host),
-            pid: info.summary.header.pid as i64,
-            clock: info.clock,
-            wall_start,
-            modules,
-            executable: text(&executable),
-            lines,
-            thread_names,
-            texts: Vec::new(),
-            open: HashMap::new(),
-            next_call: 0,
-            columns: CallColumns::default(),
-            totals: HashMap::new(),
-            rows: 0,
-            error: None,
-        })
-    }
+/// Sums each (thread, function)'s calls for the `functions` table: a view that reads what
+/// `report` reads (a profile's trees: every call, also under `HOOKCC_MIN_DURATION`).
+#[derive(Default)]
+pub struct FunctionTotals {
+    totals: HashMap<(u64, u32), Totals>,
+}
 
-    fn function_text(&mut self, function: u32, address: u64, names: &Names) -> FunctionText {
-        let f = function as usize;
-        if self.texts.len() <= f {
-            self.texts.resize(f + 1, None);
-        }
-        if let Some(t) = &self.texts[f] {
-            return t.clone();
-        }
-        let module = self
-            .modules
-            .iter()
-            .find(|(start, end, _)| (*start..*end).contains(&address))
-            .map_or_else(|| self.executable.clone(), |m| m.2.clone());
-        let location = self.lines.as_ref().and_then(|l| l.location(address));
-        let t = FunctionText {
-            name: text(names.name(function)),
-            module,
-            file: location.as_ref().map(|(file, _)| text(file)),
-            line: location.map(|(_, line)| line as i32),
-        };
-        self.texts[f] = Some(t.clone());
-        t
-    }
-
-    fn thread_name(&self, tid: u64) -> ByteArray {
-        self.thread_names
-            .get(&tid)
-            .cloned()
-            .unwrap_or_else(|| text(""))
-    }
-
-    fn add_totals(
+impl FunctionTotals {
+    fn add(
         &mut self,
         tid: u64,
         function: u32,
@@ -309,6 +285,152 @@ impl ParquetExport {
         t.max = t.max.max(max);
     }
 
+    /// Writes the `functions` table into `file`, naming the functions of `names` (the first
+    /// replay's) by `label` (the names `report` shows) where it has one. Returns the file,
+    /// complete but not committed, and its rows.
+    pub fn write(
+        self,
+        names: &Names,
+        label: &dyn Fn(u64) -> Option<String>,
+        describer: &mut Describer,
+        file: OutputFile,
+    ) -> io::Result<(OutputFile, u64)> {
+        let mut keys: Vec<(u64, u32)> = self.totals.keys().copied().collect();
+        keys.sort_unstable();
+        let mut tid = Vec::new();
+        let mut thread = Vec::new();
+        let mut function = Vec::new();
+        let mut module = Vec::new();
+        let (mut file_column, mut file_defined) = (Vec::new(), Vec::new());
+        let (mut line, mut line_defined) = (Vec::new(), Vec::new());
+        let mut numbers: [Vec<i64>; 5] = Default::default();
+        for &(t, f) in &keys {
+            let address = names.addresses[f as usize];
+            let name = label(address).unwrap_or_else(|| names.name(f).to_string());
+            let text_of = describer.function(address, &name);
+            let totals = &self.totals[&(t, f)];
+            tid.push(t as i64);
+            thread.push(describer.thread(t));
+            function.push(text_of.name);
+            module.push(text_of.module);
+            file_defined.push(i16::from(text_of.file.is_some()));
+            file_column.extend(text_of.file);
+            line_defined.push(i16::from(text_of.line.is_some()));
+            line.extend(text_of.line);
+            let d = |ticks: u64| describer.clock.duration(ticks) as i64;
+            numbers[0].push(totals.calls as i64);
+            numbers[1].push(d(totals.inclusive));
+            numbers[2].push(d(totals.exclusive));
+            numbers[3].push(d(totals.min));
+            numbers[4].push(d(totals.max));
+        }
+        let n = keys.len();
+        let host = vec![describer.host.clone(); n];
+        let pid = vec![describer.pid; n];
+        let mut writer = create(file, FUNCTIONS_SCHEMA)?;
+        let mut group = writer.next_row_group().map_err(parquet_error)?;
+        let mut column = 0;
+        while let Some(mut w) = group.next_column().map_err(parquet_error)? {
+            let result = match column {
+                0 => w.typed::<ByteArrayType>().write_batch(&host, None, None),
+                1 => w.typed::<Int64Type>().write_batch(&pid, None, None),
+                2 => w.typed::<Int64Type>().write_batch(&tid, None, None),
+                3 => w.typed::<ByteArrayType>().write_batch(&thread, None, None),
+                4 => w
+                    .typed::<ByteArrayType>()
+                    .write_batch(&function, None, None),
+                5 => w.typed::<ByteArrayType>().write_batch(&module, None, None),
+                6 => {
+                    w.typed::<ByteArrayType>()
+                        .write_batch(&file_column, Some(&file_defined), None)
+                }
+                7 => w
+                    .typed::<Int32Type>()
+                    .write_batch(&line, Some(&line_defined), None),
+                k => w
+                    .typed::<Int64Type>()
+                    .write_batch(&numbers[k - 8], None, None),
+            };
+            result.map_err(parquet_error)?;
+            w.close().map_err(parquet_error)?;
+            column += 1;
+        }
+        group.close().map_err(parquet_error)?;
+        let file = writer.into_inner().map_err(parquet_error)?;
+        Ok((file, n as u64))
+    }
+}
+
+impl View for FunctionTotals {
+    const IN_TIME_ORDER: bool = false;
+
+    fn enter(&mut self, _tid: u64, _stack: &mut [ViewFrame], _names: &Names) {}
+
+    fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {
+        let Some(frame) = stack.last() else { return };
+        let duration = time.saturating_sub(frame.entry_time);
+        let exclusive = duration.saturating_sub(frame.child_ticks);
+        self.add(
+            tid,
+            frame.function,
+            1,
+            frame.outermost.then_some(duration),
+            (exclusive, duration, duration),
+        );
+    }
+
+    fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
+        let Some(frame) = stack.last() else { return };
+        // A recursive path's time is already in the outer frame's.
+        let outermost = !stack[..stack.len() - 1]
+            .iter()
+            .any(|f| f.function == frame.function);
+        self.add(
+            tid,
+            frame.function,
+            calls.calls,
+            outermost.then_some(calls.ticks),
+            (calls.exclusive, calls.min, calls.max),
+        );
+    }
+}
+
+/// Writes a trace's `calls` rows as the replay closes its calls (in time order: the records,
+/// where a trace has trees too). The first error is kept: later rows are dropped.
+pub struct ParquetCalls {
+    writer: Option<SerializedFileWriter<OutputFile>>,
+    describer: Describer,
+    /// The wall clock of the trace's earliest record, ns since the Unix epoch.
+    wall_start: u64,
+    /// Per TID: the call ids of its open frames, outermost first.
+    open: HashMap<u64, Vec<u64>>,
+    next_call: u64,
+    columns: CallColumns,
+    /// Rows written to `calls`.
+    pub rows: u64,
+    error: Option<io::Error>,
+}
+
+impl ParquetCalls {
+    /// Starts the `calls` table in `file` for the trace `describer` describes (which has a
+    /// clock rate).
+    pub fn start(
+        file: OutputFile,
+        describer: Describer,
+        wall_start: u64,
+    ) -> io::Result<ParquetCalls> {
+        Ok(ParquetCalls {
+            writer: Some(create(file, CALLS_SCHEMA)?),
+            describer,
+            wall_start,
+            open: HashMap::new(),
+            next_call: 0,
+            columns: CallColumns::default(),
+            rows: 0,
+            error: None,
+        })
+    }
+
     fn flush_row_group(&mut self) {
         if self.columns.len() == 0 || self.error.is_some() {
             return;
@@ -326,8 +448,8 @@ impl ParquetExport {
         };
         let c = &self.columns;
         let n = c.len();
-        let host = vec![self.host.clone(); n];
-        let pid = vec![self.pid; n];
+        let host = vec![self.describer.host.clone(); n];
+        let pid = vec![self.describer.pid; n];
         let mut group = writer.next_row_group().map_err(parquet_error)?;
         let mut column = 0;
         while let Some(mut w) = group.next_column().map_err(parquet_error)? {
@@ -369,82 +491,21 @@ impl ParquetExport {
         Ok(())
     }
 
-    /// Writes the last row group of `calls`, closes it, and writes `functions`. Returns the
-    /// rows written to each.
-    pub fn finish(mut self, names: &Names) -> io::Result<(u64, u64)> {
+    /// Writes the last row group and the file's footer. Returns the file, complete but not
+    /// committed, and its rows.
+    pub fn finish(mut self) -> io::Result<(OutputFile, u64)> {
         self.flush_row_group();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if let Some(writer) = self.writer.take() {
-            writer.close().map_err(parquet_error)?;
-        }
-        let mut keys: Vec<(u64, u32)> = self.totals.keys().copied().collect();
-        keys.sort_unstable();
-        let mut tid = Vec::new();
-        let mut thread = Vec::new();
-        let mut function = Vec::new();
-        let mut module = Vec::new();
-        let (mut file, mut file_defined) = (Vec::new(), Vec::new());
-        let (mut line, mut line_defined) = (Vec::new(), Vec::new());
-        let mut numbers: [Vec<i64>; 5] = Default::default();
-        for &(t, f) in &keys {
-            let address = names.addresses[f as usize];
-            let text_of = self.function_text(f, address, names);
-            let totals = &self.totals[&(t, f)];
-            tid.push(t as i64);
-            thread.push(self.thread_name(t));
-            function.push(text_of.name);
-            module.push(text_of.module);
-            file_defined.push(i16::from(text_of.file.is_some()));
-            file.extend(text_of.file);
-            line_defined.push(i16::from(text_of.line.is_some()));
-            line.extend(text_of.line);
-            let d = |ticks: u64| self.clock.duration(ticks) as i64;
-            numbers[0].push(totals.calls as i64);
-            numbers[1].push(d(totals.inclusive));
-            numbers[2].push(d(totals.exclusive));
-            numbers[3].push(d(totals.min));
-            numbers[4].push(d(totals.max));
-        }
-        let n = keys.len();
-        let host = vec![self.host.clone(); n];
-        let pid = vec![self.pid; n];
-        let mut writer = create(&self.functions_path, FUNCTIONS_SCHEMA)?;
-        let mut group = writer.next_row_group().map_err(parquet_error)?;
-        let mut column = 0;
-        while let Some(mut w) = group.next_column().map_err(parquet_error)? {
-            let result = match column {
-                0 => w.typed::<ByteArrayType>().write_batch(&host, None, None),
-                1 => w.typed::<Int64Type>().write_batch(&pid, None, None),
-                2 => w.typed::<Int64Type>().write_batch(&tid, None, None),
-                3 => w.typed::<ByteArrayType>().write_batch(&thread, None, None),
-                4 => w
-                    .typed::<ByteArrayType>()
-                    .write_batch(&function, None, None),
-                5 => w.typed::<ByteArrayType>().write_batch(&module, None, None),
-                6 => w
-                    .typed::<ByteArrayType>()
-                    .write_batch(&file, Some(&file_defined), None),
-                7 => w
-                    .typed::<Int32Type>()
-                    .write_batch(&line, Some(&line_defined), None),
-                k => w
-                    .typed::<Int64Type>()
-                    .write_batch(&numbers[k - 8], None, None),
-            };
-            result.map_err(parquet_error)?;
-            w.close().map_err(parquet_error)?;
-            column += 1;
-        }
-        group.close().map_err(parquet_error)?;
-        writer.close().map_err(parquet_error)?;
-        Ok((self.rows, n as u64))
+        let writer = self.writer.take().expect("a writer until finished");
+        let file = writer.into_inner().map_err(parquet_error)?;
+        Ok((file, self.rows))
     }
 }
 
-impl View for ParquetExport {
-    const IN_TIME_ORDER: bool = false;
+impl View for ParquetCalls {
+    const IN_TIME_ORDER: bool = true;
 
     fn enter(&mut self, tid: u64, _stack: &mut [ViewFrame], _names: &Names) {
         let id = self.next_call;
@@ -457,22 +518,17 @@ impl View for ParquetExport {
         let ids = self.open.entry(tid).or_default();
         let id = ids.pop().unwrap_or(u64::MAX);
         let parent = ids.last().copied();
-        let duration = time.saturating_sub(frame.entry_time);
-        let exclusive = duration.saturating_sub(frame.child_ticks);
-        let outermost = frame.outermost;
-        self.add_totals(
-            tid,
-            frame.function,
-            1,
-            outermost.then_some(duration),
-            (exclusive, duration, duration),
-        );
         if self.error.is_some() {
             return;
         }
-        let t = self.function_text(frame.function, frame.address, names);
-        let thread = self.thread_name(tid);
-        let start = self.wall_start + self.clock.time(frame.entry_time);
+        let duration = time.saturating_sub(frame.entry_time);
+        let exclusive = duration.saturating_sub(frame.child_ticks);
+        let t = self
+            .describer
+            .function(frame.address, names.name(frame.function));
+        let thread = self.describer.thread(tid);
+        let clock = self.describer.clock;
+        let start = self.wall_start + clock.time(frame.entry_time);
         let c = &mut self.columns;
         c.tid.push(tid as i64);
         c.thread.push(thread);
@@ -487,25 +543,10 @@ impl View for ParquetExport {
         c.parent_defined.push(i16::from(parent.is_some()));
         c.parent_id.extend(parent.map(|p| p as i64));
         c.start.push(start as i64);
-        c.duration.push(self.clock.duration(duration) as i64);
-        c.exclusive.push(self.clock.duration(exclusive) as i64);
+        c.duration.push(clock.duration(duration) as i64);
+        c.exclusive.push(clock.duration(exclusive) as i64);
         if c.len() >= ROW_GROUP {
             self.flush_row_group();
         }
-    }
-
-    fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, _names: &Names) {
-        let Some(frame) = stack.last() else { return };
-        // A recursive path's time is already in the outer frame's.
-        let outermost = !stack[..stack.len() - 1]
-            .iter()
-            .any(|f| f.function == frame.function);
-        self.add_totals(
-            tid,
-            frame.function,
-            calls.calls,
-            outermost.then_some(calls.ticks),
-            (calls.exclusive, calls.min, calls.max),
-        );
     }
 }
