@@ -40,6 +40,105 @@ static HKRT_FN int hkrt_file_ready(void)
     return hkrt_file_ok();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The trace's descriptor                                                                   */
+/*
+ * The descriptor is the program's to close: a daemon's closefrom(3), close_range() or a
+ * close() loop closes it too, and the program's next open() gets its number; started with
+ * stdout or stderr closed, open() gives the trace 1 or 2. Before, the chunks then went into
+ * the program's file (issue 37: a 5000-byte file left with a trace header in it) or the
+ * program's printf text into the trace. So the descriptor is kept high (hkrt_fd_move_high:
+ * an open() takes the lowest free number, and ours is reached only by a program that has
+ * every number below it open), and every write first checks that the descriptor is still
+ * the file that was opened (fstat: device and inode; one system call per chunk, none in the
+ * hooks). If it is not, the file is opened again by its path (no O_CREAT, no truncation, the
+ * same device and inode, its flock taken again: closing our descriptor released it), and
+ * only if that fails are the records counted as lost, with a warning naming the cause. The
+ * old number is never closed or written: it is the program's now.
+ * Not covered: a close and a reuse of the number between the check and the pwrite (a window
+ * of a system call); a program that keeps every number below ours open when it reuses it. */
+
+/* Moves fd to a high number (close-on-exec), for a program that opens files after closing
+ * descriptors; returns the descriptor to use (fd itself if no higher one is free). */
+static HKRT_FN int hkrt_fd_move_high(int fd)
+{
+    int floor = 1000;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        lim.rlim_cur <= (rlim_t)floor + 1)
+        floor = (int)(lim.rlim_cur / 2);
+    while (floor > 3 && floor > fd) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+        if (high >= 0) {
+            close(fd);
+            return high;
+        }
+        floor /= 2;
+    }
+    if (fd > 2)
+        return fd;
+    int above = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* never 0, 1 or 2 */
+    if (above < 0)
+        return fd;
+    close(fd);
+    return above;
+}
+
+/* Whether fd is still the trace file that was opened. */
+static HKRT_FN int hkrt_fd_is_trace(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g.fd_dev && st.st_ino == g.fd_ino;
+}
+
+/* Opens the trace again by the path it was opened by; -1 if that is not the same file, or its
+ * lock is someone else's now. */
+static HKRT_FN int hkrt_fd_reopen(void)
+{
+    if (g.opened_path[0] == '\0')
+        return -1;
+    int fd;
+    do
+        fd = open(g.opened_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    if (!hkrt_fd_is_trace(fd) ||
+        (g.fd_regular && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)) {
+        close(fd);
+        return -1;
+    }
+    return hkrt_fd_move_high(fd);
+}
+
+/* The trace's descriptor, checked (see above): reopened if the program closed or replaced
+ * it; -1 if there is none (never opened, or lost for good). */
+static HKRT_FN int hkrt_trace_fd(void)
+{
+    for (int waits = 0;;) {
+        int fd = __atomic_load_n(&g.fd, __ATOMIC_ACQUIRE);
+        if (fd < 0 || hkrt_fd_is_trace(fd))
+            return fd;
+        if (__atomic_exchange_n(&g.fd_reopening, 1, __ATOMIC_ACQ_REL)) {
+            /* Another thread is reopening it. Bounded: this may be a signal handler that
+             * interrupted that very thread. */
+            if (++waits > 10000)
+                return -1;
+            sched_yield();
+            continue;
+        }
+        if (__atomic_load_n(&g.fd, __ATOMIC_ACQUIRE) == fd) {
+            int again = hkrt_fd_reopen();
+            __atomic_store_n(&g.fd, again, __ATOMIC_RELEASE);
+            if (again < 0)
+                hkrt_warn_hint("the program closed or replaced the trace's descriptor, and the "
+                               "trace cannot be opened again:",
+                               g.path, 0, "; later records are counted as lost");
+        }
+        __atomic_store_n(&g.fd_reopening, 0, __ATOMIC_RELEASE);
+    }
+}
+
 /* A write failed (disk full, file size limit, I/O error) for the chunk at `chunk_off` (0: the
  * header): no more chunks are started; hkrt_finish cuts the file where the first failed chunk
  * began and finishes what is before it (hkrt_salvage). */
@@ -65,8 +164,14 @@ static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
     uint64_t chunk_off = off;
     int ok = 1;
     __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    int fd = hkrt_trace_fd();
+    if (fd < 0) {
+        hkrt_write_failed(EBADF, chunk_off);
+        ok = 0;
+        parts = 0;
+    }
     while (parts > 0) {
-        ssize_t n = pwritev(g.fd, iov, parts, (off_t)off);
+        ssize_t n = pwritev(fd, iov, parts, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {

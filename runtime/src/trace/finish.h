@@ -126,7 +126,7 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
                                 struct hkt_header *h)
 {
     uint64_t cut = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
-    if (g.fd < 0 || cut == UINT64_MAX)
+    if (hkrt_trace_fd() < 0 || cut == UINT64_MAX) /* never cut a file that is not the trace */
         return 0;
     for (;;) {
         struct hkrt_scan scan;
@@ -220,7 +220,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
         /* Not even the header could be written (a disk with less than a block free): an empty
          * or cut header is no trace, only a file to wonder about. It is ours: removed. */
         struct stat st;
-        if (g.fd >= 0 && g.fd_regular && fstat(g.fd, &st) == 0 && st.st_size < HKT_HEADER_SIZE &&
+        if (hkrt_trace_fd() >= 0 && g.fd_regular && fstat(g.fd, &st) == 0 && st.st_size < HKT_HEADER_SIZE &&
             g.opened_path[0] != '\0' && unlink(g.opened_path) == 0)
             hkrt_warn_hint("no trace: not even its header could be written to", g.opened_path, 0,
                            " (is the disk full?); the empty file was removed");

@@ -60,7 +60,7 @@ static HKRT_FN void hkrt_atfork_child(void)
         __atomic_store_n(&me->lost, 0, __ATOMIC_RELAXED);
         me->final_written = 0;
     }
-    if (g.fd >= 0)
+    if (hkrt_fd_is_trace(g.fd)) /* (not a number the program has reused since) */
         close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
     g.fd = -1;
     hkrt_switches_after_fork(me);

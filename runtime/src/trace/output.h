@@ -138,7 +138,7 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         case HKRT_CLAIMED:
             g.opened_path[0] = '\0';
             hkrt_append(g.opened_path, sizeof g.opened_path, where);
-            return fd;
+            return hkrt_fd_move_high(fd); /* (chunks.h, "The trace's descriptor") */
         case HKRT_NOT_OURS:
             /* Not written into: replaced by a file of our own, 0600, if the directory lets us
              * remove it (same name, O_EXCL); else the next name. */
@@ -180,7 +180,11 @@ static HKRT_FN void hkrt_open_file(void)
     if (fd < 0)
         return;
     struct stat st;
-    g.fd_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fstat(fd, &st) != 0)
+        memset(&st, 0, sizeof st);
+    g.fd_regular = S_ISREG(st.st_mode);
+    g.fd_dev = st.st_dev;
+    g.fd_ino = st.st_ino;
 
     struct hkt_header *h = &g.header;
     memset(h, 0, sizeof *h);

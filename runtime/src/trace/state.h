@@ -135,8 +135,12 @@ static struct {
     struct hkrt_thread *threads;
     uint64_t thread_seq;
 
-    /* Set at start (and in a fork child), then read-only. */
+    /* Set at start (and in a fork child), then read-only; except fd, which hkrt_trace_fd
+     * changes (atomically) when the program closed or replaced the trace's descriptor. */
     int fd;
+    dev_t fd_dev; /* the trace file's identity, checked before each write (hkrt_trace_fd) */
+    ino_t fd_ino;
+    int fd_reopening; /* atomic: a thread is reopening the trace (hkrt_trace_fd) */
     int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */

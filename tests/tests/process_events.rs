@@ -1,0 +1,132 @@
+//! The trace runtime across process events that once lost or misplaced records (issue 37):
+//! the trace's descriptor closed under it, clone() without CLONE_VM, daemon(), exec. Each
+//! test builds tests/programs/process_events.c with `hookcc --trace`, runs it with small
+//! buffers (so chunks are written before and after the event), and decodes the traces with
+//! hookprof.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use hookcc_tests::*;
+
+fn build(dir: &Path) -> PathBuf {
+    build_traced(dir, "events", &["process_events.c"], &["-O1"], false)
+}
+
+/// The program run in `dir` with `args`, HOOKCC_OUTPUT `dir/events.hktrace`, 256-record
+/// buffers, through `bash -c SCRIPT` (`"$@"` is the command) when `shell` is given; killed
+/// after 60 s (a hang is the bug).
+fn run(dir: &Path, program: &Path, args: &[&str], shell: Option<&str>, env: &[(&str, &str)]) -> Output {
+    let mut cmd = match shell {
+        Some(script) => {
+            let mut c = Command::new("bash");
+            c.arg("-c").arg(script).arg("bash").arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
+    cmd.args(args)
+        .current_dir(dir)
+        .env("HOOKCC_OUTPUT", dir.join("events.hktrace"))
+        .env("HOOKCC_BUFFER_RECORDS", "256")
+        .env("HOOKCC_SWITCHES", "0")
+        .env("HOOKCC_SAMPLE_HZ", "0");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} still ran after 60 s: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `hookprof info` of `trace`, which must be complete with nothing lost, unmatched or
+/// reported as damaged; returns the text.
+fn assert_complete(trace: &Path) -> String {
+    let out = hookprof().arg("info").arg(trace).output().expect("hookprof info");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}\n{text}", trace.display());
+    assert!(stderr.trim().is_empty(), "{}: warnings: {stderr}\n{text}", trace.display());
+    assert!(
+        text.lines().any(|l| l.trim_end() == "complete:          yes"),
+        "{} is not complete:\n{text}",
+        trace.display()
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("checksums:") && !l.contains("NOT")),
+        "{}: {text}",
+        trace.display()
+    );
+    assert_balanced(trace);
+    text
+}
+
+fn work_calls(trace: &Path) -> u64 {
+    call_counts(trace, &[]).get("work").copied().unwrap_or(0)
+}
+
+fn check_user_file(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(bytes.len(), 5000, "the program's file has {} bytes", bytes.len());
+    assert!(bytes.iter().all(|&b| b == b'u'), "the program's file holds bytes not its own");
+}
+
+/// Issue 37, item 1: after closefrom(3) (and after a close() loop) the program's next open()
+/// took the trace's descriptor number, and the runtime wrote its chunks into the program's
+/// file (a 5000-byte file left with a trace header in it), losing them from the trace.
+#[test]
+fn a_program_that_closes_every_descriptor_keeps_its_file_and_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d);
+    for mode in ["closefrom", "closeloop"] {
+        for writer in ["1", "0"] {
+            let user = d.join("user.dat");
+            let out = run(d, &program, &[mode, user.to_str().unwrap()], None, &[("HOOKCC_WRITER", writer)]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{mode} writer={writer}: {stderr}");
+            check_user_file(&user);
+            let trace = d.join("events.hktrace");
+            assert_complete(&trace);
+            assert_eq!(work_calls(&trace), 6000, "{mode} writer={writer}");
+            std::fs::remove_file(&trace).unwrap();
+            std::fs::remove_file(&user).unwrap();
+        }
+    }
+}
+
+/// Issue 37, item 1: started with stdout closed, the trace was opened as descriptor 1, and
+/// the program's printf text went into it.
+#[test]
+fn a_program_started_with_stdout_closed_keeps_printf_out_of_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d);
+    for script in [r#"exec "$@" >&-"#, r#"exec "$@" >&- 2>&-"#] {
+        let out = run(d, &program, &["stdio"], Some(script), &[]);
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        let trace = d.join("events.hktrace");
+        let bytes = std::fs::read(&trace).unwrap();
+        assert!(
+            !bytes.windows(16).any(|w| w == b"printf text that"),
+            "{script}: the program's printf text is in the trace"
+        );
+        assert_complete(&trace);
+        assert_eq!(work_calls(&trace), 6000, "{script}");
+        std::fs::remove_file(&trace).unwrap();
+    }
+}
