@@ -130,3 +130,32 @@ fn a_program_started_with_stdout_closed_keeps_printf_out_of_the_trace() {
         std::fs::remove_file(&trace).unwrap();
     }
 }
+
+/// Issue 37, item 3: a child made by clone() without CLONE_VM hung in futex_wait once its
+/// buffer was full (it handed it to a writer thread that exists only in the parent), and with
+/// HOOKCC_WRITER=0 wrote over the parent's chunks. It is a fork child now: a file of its own.
+#[test]
+fn a_clone_child_without_clone_vm_writes_its_own_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d);
+    for writer in ["1", "0"] {
+        let out = run(d, &program, &["clone"], None, &[("HOOKCC_WRITER", writer)]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "writer={writer}: {}", String::from_utf8_lossy(&out.stderr));
+        let child: u32 = stdout
+            .trim()
+            .strip_prefix("child_pid=")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let parent = d.join("events.hktrace");
+        let child_trace = d.join(format!("events.{child}.hktrace"));
+        assert_complete(&parent);
+        assert_eq!(work_calls(&parent), 2000, "writer={writer}");
+        assert_complete(&child_trace);
+        assert_eq!(work_calls(&child_trace), 5000, "writer={writer}");
+        for t in traces_in(d) {
+            std::fs::remove_file(t).unwrap();
+        }
+    }
+}

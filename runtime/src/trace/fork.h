@@ -82,3 +82,69 @@ static HKRT_FN void hkrt_atfork_child(void)
     hkrt_unlock();
     errno = saved_errno;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* clone() without CLONE_VM                                                                 */
+/*
+ * A child made by clone() without CLONE_VM has a copy of our memory, as a fork child does,
+ * but glibc runs no atfork handlers for it: it went on with the parent's state, handed its
+ * full buffer to a writer thread that exists only in the parent and waited for it forever,
+ * or (HOOKCC_WRITER=0) wrote its chunks at offsets the parent also reserves, over the
+ * parent's (issue 37). The program's calls to clone() come here (the executable's definition
+ * interposes libc's; libc's own, for pthread_create, posix_spawn and fork, do not): without
+ * CLONE_VM the child starts in hkrt_clone_child, which does what the fork handlers do (a file
+ * of its own, fresh counters), runs the program's function, and finishes its trace when that
+ * returns (the child then ends by the exit system call, which runs no atexit handler). With
+ * CLONE_VM the child shares our memory, as a thread or a vfork child does: passed through
+ * unchanged. Not covered: clone by syscall(), clone3. */
+#if defined(__GLIBC__)
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000 /* <linux/sched.h>; older libc headers lack it */
+#endif
+extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+struct hkrt_clone_start {
+    int (*fn)(void *);
+    void *arg;
+};
+
+static HKRT_FN int hkrt_clone_child(void *start)
+{
+    /* Our own copy of the parent's frame in hookcc's clone below: the copy was taken after it
+     * was filled in, and no one else writes it. */
+    struct hkrt_clone_start s = *(const struct hkrt_clone_start *)start;
+    hkrt_atfork_child();
+    int status = s.fn(s.arg);
+    if (__atomic_load_n(&g.image_pid, __ATOMIC_RELAXED) == (int)syscall(SYS_getpid))
+        hkrt_finish(0);
+    return status;
+}
+
+HKRT_EXPORT __attribute__((weak)) int clone(int (*fn)(void *), void *stack, int flags, void *arg,
+                                            ...)
+{
+    /* The optional arguments are positional: one is there if it or a later one is used. */
+    void *ptid = NULL, *tls = NULL, *ctid = NULL;
+    int want_ctid = (flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) != 0;
+    int want_tls = want_ctid || (flags & CLONE_SETTLS) != 0;
+    int want_ptid = want_tls || (flags & (CLONE_PARENT_SETTID | CLONE_PIDFD)) != 0;
+    va_list ap;
+    va_start(ap, arg);
+    if (want_ptid)
+        ptid = va_arg(ap, void *);
+    if (want_tls)
+        tls = va_arg(ap, void *);
+    if (want_ctid)
+        ctid = va_arg(ap, void *);
+    va_end(ap);
+    if (flags & CLONE_VM)
+        return __clone(fn, stack, flags, arg, ptid, tls, ctid);
+    struct hkrt_clone_start start = {fn, arg};
+    hkrt_atfork_prepare();
+    int pid = __clone(hkrt_clone_child, stack, flags, &start, ptid, tls, ctid);
+    int saved_errno = errno;
+    hkrt_atfork_parent();
+    errno = saved_errno;
+    return pid;
+}
+#endif
