@@ -148,3 +148,45 @@ HKRT_EXPORT __attribute__((weak)) int clone(int (*fn)(void *), void *stack, int 
     return pid;
 }
 #endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* daemon()                                                                                 */
+/*
+ * libc's daemon() forks and ends the parent with its own internal _exit, which the runtime's
+ * _exit (finish.h) never sees: the parent's trace was left unfinished, its buffered records
+ * gone and "lost 0" (issue 37). The program's calls to daemon() come here instead (weak: a
+ * program's own definition wins), which does what glibc's does, in the same order, but
+ * through fork() (the atfork handlers give the child its own file) and the runtime's _exit
+ * (the parent's file is finished): the parent exits 0; the child becomes a session leader,
+ * moves to / unless `nochdir`, and puts /dev/null on descriptors 0, 1 and 2 unless `noclose`
+ * (refused with ENODEV if /dev/null is not the null device). */
+HKRT_EXPORT __attribute__((weak)) int daemon(int nochdir, int noclose)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid > 0)
+        _exit(0);
+    if (setsid() < 0)
+        return -1;
+    if (!nochdir && chdir("/") != 0)
+        return -1; /* (glibc ignores this failure; / is always there) */
+    if (noclose)
+        return 0;
+    int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st = {0};
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+        int err = errno;
+        close(fd);
+        errno = S_ISCHR(st.st_mode) ? err : ENODEV;
+        return -1;
+    }
+    for (int std = 0; std <= 2; std++)
+        if (fd != std)
+            dup2(fd, std); /* dup2 clears close-on-exec on the copies */
+    if (fd > 2)
+        close(fd);
+    return 0;
+}
