@@ -63,7 +63,8 @@
  *   caught (hkrt_on_xfsz) so that they fail instead of killing the program.
  * - fork: the child gets its own file (opened when it first has a chunk to write, so a child
  *   that only execs leaves none) and fresh counters; the parent's file is untouched.
- * - exec: the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
+ * - exec: the old image's file is finished first (the exec functions are interposed,
+ *   trace/fork.h; a failed exec goes on in a new file); the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
  *   the next free name when the path is a trace a live process holds (flock) or its own
  *   earlier image wrote, and leaves a file that is not a trace alone (hkrt_claim_file).
  *
@@ -79,7 +80,9 @@
  *   handler's records are counted lost instead; handlers installed by libc internals or raw
  *   syscalls are not wrapped and keep that limit.
  * - At exit, hooks already past the "full" test in other threads may miss the file.
- * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
+ * - Not finished (the file stays valid but incomplete): libc's internal _exit and exec (the
+ *   program's _exit, exec functions, daemon and clone are the runtime's, trace/finish.h and
+ *   trace/fork.h), syscall(SYS_exit_group/SYS_execve), SIGKILL, and signals
  *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
  *   also fatal signals whose handler the program replaces after start. A program that uses
  *   SIGSEGV for its own ends (a GC's guard pages) gets its file finished at the first one.

@@ -10,10 +10,13 @@
  *   daemon          work 2000, daemon(1, 1); the child writes its pid to the file named by
  *                   argv[2] and calls work 3000
  *   exec N          work 1000, then exec itself with N - 1 while N > 0
- *   execfail        work 1000, exec of a path that does not exist, work 1000 */
+ *   execfail        work 1000, exec of a path that does not exist, work 1000
+ *   execfail_thread the same, and a second thread calls work 700 before the exec and 300
+ *                   after it (the exec waits for the first part, the second waits for it) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +58,18 @@ static int child_body(void *arg)
     (void)arg;
     work_n(5000);
     return 7;
+}
+
+static pthread_barrier_t around_exec;
+
+static void *second_thread(void *arg)
+{
+    (void)arg;
+    work_n(700);
+    pthread_barrier_wait(&around_exec); /* before the exec */
+    pthread_barrier_wait(&around_exec); /* after it */
+    work_n(300);
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -114,6 +129,20 @@ int main(int argc, char **argv)
         snprintf(next, sizeof next, "%d", n - 1);
         execl("/proc/self/exe", argv[0], "exec", next, (char *)NULL);
         return 1;
+    }
+    if (strcmp(mode, "execfail_thread") == 0) {
+        pthread_t thread;
+        pthread_barrier_init(&around_exec, NULL, 2);
+        if (pthread_create(&thread, NULL, second_thread, NULL) != 0)
+            return 1;
+        work_n(1000);
+        pthread_barrier_wait(&around_exec);
+        execl("/nonexistent/program", "program", (char *)NULL);
+        int failed = errno == ENOENT;
+        pthread_barrier_wait(&around_exec);
+        work_n(1000);
+        pthread_join(thread, NULL);
+        return failed ? 0 : 1;
     }
     if (strcmp(mode, "execfail") == 0) {
         work_n(1000);

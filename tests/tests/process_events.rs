@@ -199,3 +199,51 @@ fn daemon_finishes_the_parents_trace_and_the_daemon_writes_its_own() {
     assert_finished(&daemon);
     assert_eq!(work_calls(&daemon), 3000);
 }
+
+/// Issue 37, item 5: exec without fork lost the image's buffered records (each earlier
+/// image's file: a header, 0 records, "lost 0"). Every image's file is finished now.
+#[test]
+fn every_image_of_an_exec_chain_keeps_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d);
+    for writer in ["1", "0"] {
+        let out = run(d, &program, &["exec", "3"], None, &[("HOOKCC_WRITER", writer)]);
+        assert!(out.status.success(), "writer={writer}: {}", String::from_utf8_lossy(&out.stderr));
+        let traces = traces_in(d);
+        assert_eq!(traces.len(), 4, "writer={writer}: one file per image: {traces:?}");
+        for t in &traces {
+            assert_finished(t);
+            assert_eq!(work_calls(t), 1000, "writer={writer}: {}", t.display());
+            std::fs::remove_file(t).unwrap();
+        }
+    }
+}
+
+/// Issue 37, item 5: an exec that fails leaves the trace finished up to it, and recording
+/// goes on, in a file of its own.
+#[test]
+fn a_failed_exec_goes_on_tracing_in_a_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build(d);
+    // With a second thread, whose records up to the exec are in the first file only.
+    for (mode, before, after) in [("execfail", 1000, 1000), ("execfail_thread", 1700, 1300)] {
+        for writer in ["1", "0"] {
+            let out = run(d, &program, &[mode], None, &[("HOOKCC_WRITER", writer)]);
+            assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+            let mut traces = traces_in(d);
+            assert_eq!(traces.len(), 2, "{mode}: {traces:?}");
+            traces.sort_by_key(|t| !t.ends_with("events.hktrace")); // the first file first
+            let mut calls = Vec::new();
+            for t in &traces {
+                assert_finished(t);
+                calls.push(work_calls(t));
+            }
+            assert_eq!(calls, [before, after], "{mode} writer={writer}: {traces:?}");
+            for t in traces {
+                std::fs::remove_file(t).unwrap();
+            }
+        }
+    }
+}

@@ -187,6 +187,8 @@ static HKRT_FN void hkrt_finish(int from_signal)
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
+        upto = hkrt_drop_written(t, upto); /* (after a failed exec) */
+        t->final_upto = upto;
         hkrt_thread_final_chunks(t, upto, 0);
     }
 

@@ -1,6 +1,8 @@
 /* trace.c, part 15 of 16: fork.
  *
- * Fork: the atfork handlers (the child gets fresh counters and a file of its own).
+ * Fork: the atfork handlers (the child gets fresh counters and a file of its own); and the
+ * other process events the runtime interposes for the same reason: clone() without CLONE_VM,
+ * daemon(), the exec functions.
  *
  * Relies on state.h, helpers.h, start.h, switches.h, modes.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
@@ -59,6 +61,7 @@ static HKRT_FN void hkrt_atfork_child(void)
         hkrt_cct_free(me); /* the parent's calls: the parent writes them */
         __atomic_store_n(&me->lost, 0, __ATOMIC_RELAXED);
         me->final_written = 0;
+        me->resume_from = NULL; /* (the parent's failed exec, see "exec") */
     }
     if (hkrt_fd_is_trace(g.fd)) /* (not a number the program has reused since) */
         close(g.fd); /* the parent's file (its flock stays the parent's): never written here */
@@ -189,4 +192,255 @@ HKRT_EXPORT __attribute__((weak)) int daemon(int nochdir, int noclose)
     if (fd > 2)
         close(fd);
     return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* exec                                                                                     */
+/*
+ * exec replaces the image without atexit handlers: the records the old image had buffered
+ * were gone, and its file left unfinished (issue 37: a program that calls work() 10 times
+ * and execs itself kept only the last image's calls; each earlier file 456 bytes, 0 records,
+ * "lost 0"). The program's calls to the exec functions come here (the executable's
+ * definitions interpose libc's; libc's own, in posix_spawn or system, do not, and their
+ * images start after a fork whose child has nothing buffered): the file is finished first
+ * (hkrt_exec_prepare), then the kernel's execve is called directly (the runtime's execvp
+ * searches PATH itself, as glibc's does). If the exec fails the process goes on, and so does
+ * the trace (hkrt_exec_resume), in a file of its own (the next free name, as a new image
+ * would take: the finished one stays as it is): the calling thread starts on an empty buffer;
+ * another thread drops, before its next write, the records the finish wrote for it
+ * (hkrt_drop_written). Context switches are recorded again for the calling thread only.
+ * Under HOOKCC_MODE=ring or profile, or HOOKCC_MIN_DURATION (whose folded state would be
+ * written twice), recording stays off after a failed exec, with one warning.
+ * In a vfork child (it shares our memory, and so our file) nothing is done, as for _exit. */
+
+/* Finishes the file before an exec; returns 1 if hkrt_exec_resume must follow a failure. */
+static HKRT_FN int hkrt_exec_prepare(void)
+{
+    if (__atomic_load_n(&g.image_pid, __ATOMIC_RELAXED) != (int)syscall(SYS_getpid) ||
+        __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_RUNNING ||
+        __atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
+        return 0;
+    int saved_errno = errno;
+    hkrt_finish(0);
+    errno = saved_errno;
+    return __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_FINISHED &&
+           __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) == (int)hkrt_gettid();
+}
+
+/* The exec failed: recording goes on in a new file (see above). */
+static HKRT_FN void hkrt_exec_resume(void)
+{
+    int saved_errno = errno;
+    if (g.ring || g.profile || g.min_duration_ns != 0) {
+        hkrt_warn("an exec failed after the trace was finished for it: later records are not "
+                  "recorded (HOOKCC_MODE=ring or profile, or HOOKCC_MIN_DURATION)",
+                  g.path, 0);
+        errno = saved_errno;
+        return;
+    }
+    struct hkrt_thread *me = &t_self;
+    hkrt_lock();
+    for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
+        if (!t->final_written)
+            continue; /* the finish could not take it: nothing of it was written */
+        t->final_written = 0;
+        if (t == me) {
+            if (t->pos != NULL)
+                t->pos = t->buf; /* not in a hook: pos is the real one */
+        } else {
+            t->resume_from = t->final_upto;
+        }
+        __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE); /* taken by the finish */
+    }
+    if (hkrt_fd_is_trace(g.fd))
+        close(g.fd); /* finished: the next image of this pid will not take its name */
+    __atomic_store_n(&g.fd, -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g.records, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_reported, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.lost_unattributed, 0, __ATOMIC_RELAXED);
+    g.clock_start = hkrt_clock_point_now();
+    __atomic_store_n(&g.open_deferred, 1, __ATOMIC_RELEASE); /* the next free name */
+    __atomic_store_n(&g.finisher_tid, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g.state, HKRT_RUNNING, __ATOMIC_RELEASE);
+    __atomic_store_n(&g.finishing, 0, __ATOMIC_RELEASE);
+    if (me->life == HKRT_THREAD_LIVE)
+        hkrt_switches_open(me);
+    hkrt_set_enabled(g.user_enabled);
+    hkrt_unlock();
+    errno = saved_errno;
+}
+
+extern char **environ;
+
+/* The exec system call itself (no libc wrapper: libc's execve is ours here). */
+static HKRT_FN int hkrt_sys_execve(const char *path, char *const argv[], char *const envp[])
+{
+    return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+/* A file execve refused as no executable format (ENOEXEC): run by /bin/sh, as POSIX's execvp
+ * and glibc do. */
+static HKRT_FN int hkrt_exec_script(const char *path, char *const argv[], char *const envp[])
+{
+    size_t argc = 0;
+    while (argv[argc] != NULL)
+        argc++;
+    char *shell_argv[argc + 3];
+    shell_argv[0] = (char *)"/bin/sh";
+    shell_argv[1] = (char *)(uintptr_t)path;
+    for (size_t i = 1; i <= argc; i++) /* argv[1..], and its NULL */
+        shell_argv[i + 1] = argv[i];
+    if (argc == 0)
+        shell_argv[2] = NULL;
+    return hkrt_sys_execve("/bin/sh", shell_argv, envp);
+}
+
+/* execvpe's search: `file` itself if it has a '/', else each directory of PATH (default
+ * /bin:/usr/bin; an empty entry is the working directory). ENOEXEC: by /bin/sh; EACCES is
+ * remembered and the search goes on; a name not found (ENOENT, ENOTDIR, ESTALE, ENODEV,
+ * ETIMEDOUT) goes on; any other error ends it. Returns -1 (errno set). */
+static HKRT_FN int hkrt_exec_search(const char *file, char *const argv[], char *const envp[])
+{
+    if (file[0] == '\0') {
+        errno = ENOENT;
+        return -1;
+    }
+    if (strchr(file, '/') != NULL) {
+        hkrt_sys_execve(file, argv, envp);
+        if (errno == ENOEXEC)
+            hkrt_exec_script(file, argv, envp);
+        return -1;
+    }
+    size_t flen = strlen(file);
+    if (flen > NAME_MAX) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    const char *dirs = getenv("PATH");
+    if (dirs == NULL)
+        dirs = "/bin:/usr/bin";
+    int saw_eacces = 0;
+    for (const char *p = dirs;; p++) {
+        const char *end = strchrnul(p, ':');
+        size_t dlen = (size_t)(end - p);
+        char path[PATH_MAX];
+        if (dlen + 1 + flen < sizeof path) {
+            memcpy(path, p, dlen);
+            size_t at = dlen;
+            if (dlen != 0)
+                path[at++] = '/';
+            memcpy(path + at, file, flen + 1);
+            hkrt_sys_execve(path, argv, envp);
+            switch (errno) {
+            case ENOEXEC:
+                hkrt_exec_script(path, argv, envp);
+                return -1;
+            case EACCES:
+                saw_eacces = 1;
+                break;
+            case ENOENT:
+            case ENOTDIR:
+            case ESTALE:
+            case ENODEV:
+            case ETIMEDOUT:
+            case ENAMETOOLONG:
+                break;
+            default:
+                return -1;
+            }
+        }
+        if (*end == '\0')
+            break;
+        p = end;
+    }
+    errno = saw_eacces ? EACCES : ENOENT;
+    return -1;
+}
+
+/* Weak, like _exit: a program's own definitions win. */
+HKRT_EXPORT __attribute__((weak)) int execve(const char *path, char *const argv[],
+                                             char *const envp[])
+{
+    int resume = hkrt_exec_prepare();
+    int r = hkrt_sys_execve(path, argv, envp);
+    if (resume)
+        hkrt_exec_resume();
+    return r;
+}
+
+HKRT_EXPORT __attribute__((weak)) int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+HKRT_EXPORT __attribute__((weak)) int execvpe(const char *file, char *const argv[],
+                                              char *const envp[])
+{
+    int resume = hkrt_exec_prepare();
+    int r = hkrt_exec_search(file, argv, envp);
+    if (resume)
+        hkrt_exec_resume();
+    return r;
+}
+
+HKRT_EXPORT __attribute__((weak)) int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+HKRT_EXPORT __attribute__((weak)) int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    int resume = hkrt_exec_prepare();
+    int r = -1;
+#if defined(SYS_execveat)
+    r = (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+    if (errno == ENOSYS)
+#endif
+    {
+        /* Through /proc, as libc does where execveat is missing. */
+        char path[40] = "/proc/self/fd/";
+        char digits[24];
+        digits[hkrt_u64_to_dec((uint64_t)(unsigned)fd, digits)] = '\0';
+        hkrt_append(path, sizeof path, digits);
+        r = hkrt_sys_execve(path, argv, envp);
+    }
+    if (resume)
+        hkrt_exec_resume();
+    return r;
+}
+
+/* The list forms: their arguments gathered into an argv on the stack. */
+#define HKRT_GATHER_ARGS(first, last_arg, argv_name)                                          \
+    size_t argc_ = 1;                                                                          \
+    va_list ap_;                                                                               \
+    va_start(ap_, last_arg);                                                                   \
+    while (va_arg(ap_, char *) != NULL)                                                        \
+        argc_++;                                                                               \
+    va_end(ap_);                                                                               \
+    char *argv_name[argc_ + 1];                                                                \
+    argv_name[0] = (char *)(uintptr_t)(first);                                                 \
+    va_start(ap_, last_arg);                                                                   \
+    for (size_t i_ = 1; i_ <= argc_; i_++)                                                     \
+        argv_name[i_] = va_arg(ap_, char *); /* the last is the NULL */
+
+HKRT_EXPORT __attribute__((weak)) int execl(const char *path, const char *arg, ...)
+{
+    HKRT_GATHER_ARGS(arg, arg, argv)
+    va_end(ap_);
+    return execve(path, argv, environ);
+}
+
+HKRT_EXPORT __attribute__((weak)) int execlp(const char *file, const char *arg, ...)
+{
+    HKRT_GATHER_ARGS(arg, arg, argv)
+    va_end(ap_);
+    return execvpe(file, argv, environ);
+}
+
+HKRT_EXPORT __attribute__((weak)) int execle(const char *path, const char *arg, ...)
+{
+    HKRT_GATHER_ARGS(arg, arg, argv)
+    char *const *envp = va_arg(ap_, char *const *); /* after the NULL */
+    va_end(ap_);
+    return execve(path, argv, envp);
 }

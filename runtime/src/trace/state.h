@@ -79,6 +79,11 @@ struct hkrt_thread {
     uint64_t sw_lost;
     struct hkrt_thread *sw_next; /* in g.sw_threads, under g.sw_lock */
     uint64_t samples_in_hooks;   /* samples read in the hooks, not written yet (SAMPLE) */
+    /* An exec that failed (fork.h, "exec"): the finish before it wrote this thread's records
+     * up to final_upto; after it, resume_from (non-NULL once) says that the records below it
+     * are in the earlier file, and are dropped before the thread's next write. */
+    struct hkt_record *final_upto;
+    struct hkt_record *resume_from;
 };
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
