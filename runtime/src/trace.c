@@ -96,6 +96,7 @@
 #define _GNU_SOURCE 1
 #define _FILE_OFFSET_BITS 64 /* 64-bit pwrite offsets on 32-bit targets */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>

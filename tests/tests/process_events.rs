@@ -17,7 +17,13 @@ fn build(dir: &Path) -> PathBuf {
 /// The program run in `dir` with `args`, HOOKCC_OUTPUT `dir/events.hktrace`, 256-record
 /// buffers, through `bash -c SCRIPT` (`"$@"` is the command) when `shell` is given; killed
 /// after 60 s (a hang is the bug).
-fn run(dir: &Path, program: &Path, args: &[&str], shell: Option<&str>, env: &[(&str, &str)]) -> Output {
+fn run(
+    dir: &Path,
+    program: &Path,
+    args: &[&str],
+    shell: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = match shell {
         Some(script) => {
             let mut c = Command::new("bash");
@@ -64,22 +70,39 @@ fn assert_complete(trace: &Path) -> String {
 /// `hookprof info` of `trace`, which must be complete with nothing lost or reported as
 /// damaged (a fork child's frames open at the fork are its unmatched exits); returns the text.
 fn assert_finished(trace: &Path) -> String {
-    let out = hookprof().arg("info").arg(trace).output().expect("hookprof info");
+    let out = hookprof()
+        .arg("info")
+        .arg(trace)
+        .output()
+        .expect("hookprof info");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{}: {stderr}\n{text}", trace.display());
-    assert!(stderr.trim().is_empty(), "{}: warnings: {stderr}\n{text}", trace.display());
     assert!(
-        text.lines().any(|l| l.trim_end() == "complete:          yes"),
+        out.status.success(),
+        "{}: {stderr}\n{text}",
+        trace.display()
+    );
+    assert!(
+        stderr.trim().is_empty(),
+        "{}: warnings: {stderr}\n{text}",
+        trace.display()
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_end() == "complete:          yes"),
         "{} is not complete:\n{text}",
         trace.display()
     );
     assert!(
-        text.lines().any(|l| l.starts_with("checksums:") && !l.contains("NOT")),
+        text.lines()
+            .any(|l| l.starts_with("checksums:") && !l.contains("NOT")),
         "{}: {text}",
         trace.display()
     );
-    assert!(text.lines().any(|l| l.trim_end() == "lost:              0"), "{text}");
+    assert!(
+        text.lines().any(|l| l.trim_end() == "lost:              0"),
+        "{text}"
+    );
     text
 }
 
@@ -89,8 +112,16 @@ fn work_calls(trace: &Path) -> u64 {
 
 fn check_user_file(path: &Path) {
     let bytes = std::fs::read(path).unwrap();
-    assert_eq!(bytes.len(), 5000, "the program's file has {} bytes", bytes.len());
-    assert!(bytes.iter().all(|&b| b == b'u'), "the program's file holds bytes not its own");
+    assert_eq!(
+        bytes.len(),
+        5000,
+        "the program's file has {} bytes",
+        bytes.len()
+    );
+    assert!(
+        bytes.iter().all(|&b| b == b'u'),
+        "the program's file holds bytes not its own"
+    );
 }
 
 /// Issue 37, item 1: after closefrom(3) (and after a close() loop) the program's next open()
@@ -104,7 +135,13 @@ fn a_program_that_closes_every_descriptor_keeps_its_file_and_its_trace() {
     for mode in ["closefrom", "closeloop"] {
         for writer in ["1", "0"] {
             let user = d.join("user.dat");
-            let out = run(d, &program, &[mode, user.to_str().unwrap()], None, &[("HOOKCC_WRITER", writer)]);
+            let out = run(
+                d,
+                &program,
+                &[mode, user.to_str().unwrap()],
+                None,
+                &[("HOOKCC_WRITER", writer)],
+            );
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{mode} writer={writer}: {stderr}");
             check_user_file(&user);
@@ -126,7 +163,11 @@ fn a_program_started_with_stdout_closed_keeps_printf_out_of_the_trace() {
     let program = build(d);
     for script in [r#"exec "$@" >&-"#, r#"exec "$@" >&- 2>&-"#] {
         let out = run(d, &program, &["stdio"], Some(script), &[]);
-        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let trace = d.join("events.hktrace");
         let bytes = std::fs::read(&trace).unwrap();
         assert!(
@@ -150,7 +191,11 @@ fn a_clone_child_without_clone_vm_writes_its_own_trace() {
     for writer in ["1", "0"] {
         let out = run(d, &program, &["clone"], None, &[("HOOKCC_WRITER", writer)]);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "writer={writer}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "writer={writer}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let child: u32 = stdout
             .trim()
             .strip_prefix("child_pid=")
@@ -177,19 +222,38 @@ fn daemon_finishes_the_parents_trace_and_the_daemon_writes_its_own() {
     let d = dir.path();
     let program = build(d);
     let pidfile = d.join("daemon.pid");
-    let out = run(d, &program, &["daemon", pidfile.to_str().unwrap()], None, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        d,
+        &program,
+        &["daemon", pidfile.to_str().unwrap()],
+        None,
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The daemon is no child of ours: wait for its pid file, then for it to end.
     let start = Instant::now();
     let pid: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|s| s.trim().parse().ok()) {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
             break pid;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "the daemon wrote no pid file");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the daemon wrote no pid file"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     while Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "the daemon {pid} still runs");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the daemon {pid} still runs"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let parent = d.join("events.hktrace");
@@ -208,10 +272,24 @@ fn every_image_of_an_exec_chain_keeps_its_records() {
     let d = dir.path();
     let program = build(d);
     for writer in ["1", "0"] {
-        let out = run(d, &program, &["exec", "3"], None, &[("HOOKCC_WRITER", writer)]);
-        assert!(out.status.success(), "writer={writer}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = run(
+            d,
+            &program,
+            &["exec", "3"],
+            None,
+            &[("HOOKCC_WRITER", writer)],
+        );
+        assert!(
+            out.status.success(),
+            "writer={writer}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let traces = traces_in(d);
-        assert_eq!(traces.len(), 4, "writer={writer}: one file per image: {traces:?}");
+        assert_eq!(
+            traces.len(),
+            4,
+            "writer={writer}: one file per image: {traces:?}"
+        );
         for t in &traces {
             assert_finished(t);
             assert_eq!(work_calls(t), 1000, "writer={writer}: {}", t.display());
@@ -231,7 +309,11 @@ fn a_failed_exec_goes_on_tracing_in_a_new_file() {
     for (mode, before, after) in [("execfail", 1000, 1000), ("execfail_thread", 1700, 1300)] {
         for writer in ["1", "0"] {
             let out = run(d, &program, &[mode], None, &[("HOOKCC_WRITER", writer)]);
-            assert!(out.status.success(), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{mode}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let mut traces = traces_in(d);
             assert_eq!(traces.len(), 2, "{mode}: {traces:?}");
             traces.sort_by_key(|t| !t.ends_with("events.hktrace")); // the first file first
@@ -246,4 +328,42 @@ fn a_failed_exec_goes_on_tracing_in_a_new_file() {
             }
         }
     }
+}
+
+/// Issue 37, item 7: a library dlclose unloaded and another dlopen'ed at the same address:
+/// the first library's calls were named by the second's functions (b_work 4010, no a_work).
+/// The runtime writes an UNLOAD chunk, and hookprof names each record by the module loaded
+/// when it was made.
+#[test]
+fn calls_into_a_library_unloaded_and_replaced_at_its_address_keep_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (lib, define) in [
+        ("libunload_a.so", None),
+        ("libunload_b.so", Some("-DLIB_B")),
+    ] {
+        let mut cmd = hookcc(d, false);
+        cmd.args(["--trace", SOURCE_PLACEMENT, "-O1", "-shared", "-fPIC"])
+            .args(define)
+            .arg(program_source("unload_lib.c"))
+            .arg("-o")
+            .arg(lib);
+        run_ok(&mut cmd);
+    }
+    let program = build_traced(d, "unload_main", &["unload_main.c"], &["-O1"], false);
+    let (trace, stdout) = run_traced(d, &program, &[]);
+    assert_eq!(
+        stdout.trim(),
+        "same_address=1",
+        "the loader put the second library elsewhere: this test needs it at the first's address"
+    );
+    let calls = call_counts(&trace, &[]);
+    assert_eq!(calls.get("a_work"), Some(&4000), "{calls:?}");
+    assert_eq!(calls.get("b_work"), Some(&10), "{calls:?}");
+    let out = hookprof().arg("info").arg(&trace).output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

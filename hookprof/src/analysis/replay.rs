@@ -35,6 +35,7 @@
 
 use crate::analysis::compensation::{compensation, Compensator};
 use crate::analysis::ids::{DenseIds, HashMap};
+use crate::analysis::unload::Unloads;
 use crate::input::cct::CallTree;
 use std::path::PathBuf;
 
@@ -220,9 +221,11 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     let mut pauses: HashMap<(u64, u32), Vec<(u64, u64)>> = HashMap::default();
     let mut generation: HashMap<u64, u32> = HashMap::default();
     let mut clock_tps = 0;
+    let mut unloads = Vec::new();
     for chunk in trace.chunks() {
         let Ok(chunk) = chunk else { break };
         match chunk.chunk {
+            Chunk::Unload { module, tick } => unloads.push((module, tick, chunk.offset)),
             Chunk::Switch(switches) => {
                 let g = generation.get(&chunk.thread).copied().unwrap_or(0);
                 chunks.push((chunk.thread, g, switches));
@@ -243,7 +246,10 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
             _ => {}
         }
     }
-    let mut side = SidePass::default();
+    let mut side = SidePass {
+        unloads: Unloads::new(unloads),
+        ..SidePass::default()
+    };
     let tps = match trace.header().ticks_per_second {
         0 => clock_tps,
         tps => tps,
@@ -311,6 +317,8 @@ struct SidePass {
     samples: HashMap<(u64, u32), Vec<(u64, u64)>>,
     sample_period_ns: u64,
     samples_in_hooks: u64,
+    /// The UNLOAD chunks: records are named by the module loaded when they were made.
+    unloads: Unloads,
 }
 
 /// An open frame on a thread's stack.
@@ -853,6 +861,7 @@ impl ThreadState {
         &mut self,
         events: &Events<'_>,
         ids: &mut DenseIds,
+        unloads: &Unloads,
         visitor: &mut V,
         data: &[u8],
     ) -> Result<u64, FormatError> {
@@ -872,6 +881,7 @@ impl ThreadState {
                     ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
                 }
                 let (len, error) = cursor.fill(&mut batch);
+                unloads.remap(&mut batch[..len]);
                 self.note_span(&batch[..len]);
                 self.offcpu_of(&batch[..len], &mut offcpu);
                 self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
@@ -901,6 +911,7 @@ impl ThreadState {
                     None => break,
                 }
             }
+            unloads.remap(&mut batch[..len]);
             self.note_span(&batch[..len]);
             self.offcpu_of(&batch[..len], &mut offcpu);
             self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
@@ -1630,6 +1641,8 @@ fn replay_with<V: ReplayVisitor>(
     }
     // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
     let mut generations: HashMap<u64, u32> = HashMap::default();
+    // MODULE chunks and their offsets: which of them hold at the end depends on UNLOAD chunks.
+    let mut module_chunks = Vec::new();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -1665,15 +1678,8 @@ fn replay_with<V: ReplayVisitor>(
                     summary.exe = Some(path);
                 }
             }
-            Chunk::Module(module) => {
-                if !summary
-                    .modules
-                    .iter()
-                    .any(|m| m.bias == module.bias && m.path == module.path)
-                {
-                    summary.modules.push(module);
-                }
-            }
+            Chunk::Module(module) => module_chunks.push((module, chunk.offset)),
+            Chunk::Unload { .. } => {} /* read by side_chunks */
             Chunk::Events(events) => {
                 summary.record_bytes += events.encoded_bytes() + CHUNK_HEADER_SIZE as u64;
                 if use_trees {
@@ -1696,7 +1702,7 @@ fn replay_with<V: ReplayVisitor>(
                     }
                 }
                 let ids = function_ids.entry(chunk.thread).or_default();
-                summary.records += state.events(&events, ids, visitor, data)?;
+                summary.records += state.events(&events, ids, &side.unloads, visitor, data)?;
                 if let Some((first, last)) = state.chunk_span {
                     let times = chunk_times.entry(chunk.thread).or_default();
                     let before = times.records.replace((first, last, chunk.offset));
@@ -1785,6 +1791,7 @@ fn replay_with<V: ReplayVisitor>(
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
     }
+    summary.modules = side.unloads.modules(module_chunks);
     summary.integrity.finish();
     let mut states: Vec<ThreadState> = finished;
     states.extend(threads.into_values());

@@ -77,6 +77,8 @@ pub mod chunk_type {
     /// What the runtime's writer thread got of the CPUs (Linux schedstat), at the end.
     /// Optional: an older reader skips it.
     pub const WRITER: u32 = 17;
+    /// A module `dlclose` unloaded, and when (optional: an older reader skips it).
+    pub const UNLOAD: u32 = 18;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -473,6 +475,7 @@ impl fmt::Display for ChunkName {
             chunk_type::FOLDED => f.write_str("FOLDED"),
             chunk_type::SWITCH => f.write_str("SWITCH"),
             chunk_type::SAMPLE => f.write_str("SAMPLE"),
+            chunk_type::UNLOAD => f.write_str("UNLOAD"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -1218,6 +1221,12 @@ pub enum Chunk<'a> {
     Sample(Samples),
     /// The writer thread's time on and waiting for a CPU (a WRITER chunk).
     Writer(WriterStats),
+    /// A module `dlclose` unloaded (an UNLOAD chunk), and the tick when it was gone: records
+    /// made before that tick in its address range are its.
+    Unload {
+        module: Module,
+        tick: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1771,6 +1780,23 @@ fn decode_payload<'a>(
                 slices: u64_at(16),
                 wall_ns: u64_at(24),
             })
+        }
+        chunk_type::UNLOAD => {
+            need(40)?;
+            let path = string(32, "path")?;
+            Chunk::Unload {
+                module: Module {
+                    bias: u64_at(0) & mask,
+                    start: u64_at(8) & mask,
+                    end: u64_at(16) & mask,
+                    path: if path.is_empty() {
+                        None
+                    } else {
+                        Some(bytes_to_path(path))
+                    },
+                },
+                tick: u64_at(24),
+            }
         }
         _ => Chunk::Unknown,
     })

@@ -507,16 +507,20 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
 struct hkrt_module_walk {
     unsigned index;
     uintptr_t vdso;
+    void *data; /* the caller's (hkrt_module_walk's `each`) */
 };
 
-static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+/* The module `info` describes, and its name ("" for the executable), for a MODULE chunk; 0 if
+ * it is none (an unnamed object that is not the executable, the vDSO, no PT_LOAD segment). */
+static HKRT_FN int hkrt_module_of(struct dl_phdr_info *info, struct hkrt_module_walk *walk,
+                                  struct hkt_module *module, const char **name)
 {
-    (void)size;
-    struct hkrt_module_walk *walk = data;
-    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    *name = info->dlpi_name != NULL ? info->dlpi_name : "";
     int is_executable = walk->index++ == 0; /* the executable always comes first */
-    if (!is_executable && name[0] == '\0')
+    if (!is_executable && (*name)[0] == '\0')
         return 0; /* an unnamed object that is not the executable: some libcs' vDSO */
+    if (is_executable)
+        *name = "";
     uint64_t start = UINT64_MAX, end = 0;
     for (unsigned i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -533,8 +537,17 @@ static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, 
         return 0;
     if (walk->vdso != 0 && start <= (uint64_t)walk->vdso && (uint64_t)walk->vdso < end)
         return 0; /* linux-vdso: no file to read symbols from */
-    struct hkt_module module = {(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
-    hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, is_executable ? "" : name);
+    *module = (struct hkt_module){(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
+    return 1;
+}
+
+static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkt_module module;
+    const char *name;
+    if (hkrt_module_of(info, data, &module, &name))
+        hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, name);
     return 0;
 }
 
@@ -542,6 +555,6 @@ static HKRT_FN void hkrt_write_modules(void)
 {
     if (!hkrt_file_ok())
         return;
-    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
     dl_iterate_phdr(hkrt_module_callback, &walk);
 }

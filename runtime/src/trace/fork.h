@@ -444,3 +444,114 @@ HKRT_EXPORT __attribute__((weak)) int execle(const char *path, const char *arg, 
     va_end(ap_);
     return execve(path, argv, envp);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* dlclose                                                                                  */
+/*
+ * A library that dlclose unloads leaves its addresses free, and the loader often puts the
+ * next one dlopen'ed there: the reader, which names an address by the module that holds it,
+ * then named the first library's calls with the second's functions (issue 37: `frame_dummy`
+ * 4 000, no warning). The program's calls to dlclose come here: the modules loaded before the
+ * call are noted (in g_unload, no malloc), libc's dlclose runs (with the library's
+ * destructors, recorded as usual), and every module gone after it gets an UNLOAD chunk: the
+ * module, its path, and the tick when it was gone (docs/trace-format.md), by which the reader
+ * names each record by the module loaded when it was made. At most HKRT_UNLOAD_MODULES
+ * modules and HKRT_UNLOAD_NAMES bytes of their paths are noted; modules past that are not
+ * followed. A dlclose called from a destructor that dlclose runs is passed through unnoted
+ * (the outer call sees what it unloads). libc's own unloads (a failed dlopen's cleanup) are not
+ * seen. */
+#define HKRT_UNLOAD_MODULES 512
+#define HKRT_UNLOAD_NAMES (64u * 1024u)
+
+static struct {
+    int owner; /* atomic: the TID of the thread inside a noted dlclose, 0 if none */
+    unsigned n;
+    size_t names_used;
+    struct {
+        struct hkt_module module;
+        uint32_t name; /* offset in names */
+        int still_loaded;
+    } entries[HKRT_UNLOAD_MODULES];
+    char names[HKRT_UNLOAD_NAMES];
+} g_unload;
+
+static HKRT_FN int hkrt_unload_note(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkt_module module;
+    const char *name;
+    if (!hkrt_module_of(info, data, &module, &name) || g_unload.n == HKRT_UNLOAD_MODULES)
+        return 0;
+    size_t len = strlen(name) + 1;
+    if (len > HKRT_UNLOAD_NAMES - g_unload.names_used)
+        return 0;
+    memcpy(g_unload.names + g_unload.names_used, name, len);
+    g_unload.entries[g_unload.n].module = module;
+    g_unload.entries[g_unload.n].name = (uint32_t)g_unload.names_used;
+    g_unload.entries[g_unload.n].still_loaded = 0;
+    g_unload.names_used += len;
+    g_unload.n++;
+    return 0;
+}
+
+static HKRT_FN int hkrt_unload_mark(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkt_module module;
+    const char *name;
+    if (!hkrt_module_of(info, data, &module, &name))
+        return 0;
+    for (unsigned i = 0; i < g_unload.n; i++)
+        if (memcmp(&g_unload.entries[i].module, &module, sizeof module) == 0 &&
+            strcmp(g_unload.names + g_unload.entries[i].name, name) == 0)
+            g_unload.entries[i].still_loaded = 1;
+    return 0;
+}
+
+#pragma weak dlsym /* a static program that never calls it has none: dlclose then unloads nothing */
+
+HKRT_EXPORT __attribute__((weak)) int dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    int (*real)(void *) = __atomic_load_n(&real_dlclose, __ATOMIC_ACQUIRE);
+    if (real == NULL) {
+        if (dlsym == NULL)
+            return 0;
+        real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        if (real == NULL)
+            return 0;
+        __atomic_store_n(&real_dlclose, real, __ATOMIC_RELEASE);
+    }
+    int me = (int)hkrt_gettid();
+    int noted = __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING &&
+                __atomic_load_n(&g_unload.owner, __ATOMIC_ACQUIRE) != me;
+    if (noted) {
+        int expected = 0;
+        while (!__atomic_compare_exchange_n(&g_unload.owner, &expected, me, 0, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED)) {
+            expected = 0;
+            sched_yield();
+        }
+        g_unload.n = 0;
+        g_unload.names_used = 0;
+        struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
+        dl_iterate_phdr(hkrt_unload_note, &walk);
+    }
+    int r = real(handle);
+    if (noted) {
+        int saved_errno = errno;
+        uint64_t tick = hkrt_ticks(); /* after the library's destructors */
+        struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
+        dl_iterate_phdr(hkrt_unload_mark, &walk);
+        for (unsigned i = 0; i < g_unload.n; i++) {
+            if (g_unload.entries[i].still_loaded || !hkrt_file_ready())
+                continue;
+            struct hkt_unload unload = {g_unload.entries[i].module, tick};
+            hkrt_write_chunk(HKT_CHUNK_UNLOAD, 0, &unload, sizeof unload,
+                             g_unload.names + g_unload.entries[i].name);
+        }
+        __atomic_store_n(&g_unload.owner, 0, __ATOMIC_RELEASE);
+        errno = saved_errno;
+    }
+    return r;
+}
