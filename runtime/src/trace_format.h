@@ -55,6 +55,8 @@
 #define HKT_FLAG_COMPLETE UINT64_C(1) /* the runtime finished the file (exit, signal) */
 #define HKT_FLAG_CHECKED UINT64_C(2)  /* every chunk is followed by its CHECK chunk, and a
                                        * CLOCK chunk carries the header's checksum */
+#define HKT_FLAG_STREAM UINT64_C(8) /* written in order to a pipe or another stream: the
+                                     * header is never rewritten; the CLOCK chunk ends the trace */
 #define HKT_FLAG_SWITCH_REASONS UINT64_C(4) /* bit 0 of each SWITCH pair's out_ns says the
                                              * thread was preempted (still ready to run); 0:
                                              * it blocked or yielded (docs: "SWITCH") */

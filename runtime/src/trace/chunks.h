@@ -84,6 +84,19 @@ static HKRT_FN int hkrt_fd_move_high(int fd)
     return above;
 }
 
+/* A FIFO opened for writing, if a process reads it (else -1, ENXIO); writes then block while
+ * the pipe is full, as any writer's do. */
+static HKRT_FN int hkrt_open_fifo(const char *path)
+{
+    int fd;
+    do
+        fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    while (fd < 0 && errno == EINTR);
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 /* Whether fd is still the trace file that was opened. */
 static HKRT_FN int hkrt_fd_is_trace(int fd)
 {
@@ -98,9 +111,12 @@ static HKRT_FN int hkrt_fd_reopen(void)
     if (g.opened_path[0] == '\0')
         return -1;
     int fd;
-    do
-        fd = open(g.opened_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    while (fd < 0 && errno == EINTR);
+    if (g.fd_stream)
+        fd = hkrt_open_fifo(g.opened_path); /* (fails on a terminal or a socket) */
+    else
+        do
+            fd = open(g.opened_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return -1;
     if (!hkrt_fd_is_trace(fd) ||
@@ -157,21 +173,69 @@ static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
                        "; later records are counted as lost");
 }
 
-/* Writes the parts in order at `off`, as one pwritev where it can. Returns 0 after a failure
- * (then counted: hkrt_write_failed). */
+/* A stream (HOOKCC_OUTPUT a FIFO, a terminal, a socket) has no offsets: pwritev fails there
+ * with ESPIPE, and every record was lost (issue 37), although a pipe is a documented output.
+ * Its chunks are written in the order their writes come, each whole, under stream_lock (a
+ * pipe keeps a write of more than PIPE_BUF bytes in one piece only against other processes'
+ * writes, not against ours); their reserved offsets only count the bytes (HOOKCC_MAX_BYTES).
+ * A thread's chunks still come in the order of its records: it (or the writer thread, which
+ * it waits for) writes them one after another. SIGPIPE is blocked around the write, so a
+ * reader that went away fails the write (EPIPE: records counted lost) instead of killing the
+ * program. The header is written once, first, never rewritten (HKT_FLAG_STREAM): the CLOCK
+ * chunk ends a finished trace, and LOST chunks carry every count (hkrt_finish). */
+static HKRT_FN int hkrt_stream_lock(void)
+{
+    int me = hkrt_my_tid_for_lock();
+    if (__atomic_load_n(&g.stream_lock, __ATOMIC_RELAXED) == me)
+        return 0; /* a signal handler that interrupted our own write */
+    for (int i = 0; i < 20000; i++) { /* bounded: a fatal signal's finish must end */
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&g.stream_lock, &expected, me, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+static HKRT_FN ssize_t hkrt_stream_writev(int fd, const struct iovec *iov, int parts)
+{
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    ssize_t n = writev(fd, iov, parts);
+    if (n < 0 && errno == EPIPE && !was_pending) {
+        int err = errno;
+        struct timespec none = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &none); /* ours: taken, never delivered */
+        errno = err;
+    }
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return n;
+}
+
+/* Writes the parts in order at `off` (a stream: after what was written before), as one
+ * pwritev where it can. Returns 0 after a failure (then counted: hkrt_write_failed). */
 static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
 {
     uint64_t chunk_off = off;
     int ok = 1;
     __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     int fd = hkrt_trace_fd();
-    if (fd < 0) {
-        hkrt_write_failed(EBADF, chunk_off);
+    int streamed = g.fd_stream && fd >= 0 && hkrt_stream_lock();
+    if (fd < 0 || (g.fd_stream && !streamed)) {
+        hkrt_write_failed(fd < 0 ? EBADF : EDEADLK, chunk_off);
         ok = 0;
         parts = 0;
     }
     while (parts > 0) {
-        ssize_t n = pwritev(fd, iov, parts, (off_t)off);
+        ssize_t n = streamed ? hkrt_stream_writev(fd, iov, parts)
+                             : pwritev(fd, iov, parts, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -190,6 +254,8 @@ static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
             iov->iov_len -= (size_t)n;
         }
     }
+    if (streamed)
+        __atomic_store_n(&g.stream_lock, 0, __ATOMIC_RELEASE);
     __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     return ok;
 }

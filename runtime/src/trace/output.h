@@ -94,6 +94,12 @@ static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
     return HKRT_CLAIMED;
 }
 
+static HKRT_FN int hkrt_is_fifo(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 /* Opens the first free name (hkrt_make_path, hkrt_claim_file) as g.fd, -1 on failure
  * (warned). */
 static HKRT_FN int hkrt_open_output(uint64_t pid)
@@ -136,6 +142,21 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         }
         switch (hkrt_claim_file(fd, pid)) {
         case HKRT_CLAIMED:
+            /* A FIFO is written, not read: opened write-only, so that a reader going away
+             * fails our writes (EPIPE) instead of leaving them to fill a pipe that only we
+             * hold open. Not waiting for a reader (an exec'd image would wait forever for
+             * one that saw the end of its predecessor's trace): none is an error. */
+            if (hkrt_is_fifo(fd)) {
+                close(fd);
+                fd = hkrt_open_fifo(where);
+                if (fd < 0) {
+                    hkrt_warn_hint("cannot write the trace to the FIFO", g.path, errno,
+                                   errno == ENXIO ? " (no process reads it); records are "
+                                                    "counted as lost"
+                                                  : "; records are counted as lost");
+                    return -1;
+                }
+            }
             g.opened_path[0] = '\0';
             hkrt_append(g.opened_path, sizeof g.opened_path, where);
             return hkrt_fd_move_high(fd); /* (chunks.h, "The trace's descriptor") */
@@ -183,6 +204,8 @@ static HKRT_FN void hkrt_open_file(void)
     if (fstat(fd, &st) != 0)
         memset(&st, 0, sizeof st);
     g.fd_regular = S_ISREG(st.st_mode);
+    /* No offsets (chunks.h, "stream"): ESPIPE from lseek, as from pwrite. */
+    g.fd_stream = lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
     g.fd_dev = st.st_dev;
     g.fd_ino = st.st_ino;
 
@@ -199,7 +222,8 @@ static HKRT_FN void hkrt_open_file(void)
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
-    h->flags = HKT_FLAG_CHECKED | (g.sw_switches ? HKT_FLAG_SWITCH_REASONS : 0);
+    h->flags = HKT_FLAG_CHECKED | (g.sw_switches ? HKT_FLAG_SWITCH_REASONS : 0) |
+               (g.fd_stream ? HKT_FLAG_STREAM : 0);
     /* The wall clock at the CLOCK chunk's first_tick (g.clock_start, taken earlier: a fork
      * child opens its file at its first record), so that traces of several processes line up
      * on it (hookprof timeline A B …). */

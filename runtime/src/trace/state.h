@@ -146,6 +146,8 @@ static struct {
     dev_t fd_dev; /* the trace file's identity, checked before each write (hkrt_trace_fd) */
     ino_t fd_ino;
     int fd_reopening; /* atomic: a thread is reopening the trace (hkrt_trace_fd) */
+    int fd_stream;    /* a FIFO, a terminal, a socket: no offsets (hkrt_pwritev_all) */
+    int stream_lock;  /* atomic: the TID writing to the stream, 0 if none */
     int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */
