@@ -2,7 +2,7 @@
  *
  * Fork: the atfork handlers (the child gets fresh counters and a file of its own); and the
  * other process events the runtime interposes for the same reason: clone() without CLONE_VM,
- * daemon(), the exec functions.
+ * daemon(), the exec functions; and dlclose (UNLOAD chunks).
  *
  * Relies on state.h, helpers.h, start.h, switches.h, modes.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
