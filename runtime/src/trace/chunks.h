@@ -84,14 +84,23 @@ static HKRT_FN int hkrt_fd_move_high(int fd)
     return above;
 }
 
-/* A FIFO opened for writing, if a process reads it (else -1, ENXIO); writes then block while
- * the pipe is full, as any writer's do. */
+/* A FIFO opened for writing once a process reads it, waiting up to HKRT_FIFO_WAIT_MS for one
+ * (a reader started beside the program may come a little later; an exec'd image whose
+ * reader saw the end of its predecessor's trace must not wait forever, as a plain blocking
+ * open would): else -1, ENXIO. Writes then block while the pipe is full, as any writer's do. */
+#define HKRT_FIFO_WAIT_MS 5000
 static HKRT_FN int hkrt_open_fifo(const char *path)
 {
     int fd;
-    do
-        fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    while (fd < 0 && errno == EINTR);
+    for (int waited = 0;; waited += 10) {
+        do
+            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        while (fd < 0 && errno == EINTR);
+        if (fd >= 0 || errno != ENXIO || waited >= HKRT_FIFO_WAIT_MS)
+            break;
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+    }
     if (fd >= 0)
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return fd;

@@ -94,12 +94,6 @@ static HKRT_FN enum hkrt_claim hkrt_claim_file(int fd, uint64_t pid)
     return HKRT_CLAIMED;
 }
 
-static HKRT_FN int hkrt_is_fifo(int fd)
-{
-    struct stat st;
-    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
-}
-
 /* Opens the first free name (hkrt_make_path, hkrt_claim_file) as g.fd, -1 on failure
  * (warned). */
 static HKRT_FN int hkrt_open_output(uint64_t pid)
@@ -121,6 +115,25 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
             hkrt_append(where, sizeof where, "/");
         }
         hkrt_append(where, sizeof where, g.path);
+        /* A FIFO is written, not read: opened write-only, and never read-write even for a
+         * moment (a reader waiting in its open would take our open and close for the end of
+         * the trace), so that a reader going away fails our writes (EPIPE) instead of leaving
+         * them to fill a pipe that only we hold open. No reader within HKRT_FIFO_WAIT_MS is
+         * an error (hkrt_open_fifo). */
+        struct stat at;
+        if (lstat(where, &at) == 0 && S_ISFIFO(at.st_mode)) {
+            int fd = hkrt_open_fifo(where);
+            if (fd < 0) {
+                hkrt_warn_hint("cannot write the trace to the FIFO", g.path, errno,
+                               errno == ENXIO ? " (no process read it within 5 s); records "
+                                                "are counted as lost"
+                                              : "; records are counted as lost");
+                return -1;
+            }
+            g.opened_path[0] = '\0';
+            hkrt_append(g.opened_path, sizeof g.opened_path, where);
+            return hkrt_fd_move_high(fd);
+        }
         int fd;
         do
             fd = open(where, flags | (replaced ? O_EXCL : 0), 0600);
@@ -142,21 +155,6 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         }
         switch (hkrt_claim_file(fd, pid)) {
         case HKRT_CLAIMED:
-            /* A FIFO is written, not read: opened write-only, so that a reader going away
-             * fails our writes (EPIPE) instead of leaving them to fill a pipe that only we
-             * hold open. Not waiting for a reader (an exec'd image would wait forever for
-             * one that saw the end of its predecessor's trace): none is an error. */
-            if (hkrt_is_fifo(fd)) {
-                close(fd);
-                fd = hkrt_open_fifo(where);
-                if (fd < 0) {
-                    hkrt_warn_hint("cannot write the trace to the FIFO", g.path, errno,
-                                   errno == ENXIO ? " (no process reads it); records are "
-                                                    "counted as lost"
-                                                  : "; records are counted as lost");
-                    return -1;
-                }
-            }
             g.opened_path[0] = '\0';
             hkrt_append(g.opened_path, sizeof g.opened_path, where);
             return hkrt_fd_move_high(fd); /* (chunks.h, "The trace's descriptor") */
