@@ -16,6 +16,19 @@ use crate::input::format::{Module, Record};
 #[derive(Clone, Debug, Default)]
 pub struct Unloads {
     entries: Vec<Unloaded>,
+    /// The entries by address range (a library reloaded many times at one place is one
+    /// range): each range's unload ticks in order, with their aliases.
+    ranges: Vec<Range>,
+    /// The lowest start and highest end of all: most records are outside.
+    lo: u64,
+    hi: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    ticks: Vec<(u64, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -45,8 +58,27 @@ impl Unloads {
                 offset,
                 alias: (i as u64 + 1) << ALIAS_SHIFT,
             })
-            .collect();
-        Unloads { entries }
+            .collect::<Vec<Unloaded>>();
+        let mut ranges: Vec<Range> = Vec::new();
+        for u in &entries {
+            let (start, end) = (u.module.start, u.module.end);
+            match ranges.iter_mut().find(|r| r.start == start && r.end == end) {
+                Some(r) => r.ticks.push((u.tick, u.alias)),
+                None => ranges.push(Range {
+                    start,
+                    end,
+                    ticks: vec![(u.tick, u.alias)],
+                }),
+            }
+        }
+        let lo = ranges.iter().map(|r| r.start).min().unwrap_or(0);
+        let hi = ranges.iter().map(|r| r.end).max().unwrap_or(0);
+        Unloads {
+            entries,
+            ranges,
+            lo,
+            hi,
+        }
     }
 
     /// The trace's modules from its MODULE chunks (with their byte offsets, in file order):
@@ -86,12 +118,23 @@ impl Unloads {
             return;
         }
         for r in records {
-            if let Some(u) = self
-                .entries
-                .iter()
-                .find(|u| r.time < u.tick && u.module.contains(r.address))
-            {
-                r.address = r.address.wrapping_add(u.alias);
+            if r.address < self.lo || r.address >= self.hi {
+                continue;
+            }
+            // The earliest unload after the record, of the ranges that hold its address.
+            let mut first: Option<(u64, u64)> = None;
+            for range in &self.ranges {
+                if range.start <= r.address && r.address < range.end {
+                    let at = range.ticks.partition_point(|&(tick, _)| tick <= r.time);
+                    if let Some(&(tick, alias)) = range.ticks.get(at) {
+                        if first.is_none_or(|(t, _)| tick < t) {
+                            first = Some((tick, alias));
+                        }
+                    }
+                }
+            }
+            if let Some((_, alias)) = first {
+                r.address = r.address.wrapping_add(alias);
             }
         }
     }
@@ -122,5 +165,26 @@ mod tests {
         unloads.remap(&mut records);
         assert!(modules[1].contains(records[0].address));
         assert!(modules[0].contains(records[1].address));
+    }
+
+    #[test]
+    fn a_library_reloaded_at_one_place_names_each_record_by_its_load() {
+        // Unloaded at ticks 100, 200, …, 10 000: a record at tick t is the load that ended
+        // at the next multiple of 100; after the last unload, the module still loaded.
+        let chunks = (1..=100u64)
+            .map(|i| (module("a.so"), i * 100, i * 1000))
+            .collect();
+        let unloads = Unloads::new(chunks);
+        let mut records: Vec<Record> = (0..10_050).map(|t| Record::entry(t, 0x7010)).collect();
+        unloads.remap(&mut records);
+        for r in &records {
+            let load = r.time / 100 + 1; // the unload after it: load-th
+            let expected = if load <= 100 {
+                0x7010 + (load << 48)
+            } else {
+                0x7010
+            };
+            assert_eq!(r.address, expected, "tick {}", r.time);
+        }
     }
 }
