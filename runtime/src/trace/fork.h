@@ -220,6 +220,16 @@ static HKRT_FN int hkrt_exec_prepare(void)
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_RUNNING ||
         __atomic_load_n(&g.finishing, __ATOMIC_ACQUIRE))
         return 0;
+    /* A fork child whose file is still to open (at its first chunk) and that has nothing to
+     * put in it: no file, as before, and no finish, whose clock calibration could wait up to a
+     * millisecond before the exec of every child a shell or a server starts. */
+    struct hkrt_thread *me = &t_self;
+    if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE) &&
+        (g.threads == NULL || (g.threads == me && me->next == NULL)) &&
+        (me->pos == NULL || me->pos == me->buf) &&
+        __atomic_load_n(&me->lost, __ATOMIC_RELAXED) == 0 &&
+        __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) == 0)
+        return 0;
     int saved_errno = errno;
     hkrt_finish(0);
     errno = saved_errno;
