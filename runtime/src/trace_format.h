@@ -85,7 +85,7 @@
 #define HKT_CHUNK_SWITCH 15  /* a thread's times switched out (Linux perf); optional */
 #define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
 #define HKT_CHUNK_WRITER 17  /* the writer thread's time on and waiting for a CPU; optional */
-#define HKT_CHUNK_UNLOAD 18  /* a module dlclose unloaded, and when; optional */
+#define HKT_CHUNK_UNLOAD 19  /* a module dlclose unloaded, and when; optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 

@@ -78,7 +78,7 @@ pub mod chunk_type {
     /// Optional: an older reader skips it.
     pub const WRITER: u32 = 17;
     /// A module `dlclose` unloaded, and when (optional: an older reader skips it).
-    pub const UNLOAD: u32 = 18;
+    pub const UNLOAD: u32 = 19;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader

@@ -185,8 +185,9 @@ static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
 /* A stream (HOOKCC_OUTPUT a FIFO, a terminal, a socket) has no offsets: pwritev fails there
  * with ESPIPE, and every record was lost (issue 37), although a pipe is a documented output.
  * Its chunks are written in the order their writes come, each whole, under stream_lock (a
- * pipe keeps a write of more than PIPE_BUF bytes in one piece only against other processes'
- * writes, not against ours); their reserved offsets only count the bytes (HOOKCC_MAX_BYTES).
+ * write of more than PIPE_BUF bytes to a pipe may be interleaved with another writer's, and a
+ * partial write is finished by another call); their reserved offsets only count the bytes
+ * (HOOKCC_MAX_BYTES).
  * A thread's chunks still come in the order of its records: it (or the writer thread, which
  * it waits for) writes them one after another. SIGPIPE is blocked around the write, so a
  * reader that went away fails the write (EPIPE: records counted lost) instead of killing the
