@@ -462,3 +462,60 @@ fn a_fifo_as_the_output_carries_every_record() {
         "{info}"
     );
 }
+
+/// Issue 37, item 11 (the runtime's part of "a ring snapshot's own time is charged to the
+/// function it interrupted"): a snapshot's thread writes a PAUSE chunk after its window, from
+/// the snapshot's start to its end, which hookprof takes out of the thread's time
+/// (tests/reliability.rs on hookprof's side). Before: RING chunks carry no time, and nothing
+/// said how long the snapshot took.
+#[test]
+fn a_ring_snapshot_is_followed_by_a_pause_chunk_of_its_thread() {
+    use hookprof::input::format::{Chunk, Trace};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "ring", &["ring.c"], &["-O0"], false);
+    let trace = d.join("ring.hktrace");
+    run_ok(
+        Command::new(&program)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", "ring")
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
+    );
+    let bytes = std::fs::read(&trace).unwrap();
+    let parsed = Trace::new(&bytes).unwrap();
+    // Per RING window of the program's thread: its last record's time, then the PAUSE after it.
+    let mut windows: Vec<(u64, Option<(u64, u64)>)> = Vec::new();
+    for chunk in parsed.chunks() {
+        let chunk = chunk.unwrap();
+        match chunk.chunk {
+            Chunk::Ring { .. } => windows.push((0, None)),
+            Chunk::Events(events) => {
+                let w = windows.last_mut().expect("records before any RING chunk");
+                for r in events.iter() {
+                    w.0 = w.0.max(r.unwrap().time);
+                }
+            }
+            Chunk::Pause { from, to } => {
+                let w = windows.last_mut().expect("a PAUSE before any RING chunk");
+                assert!(w.1.is_none(), "two PAUSE chunks after one window");
+                w.1 = Some((from, to));
+            }
+            _ => {}
+        }
+    }
+    // Three windows: SIGUSR2, hookcc_trace_snapshot(), and the finish at exit (no PAUSE: the
+    // trace ends there).
+    assert_eq!(windows.len(), 3, "{windows:?}");
+    for (last, pause) in &windows[..2] {
+        let (from, to) = pause.unwrap_or_else(|| panic!("no PAUSE after a snapshot: {windows:?}"));
+        assert!(*last <= from && from <= to, "{windows:?}");
+    }
+    assert!(windows[2].1.is_none(), "{windows:?}");
+    let report = run_ok(hookprof().args(["report", "--format=csv"]).arg(&trace));
+    assert!(
+        report.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+}
