@@ -63,7 +63,8 @@
  *   caught (hkrt_on_xfsz) so that they fail instead of killing the program.
  * - fork: the child gets its own file (opened when it first has a chunk to write, so a child
  *   that only execs leaves none) and fresh counters; the parent's file is untouched.
- * - exec: the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
+ * - exec: the old image's file is finished first (the exec functions are interposed,
+ *   trace/fork.h; a failed exec goes on in a new file); the new image inherits HOOKCC_OUTPUT; it never truncates a file at open, but takes
  *   the next free name when the path is a trace a live process holds (flock) or its own
  *   earlier image wrote, and leaves a file that is not a trace alone (hkrt_claim_file).
  *
@@ -79,7 +80,9 @@
  *   handler's records are counted lost instead; handlers installed by libc internals or raw
  *   syscalls are not wrapped and keep that limit.
  * - At exit, hooks already past the "full" test in other threads may miss the file.
- * - Not finished (the file stays valid but incomplete): _exit, exec, SIGKILL, and signals
+ * - Not finished (the file stays valid but incomplete): libc's internal _exit and exec (the
+ *   program's _exit, exec functions, daemon and clone are the runtime's, trace/finish.h and
+ *   trace/fork.h), syscall(SYS_exit_group/SYS_execve), SIGKILL, and signals
  *   other than SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT (SIGINT, SIGTERM: default action);
  *   also fatal signals whose handler the program replaces after start. A program that uses
  *   SIGSEGV for its own ends (a GC's guard pages) gets its file finished at the first one.
@@ -93,6 +96,7 @@
 #define _GNU_SOURCE 1
 #define _FILE_OFFSET_BITS 64 /* 64-bit pwrite offsets on 32-bit targets */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -101,6 +105,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -110,8 +115,10 @@
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>

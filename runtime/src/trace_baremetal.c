@@ -211,6 +211,19 @@ static uint32_t hktb_first_switch;
 static uint32_t hktb_first_record = UINT32_MAX; /* the first slot that is not a switch */
 static uint32_t hktb_threads_used;              /* bit i: thread i + 1 has a chunk */
 
+/* The slots a finish keeps for its THREAD chunks, right after the records it took (issue 37:
+ * a task that ended the run with exit() while interrupts were on had the tick's records and
+ * switches land there while the file was finished and written out: task names gone, chunks
+ * unreadable). hookcc_trace_finish takes them from the hooks with one compare-and-swap on the
+ * record count, so that later hooks go past them (and past the file). A later finish finds them
+ * among its records: each becomes an empty EVENTS chunk header of the thread that was running
+ * (HKTB_GAP), the last one opening the chunk of the records after it. */
+#define HKTB_GAP_SLOTS ((uint32_t)(HOOKCC_TRACE_SUFFIX_BYTES / sizeof(struct hkt_record)))
+_Static_assert(HOOKCC_TRACE_SUFFIX_BYTES % sizeof(struct hkt_record) == 0, "whole slots");
+static uint32_t hktb_gap = UINT32_MAX; /* the last finish's kept slots start here */
+static uint32_t hktb_gap_slots;        /* slots of gaps below the capacity, taken as headers */
+static uint32_t hktb_gap_beyond;       /* slots of gaps at or past the capacity */
+
 static inline HKTB_FN struct hkt_record *hktb_records(void)
 {
     return (struct hkt_record *)((char *)hookcc_trace_buffer + HOOKCC_TRACE_PREFIX_BYTES);
@@ -521,13 +534,45 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
             hktb_base += first;
         }
     }
+    /* The previous finish's gap, and its slots past the capacity (not in this count's lost). */
+    uint32_t gap = hktb_gap, beyond = hktb_gap_beyond;
+    if (!ring) {
+        /* The slots for the THREAD chunks, taken from the hooks (see HKTB_GAP_SLOTS): the
+         * records are those before them. Not needed once the buffer is full (the hooks write
+         * no slot past it), nor in a ring (whose finish wants no interrupt anyway). */
+        while (count < capacity &&
+               !__atomic_compare_exchange_n(&hktb_count, &count, count + HKTB_GAP_SLOTS, 1,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            ;
+        kept = count < capacity ? count : capacity;
+        if (count < capacity) {
+            hktb_gap = count;
+            if (count + HKTB_GAP_SLOTS > capacity)
+                hktb_gap_beyond += count + HKTB_GAP_SLOTS - capacity;
+        }
+    }
     uint64_t now = hkrt_ticks();
     struct hkt_record *records = hktb_records();
     const uint32_t record_bytes = (uint32_t)sizeof(struct hkt_record);
 
     /* Task switches into chunk headers, from where the previous call stopped: each switch
-     * closes the chunk before it and opens its task's. */
+     * closes the chunk before it and opens its task's. The previous finish's gap, if the
+     * records go on after it, into empty EVENTS chunks of the thread that was running. */
+    uint32_t gap_end = gap == UINT32_MAX ? 0 : gap + HKTB_GAP_SLOTS;
     for (uint32_t i = hktb_scanned; i < kept; i++) {
+        if (gap <= i && i < gap_end) {
+            uint64_t thread = hktb_open_chunk != NULL ? hktb_open_chunk->thread : 1;
+            if (hktb_open_chunk != NULL)
+                hktb_open_chunk->length = (i - hktb_open_start) * record_bytes;
+            else
+                hktb_first_switch = i;
+            hktb_open_chunk = (struct hkt_chunk_header *)&records[i];
+            hktb_chunk(hktb_open_chunk, HKT_CHUNK_EVENTS, 0, thread);
+            hktb_open_start = i + 1;
+            hktb_gap_slots++;
+            hktb_threads_used |= 1u << (thread - 1);
+            continue;
+        }
         if (records[i].address_kind != HKTB_SWITCH) {
             if (hktb_first_record == UINT32_MAX)
                 hktb_first_record = i;
@@ -550,11 +595,12 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
 
     /* A ring's records written over are not lost: a RING chunk (the same 8 bytes) says how
      * many came before the window. */
+    uint32_t lost = count - kept - beyond;
     hktb_prefix(p, hkrt_ticks_per_second_fixed(),
                 hktb_first_record < kept ? records[hktb_first_record].time : now, now,
-                ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, count - kept);
-    p->header.records = kept - hktb_switches;
-    p->header.lost = ring ? 0 : count - kept;
+                ring ? HKT_CHUNK_RING : HKT_CHUNK_LOST, ring ? count - kept : lost);
+    p->header.records = kept - hktb_switches - hktb_gap_slots;
+    p->header.lost = ring ? 0 : lost;
     /* Thread 1: the firmware until the first task switch (all of it without tasks); interrupt
      * handlers' calls nest inside the thread they interrupted. */
     uint32_t first_end = hktb_open_chunk != NULL ? hktb_first_switch : kept;

@@ -55,6 +55,8 @@
 #define HKT_FLAG_COMPLETE UINT64_C(1) /* the runtime finished the file (exit, signal) */
 #define HKT_FLAG_CHECKED UINT64_C(2)  /* every chunk is followed by its CHECK chunk, and a
                                        * CLOCK chunk carries the header's checksum */
+#define HKT_FLAG_STREAM UINT64_C(8) /* written in order to a pipe or another stream: the
+                                     * header is never rewritten; the CLOCK chunk ends the trace */
 #define HKT_FLAG_SWITCH_REASONS UINT64_C(4) /* bit 0 of each SWITCH pair's out_ns says the
                                              * thread was preempted (still ready to run); 0:
                                              * it blocked or yielded (docs: "SWITCH") */
@@ -84,6 +86,7 @@
 #define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
 #define HKT_CHUNK_WRITER 17  /* the writer thread's time on and waiting for a CPU; optional */
 #define HKT_CHUNK_THROTTLE 18 /* functions throttled: recorded for their first calls, counted after */
+#define HKT_CHUNK_UNLOAD 19  /* a module dlclose unloaded, and when; optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
 
@@ -130,6 +133,13 @@ struct hkt_module {
     uint64_t bias;  /*  0: run-time address = ELF vaddr + bias */
     uint64_t start; /*  8: lowest PT_LOAD run-time address */
     uint64_t end;   /* 16: one past the highest */
+};
+
+/* UNLOAD payload: the module (as in MODULE), then the tick when dlclose had unloaded it, then
+ * its path (NUL-terminated, padded to 8). */
+struct hkt_unload {
+    struct hkt_module module; /*  0 */
+    uint64_t tick;            /* 24 */
 };
 
 /* CLOCK payload. */
@@ -334,6 +344,7 @@ _Static_assert(sizeof(struct hkt_chunk_header) == 16, "hkt_chunk_header is 16 by
 _Static_assert(offsetof(struct hkt_chunk_header, thread) == 8, "hkt_chunk_header.thread");
 _Static_assert(sizeof(struct hkt_record) == 16, "hkt_record is 16 bytes");
 _Static_assert(sizeof(struct hkt_module) == 24, "hkt_module is 24 bytes");
+_Static_assert(sizeof(struct hkt_unload) == 32, "hkt_unload is 32 bytes");
 _Static_assert(sizeof(struct hkt_clock) == 24, "hkt_clock is 24 bytes");
 _Static_assert(sizeof(struct hkt_thread_name) == 8, "hkt_thread_name is 8 bytes");
 _Static_assert(sizeof(struct hkt_lost) == 8, "hkt_lost is 8 bytes");

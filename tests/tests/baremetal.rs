@@ -1241,6 +1241,72 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     }
 }
 
+/// Issue 37, item 12: the same application ending with exit() while interrupts are on (as a
+/// user's application does; rtos_app.c's EXIT_INTERRUPTS_ON): the tick's records and task
+/// switches that came while hookcc_trace_finish wrote the THREAD chunks after the records, and
+/// while the trace was written out, landed on them: the tasks' names were gone ("tid 2") and
+/// hookprof could not read the chunks there. The finish takes those slots from the hooks now.
+#[test]
+fn freertos_ending_with_interrupts_on_keeps_its_task_names_and_chunks() {
+    if !have_tools() {
+        return;
+    }
+    for board in ["cortex-m3", "riscv32"] {
+        let what = format!("freertos BOARD={board} EXIT_INTERRUPTS_ON");
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_example("freertos", dir.path());
+        let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+        let board_variable = format!("BOARD={board}");
+        let out = make_run(
+            &project,
+            &[
+                "HOOKS=trace",
+                hookcc_flags.as_str(),
+                board_variable.as_str(),
+                "EXIT_INTERRUPTS_ON=1",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{what}: make run failed with {}\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let trace = project.join("firmware.hktrace");
+        let info = run_ok(hookprof().arg("info").arg(&trace));
+        let info = String::from_utf8_lossy(&info.stdout);
+        let mut names: Vec<String> = Vec::new();
+        for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+            names.push(line.split('"').nth(1).unwrap_or(line).to_string());
+            assert!(
+                line.contains("unmatched entries 0, unmatched exits 0"),
+                "{what}: {line}"
+            );
+        }
+        names.sort_unstable();
+        let mut expected = ["main", "producer", "consumer", "worker", "IDLE", "Tmr Svc"];
+        expected.sort_unstable();
+        assert_eq!(names, expected, "{what}: threads\n{info}");
+        assert!(info.contains("\nlost:              0\n"), "{what}:\n{info}");
+        let elf = project.join("firmware.elf");
+        let report = run_ok(
+            hookprof()
+                .arg("report")
+                .arg(&trace)
+                .arg("--exe")
+                .arg(&elf)
+                .arg("--per-thread")
+                .arg("--format=csv"),
+        );
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(
+            stderr.is_empty(),
+            "{what}: hookprof report warned:\n{stderr}"
+        );
+    }
+}
+
 /// What examples/baremetal/freertos/rtos_app.c prints of itself: "total X ticks T switches S",
 /// "pause wall W", then "count TASK FUNCTION N" for each of its functions and tasks.
 struct FreertosApp {

@@ -12,7 +12,8 @@
 //!   trace, or a TI or NITRO dump converted);
 //! - [`ti`]: a TI dump's calls per task and its load bias; [`nitro`]: a NITRO function cost
 //!   buffer's calls paired and converted for the views;
-//! - [`warnings`]: what every command says about a trace itself.
+//! - [`warnings`]: what every command says about a trace itself; [`unload`]: which module an
+//!   address was when it was recorded (libraries dlclose unloaded).
 //!
 //! May import: [`crate::input`] and this folder, never [`crate::output`] or
 //! [`crate::commands`] (tests/layering.rs).
@@ -24,5 +25,6 @@ pub mod nitro;
 pub mod replay;
 pub mod ti;
 pub mod trace_replay;
+pub mod unload;
 pub mod view;
 pub mod warnings;

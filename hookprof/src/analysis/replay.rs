@@ -35,6 +35,7 @@
 
 use crate::analysis::compensation::{compensation, Compensator};
 use crate::analysis::ids::{DenseIds, HashMap};
+use crate::analysis::unload::Unloads;
 use crate::input::cct::CallTree;
 use std::path::PathBuf;
 
@@ -221,9 +222,11 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     let mut generation: HashMap<u64, u32> = HashMap::default();
     let mut clock_tps = 0;
     let mut first_clock = None;
+    let mut unloads = Vec::new();
     for chunk in trace.chunks() {
         let Ok(chunk) = chunk else { break };
         match chunk.chunk {
+            Chunk::Unload { module, tick } => unloads.push((module, tick, chunk.offset)),
             Chunk::Switch(switches) => {
                 let g = generation.get(&chunk.thread).copied().unwrap_or(0);
                 chunks.push((chunk.thread, g, switches));
@@ -249,6 +252,7 @@ fn side_chunks(trace: &Trace<'_>, compensate: bool) -> SidePass {
     }
     let mut side = SidePass {
         clock: first_clock,
+        unloads: Unloads::new(unloads),
         ..SidePass::default()
     };
     let tps = match trace.header().ticks_per_second {
@@ -321,6 +325,8 @@ struct SidePass {
     /// The first CLOCK chunk (a hosted trace's is its last chunk; the replay checks every
     /// records chunk against the run it gives).
     clock: Option<Clock>,
+    /// The UNLOAD chunks: records are named by the module loaded when they were made.
+    unloads: Unloads,
 }
 
 /// An open frame on a thread's stack.
@@ -997,6 +1003,7 @@ impl ThreadState {
         &mut self,
         events: &Events<'_>,
         ids: &mut DenseIds,
+        unloads: &Unloads,
         visitor: &mut V,
         data: &[u8],
     ) -> Result<u64, FormatError> {
@@ -1016,6 +1023,7 @@ impl ThreadState {
                     ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
                 }
                 let (len, error) = cursor.fill(&mut batch);
+                unloads.remap(&mut batch[..len]);
                 self.note_span(&batch[..len]);
                 self.offcpu_of(&batch[..len], &mut offcpu);
                 self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
@@ -1045,6 +1053,7 @@ impl ThreadState {
                     None => break,
                 }
             }
+            unloads.remap(&mut batch[..len]);
             self.note_span(&batch[..len]);
             self.offcpu_of(&batch[..len], &mut offcpu);
             self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
@@ -1786,6 +1795,8 @@ fn replay_with<V: ReplayVisitor>(
     }
     // Threads with each TID that ended so far (their THREAD chunk), for `timelines`' keys.
     let mut generations: HashMap<u64, u32> = HashMap::default();
+    // MODULE chunks and their offsets: which of them hold at the end depends on UNLOAD chunks.
+    let mut module_chunks = Vec::new();
     for chunk in trace.chunks() {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -1821,15 +1832,8 @@ fn replay_with<V: ReplayVisitor>(
                     summary.exe = Some(path);
                 }
             }
-            Chunk::Module(module) => {
-                if !summary
-                    .modules
-                    .iter()
-                    .any(|m| m.bias == module.bias && m.path == module.path)
-                {
-                    summary.modules.push(module);
-                }
-            }
+            Chunk::Module(module) => module_chunks.push((module, chunk.offset)),
+            Chunk::Unload { .. } => {} /* read by side_chunks */
             Chunk::Events(events) => {
                 summary.record_bytes += events.encoded_bytes() + CHUNK_HEADER_SIZE as u64;
                 if use_trees {
@@ -1853,7 +1857,7 @@ fn replay_with<V: ReplayVisitor>(
                 }
                 let ids = function_ids.entry(chunk.thread).or_default();
                 let latest_before = state.summary.last_time;
-                let replayed = state.events(&events, ids, visitor, data);
+                let replayed = state.events(&events, ids, &side.unloads, visitor, data);
                 // What the chunk's records did to the thread, also when a damaged record ended
                 // them: the chunks are checked first.
                 if let Some((first, last)) = state.chunk_span {
@@ -2003,6 +2007,7 @@ fn replay_with<V: ReplayVisitor>(
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),
         }
     }
+    summary.modules = side.unloads.modules(module_chunks);
     summary.integrity.finish();
     let mut states: Vec<ThreadState> = finished;
     states.extend(threads.into_values());

@@ -35,6 +35,7 @@ use crate::analysis::replay::{
     replay_bytes, Aggregate, CloseReason, Frame, ReplayVisitor, SwitchReason, TimeBasis,
     TraceSummary,
 };
+use crate::analysis::unload::Unloads;
 use crate::analysis::warnings::profile_warnings;
 use crate::input::error::Error;
 use crate::input::format::{Chunk, FormatError, Trace};
@@ -561,6 +562,7 @@ impl TraceInfo {
         let mut base: Option<u64> = None;
         let mut records = 0u64;
         let mut profiles = 0u64;
+        let (mut module_chunks, mut unloads) = (Vec::new(), Vec::new());
         for chunk in trace.chunks() {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
@@ -580,15 +582,8 @@ impl TraceInfo {
                 Chunk::Exe { path } => {
                     summary.exe.get_or_insert(path);
                 }
-                Chunk::Module(module) => {
-                    if !summary
-                        .modules
-                        .iter()
-                        .any(|m| m.bias == module.bias && m.path == module.path)
-                    {
-                        summary.modules.push(module);
-                    }
-                }
+                Chunk::Module(module) => module_chunks.push((module, chunk.offset)),
+                Chunk::Unload { module, tick } => unloads.push((module, tick, chunk.offset)),
                 Chunk::Events(events) => {
                     open_thread(&mut threads, chunk.thread);
                     records += events.len() as u64;
@@ -630,6 +625,7 @@ impl TraceInfo {
                 }
             }
         }
+        summary.modules = Unloads::new(unloads).modules(module_chunks);
         // What the replay will find: switches, unless it reads trees (a profile).
         summary.has_switches = summary.switches > 0 && profiles == 0;
         let ticks_per_second = summary.ticks_per_second();

@@ -80,6 +80,8 @@ pub mod chunk_type {
     /// Functions the runtime throttled: timed for their first calls, counted after.
     /// Optional: an older reader skips it (and counts only the recorded calls).
     pub const THROTTLE: u32 = 18;
+    /// A module `dlclose` unloaded, and when (optional: an older reader skips it).
+    pub const UNLOAD: u32 = 19;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -480,6 +482,7 @@ impl fmt::Display for ChunkName {
             chunk_type::SAMPLE => f.write_str("SAMPLE"),
             chunk_type::WRITER => f.write_str("WRITER"),
             chunk_type::THROTTLE => f.write_str("THROTTLE"),
+            chunk_type::UNLOAD => f.write_str("UNLOAD"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -1227,6 +1230,12 @@ pub enum Chunk<'a> {
     Writer(WriterStats),
     /// Functions throttled (a THROTTLE chunk).
     Throttle(Throttle),
+    /// A module `dlclose` unloaded (an UNLOAD chunk), and the tick when it was gone: records
+    /// made before that tick in its address range are its.
+    Unload {
+        module: Module,
+        tick: u64,
+    },
     /// A chunk type this reader does not know; skipped.
     Unknown,
     /// Zero bytes where a chunk header was expected: a byte range a thread reserved but
@@ -1836,6 +1845,23 @@ fn decode_payload<'a>(
                 slices: u64_at(16),
                 wall_ns: u64_at(24),
             })
+        }
+        chunk_type::UNLOAD => {
+            need(40)?;
+            let path = string(32, "path")?;
+            Chunk::Unload {
+                module: Module {
+                    bias: u64_at(0) & mask,
+                    start: u64_at(8) & mask,
+                    end: u64_at(16) & mask,
+                    path: if path.is_empty() {
+                        None
+                    } else {
+                        Some(bytes_to_path(path))
+                    },
+                },
+                tick: u64_at(24),
+            }
         }
         _ => Chunk::Unknown,
     })

@@ -40,6 +40,130 @@ static HKRT_FN int hkrt_file_ready(void)
     return hkrt_file_ok();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The trace's descriptor                                                                   */
+/*
+ * The descriptor is the program's to close: a daemon's closefrom(3), close_range() or a
+ * close() loop closes it too, and the program's next open() gets its number; started with
+ * stdout or stderr closed, open() gives the trace 1 or 2. Before, the chunks then went into
+ * the program's file (issue 37: a 5000-byte file left with a trace header in it) or the
+ * program's printf text into the trace. So the descriptor is kept high (hkrt_fd_move_high:
+ * an open() takes the lowest free number, and ours is reached only by a program that has
+ * every number below it open), and every write first checks that the descriptor is still
+ * the file that was opened (fstat: device and inode; one system call per chunk, none in the
+ * hooks). If it is not, the file is opened again by its path (no O_CREAT, no truncation, the
+ * same device and inode, its flock taken again: closing our descriptor released it), and
+ * only if that fails are the records counted as lost, with a warning naming the cause. The
+ * old number is never closed or written: it is the program's now.
+ * Not covered: a close and a reuse of the number between the check and the pwrite (a window
+ * of a system call); a program that keeps every number below ours open when it reuses it. */
+
+/* Moves fd to a high number (close-on-exec), for a program that opens files after closing
+ * descriptors; returns the descriptor to use (fd itself if no higher one is free). */
+static HKRT_FN int hkrt_fd_move_high(int fd)
+{
+    int floor = 1000;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        lim.rlim_cur <= (rlim_t)floor + 1)
+        floor = (int)(lim.rlim_cur / 2);
+    while (floor > 3 && floor > fd) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+        if (high >= 0) {
+            close(fd);
+            return high;
+        }
+        floor /= 2;
+    }
+    if (fd > 2)
+        return fd;
+    int above = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* never 0, 1 or 2 */
+    if (above < 0)
+        return fd;
+    close(fd);
+    return above;
+}
+
+/* A FIFO opened for writing once a process reads it, waiting up to HKRT_FIFO_WAIT_MS for one
+ * (a reader started beside the program may come a little later; an exec'd image whose
+ * reader saw the end of its predecessor's trace must not wait forever, as a plain blocking
+ * open would): else -1, ENXIO. Writes then block while the pipe is full, as any writer's do. */
+#define HKRT_FIFO_WAIT_MS 5000
+static HKRT_FN int hkrt_open_fifo(const char *path)
+{
+    int fd;
+    for (int waited = 0;; waited += 10) {
+        do
+            fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        while (fd < 0 && errno == EINTR);
+        if (fd >= 0 || errno != ENXIO || waited >= HKRT_FIFO_WAIT_MS)
+            break;
+        struct timespec pause = {0, 10000000};
+        nanosleep(&pause, NULL);
+    }
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/* Whether fd is still the trace file that was opened. */
+static HKRT_FN int hkrt_fd_is_trace(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g.fd_dev && st.st_ino == g.fd_ino;
+}
+
+/* Opens the trace again by the path it was opened by; -1 if that is not the same file, or its
+ * lock is someone else's now. */
+static HKRT_FN int hkrt_fd_reopen(void)
+{
+    if (g.opened_path[0] == '\0')
+        return -1;
+    int fd;
+    if (g.fd_stream)
+        fd = hkrt_open_fifo(g.opened_path); /* (fails on a terminal or a socket) */
+    else
+        do
+            fd = open(g.opened_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return -1;
+    if (!hkrt_fd_is_trace(fd) ||
+        (g.fd_regular && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)) {
+        close(fd);
+        return -1;
+    }
+    return hkrt_fd_move_high(fd);
+}
+
+/* The trace's descriptor, checked (see above): reopened if the program closed or replaced
+ * it; -1 if there is none (never opened, or lost for good). */
+static HKRT_FN int hkrt_trace_fd(void)
+{
+    for (int waits = 0;;) {
+        int fd = __atomic_load_n(&g.fd, __ATOMIC_ACQUIRE);
+        if (fd < 0 || hkrt_fd_is_trace(fd))
+            return fd;
+        if (__atomic_exchange_n(&g.fd_reopening, 1, __ATOMIC_ACQ_REL)) {
+            /* Another thread is reopening it. Bounded: this may be a signal handler that
+             * interrupted that very thread. */
+            if (++waits > 10000)
+                return -1;
+            sched_yield();
+            continue;
+        }
+        if (__atomic_load_n(&g.fd, __ATOMIC_ACQUIRE) == fd) {
+            int again = hkrt_fd_reopen();
+            __atomic_store_n(&g.fd, again, __ATOMIC_RELEASE);
+            if (again < 0)
+                hkrt_warn_hint("the program closed or replaced the trace's descriptor, and the "
+                               "trace cannot be opened again:",
+                               g.path, 0, "; later records are counted as lost");
+        }
+        __atomic_store_n(&g.fd_reopening, 0, __ATOMIC_RELEASE);
+    }
+}
+
 /* A write failed (disk full, file size limit, I/O error) for the chunk at `chunk_off` (0: the
  * header): no more chunks are started; hkrt_finish cuts the file where the first failed chunk
  * began and finishes what is before it (hkrt_salvage). */
@@ -58,15 +182,70 @@ static HKRT_FN void hkrt_write_failed(int err, uint64_t chunk_off)
                        "; later records are counted as lost");
 }
 
-/* Writes the parts in order at `off`, as one pwritev where it can. Returns 0 after a failure
- * (then counted: hkrt_write_failed). */
+/* A stream (HOOKCC_OUTPUT a FIFO, a terminal, a socket) has no offsets: pwritev fails there
+ * with ESPIPE, and every record was lost (issue 37), although a pipe is a documented output.
+ * Its chunks are written in the order their writes come, each whole, under stream_lock (a
+ * write of more than PIPE_BUF bytes to a pipe may be interleaved with another writer's, and a
+ * partial write is finished by another call); their reserved offsets only count the bytes
+ * (HOOKCC_MAX_BYTES).
+ * A thread's chunks still come in the order of its records: it (or the writer thread, which
+ * it waits for) writes them one after another. SIGPIPE is blocked around the write, so a
+ * reader that went away fails the write (EPIPE: records counted lost) instead of killing the
+ * program. The header is written once, first, never rewritten (HKT_FLAG_STREAM): the CLOCK
+ * chunk ends a finished trace, and LOST chunks carry every count (hkrt_finish). */
+static HKRT_FN int hkrt_stream_lock(void)
+{
+    int me = hkrt_my_tid_for_lock();
+    if (__atomic_load_n(&g.stream_lock, __ATOMIC_RELAXED) == me)
+        return 0; /* a signal handler that interrupted our own write */
+    for (int i = 0; i < 20000; i++) { /* bounded: a fatal signal's finish must end */
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&g.stream_lock, &expected, me, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+static HKRT_FN ssize_t hkrt_stream_writev(int fd, const struct iovec *iov, int parts)
+{
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    ssize_t n = writev(fd, iov, parts);
+    if (n < 0 && errno == EPIPE && !was_pending) {
+        int err = errno;
+        struct timespec none = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &none); /* ours: taken, never delivered */
+        errno = err;
+    }
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return n;
+}
+
+/* Writes the parts in order at `off` (a stream: after what was written before), as one
+ * pwritev where it can. Returns 0 after a failure (then counted: hkrt_write_failed). */
 static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
 {
     uint64_t chunk_off = off;
     int ok = 1;
     __atomic_fetch_add(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
+    int fd = hkrt_trace_fd();
+    int streamed = g.fd_stream && fd >= 0 && hkrt_stream_lock();
+    if (fd < 0 || (g.fd_stream && !streamed)) {
+        hkrt_write_failed(fd < 0 ? EBADF : EDEADLK, chunk_off);
+        ok = 0;
+        parts = 0;
+    }
     while (parts > 0) {
-        ssize_t n = pwritev(g.fd, iov, parts, (off_t)off);
+        ssize_t n = streamed ? hkrt_stream_writev(fd, iov, parts)
+                             : pwritev(fd, iov, parts, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -85,6 +264,8 @@ static HKRT_FN int hkrt_pwritev_all(struct iovec *iov, int parts, uint64_t off)
             iov->iov_len -= (size_t)n;
         }
     }
+    if (streamed)
+        __atomic_store_n(&g.stream_lock, 0, __ATOMIC_RELEASE);
     __atomic_fetch_sub(&g.writes_in_flight, 1, __ATOMIC_ACQ_REL);
     return ok;
 }
@@ -406,16 +587,20 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
 struct hkrt_module_walk {
     unsigned index;
     uintptr_t vdso;
+    void *data; /* the caller's (hkrt_module_walk's `each`) */
 };
 
-static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+/* The module `info` describes, and its name ("" for the executable), for a MODULE chunk; 0 if
+ * it is none (an unnamed object that is not the executable, the vDSO, no PT_LOAD segment). */
+static HKRT_FN int hkrt_module_of(struct dl_phdr_info *info, struct hkrt_module_walk *walk,
+                                  struct hkt_module *module, const char **name)
 {
-    (void)size;
-    struct hkrt_module_walk *walk = data;
-    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    *name = info->dlpi_name != NULL ? info->dlpi_name : "";
     int is_executable = walk->index++ == 0; /* the executable always comes first */
-    if (!is_executable && name[0] == '\0')
+    if (!is_executable && (*name)[0] == '\0')
         return 0; /* an unnamed object that is not the executable: some libcs' vDSO */
+    if (is_executable)
+        *name = "";
     uint64_t start = UINT64_MAX, end = 0;
     for (unsigned i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -432,8 +617,17 @@ static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, 
         return 0;
     if (walk->vdso != 0 && start <= (uint64_t)walk->vdso && (uint64_t)walk->vdso < end)
         return 0; /* linux-vdso: no file to read symbols from */
-    struct hkt_module module = {(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
-    hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, is_executable ? "" : name);
+    *module = (struct hkt_module){(uint64_t)(uintptr_t)info->dlpi_addr, start, end};
+    return 1;
+}
+
+static HKRT_FN int hkrt_module_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct hkt_module module;
+    const char *name;
+    if (hkrt_module_of(info, data, &module, &name))
+        hkrt_write_chunk(HKT_CHUNK_MODULE, 0, &module, sizeof module, name);
     return 0;
 }
 
@@ -441,6 +635,6 @@ static HKRT_FN void hkrt_write_modules(void)
 {
     if (!hkrt_file_ok())
         return;
-    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+    struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
     dl_iterate_phdr(hkrt_module_callback, &walk);
 }

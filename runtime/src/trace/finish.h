@@ -30,6 +30,7 @@ static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
 /* What hkrt_scan_chunks finds before a cut. */
 struct hkrt_scan {
     uint64_t kept;        /* records of the EVENTS and PACKED chunks */
+    uint64_t lost;        /* the LOST chunks' counts */
     uint64_t last_events; /* start of the last EVENTS or PACKED chunk, 0 if none */
     unsigned unnamed;     /* threads with EVENTS and no THREAD chunk after them (at most
                            * HKRT_SALVAGE_THREADS are kept in tids) */
@@ -41,7 +42,7 @@ struct hkrt_scan {
 static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
 {
     uint64_t off = HKT_HEADER_SIZE, end_of_whole = HKT_HEADER_SIZE;
-    scan->kept = scan->last_events = 0;
+    scan->kept = scan->last_events = scan->lost = 0;
     scan->unnamed = 0;
     while (off + sizeof(struct hkt_chunk_header) <= *cut) {
         struct hkt_chunk_header h;
@@ -54,6 +55,10 @@ static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
         uint64_t end = off + sizeof h + h.length;
         if (end > *cut || h.length % HKT_CHUNK_ALIGN != 0)
             break;
+        struct hkt_lost lost;
+        if (h.type == HKT_CHUNK_LOST && h.length >= sizeof lost &&
+            pread(g.fd, &lost, sizeof lost, (off_t)(off + sizeof h)) == (ssize_t)sizeof lost)
+            scan->lost += lost.records;
         int events = h.type == HKT_CHUNK_EVENTS || h.type == HKT_CHUNK_PACKED;
         if (events || h.type == HKT_CHUNK_THREAD) {
             unsigned i = 0;
@@ -80,9 +85,14 @@ static HKRT_FN void hkrt_scan_chunks(uint64_t *cut, struct hkrt_scan *scan)
 }
 
 /* The THREAD chunk of a thread whose own was not written (the write failure came first): its
- * name and sequence number if it is still registered, else no name and a fresh number. */
-static HKRT_FN void hkrt_salvage_thread_chunk(uint64_t tid, uint64_t *fresh_seq)
+ * name and sequence number if it is still registered, else no name and a fresh number. Before
+ * it, a LOST chunk of `lost` records, if not 0. */
+static HKRT_FN void hkrt_salvage_thread_chunk(uint64_t tid, uint64_t *fresh_seq, uint64_t lost)
 {
+    if (lost != 0) {
+        struct hkt_lost chunk = {lost};
+        hkrt_write_chunk(HKT_CHUNK_LOST, tid, &chunk, sizeof chunk, NULL);
+    }
     char name[HKRT_THREAD_NAME_MAX] = "";
     struct hkt_thread_name seq = {0};
     for (struct hkrt_thread *t = g.threads; t != NULL; t = t->next) {
@@ -126,7 +136,7 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
                                 struct hkt_header *h)
 {
     uint64_t cut = __atomic_load_n(&g.failed_off, __ATOMIC_RELAXED);
-    if (g.fd < 0 || cut == UINT64_MAX)
+    if (g.fd_stream || hkrt_trace_fd() < 0 || cut == UINT64_MAX) /* never cut a file that is not the trace */
         return 0;
     for (;;) {
         struct hkrt_scan scan;
@@ -136,9 +146,23 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
             return 0;
         __atomic_store_n(&g.file_end, cut, __ATOMIC_RELAXED);
         __atomic_store_n(&g.write_failed, 0, __ATOMIC_RELEASE);
+        /* The records the failure cost, in a LOST chunk: the file's LOST chunks and the
+         * header's `lost` then agree, and a reader names the cause (records not kept: the file
+         * not writable) instead of taking the difference for records made after their
+         * threads' last chunks (issue 37: "thread-exit destructors" under RLIMIT_FSIZE). It
+         * goes to a thread whose THREAD chunk is still to come (the first such), or, if every
+         * thread's is in the file, to thread 0 (the process's). */
+        uint64_t unattributed = __atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED);
+        uint64_t by_failure = made - scan.kept;
+        by_failure = by_failure > scan.lost ? by_failure - scan.lost : 0;
+        by_failure = by_failure > unattributed ? by_failure - unattributed : 0;
         uint64_t fresh_seq = g.thread_seq;
         for (unsigned i = 0; i < scan.unnamed; i++)
-            hkrt_salvage_thread_chunk(scan.tids[i], &fresh_seq);
+            hkrt_salvage_thread_chunk(scan.tids[i], &fresh_seq, i == 0 ? by_failure : 0);
+        if (scan.unnamed == 0 && by_failure != 0) {
+            struct hkt_lost chunk = {by_failure};
+            hkrt_write_chunk(HKT_CHUNK_LOST, 0, &chunk, sizeof chunk, NULL);
+        }
         hkrt_write_clock(clock, h);
         if (hkrt_file_ok())
             return 1;
@@ -216,6 +240,8 @@ static HKRT_FN void hkrt_finish(int from_signal)
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
+        upto = hkrt_drop_written(t, upto); /* (after a failed exec) */
+        t->final_upto = upto;
         hkrt_thread_final_chunks(t, upto, 0);
     }
 
@@ -225,6 +251,13 @@ static HKRT_FN void hkrt_finish(int from_signal)
         hkrt_sw_unlock();
     if (__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED) != 0)
         hkrt_file_ready(); /* a fork child with only losses still says so */
+    if (g.fd_stream && hkrt_file_ok()) {
+        /* A stream's header is never rewritten: the losses no thread's chunk holds go in a
+         * LOST chunk of thread 0, so that the chunks hold every count. */
+        struct hkt_lost lost = {__atomic_load_n(&g.lost_unattributed, __ATOMIC_RELAXED)};
+        if (lost.records != 0)
+            hkrt_write_chunk(HKT_CHUNK_LOST, 0, &lost, sizeof lost, NULL);
+    }
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
     hkrt_write_writer_stats();
     hkrt_write_throttled();
@@ -237,12 +270,15 @@ static HKRT_FN void hkrt_finish(int from_signal)
     struct hkt_header h = hkrt_final_header(&clock, written, made);
     int finished = 0;
     if (hkrt_file_ok()) {
-        hkrt_write_clock(&clock, &h);
+        /* A stream's header stays as written first: the checksum is of that one. */
+        hkrt_write_clock(&clock, g.fd_stream ? &g.header : &h);
         finished = hkrt_file_ok();
     }
     if (!finished)
         finished = hkrt_salvage(&clock, made, &h);
-    if (finished) {
+    if (finished && g.fd_stream) {
+        /* Nothing to rewrite in a stream: its CLOCK chunk, written, ends it. */
+    } else if (finished) {
         /* Rewrite the whole header in one pwrite: the in-place fields are then consistent with
          * each other, and the fields around them are unchanged. */
         hkrt_pwrite_all(&h, sizeof h, 0);
@@ -250,7 +286,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
         /* Not even the header could be written (a disk with less than a block free): an empty
          * or cut header is no trace, only a file to wonder about. It is ours: removed. */
         struct stat st;
-        if (g.fd >= 0 && g.fd_regular && fstat(g.fd, &st) == 0 && st.st_size < HKT_HEADER_SIZE &&
+        if (hkrt_trace_fd() >= 0 && g.fd_regular && fstat(g.fd, &st) == 0 && st.st_size < HKT_HEADER_SIZE &&
             g.opened_path[0] != '\0' && unlink(g.opened_path) == 0)
             hkrt_warn_hint("no trace: not even its header could be written to", g.opened_path, 0,
                            " (is the disk full?); the empty file was removed");

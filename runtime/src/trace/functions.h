@@ -360,8 +360,9 @@ static HKRT_FN void hkrt_throttle_add(const uint64_t *addresses, const uint32_t 
     hkrt_fn_unlock();
 }
 
-/* In a fork child: the counts so far are the parent's. */
-static HKRT_FN void hkrt_throttle_forked(void)
+/* The throttled functions' counts start over: in a fork child (the counts so far are the
+ * parent's), and in a new file after a failed exec (they are the earlier file's). */
+static HKRT_FN void hkrt_throttle_counts_reset(void)
 {
     for (size_t i = 0; i < g_throttle_len; i++)
         __atomic_store_n(&g_throttle[i].fn->count, 0, __ATOMIC_RELAXED);

@@ -119,6 +119,8 @@ static HKRT_COLD HKRT_HOOK_CC void hkrt_record_slow(void *word)
     hkrt_ensure_started();
     if (!hkrt_recording())
         goto out; /* disabled or finished: not recorded, not counted */
+    if (HKRT_UNLIKELY(t->resume_from != NULL)) /* an exec failed: see hkrt_drop_written */
+        t->held_pos = hkrt_drop_written(t, t->held_pos);
     if (t->life == HKRT_THREAD_LIVE) {
         /* At the buffer's end (full) or at its start (nothing to write: after a flush, a fork,
          * or a hook that found it full raced with a signal handler that flushed it). The time

@@ -115,6 +115,25 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
             hkrt_append(where, sizeof where, "/");
         }
         hkrt_append(where, sizeof where, g.path);
+        /* A FIFO is written, not read: opened write-only, and never read-write even for a
+         * moment (a reader waiting in its open would take our open and close for the end of
+         * the trace), so that a reader going away fails our writes (EPIPE) instead of leaving
+         * them to fill a pipe that only we hold open. No reader within HKRT_FIFO_WAIT_MS is
+         * an error (hkrt_open_fifo). */
+        struct stat at;
+        if (lstat(where, &at) == 0 && S_ISFIFO(at.st_mode)) {
+            int fd = hkrt_open_fifo(where);
+            if (fd < 0) {
+                hkrt_warn_hint("cannot write the trace to the FIFO", g.path, errno,
+                               errno == ENXIO ? " (no process read it within 5 s); records "
+                                                "are counted as lost"
+                                              : "; records are counted as lost");
+                return -1;
+            }
+            g.opened_path[0] = '\0';
+            hkrt_append(g.opened_path, sizeof g.opened_path, where);
+            return hkrt_fd_move_high(fd);
+        }
         int fd;
         do
             fd = open(where, flags | (replaced ? O_EXCL : 0), 0600);
@@ -138,7 +157,7 @@ static HKRT_FN int hkrt_open_output(uint64_t pid)
         case HKRT_CLAIMED:
             g.opened_path[0] = '\0';
             hkrt_append(g.opened_path, sizeof g.opened_path, where);
-            return fd;
+            return hkrt_fd_move_high(fd); /* (chunks.h, "The trace's descriptor") */
         case HKRT_NOT_OURS:
             /* Not written into: replaced by a file of our own, 0600, if the directory lets us
              * remove it (same name, O_EXCL); else the next name. */
@@ -180,7 +199,13 @@ static HKRT_FN void hkrt_open_file(void)
     if (fd < 0)
         return;
     struct stat st;
-    g.fd_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fstat(fd, &st) != 0)
+        memset(&st, 0, sizeof st);
+    g.fd_regular = S_ISREG(st.st_mode);
+    /* No offsets (chunks.h, "stream"): ESPIPE from lseek, as from pwrite. */
+    g.fd_stream = lseek(fd, 0, SEEK_CUR) < 0 && errno == ESPIPE;
+    g.fd_dev = st.st_dev;
+    g.fd_ino = st.st_ino;
 
     struct hkt_header *h = &g.header;
     memset(h, 0, sizeof *h);
@@ -195,7 +220,8 @@ static HKRT_FN void hkrt_open_file(void)
     h->header_size = HKT_HEADER_SIZE;
     h->ticks_per_second = 0; /* set when the file is finished */
     h->pid = pid;
-    h->flags = HKT_FLAG_CHECKED | (g.sw_switches ? HKT_FLAG_SWITCH_REASONS : 0);
+    h->flags = HKT_FLAG_CHECKED | (g.sw_switches ? HKT_FLAG_SWITCH_REASONS : 0) |
+               (g.fd_stream ? HKT_FLAG_STREAM : 0);
     /* The wall clock at the CLOCK chunk's first_tick (g.clock_start, taken earlier: a fork
      * child opens its file at its first record), so that traces of several processes line up
      * on it (hookprof timeline A B …). */

@@ -89,6 +89,11 @@ struct hkrt_thread {
     struct hkrt_fn *count_key[HKRT_COUNT_SLOTS];
     uint64_t count_val[HKRT_COUNT_SLOTS];
     int count_closed;
+    /* An exec that failed (fork.h, "exec"): the finish before it wrote this thread's records
+     * up to final_upto; after it, resume_from (non-NULL once) says that the records below it
+     * are in the earlier file, and are dropped before the thread's next write. */
+    struct hkt_record *final_upto;
+    struct hkt_record *resume_from;
 };
 
 /* The cache slot of a function's record (records are an array: consecutive ones differ). */
@@ -166,8 +171,14 @@ static struct {
     struct hkrt_thread *threads;
     uint64_t thread_seq;
 
-    /* Set at start (and in a fork child), then read-only. */
+    /* Set at start (and in a fork child), then read-only; except fd, which hkrt_trace_fd
+     * changes (atomically) when the program closed or replaced the trace's descriptor. */
     int fd;
+    dev_t fd_dev; /* the trace file's identity, checked before each write (hkrt_trace_fd) */
+    ino_t fd_ino;
+    int fd_reopening; /* atomic: a thread is reopening the trace (hkrt_trace_fd) */
+    int fd_stream;    /* a FIFO, a terminal, a socket: no offsets (hkrt_pwritev_all) */
+    int stream_lock;  /* atomic: the TID writing to the stream, 0 if none */
     int fd_regular;     /* the file is a regular file (the free-space reserve applies) */
     uint64_t max_bytes; /* UINT64_MAX: no limit */
     int raw_records;    /* HOOKCC_PACK=0: 16-byte EVENTS records instead of PACKED chunks */

@@ -148,6 +148,22 @@ static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
  * it sets its value again and comes back, and writes the last chunks only in the last round,
  * after the other keys' destructors have run (and their hooks were recorded: googletest's
  * lost 2 216 records every run). Hooks in destructors that run after that are counted lost. */
+/* After a failed exec (fork.h, "exec"): t's records below t->resume_from are in the file
+ * finished before the exec; moves those after it, [resume_from, upto), to the buffer's start
+ * and returns their end. The caller holds t->busy. */
+static HKRT_FN struct hkt_record *hkrt_drop_written(struct hkrt_thread *t,
+                                                   struct hkt_record *upto)
+{
+    struct hkt_record *from = t->resume_from;
+    if (from == NULL)
+        return upto;
+    t->resume_from = NULL;
+    if (from < t->buf || from > upto || upto > t->buf_end)
+        return t->buf;
+    memmove(t->buf, from, (size_t)(upto - from) * sizeof *from);
+    return t->buf + (upto - from);
+}
+
 static HKRT_FN void hkrt_thread_key_destructor(void *arg)
 {
     struct hkrt_thread *t = &t_self;
@@ -160,7 +176,7 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
      * either done with this thread (final_written) or has not started. */
     hkrt_lock();
     int was_busy = __atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE);
-    struct hkt_record *upto = t->pos;
+    struct hkt_record *upto = was_busy ? t->pos : hkrt_drop_written(t, t->pos);
     t->pos = NULL; /* later hooks of this thread: slow path, counted lost */
     if (!was_busy && !t->final_written &&
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
