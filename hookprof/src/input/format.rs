@@ -1649,6 +1649,17 @@ fn decode_payload<'a>(
         }
     };
     let u64_at = |at: usize| payload.u64(at).unwrap_or(0);
+    // A loaded object as MODULE and UNLOAD give it: bias, start, end, then (at `path_at`) its
+    // path, none if empty.
+    let module_at = |path_at: usize| -> Result<Module, FormatErrorKind> {
+        let path = string(path_at, "path")?;
+        Ok(Module {
+            bias: u64_at(0) & mask,
+            start: u64_at(8) & mask,
+            end: u64_at(16) & mask,
+            path: (!path.is_empty()).then(|| bytes_to_path(path)),
+        })
+    };
     Ok(match chunk_type {
         chunk_type::EXE => {
             need(8)?;
@@ -1658,17 +1669,7 @@ fn decode_payload<'a>(
         }
         chunk_type::MODULE => {
             need(32)?;
-            let path = string(24, "path")?;
-            Chunk::Module(Module {
-                bias: u64_at(0) & mask,
-                start: u64_at(8) & mask,
-                end: u64_at(16) & mask,
-                path: if path.is_empty() {
-                    None
-                } else {
-                    Some(bytes_to_path(path))
-                },
-            })
+            Chunk::Module(module_at(24)?)
         }
         chunk_type::EVENTS => {
             if !(length as usize).is_multiple_of(RECORD_SIZE) {
@@ -1848,18 +1849,8 @@ fn decode_payload<'a>(
         }
         chunk_type::UNLOAD => {
             need(40)?;
-            let path = string(32, "path")?;
             Chunk::Unload {
-                module: Module {
-                    bias: u64_at(0) & mask,
-                    start: u64_at(8) & mask,
-                    end: u64_at(16) & mask,
-                    path: if path.is_empty() {
-                        None
-                    } else {
-                        Some(bytes_to_path(path))
-                    },
-                },
+                module: module_at(32)?,
                 tick: u64_at(24),
             }
         }
