@@ -371,6 +371,20 @@ static HKTB_FN void hktb_chunk(struct hkt_chunk_header *c, uint32_t type, uint32
     c->thread = thread;
 }
 
+/* Slot i of the records (a task switch, or a slot of a finish's gap) becomes the header of an
+ * EVENTS chunk of `thread`; the chunk open before it ends there. */
+static HKTB_FN void hktb_open_events(struct hkt_record *records, uint32_t i, uint64_t thread)
+{
+    if (hktb_open_chunk != NULL)
+        hktb_open_chunk->length = (i - hktb_open_start) * (uint32_t)sizeof(struct hkt_record);
+    else
+        hktb_first_switch = i;
+    hktb_open_chunk = (struct hkt_chunk_header *)&records[i];
+    hktb_chunk(hktb_open_chunk, HKT_CHUNK_EVENTS, 0, thread);
+    hktb_open_start = i + 1;
+    hktb_threads_used |= 1u << (thread - 1);
+}
+
 /* A THREAD chunk at `out`: its size. */
 static HKTB_FN size_t hktb_thread_chunk(char *out, uint64_t thread, const char *name)
 {
@@ -561,16 +575,8 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
     uint32_t gap_end = gap == UINT32_MAX ? 0 : gap + HKTB_GAP_SLOTS;
     for (uint32_t i = hktb_scanned; i < kept; i++) {
         if (gap <= i && i < gap_end) {
-            uint64_t thread = hktb_open_chunk != NULL ? hktb_open_chunk->thread : 1;
-            if (hktb_open_chunk != NULL)
-                hktb_open_chunk->length = (i - hktb_open_start) * record_bytes;
-            else
-                hktb_first_switch = i;
-            hktb_open_chunk = (struct hkt_chunk_header *)&records[i];
-            hktb_chunk(hktb_open_chunk, HKT_CHUNK_EVENTS, 0, thread);
-            hktb_open_start = i + 1;
+            hktb_open_events(records, i, hktb_open_chunk != NULL ? hktb_open_chunk->thread : 1);
             hktb_gap_slots++;
-            hktb_threads_used |= 1u << (thread - 1);
             continue;
         }
         if (records[i].address_kind != HKTB_SWITCH) {
@@ -578,16 +584,8 @@ HKTB_EXPORT const void *hookcc_trace_finish(size_t *size)
                 hktb_first_record = i;
             continue;
         }
-        uint64_t thread = hktb_task_thread((const void *)(uintptr_t)records[i].time);
-        if (hktb_open_chunk != NULL)
-            hktb_open_chunk->length = (i - hktb_open_start) * record_bytes;
-        else
-            hktb_first_switch = i;
-        hktb_open_chunk = (struct hkt_chunk_header *)&records[i];
-        hktb_chunk(hktb_open_chunk, HKT_CHUNK_EVENTS, 0, thread);
-        hktb_open_start = i + 1;
+        hktb_open_events(records, i, hktb_task_thread((const void *)(uintptr_t)records[i].time));
         hktb_switches++;
-        hktb_threads_used |= 1u << (thread - 1);
     }
     hktb_scanned = kept;
     if (hktb_open_chunk != NULL)
