@@ -382,3 +382,51 @@ pub(crate) fn native_hook_convention(module: &Module<'_>) -> Option<u32> {
     let arch = triple.split('-').next().unwrap_or("");
     matches!(arch, "x86_64" | "aarch64" | "arm64").then_some(PRESERVE_MOST)
 }
+
+/// Finds or declares the native trace's runtime entry `void name(void *)` (`__hookcc_resync`,
+/// `__hookcc_count`): `nounwind`, as the hooks (the runtime never unwinds through them), and
+/// called with the native hooks' convention ([`native_hook_convention`]).
+pub(crate) fn native_runtime_entry<'ctx>(
+    module: &Module<'ctx>,
+    name: &str,
+    linkage: inkwell::module::Linkage,
+) -> FunctionValue<'ctx> {
+    let convention = native_hook_convention(module);
+    if let Some(f) = module.get_function(name) {
+        if let Some(convention) = convention {
+            f.set_call_conventions(convention);
+        }
+        return f;
+    }
+    let context = module.get_context();
+    let ptr = context.ptr_type(inkwell::AddressSpace::default());
+    let f = module.add_function(
+        name,
+        context.void_type().fn_type(&[ptr.into()], false),
+        Some(linkage),
+    );
+    f.add_attribute(
+        inkwell::attributes::AttributeLoc::Function,
+        context.create_enum_attribute(
+            inkwell::attributes::Attribute::get_named_enum_kind_id("nounwind"),
+            0,
+        ),
+    );
+    if let Some(convention) = convention {
+        f.set_call_conventions(convention);
+    }
+    f
+}
+
+/// A call of `entry` ([`native_runtime_entry`]) with `argument`, in its calling convention.
+pub(crate) fn call_native_runtime_entry<'ctx>(
+    builder: &inkwell::builder::Builder<'ctx>,
+    entry: FunctionValue<'ctx>,
+    argument: inkwell::values::PointerValue<'ctx>,
+) -> Result<inkwell::values::CallSiteValue<'ctx>, String> {
+    let call = builder
+        .build_call(entry, &[argument.into()], "")
+        .map_err(|e| e.to_string())?;
+    call.set_call_convention(entry.get_call_conventions());
+    Ok(call)
+}

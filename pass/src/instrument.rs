@@ -475,28 +475,10 @@ fn position_entry_hook<'ctx>(
         // The count is the runtime's: threads count into caches of their own there (an
         // atomic add here would cost a throttled call some 6 ns, and AArch64 Linux lowers one
         // to a libgcc call, outline atomics, that a program linked without libgcc lacks).
-        let ptr = context.ptr_type(AddressSpace::default());
-        let counter = module.get_function(COUNT_HOOK).unwrap_or_else(|| {
-            // Weak: only a runtime that throttles (and so defines it) sets the switch that
-            // calls it; a program with hooks of its own links without it.
-            let f = module.add_function(
-                COUNT_HOOK,
-                context.void_type().fn_type(&[ptr.into()], false),
-                Some(Linkage::ExternalWeak),
-            );
-            f.add_attribute(
-                AttributeLoc::Function,
-                context.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0),
-            );
-            f
-        });
-        let call = builder
-            .build_call(counter, &[switch.record.into()], "")
-            .map_err(e)?;
-        if let Some(convention) = ffi::native_hook_convention(module) {
-            counter.set_call_conventions(convention);
-            call.set_call_convention(convention);
-        }
+        // Weak: only a runtime that throttles (and so defines it) sets the switch that calls
+        // it; a program with hooks of its own links without it.
+        let counter = ffi::native_runtime_entry(module, COUNT_HOOK, Linkage::ExternalWeak);
+        ffi::call_native_runtime_entry(builder, counter, switch.record)?;
     } else {
         let one = i64t.const_int(1, false);
         let old = builder

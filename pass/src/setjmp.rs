@@ -15,7 +15,6 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{
     AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
 };
-use inkwell::AddressSpace;
 
 use crate::ffi;
 
@@ -65,34 +64,14 @@ pub fn resync_after_setjmp<'ctx>(
     if calls.is_empty() {
         return Ok(false);
     }
-    let context = module.get_context();
-    let ptr = context.ptr_type(AddressSpace::default());
-    let hook = module.get_function(RESYNC_HOOK).unwrap_or_else(|| {
-        let hook = module.add_function(
-            RESYNC_HOOK,
-            context.void_type().fn_type(&[ptr.into()], false),
-            Some(Linkage::External),
-        );
-        // Like the other hooks: the runtime keeps every register it uses.
-        hook.add_attribute(
-            AttributeLoc::Function,
-            context.create_enum_attribute(Attribute::get_named_enum_kind_id("nounwind"), 0),
-        );
-        hook
-    });
+    let hook = ffi::native_runtime_entry(module, RESYNC_HOOK, Linkage::External);
     for call in calls {
         let after = call
             .get_next_instruction()
             .ok_or("a call returning twice without an instruction after it")?;
         position(builder, after)?;
         let address = function.as_global_value().as_pointer_value();
-        let resync = builder
-            .build_call(hook, &[address.into()], "")
-            .map_err(|e| e.to_string())?;
-        if let Some(convention) = ffi::native_hook_convention(module) {
-            hook.set_call_conventions(convention);
-            resync.set_call_convention(convention);
-        }
+        let resync = ffi::call_native_runtime_entry(builder, hook, address)?;
         ffi::copy_debug_location(
             resync.as_value_ref(),
             call.as_value_ref(),
