@@ -341,6 +341,22 @@ pub fn rust_host() -> String {
         .to_string()
 }
 
+/// tests/programs/ring.c built with `hookcc --trace -O0` into `dir` and run in
+/// `HOOKCC_MODE=ring` (its three snapshots: two by SIGUSR2 and hookcc_trace_snapshot(), one at
+/// exit), without context switches or samples; returns the trace, `dir/ring.hktrace`.
+pub fn ring_trace(dir: &Path) -> PathBuf {
+    let program = build_traced(dir, "ring", &["ring.c"], &["-O0"], false);
+    let trace = dir.join("ring.hktrace");
+    run_ok(
+        Command::new(&program)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", "ring")
+            .env("HOOKCC_SWITCHES", "0")
+            .env("HOOKCC_SAMPLE_HZ", "0"),
+    );
+    trace
+}
+
 /// Checks `hookprof info` of `trace`: every entry has its exit and nothing was lost.
 pub fn assert_balanced(trace: &Path) {
     let out = run_ok(hookprof().arg("info").arg(trace));

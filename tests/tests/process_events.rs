@@ -473,15 +473,7 @@ fn a_ring_snapshot_is_followed_by_a_pause_chunk_of_its_thread() {
     use hookprof::input::format::{Chunk, Trace};
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "ring", &["ring.c"], &["-O0"], false);
-    let trace = d.join("ring.hktrace");
-    run_ok(
-        Command::new(&program)
-            .env("HOOKCC_OUTPUT", &trace)
-            .env("HOOKCC_MODE", "ring")
-            .env("HOOKCC_SWITCHES", "0")
-            .env("HOOKCC_SAMPLE_HZ", "0"),
-    );
+    let trace = ring_trace(d);
     let bytes = std::fs::read(&trace).unwrap();
     let parsed = Trace::new(&bytes).unwrap();
     // Per RING window of the program's thread: its last record's time, then the PAUSE after it.

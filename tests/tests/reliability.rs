@@ -651,15 +651,7 @@ fn a_pause_chunk_after_a_ring_window_takes_the_snapshots_time_out() {
     // nothing is reported out of place.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "ring", &["ring.c"], &["-O0"], false);
-    let trace = d.join("ring.hktrace");
-    run_ok(
-        Command::new(&program)
-            .env("HOOKCC_OUTPUT", &trace)
-            .env("HOOKCC_MODE", "ring")
-            .env("HOOKCC_SWITCHES", "0")
-            .env("HOOKCC_SAMPLE_HZ", "0"),
-    );
+    let trace = ring_trace(d);
     let bytes = std::fs::read(&trace).unwrap();
     let parsed = hookprof::input::format::Trace::new(&bytes).unwrap();
     let tps = parsed.header().ticks_per_second;

@@ -2221,13 +2221,12 @@ mod tests {
         );
     }
 
-    /// Off-CPU time (SWITCH chunks, written after the records they fall among): a frame gets
-    /// the switched-out time while it is open, its exclusive part the switches while it is on
-    /// top; the anchor maps the pairs' ns to ticks (here 2 ticks a ns, anchor 1000 ns = tick
-    /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
-    #[test]
-    fn switched_out_time_goes_to_the_frames_open_during_it() {
-        use crate::analysis::model::Profile;
+    /// The trace the two tests below read: thread 5 calls a (0x10) at tick 100, which calls b
+    /// (0x20) from 200 to 700, and returns at 1000 (2 ticks a ns); it was switched out at ns
+    /// 1150..1250 = ticks 300..500 (in b) and ns 1400..1450 = ticks 800..900 (in a only, the
+    /// anchor's ns 1000 being tick 0); then, after its THREAD chunk, a thread of TID
+    /// `second_tid` calls a from 2000 to 2500, with no switches of its own.
+    fn switched_trace(second_tid: u64) -> Vec<u8> {
         use crate::input::format::{Clock, Switches};
         use Record as R;
         let mut header = crate::input::format::Header::new(Endian::Little);
@@ -2243,7 +2242,6 @@ mod tests {
             ],
         )
         .unwrap();
-        // Ns 1150..1250 = ticks 300..500 (in b), ns 1400..1450 = ticks 800..900 (in a only).
         let switches = Switches {
             anchor_ticks: 0,
             anchor_ns: 1000,
@@ -2252,8 +2250,7 @@ mod tests {
         };
         w.switches(5, &switches).unwrap();
         w.thread(5, 1, "first").unwrap();
-        // The next thread with TID 5: no switches of its own.
-        w.events(5, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
+        w.events(second_tid, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
             .unwrap();
         w.clock(&Clock {
             ticks_per_second: 2_000_000_000,
@@ -2262,7 +2259,18 @@ mod tests {
             header_check: None,
         })
         .unwrap();
-        let bytes = w.into_inner();
+        w.into_inner()
+    }
+
+    /// Off-CPU time (SWITCH chunks, written after the records they fall among): a frame gets
+    /// the switched-out time while it is open, its exclusive part the switches while it is on
+    /// top; the anchor maps the pairs' ns to ticks (here 2 ticks a ns, anchor 1000 ns = tick
+    /// 0); a thread that reuses a TID after another one's THREAD chunk has its own.
+    #[test]
+    fn switched_out_time_goes_to_the_frames_open_during_it() {
+        use crate::analysis::model::Profile;
+        // The next thread with TID 5 (after the first's THREAD chunk): no switches of its own.
+        let bytes = switched_trace(5);
         let profile = Profile::from_trace(&Trace::new(&bytes).unwrap()).unwrap();
         assert!(profile.summary.has_switches);
         assert_eq!(profile.summary.switches, 2);
@@ -2295,40 +2303,7 @@ mod tests {
     #[test]
     fn the_cpu_clock_leaves_the_switched_out_time_out() {
         use crate::analysis::model::Profile;
-        use crate::input::format::{Clock, Switches};
-        use Record as R;
-        let mut header = crate::input::format::Header::new(Endian::Little);
-        header.ticks_per_second = 2_000_000_000;
-        let mut w = Writer::new(Vec::new(), &header).unwrap();
-        w.events(
-            5,
-            &[
-                R::entry(100, 0x10),
-                R::entry(200, 0x20),
-                R::exit(700, 0x20),
-                R::exit(1000, 0x10),
-            ],
-        )
-        .unwrap();
-        // Ticks 300..500 (in b) and 800..900 (in a only), as in the test above.
-        let switches = Switches {
-            anchor_ticks: 0,
-            anchor_ns: 1000,
-            lost: 0,
-            pairs: vec![(1150, 1250), (1400, 1450)],
-        };
-        w.switches(5, &switches).unwrap();
-        w.thread(5, 1, "first").unwrap();
-        w.events(6, &[R::entry(2000, 0x10), R::exit(2500, 0x10)])
-            .unwrap();
-        w.clock(&Clock {
-            ticks_per_second: 2_000_000_000,
-            first_tick: 0,
-            last_tick: 3000,
-            header_check: None,
-        })
-        .unwrap();
-        let bytes = w.into_inner();
+        let bytes = switched_trace(6);
 
         let cpu = Profile::from_bytes_on(&bytes, TimeBasis::Cpu).unwrap();
         assert_eq!(cpu.summary.time, TimeBasis::Cpu);
