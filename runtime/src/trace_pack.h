@@ -154,14 +154,18 @@ HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth,
  * part (struct hkt_packed), then the stream, zero-padded to 8 bytes. Stops before a record that
  * might not fit in `cap` bytes. Returns the records encoded (at least one if n > 0 and cap >=
  * sizeof(struct hkt_packed) + HKT_PACK_RECORD_MAX + 8); *payload_len is the payload's length, a
- * multiple of 8. */
-HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, size_t n,
-                            uint8_t *out, size_t cap, size_t *payload_len)
+ * multiple of 8. With `timed` (a constant: hkt_pack and hkt_pack_timed below are each their
+ * own loop), it also gathers each table address's calls and ticks for the throttle. */
+HKT_PACK_FN __attribute__((always_inline)) size_t
+hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_t *out,
+              size_t cap, size_t *payload_len, const int timed)
 {
     for (uint32_t i = 0; i < p->table_len; i++) {
         p->slot_index[p->slot_of[i]] = 0;
-        p->calls[i] = 0;
-        p->ticks[i] = 0;
+        if (timed) {
+            p->calls[i] = 0;
+            p->ticks[i] = 0;
+        }
     }
     p->table_len = 0;
 
@@ -190,7 +194,7 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
             if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
                 o = hkt_pack_varint(o, delta << 2 | HKT_PACK_EXIT_TOP);
                 depth--;
-                int32_t top = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                int32_t top = timed ? p->ring_index[depth & (HKT_PACK_STACK - 1)] : -1;
                 if (top >= 0) {
                     p->calls[top]++;
                     p->ticks[top] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
@@ -229,8 +233,10 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
                 depth = found + 1; /* a longjmp came back to this frame */
             } else {
                 p->ring[depth & (HKT_PACK_STACK - 1)] = address;
-                p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
-                p->ring_index[depth & (HKT_PACK_STACK - 1)] = index;
+                if (timed) {
+                    p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
+                    p->ring_index[depth & (HKT_PACK_STACK - 1)] = index;
+                }
                 depth++;
             }
             after_escape = 0;
@@ -244,6 +250,20 @@ HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, si
     head->first_time = first;
     *payload_len = (size_t)(o - out);
     return i;
+}
+
+/* The payload alone (see hkt_pack_body). */
+HKT_PACK_FN size_t hkt_pack(struct hkt_packer *p, const struct hkt_record *r, size_t n,
+                            uint8_t *out, size_t cap, size_t *payload_len)
+{
+    return hkt_pack_body(p, r, n, out, cap, payload_len, 0);
+}
+
+/* The payload and the throttle's per-address calls and ticks (p->calls, p->ticks). */
+HKT_PACK_FN size_t hkt_pack_timed(struct hkt_packer *p, const struct hkt_record *r, size_t n,
+                                  uint8_t *out, size_t cap, size_t *payload_len)
+{
+    return hkt_pack_body(p, r, n, out, cap, payload_len, 1);
 }
 
 #endif /* HOOKCC_RUNTIME_TRACE_PACK_H */

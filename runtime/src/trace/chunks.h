@@ -486,7 +486,10 @@ static HKRT_FN uint64_t hkrt_write_packed(struct hkrt_thread *t, const struct hk
                 break;
             if (room - fixed < cap)
                 cap = (size_t)(room - fixed);
-            keep = hkt_pack(t->packer, r, (size_t)n, t->packed, cap, &payload);
+            /* The throttle's statistics only while it may still throttle. */
+            keep = g_throttle_calls != 0
+                       ? hkt_pack_timed(t->packer, r, (size_t)n, t->packed, cap, &payload)
+                       : hkt_pack(t->packer, r, (size_t)n, t->packed, cap, &payload);
             if (keep == 0 || !hkrt_space_allows(payload + fixed))
                 break;
             off = hkrt_reserve(payload + fixed);
