@@ -101,6 +101,14 @@
  * frames above it are gone. __hookcc_resync(fn) writes the two, after each return of setjmp. */
 #define HKT_RESYNC_ESCAPE HKT_EXIT_BIT
 
+/* Count mark (version 5): a record whose address_kind is exactly HKT_COUNT_MARK (an "exit" of
+ * address 4, which no function has) is not a call: the thread has made HKT_COUNT_MARK_CALLS
+ * more calls of throttled functions, counted but not recorded, since its previous mark. A
+ * reader takes their cost (the OVERHEAD chunk's count_ticks) out of the time before it, as it
+ * takes out the hooks' (docs/trace-format.md, "Count marks"). */
+#define HKT_COUNT_MARK (UINT64_C(4) | HKT_EXIT_BIT)
+#define HKT_COUNT_MARK_CALLS 64u
+
 struct hkt_header {
     char magic[HKT_MAGIC_SIZE]; /*  0: "HKTRACE\0" */
     uint8_t endian;             /*  8: HKT_ENDIAN_* */
@@ -183,6 +191,9 @@ struct hkt_overhead {
     uint64_t self_ticks;  /*  0: from an entry record's time to its exit record's */
     uint64_t child_ticks; /*  8: from an exit record's time to the next entry record's */
     uint64_t pairs;       /* 16: pairs measured */
+    uint64_t count_ticks; /* 24: what count_calls calls of a throttled function cost, in all */
+    uint64_t count_calls; /* 32: the calls timed for count_ticks, and the calls a count mark
+                             stands for (HKT_COUNT_MARK_CALLS); 0: not measured */
 };
 
 /* PAUSE payload: the thread was inside the runtime (writing its full buffer, from a hook)
@@ -365,7 +376,7 @@ _Static_assert(sizeof(struct hkt_sample) == 32, "hkt_sample is 32 bytes");
 _Static_assert(sizeof(struct hkt_sample_point) == 16, "hkt_sample_point is 16 bytes");
 _Static_assert(sizeof(struct hkt_writer) == 32, "hkt_writer is 32 bytes");
 _Static_assert(sizeof(struct hkt_check) == 8, "hkt_check is 8 bytes");
-_Static_assert(sizeof(struct hkt_overhead) == 24, "hkt_overhead is 24 bytes");
+_Static_assert(sizeof(struct hkt_overhead) == 40, "hkt_overhead is 40 bytes");
 _Static_assert(sizeof(struct hkt_pause) == 16, "hkt_pause is 16 bytes");
 _Static_assert(sizeof(struct hkt_clock_checked) == 32, "hkt_clock_checked is 32 bytes");
 

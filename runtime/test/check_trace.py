@@ -27,6 +27,7 @@ FLAG_SWITCH_REASONS = 4
 FLAG_COMPLETE, FLAG_CHECKED = 1, 2
 VERSIONS = (4, 5)  # what the runtime writes: a trace, a profile (HOOKCC_MODE=profile)
 KIND_ENTRY, KIND_EXIT = 0, 1
+COUNT_MARK = 4  # an "exit" of address 4: a count mark (docs/trace-format.md, "Count marks")
 EXIT_BIT = 2  # bit 1 of a record's address word marks an exit
 
 
@@ -388,7 +389,8 @@ class Trace:
                     raise FormatError(f"{where}: second END chunk for thread {tid}")
                 t.end = struct.unpack_from(e + "Q", payload, 0)[0]
             elif ctype == CHUNK_OVERHEAD:
-                if length != 24:
+                # 24 bytes; 40 with the count marks' cost (count_ticks, count_calls)
+                if length not in (24, 40):
                     raise FormatError(f"{where}: OVERHEAD payload of {length} bytes")
                 self.overheads.append(struct.unpack_from(e + "3Q", payload, 0) +
                                       (self.events_end == 0,))
@@ -484,6 +486,8 @@ class Trace:
             if kind == KIND_EXIT and addr == 0:
                 resync = True
                 continue
+            if kind == KIND_EXIT and addr == COUNT_MARK:
+                continue  # counted calls of throttled functions, not a call
             if kind == KIND_ENTRY:
                 stack.append(addr)
                 continue

@@ -2299,6 +2299,34 @@ fn a_throttled_function_is_counted_exactly_and_marked() {
             text.contains("throttled [timed first N]: 1 function, "),
             "{text}"
         );
+        // Count marks: one in a thread's records every 64 counted calls (the rest of each
+        // thread's calls, under 64, have none), whose cost the report takes out.
+        let field = |text: &str, key: &str, after: &str| -> u64 {
+            let line = text.lines().find(|l| l.starts_with(key)).unwrap();
+            let rest = &line[line.find(after).unwrap() + after.len()..];
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let counted = field(&throttled_info, "throttled:", "without records:");
+        let marks = field(&throttled_info, "count marks:", "count marks:");
+        let max_rest = 63 * (threads + 1);
+        assert!(
+            marks <= counted / 64 && marks * 64 + max_rest >= counted,
+            "{marks} marks for {counted} counted calls in {} threads\n{throttled_info}",
+            threads + 1
+        );
+        if threads == 0 {
+            assert_eq!(marks, counted / 64, "{throttled_info}");
+        }
+        assert!(
+            text.contains("later calls counted untimed, their cost subtracted ("),
+            "{text}"
+        );
+        assert!(!all_info.contains("count marks:"), "{all_info}");
     }
 }
 

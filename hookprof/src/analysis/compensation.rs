@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::input::format::{Overhead, Record, RecordKind};
+use crate::input::format::{Overhead, Record, RecordKind, COUNT_MARK};
 
 static COMPENSATION: AtomicBool = AtomicBool::new(true);
 
@@ -32,7 +32,10 @@ pub fn compensation() -> bool {
 /// (`self_ticks + child_ticks`) for each call made inside it; a gap is never shortened below
 /// zero, so times stay in order. Resync records (longjmp) move nothing. A PAUSE (the runtime
 /// writing the thread's buffer from inside a hook) is taken out of the gap it falls in, the
-/// one before the thread's next record.
+/// one before the thread's next record. A count mark (a record like the hooks', written every
+/// `count_calls` counted calls) adds `count_ticks` to what is owed, which comes out of the gap
+/// before it and, where that gap is shorter, out of the next ones, so that the enclosing calls
+/// lose all of it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Compensator {
     pub(crate) overhead: Overhead,
@@ -44,6 +47,8 @@ pub(crate) struct Compensator {
     in_resync: bool,
     /// Ticks of PAUSE chunks to take out of the gap before the next record.
     pub(crate) pause: u64,
+    /// Ticks of counted calls (count marks) not yet taken out.
+    owed: u64,
 }
 
 impl Compensator {
@@ -54,6 +59,7 @@ impl Compensator {
             prev: None,
             in_resync: false,
             pause: 0,
+            owed: 0,
         }
     }
 
@@ -69,6 +75,8 @@ impl Compensator {
         // first record has no gap before it: it is its own "previous" record (a gap of 0).
         let (mut prev_time, mut prev_exit) = self.prev.unwrap_or((first.time, false));
         let (mut shift, mut in_resync, mut pause) = (self.shift, self.in_resync, self.pause);
+        let mut owed = self.owed;
+        let per_mark = if o.count_calls != 0 { o.count_ticks } else { 0 };
         for r in records {
             let raw = r.time;
             let exit = r.kind == RecordKind::Exit;
@@ -77,17 +85,24 @@ impl Compensator {
                 let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
                     .wrapping_add(pause);
                 pause = 0;
+                if exit & (r.address == COUNT_MARK) {
+                    owed = owed.saturating_add(per_mark);
+                }
                 // Each step is at most the gap, so that times stay in order; the sum of the
                 // steps is at most the thread's time span (wrapping only on a corrupt trace,
                 // whose times are wrong anyway, never a panic).
-                shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
+                let gap = raw.saturating_sub(prev_time);
+                let step = hooks.min(gap);
+                let paid = owed.min(gap - step);
+                owed -= paid;
+                shift = shift.wrapping_add(step + paid);
                 (prev_time, prev_exit) = (raw, exit);
             }
             in_resync = escape;
             r.time = raw.saturating_sub(shift);
         }
         self.prev = Some((prev_time, prev_exit));
-        (self.shift, self.in_resync, self.pause) = (shift, in_resync, pause);
+        (self.shift, self.in_resync, self.pause, self.owed) = (shift, in_resync, pause, owed);
     }
 
     /// A raw time after the thread's last record (its end), compensated like it.
@@ -107,6 +122,7 @@ mod tests {
             self_ticks: 100,
             child_ticks: 100,
             pairs: 1,
+            ..Overhead::default()
         });
         let mut records = [
             Record::entry(1000, 0xa),
@@ -117,5 +133,43 @@ mod tests {
         c.apply(&mut records);
         let times: Vec<u64> = records.iter().map(|r| r.time).collect();
         assert_eq!(times, [1000, 1000, 1000, 1194]);
+    }
+
+    /// A count mark takes its counted calls' cost out of the gap before it, and what that gap
+    /// cannot hold out of the next ones: the enclosing call loses all of it either way.
+    #[test]
+    fn a_count_mark_takes_its_calls_cost_out() {
+        let overhead = Overhead {
+            self_ticks: 10,
+            child_ticks: 6,
+            pairs: 255,
+            count_ticks: 64,
+            count_calls: 64,
+        };
+        for (mark_at, want_mark) in [(200, 126), (20, 0)] {
+            let mut c = Compensator::new(overhead);
+            let mut records = [
+                Record::entry(0, 0xa),
+                Record::exit(mark_at, COUNT_MARK),
+                Record::exit(300, 0xa),
+            ];
+            c.apply(&mut records);
+            let times: Vec<u64> = records.iter().map(|r| r.time).collect();
+            // 300 - 10 (entry to mark) - 8 (half a pair: mark to exit) - 64 (the calls).
+            assert_eq!(times, [0, want_mark, 218], "mark at {mark_at}");
+        }
+        // Without the cost measured (an older OVERHEAD chunk), a mark is only a record.
+        let mut c = Compensator::new(Overhead {
+            count_ticks: 0,
+            count_calls: 0,
+            ..overhead
+        });
+        let mut records = [
+            Record::entry(0, 0xa),
+            Record::exit(200, COUNT_MARK),
+            Record::exit(300, 0xa),
+        ];
+        c.apply(&mut records);
+        assert_eq!(records[2].time, 282);
     }
 }

@@ -43,7 +43,7 @@ use std::fmt;
 
 use crate::input::format::{
     BadChunk, Chunk, Clock, Events, FormatError, Header, Integrity, Module, Overhead, Record,
-    RecordKind, Samples, Switches, Trace, CHUNK_HEADER_SIZE, RECORD_SIZE,
+    RecordKind, Samples, Switches, Trace, CHUNK_HEADER_SIZE, COUNT_MARK, RECORD_SIZE,
 };
 
 /// Why a thread was switched out, where the trace says (`FLAG_SWITCH_REASONS`: the kernel's
@@ -498,6 +498,9 @@ pub struct ThreadSummary {
     /// Frames closed by resync records (a `longjmp` came back to a frame below them;
     /// format version 3, docs/trace-format.md).
     pub closed_by_longjmp: u64,
+    /// Count marks among the records (each `count_calls` counted calls of throttled
+    /// functions: not calls; docs/trace-format.md, "Count marks").
+    pub count_marks: u64,
     /// Timestamp of the thread's first record.
     pub first_time: Option<u64>,
     /// Largest timestamp of the thread (its last one when the clock is monotonic).
@@ -745,6 +748,11 @@ impl TraceSummary {
 
     pub fn closed_by_longjmp(&self) -> u64 {
         self.threads.iter().map(|t| t.closed_by_longjmp).sum()
+    }
+
+    /// Count marks in every thread's records.
+    pub fn count_marks(&self) -> u64 {
+        self.threads.iter().map(|t| t.count_marks).sum()
     }
 
     /// The thread with this TID.
@@ -1306,6 +1314,12 @@ impl ThreadState {
             // A resync escape (version 3), not an exit: the next record names the frame.
             self.summary.exits -= 1;
             self.resync_pending = true;
+            return;
+        }
+        if address == COUNT_MARK {
+            // Not an exit: counted calls, whose time the compensation took out.
+            self.summary.exits -= 1;
+            self.summary.count_marks += 1;
             return;
         }
         let has_frame = ids
@@ -2165,6 +2179,7 @@ mod tests {
             self_ticks: 10,
             child_ticks: 6,
             pairs: 255,
+            ..Overhead::default()
         })
         .unwrap();
         w.events(5, &records).unwrap();
@@ -2205,6 +2220,7 @@ mod tests {
             self_ticks: 2,
             child_ticks: 2,
             pairs: 255,
+            ..Overhead::default()
         })
         .unwrap();
         w.events(5, &[R::entry(0, 0xa), R::entry(10, 0xb)]).unwrap();

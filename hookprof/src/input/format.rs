@@ -516,7 +516,17 @@ pub struct Overhead {
     pub child_ticks: u64,
     /// Hook pairs the runtime timed.
     pub pairs: u64,
+    /// What `count_calls` calls of a throttled function cost, in all (0 in traces before
+    /// count marks).
+    pub count_ticks: u64,
+    /// The calls a count mark stands for ([`COUNT_MARK`]); 0: not measured.
+    pub count_calls: u64,
 }
+
+/// A count mark's `address_kind` (docs/trace-format.md, "Count marks"): an exit of address 4,
+/// which no function has: the thread made `count_calls` more calls of throttled functions,
+/// counted, not recorded, since its previous mark.
+pub const COUNT_MARK: u64 = 4;
 
 /// A loaded object (MODULE chunk).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1738,6 +1748,8 @@ fn decode_payload<'a>(
                 self_ticks: u64_at(0),
                 child_ticks: u64_at(8),
                 pairs: u64_at(16),
+                count_ticks: payload.u64(24).unwrap_or(0),
+                count_calls: payload.u64(32).unwrap_or(0),
             })
         }
         chunk_type::PAUSE => {
@@ -2317,9 +2329,14 @@ impl<W: Write> Writer<W> {
     /// OVERHEAD chunk.
     pub fn overhead(&mut self, overhead: &Overhead) -> io::Result<()> {
         let e = self.endian;
-        let mut payload = Vec::with_capacity(24);
+        let mut payload = Vec::with_capacity(40);
         for v in [overhead.self_ticks, overhead.child_ticks, overhead.pairs] {
             payload.extend_from_slice(&e.u64_bytes(v));
+        }
+        if overhead.count_calls != 0 {
+            for v in [overhead.count_ticks, overhead.count_calls] {
+                payload.extend_from_slice(&e.u64_bytes(v));
+            }
         }
         self.raw_chunk(chunk_type::OVERHEAD, 0, &payload)
     }

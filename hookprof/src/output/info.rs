@@ -169,6 +169,16 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
             ),
         );
     }
+    if s.count_marks() > 0 {
+        line(
+            "count marks",
+            format!(
+                "{} (one in a thread's records every {} counted calls: reports take their cost out there)",
+                s.count_marks(),
+                s.overhead.map_or(0, |o| o.count_calls)
+            ),
+        );
+    }
     if s.folded_calls > 0 || s.folded_min_ticks > 0 {
         let below = match s.ticks_per_second() {
             Some(tps) => format!("{:.0} ns", s.folded_min_ticks as f64 * 1e9 / tps as f64),
@@ -347,8 +357,17 @@ fn overhead(s: &TraceSummary) -> String {
         Some(tps) => format!("{:.1} ns", ticks as f64 * 1e9 / tps as f64),
         None => format!("{ticks} ticks"),
     };
+    let counted = if o.count_calls > 0 {
+        format!(
+            ", {} per {} counted calls of a throttled function",
+            time(o.count_ticks),
+            o.count_calls
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} per call and {} per call made inside it (means of {} hook pairs timed at start); {}",
+        "{} per call and {} per call made inside it (means of {} hook pairs timed at start){counted}; {}",
         time(o.self_ticks),
         time(o.child_ticks),
         o.pairs,

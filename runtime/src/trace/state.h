@@ -89,6 +89,10 @@ struct hkrt_thread {
     struct hkrt_fn *count_key[HKRT_COUNT_SLOTS];
     uint64_t count_val[HKRT_COUNT_SLOTS];
     int count_closed;
+    /* Counted calls left before the thread's next count mark (HKT_COUNT_MARK): from
+     * HKT_COUNT_MARK_CALLS down, set when the thread is attached (only a live thread's counts
+     * reach the cache, whose hit decrements it: one instruction and a branch). */
+    uint32_t count_budget;
     /* An exec that failed (fork.h, "exec"): the finish before it wrote this thread's records
      * up to final_upto; after it, resume_from (non-NULL once) says that the records below it
      * are in the earlier file, and are dropped before the thread's next write. */

@@ -135,6 +135,7 @@ static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
     if (g.threads != NULL)
         g.threads->prev = t;
     g.threads = t;
+    t->count_budget = HKT_COUNT_MARK_CALLS;
     t->life = HKRT_THREAD_LIVE;
     hkrt_unlock();
     hkrt_switches_open(t);

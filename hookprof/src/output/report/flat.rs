@@ -101,6 +101,9 @@ pub struct Throttled {
     pub counted: u64,
     pub min_calls: u64,
     pub factor: u64,
+    /// What the counted calls' cost the compensation took out (count marks): the time of
+    /// so many calls (in the report's unit), when it did.
+    pub count_cost: Option<(u64, u64)>,
 }
 
 /// The samples of a trace's CPU time (SAMPLE chunks), for the summary line.
@@ -425,6 +428,10 @@ impl FlatReport {
                         counted: t.functions.iter().map(|f| f.counted).sum(),
                         min_calls: t.min_calls,
                         factor: t.factor,
+                        count_cost: s
+                            .overhead
+                            .filter(|o| s.compensated && o.count_calls > 0 && s.count_marks() > 0)
+                            .map(|o| (unit.convert(o.count_ticks), o.count_calls)),
                     }),
                 compensation: s
                     .overhead
@@ -757,18 +764,21 @@ impl FlatReport {
                 t(below)
             ));
         }
-        if let Some(t) = s.throttled {
+        if let Some(th) = s.throttled {
             // Its settings are in docs/recording.md and `hookprof info`.
+            let cost = th.count_cost.map_or(String::new(), |(time, calls)| {
+                format!(", their cost subtracted ({} per {calls})", t(time))
+            });
             items.push(format!(
-                "throttled [timed first N]: {} {}, {} later calls counted untimed \
+                "throttled [timed first N]: {} {}, {} later calls counted untimed{cost} \
                  (HOOKCC_THROTTLE=0 times all)",
-                t.functions,
-                if t.functions == 1 {
+                th.functions,
+                if th.functions == 1 {
                     "function"
                 } else {
                     "functions"
                 },
-                t.counted
+                th.counted
             ));
         }
         if s.time == TimeBasis::Cpu {
