@@ -152,8 +152,10 @@
 #define HKRT_COLD __attribute__((noinline, cold, no_instrument_function))
 #define HKRT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HKRT_LIKELY(x) __builtin_expect(!!(x), 1)
-/* Slots of a thread's cache of throttled functions' counts (state.h, count_key). */
-#define HKRT_COUNT_SLOTS 64u
+/* Slots of a thread's cache of throttled functions' counts (state.h, counts): 512 of 16 bytes,
+ * 8 KiB of each thread's TLS. With 64, SQLite -O0's throttled functions took each other's
+ * slots so often that the slow path (an atomic add) cost three times the counts' fast path. */
+#define HKRT_COUNT_SLOTS 512u
 
 /* 64-bit counters touched by atomics. i386 aligns uint64_t to 4 in structs, which would make
  * clang call libatomic (and warn); 8-byte alignment keeps them inline (cmpxchg8b, ldrexd). */
@@ -213,6 +215,8 @@ __attribute__((noinline)) HKRT_HOOK_CC void __hookcc_exit(void *fn_exit);
  * again (a resync pair, trace_format.h). */
 HKRT_EXPORT HKRT_HOOK_CC void __hookcc_resync(void *fn);
 HKRT_EXPORT HKRT_HOOK_CC void __hookcc_count(void *fn_record);
+/* Never inlined into hkrt_count_loop either: inlined, a count cost a third of a real call's. */
+__attribute__((noinline)) HKRT_HOOK_CC void __hookcc_count(void *fn_record);
 /* A linked file's per-function switches (trace/functions.h), from its constructors. */
 HKRT_EXPORT void __hookcc_register_functions(void *start, void *stop);
 

@@ -48,8 +48,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     g.threads = NULL;
     g.thread_seq = 0;
     /* The counts cached before the fork are the parent's. */
-    memset(me->count_key, 0, sizeof me->count_key);
-    memset(me->count_val, 0, sizeof me->count_val);
+    memset(me->counts, 0, sizeof me->counts);
     /* A parent's thread that held the switches' lock is not here to let it go. */
     __atomic_store_n(&g_fn_lock, 0, __ATOMIC_RELAXED);
     hkrt_throttle_counts_reset();

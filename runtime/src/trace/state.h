@@ -86,8 +86,10 @@ struct hkrt_thread {
      * written (its end, or the finish), after which the thread adds to the records directly
      * (count_closed); so does a thread not attached, or a signal handler that interrupted a
      * hook. */
-    struct hkrt_fn *count_key[HKRT_COUNT_SLOTS];
-    uint64_t count_val[HKRT_COUNT_SLOTS];
+    struct hkrt_count {
+        struct hkrt_fn *key;
+        uint64_t val;
+    } counts[HKRT_COUNT_SLOTS];
     int count_closed;
     /* Counted calls left before the thread's next count mark (HKT_COUNT_MARK): from
      * HKT_COUNT_MARK_CALLS down, set when the thread is attached (only a live thread's counts
@@ -112,10 +114,10 @@ static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
     if (close)
         __atomic_store_n(&t->count_closed, 1, __ATOMIC_RELAXED);
     for (unsigned s = 0; s < HKRT_COUNT_SLOTS; s++) {
-        struct hkrt_fn *f = t->count_key[s];
-        uint64_t n = t->count_val[s];
-        t->count_key[s] = NULL;
-        t->count_val[s] = 0;
+        struct hkrt_fn *f = t->counts[s].key;
+        uint64_t n = t->counts[s].val;
+        t->counts[s].key = NULL;
+        t->counts[s].val = 0;
         if (f != NULL && n != 0)
             __atomic_fetch_add(&f->count, n, __ATOMIC_RELAXED);
     }
