@@ -82,6 +82,25 @@ fn reported(traces: &[PathBuf]) -> BTreeMap<String, (u64, u64)> {
     sums
 }
 
+/// The dataset of docs/export.md's questions under `dir`: two builds of family.c (five
+/// processes each), exported as run `a` on host `alpha` and `b` on `beta`. Returns each run's
+/// traces and the dataset's directory.
+fn two_builds(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>, PathBuf) {
+    let a = family_traces(&dir.join("a"), &["-O1", "-g"]);
+    let b = family_traces(&dir.join("b"), &["-O1", "-g", "-DCHILD_SPINS=400000"]);
+    let dataset = dir.join("dataset");
+    for (run, host, traces) in [("a", "alpha", &a), ("b", "beta", &b)] {
+        let out = run_ok(
+            hookprof()
+                .args(["export", "--run", run, "--host", host, "-o"])
+                .arg(&dataset)
+                .args(traces.iter()),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
+    }
+    (a, b, dataset)
+}
+
 fn int(v: &serde_json::Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_f64().map(|f| f as u64))
@@ -94,21 +113,7 @@ fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let a = family_traces(&dir.path().join("a"), &["-O1", "-g"]);
-    let b = family_traces(
-        &dir.path().join("b"),
-        &["-O1", "-g", "-DCHILD_SPINS=400000"],
-    );
-    let dataset = dir.path().join("dataset");
-    for (run, host, traces) in [("a", "alpha", &a), ("b", "beta", &b)] {
-        let out = run_ok(
-            hookprof()
-                .args(["export", "--run", run, "--host", host, "-o"])
-                .arg(&dataset)
-                .args(traces.iter()),
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
-    }
+    let (a, b, dataset) = two_builds(dir.path());
     // Exporting a run again never overwrites it.
     run_fails(
         hookprof()
@@ -380,5 +385,136 @@ fn export_of_a_min_duration_trace_has_its_long_calls_and_says_so() {
             calls.len()
         )),
         "{stderr}"
+    );
+}
+
+/// PySpark as scripts/setup.sh installs it, and a Java runtime, or `None` outside CI without
+/// them.
+fn spark_available() -> bool {
+    let package = workspace_root().join("tests/spark/python/pyspark");
+    if !package.is_dir() {
+        assert!(
+            !in_ci(),
+            "{}: missing: scripts/setup.sh installs PySpark there",
+            package.display()
+        );
+        eprintln!("skipping: run scripts/setup.sh (PySpark)");
+        return false;
+    }
+    have_tool("java", &["-version"], "openjdk-17-jre-headless")
+}
+
+/// docs/export.md's Spark SQL blocks by their `-- spark: NAME` line, DATASET replaced, in the
+/// document's order.
+fn spark_blocks(dataset: &Path) -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/export.md")).unwrap();
+    doc.split("```sql\n")
+        .skip(1)
+        .filter_map(|block| {
+            let sql = block.split("```").next().unwrap();
+            let name = sql.lines().next()?.strip_prefix("-- spark: ")?;
+            Some((
+                name.to_string(),
+                sql.replace("DATASET", &dataset.display().to_string()),
+            ))
+        })
+        .collect()
+}
+
+/// Runs `blocks` in one Spark session (tests/spark/query.py): each block's rows by name.
+fn spark_query(blocks: &[(String, String)]) -> BTreeMap<String, Vec<Vec<serde_json::Value>>> {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .arg(workspace_root().join("tests/spark/query.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(blocks).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "query.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+/// Two answers are the same: strings and nulls equal, numbers within 10⁻⁹ of each other
+/// (relative: Spark and DuckDB interpolate percentiles in doubles of their own).
+fn same_rows(spark: &[Vec<serde_json::Value>], duckdb: &[Vec<serde_json::Value>], what: &str) {
+    assert_eq!(spark.len(), duckdb.len(), "{what}: {spark:?} vs {duckdb:?}");
+    for (s, d) in spark.iter().zip(duckdb) {
+        assert_eq!(s.len(), d.len(), "{what}: {s:?} vs {d:?}");
+        for (x, y) in s.iter().zip(d) {
+            let same = match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+                _ => x == y,
+            };
+            assert!(same, "{what}: Spark {s:?}, DuckDB {d:?}");
+        }
+    }
+}
+
+#[test]
+fn spark_answers_the_documented_questions_as_duckdb_and_the_reports_do() {
+    if !duckdb_available() || !spark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, dataset) = two_builds(dir.path());
+    let blocks = spark_blocks(&dataset);
+    let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[0], "tables", "the tables' block comes first");
+    let duckdb = questions(&dataset);
+    let mut asked: Vec<&str> = names[1..].to_vec();
+    asked.sort();
+    assert_eq!(
+        asked,
+        duckdb.keys().map(String::as_str).collect::<Vec<_>>(),
+        "a Spark block for every DuckDB question"
+    );
+    let started = std::time::Instant::now();
+    let spark = spark_query(&blocks);
+    eprintln!(
+        "Spark: {} blocks on local[2] in {:.1} s",
+        blocks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (name, sql) in &duckdb {
+        same_rows(&spark[name], &query(sql), name);
+    }
+    // And the reports': every function's calls and exclusive time over both runs.
+    let (report_a, report_b) = (reported(&a), reported(&b));
+    let top = &spark["top functions"];
+    assert_eq!(top.len(), report_a.len().max(report_b.len()), "{top:?}");
+    for row in top {
+        let function = row[0].as_str().unwrap();
+        let (calls, exclusive) = [&report_a, &report_b]
+            .iter()
+            .filter_map(|r| r.get(function))
+            .fold((0, 0), |(c, e), (rc, re)| (c + rc, e + re));
+        assert_eq!(int(&row[1]), calls, "{function}");
+        assert!(
+            int(&row[2]).abs_diff(exclusive) <= calls,
+            "{function}: {} ns in Spark, {exclusive} in the reports",
+            int(&row[2])
+        );
+    }
+    // The partition column Spark discovered, and the hosts.
+    let hosts = &spark["percentiles per host"];
+    assert_eq!(
+        hosts.iter().map(|r| r[0].clone()).collect::<Vec<_>>(),
+        ["alpha", "beta"]
     );
 }
