@@ -493,3 +493,70 @@ fn pprof_of_several_processes_is_one_profile_with_a_pid_each() {
         assert_eq!(top["child_work"], (10, 20), "{top:?}");
     }
 }
+
+#[test]
+fn pprof_of_a_call_path_profile_and_of_a_deep_recursion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A call-path profile (HOOKCC_MODE=profile): its sums per path are the samples.
+    let program = build_traced(d, "calls", &["calls.c"], &["-O1"], false);
+    let trace = d.join("calls.hktrace");
+    run_ok(
+        Command::new(&program)
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_MODE", "profile"),
+    );
+    let profile = d.join("calls.pb.gz");
+    run_ok(
+        hookprof()
+            .args(["export", "--format=pprof", "-o"])
+            .arg(&profile)
+            .arg(&trace),
+    );
+    let decoded = decode(&profile);
+    // A profile records no context switches: no CPU time, as `report --time=cpu` refuses it.
+    assert!(decoded.index("cpu").is_none(), "{:?}", decoded.types);
+    let report_rows = report(&[trace], &[]);
+    same_as_report(
+        &decoded,
+        decoded.index("wall").unwrap(),
+        &report_rows,
+        "profile",
+    );
+    let calls = decoded.flat_and_cum(decoded.index("calls").unwrap());
+    for (function, n) in CALLS_C {
+        assert_eq!(calls[function].0, n, "{function}");
+    }
+
+    // A 2 000-deep recursion: paths are cut at 512 frames as the flame graph's, the deeper
+    // calls counted in one marker frame; every time still adds up to the report's total.
+    let program = build_traced(d, "deep", &["deep_recursion.c"], &["-O0"], false);
+    let trace = d.join("deep2000.hktrace");
+    run_ok(
+        Command::new(&program)
+            .arg("2000")
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    let profile = d.join("deep.pb.gz");
+    run_ok(
+        hookprof()
+            .args(["export", "--format=pprof", "-o"])
+            .arg(&profile)
+            .arg(&trace),
+    );
+    let decoded = decode(&profile);
+    let deepest = decoded.samples.iter().map(|s| s.stack.len()).max().unwrap();
+    assert_eq!(deepest, 513, "512 frames and the marker");
+    let calls = decoded.flat_and_cum(decoded.index("calls").unwrap());
+    let marker = "[deeper than 512 frames]";
+    assert_eq!(calls["down"].0 + calls[marker].0, 2001);
+    let wall = decoded.index("wall").unwrap();
+    let total: u64 = decoded.samples.iter().map(|s| s.values[wall]).sum();
+    let reported: f64 = report(&[trace], &[]).values().map(|r| r.exclusive_ns).sum();
+    assert!(
+        total.abs_diff(reported.round() as u64) <= decoded.samples.len() as u64,
+        "{total} ns in the profile, {reported} in the report"
+    );
+}
