@@ -372,10 +372,11 @@ struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
     format: ExportFormatArg,
     /// The run's id, its partition: run=ID. Default: the earliest trace's start (UTC) and
-    /// pid, e.g. 20261126T013000Z-4242.
+    /// pid, e.g. 20261126T013000Z-4242. With --format=pprof: a `run` label, if given.
     #[arg(long, value_name = "ID")]
     run: Option<String>,
-    /// The host column. Default: this machine's host name.
+    /// The host column. Default: this machine's host name. With --format=pprof: a `host`
+    /// label, if given.
     #[arg(long, value_name = "NAME")]
     host: Option<String>,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).

@@ -802,3 +802,84 @@ fn cpu_time_in_the_views_and_switched_out_slices_in_the_timeline() {
     // The plain timeline has none.
     assert!(!timeline(&bytes, &Filter::default()).contains("switched out"));
 }
+
+/// `export --format=pprof` of the switched trace: one sample a call path, its calls, CPU and
+/// wall time (a's own time 400 ns on the wall, 350 on the CPU; b's 500 and 300); the
+/// uncompressed profile.proto, one top-level field a line in hex, is the golden file.
+#[test]
+fn pprof_samples_have_calls_cpu_and_wall_time_a_path() {
+    use hookprof::analysis::replay::TimeBasis;
+    use hookprof::output::pprof::{CallPaths, Process, ProfileBuilder};
+    use std::io::Read;
+    let bytes = switched_trace();
+    let trace_info = info(&bytes);
+    let (mut paths, names) = run(&bytes, CallPaths::new(), &Filter::default());
+    paths.learn_names(&names);
+    let cpu = Filter {
+        time: TimeBasis::Cpu,
+        ..Filter::default()
+    };
+    let (paths, _) = run(&bytes, paths.then_cpu(), &cpu);
+    let mut builder = ProfileBuilder::new(true);
+    builder.add(
+        &Process {
+            info: &trace_info,
+            lines: None,
+            label: &|_| None,
+            host: Some("alpha"),
+            run: None,
+        },
+        &paths,
+    );
+    let mut gz = Vec::new();
+    builder
+        .write(&["hookprof test".to_string()], &mut gz)
+        .unwrap();
+    let mut proto = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut proto)
+        .unwrap();
+    // One top-level field a line: its key, then its value's bytes, in hex.
+    let mut text = String::new();
+    let mut rest = &proto[..];
+    let varint = |rest: &mut &[u8]| {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = rest[0];
+            *rest = &rest[1..];
+            value |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return value;
+            }
+        }
+    };
+    while !rest.is_empty() {
+        let key = varint(&mut rest);
+        let field = if key & 7 == 2 {
+            let len = varint(&mut rest) as usize;
+            let (value, next) = rest.split_at(len);
+            rest = next;
+            value.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        } else {
+            varint(&mut rest).to_string()
+        };
+        text.push_str(&format!("{} {field}\n", key >> 3));
+    }
+    check_golden("views-pprof.hex", &text);
+    // The samples' values, leaf first: a's [calls, cpu, wall] and b's under it.
+    let samples: Vec<&str> = text.lines().filter(|l| l.starts_with("2 ")).collect();
+    assert_eq!(samples.len(), 2, "{text}");
+    // Sample: location ids (field 1, packed), values (field 2, packed): 1 call, cpu, wall.
+    assert!(
+        samples[0].starts_with("2 0a0101120501de029003"),
+        "{}",
+        samples[0]
+    );
+    assert!(
+        samples[1].starts_with("2 0a020201120501ac02f403"),
+        "{}",
+        samples[1]
+    );
+}

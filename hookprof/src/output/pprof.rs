@@ -338,12 +338,22 @@ impl ProfileBuilder {
         let pid = info.summary.header.pid;
         let program = info.program();
         let program = program.rsplit('/').next().unwrap_or(&program).to_string();
+        // Per node its function's location; symbols and lines looked up once a function.
+        let mut by_address: HashMap<u64, u64> = HashMap::new();
         let mut location_ids: Vec<u64> = vec![0; paths.parents.len()];
         for node in 0..paths.parents.len() {
             if paths.parents[node] == ROOT {
                 continue;
             }
-            location_ids[node] = self.location(process, paths, paths.addresses[node]);
+            let address = paths.addresses[node];
+            location_ids[node] = match by_address.get(&address) {
+                Some(&id) => id,
+                None => {
+                    let id = self.location(process, paths, address);
+                    by_address.insert(address, id);
+                    id
+                }
+            };
         }
         for node in 0..paths.parents.len() {
             if paths.parents[node] == ROOT
