@@ -340,20 +340,18 @@ impl ProfileBuilder {
         let program = program.rsplit('/').next().unwrap_or(&program).to_string();
         // Per node its function's location; symbols and lines looked up once a function.
         let mut by_address: HashMap<u64, u64> = HashMap::new();
-        let mut location_ids: Vec<u64> = vec![0; paths.parents.len()];
-        for node in 0..paths.parents.len() {
-            if paths.parents[node] == ROOT {
-                continue;
-            }
-            let address = paths.addresses[node];
-            location_ids[node] = match by_address.get(&address) {
-                Some(&id) => id,
-                None => {
-                    let id = self.location(process, paths, address);
-                    by_address.insert(address, id);
-                    id
-                }
+        let mut location_ids: Vec<u64> = Vec::with_capacity(paths.parents.len());
+        for (&parent, &address) in paths.parents.iter().zip(&paths.addresses) {
+            let id = if parent == ROOT {
+                0
+            } else if let Some(&id) = by_address.get(&address) {
+                id
+            } else {
+                let id = self.location(process, paths, address);
+                by_address.insert(address, id);
+                id
             };
+            location_ids.push(id);
         }
         for node in 0..paths.parents.len() {
             if paths.parents[node] == ROOT
