@@ -354,7 +354,18 @@ fn pprof_of_threads_has_the_reports_numbers_and_go_pprof_reads_them() {
             .current_dir(d)
             .env("HOOKCC_OUTPUT", &trace),
     );
-    let switches = !String::from_utf8_lossy(&out.stderr).contains(SWITCHES_REFUSED);
+    // The trace has CPU time when `report --time=cpu` reads it (switches recorded, at least
+    // one pair: main waits in pthread_join); never where the kernel refused the perf events.
+    let switches = hookprof()
+        .args(["report", "--time=cpu"])
+        .arg(&trace)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if String::from_utf8_lossy(&out.stderr).contains(SWITCHES_REFUSED) {
+        assert!(!switches, "CPU time without the threads' switches");
+    }
     let profile = d.join("threads.pb.gz");
     run_ok(
         hookprof()
