@@ -16,9 +16,10 @@
 //! graph's are: the deeper frames are counted in one marker function, so the paths stay
 //! linear in size while every time still adds up.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
 use std::io::{self, Write};
 
+use crate::analysis::ids::HashMap;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
@@ -90,6 +91,9 @@ const DEEPER: u64 = u64::MAX;
 /// Nodes are keyed by the functions' addresses, so both replays fill one tree.
 pub struct CallPaths {
     nodes: HashMap<(u32, u64), u32>,
+    /// Per node: the (address, node) of the child looked up last, which a loop calling the
+    /// same function asks for again (as the flame graph's stacks keep it).
+    last_child: Vec<(u64, u32)>,
     /// Per node: parent ([`ROOT`] for a thread's root), address (the TID for a root).
     parents: Vec<u32>,
     addresses: Vec<u64>,
@@ -97,7 +101,7 @@ pub struct CallPaths {
     wall: Vec<u64>,
     cpu: Vec<u64>,
     /// Function names by address, from the replays' [`Names`].
-    names: HashMap<u64, String>,
+    names: StdHashMap<u64, String>,
     /// The replay under way is the CPU clock's: its times go to `cpu`, its calls are not
     /// counted again.
     on_cpu: bool,
@@ -112,13 +116,14 @@ impl Default for CallPaths {
 impl CallPaths {
     pub fn new() -> Self {
         CallPaths {
-            nodes: HashMap::new(),
+            nodes: HashMap::default(),
+            last_child: Vec::new(),
             parents: Vec::new(),
             addresses: Vec::new(),
             calls: Vec::new(),
             wall: Vec::new(),
             cpu: Vec::new(),
-            names: HashMap::new(),
+            names: StdHashMap::new(),
             on_cpu: false,
         }
     }
@@ -136,7 +141,17 @@ impl CallPaths {
         }
     }
 
+    #[inline]
     fn node(&mut self, parent: u32, address: u64) -> u32 {
+        if let Some(&(a, node)) = self.last_child.get(parent as usize) {
+            if a == address && node != u32::MAX {
+                return node;
+            }
+        }
+        self.node_slow(parent, address)
+    }
+
+    fn node_slow(&mut self, parent: u32, address: u64) -> u32 {
         let next = self.parents.len() as u32;
         let node = *self.nodes.entry((parent, address)).or_insert(next);
         if node == next {
@@ -145,6 +160,11 @@ impl CallPaths {
             self.calls.push(0);
             self.wall.push(0);
             self.cpu.push(0);
+            // No child looked up yet.
+            self.last_child.push((0, u32::MAX));
+        }
+        if let Some(last) = self.last_child.get_mut(parent as usize) {
+            *last = (address, node);
         }
         node
     }
@@ -234,11 +254,11 @@ impl ProfileBuilder {
     pub fn new(with_cpu: bool) -> Self {
         let mut builder = ProfileBuilder {
             strings: Vec::new(),
-            string_ids: HashMap::new(),
-            function_ids: HashMap::new(),
+            string_ids: HashMap::default(),
+            function_ids: HashMap::default(),
             functions: Message::default(),
             locations: Message::default(),
-            mapping_ids: HashMap::new(),
+            mapping_ids: HashMap::default(),
             mappings: Message::default(),
             samples: Message::default(),
             with_cpu,
@@ -339,7 +359,7 @@ impl ProfileBuilder {
         let program = info.program();
         let program = program.rsplit('/').next().unwrap_or(&program).to_string();
         // Per node its function's location; symbols and lines looked up once a function.
-        let mut by_address: HashMap<u64, u64> = HashMap::new();
+        let mut by_address: HashMap<u64, u64> = HashMap::default();
         let mut location_ids: Vec<u64> = Vec::with_capacity(paths.parents.len());
         for (&parent, &address) in paths.parents.iter().zip(&paths.addresses) {
             let id = if parent == ROOT {
