@@ -358,6 +358,8 @@ impl ProfileBuilder {
         let pid = info.summary.header.pid;
         let program = info.program();
         let program = program.rsplit('/').next().unwrap_or(&program).to_string();
+        let process_name = format!("{program} [{pid}]");
+        let mut labels_by_tid: HashMap<u64, Vec<u8>> = HashMap::default();
         // Per node its function's location; symbols and lines looked up once a function.
         let mut by_address: HashMap<u64, u64> = HashMap::default();
         let mut location_ids: Vec<u64> = Vec::with_capacity(paths.parents.len());
@@ -400,26 +402,30 @@ impl ProfileBuilder {
                 put_varint(&mut body, v);
             }
             sample.bytes(2, &body);
-            let thread = info
-                .threads
-                .iter()
-                .find(|t| t.tid == tid)
-                .map_or_else(|| format!("tid {tid}"), |t| t.title());
-            self.label(&mut sample, "thread", Some(&thread), 0);
-            self.label(&mut sample, "tid", None, tid);
-            self.label(
-                &mut sample,
-                "process",
-                Some(&format!("{program} [{pid}]")),
-                0,
-            );
-            self.label(&mut sample, "pid", None, pid);
-            if let Some(host) = process.host {
-                self.label(&mut sample, "host", Some(host), 0);
-            }
-            if let Some(run) = process.run {
-                self.label(&mut sample, "run", Some(run), 0);
-            }
+            // The labels are the thread's: encoded once a thread.
+            let labels = match labels_by_tid.get(&tid) {
+                Some(labels) => labels,
+                None => {
+                    let thread = info
+                        .threads
+                        .iter()
+                        .find(|t| t.tid == tid)
+                        .map_or_else(|| format!("tid {tid}"), |t| t.title());
+                    let mut labels = Message::default();
+                    self.label(&mut labels, "thread", Some(&thread), 0);
+                    self.label(&mut labels, "tid", None, tid);
+                    self.label(&mut labels, "process", Some(&process_name), 0);
+                    self.label(&mut labels, "pid", None, pid);
+                    if let Some(host) = process.host {
+                        self.label(&mut labels, "host", Some(host), 0);
+                    }
+                    if let Some(run) = process.run {
+                        self.label(&mut labels, "run", Some(run), 0);
+                    }
+                    labels_by_tid.entry(tid).or_insert(labels.0)
+                }
+            };
+            sample.0.extend_from_slice(labels);
             self.samples.message(2, &sample);
         }
     }
