@@ -883,3 +883,41 @@ fn pprof_samples_have_calls_cpu_and_wall_time_a_path() {
         samples[1]
     );
 }
+
+/// A trace without a clock rate: pprof's times are nanoseconds, so export asks for
+/// --ticks-per-second, and with it writes the profile (1 tick = 1 µs at 1 MHz).
+#[test]
+fn pprof_of_a_trace_without_clock_rate_needs_its_rate() {
+    use hookprof::commands::export::{export_pprof, ExportOptions};
+    use hookprof::commands::view_options::ViewOptions;
+    let mut h = header(Endian::Big);
+    h.ticks_per_second = 0;
+    h.flags = 0;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("ticks.hktrace");
+    std::fs::write(&trace, golden_trace_with(h, false)).unwrap();
+    let mut export = ExportOptions {
+        dir: dir.path().join("ticks.pb.gz"),
+        run: None,
+        host: None,
+        ticks_per_second: None,
+    };
+    // The trace names no executable that exists: symbols from any ELF (this test's own).
+    let options = ViewOptions {
+        exe: Some(std::env::current_exe().unwrap()),
+        ..ViewOptions::default()
+    };
+    let error = export_pprof(std::slice::from_ref(&trace), &options, &export)
+        .err()
+        .expect("refused without a rate")
+        .to_string();
+    assert!(
+        error.contains("--ticks-per-second") && error.contains("ticks.hktrace"),
+        "{error}"
+    );
+    assert!(!export.dir.exists());
+    export.ticks_per_second = Some(1_000_000);
+    let (exported, _) = export_pprof(&[trace], &options, &export).unwrap();
+    assert_eq!((exported.traces, exported.with_cpu), (1, false));
+    assert!(std::fs::metadata(&export.dir).unwrap().len() > 0);
+}
