@@ -23,13 +23,16 @@
 #   dpkg-architecture for the multiarch libdir)
 #   chromium, fonts-liberation, nodejs (npm where nodejs does not bring it): the browser test
 #   (tests/tests/browser.rs) opens hookprof's speedscope files in speedscope's web app
+#   golang-go: `go tool pprof` reads `hookprof export --format=pprof`'s profiles
+#   (tests/tests/pprof.rs)
+#   openjdk-17-jre-headless: the Java runtime PySpark's local[2] runs on (tests/tests/export.rs)
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
 # freertos-next (pinned, fetched into cargo's registry, not installed), whose FreeRTOS-Kernel
 # sources examples/baremetal/freertos builds (scripts/freertos-kernel.sh);
 # from the npm registry (pinned by tests/browser/package-lock.json): speedscope and
 # playwright-core, into tests/browser/node_modules; from PyPI (pinned by checksum): Perfetto's
 # trace classes and protobuf, into tests/perfetto/python; DuckDB's Python package, into
-# tests/duckdb/python
+# tests/duckdb/python; PySpark and its py4j, into tests/spark/python
 #
 # A test may use a system package only if it is in one of the lists (or something there
 # depends on it); `scripts/test.sh --fresh` (what CI runs) checks that with strace.
@@ -46,7 +49,8 @@ test_packages=(llvm-19-tools valgrind qemu-user gcc-aarch64-linux-gnu libc6-dev-
                gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi
                binutils-arm-none-eabi picolibc-arm-none-eabi gcc-riscv64-unknown-elf
                picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache distcc file dpkg-dev
-               chromium fonts-liberation nodejs)
+               chromium fonts-liberation nodejs golang-go
+               openjdk-17-jre-headless)
 for arch in armhf i386 riscv64 s390x; do
     test_packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done
@@ -201,6 +205,32 @@ if [ "$(uname -m)" = x86_64 ] && [ "$(cat "$duckdb_py/.hookcc-wheel" 2>/dev/null
     echo "$duckdb_wheel" >"$duckdb_py.partial/.hookcc-wheel"
     rm -rf "$duckdb_py" "$download"
     mv "$duckdb_py.partial" "$duckdb_py"
+fi
+
+# PySpark, which tests/tests/export.rs runs docs/export.md's Spark SQL with on local[2]: the
+# pinned, checksum-checked source distribution of pyspark 3.5.7 (300 MB: Spark's jars) and the
+# py4j wheel it requires, from PyPI, pip-installed with --target into tests/spark/python (not
+# into the system's Python). Building the source distribution takes about half a minute.
+spark_py="$(cd "$(dirname "$0")/.." && pwd)/tests/spark/python"
+spark_files=("pyspark-3.5.7.tar.gz 80e36514e0c5c126d35a26adf4f405cd4a69de96a8ea8a3c1e9a65fce2fb4eaa"
+             "py4j-0.10.9.7-py2.py3-none-any.whl 85defdfd2b2376eb3abf5ca6474b51ab7e0de341c75a02f46dc9b5976f5a5c1b")
+if [ "$(cat "$spark_py/.hookcc-pyspark" 2>/dev/null)" != "pyspark-3.5.7" ]; then
+    echo "setup: fetching PySpark (PyPI, 300 MB)" >&2
+    download=$(mktemp -d)
+    python3 -m pip download --quiet --no-deps --no-binary pyspark --dest "$download" \
+        pyspark==3.5.7 py4j==0.10.9.7
+    for f in "${spark_files[@]}"; do
+        echo "${f#* }  $download/${f%% *}" | sha256sum -c --quiet - || {
+            echo "setup: ${f%% *}: checksum mismatch (expected ${f#* })" >&2
+            exit 1
+        }
+    done
+    rm -rf "$spark_py.partial"
+    python3 -m pip install --quiet --no-deps --target "$spark_py.partial" \
+        "$download/pyspark-3.5.7.tar.gz" "$download/py4j-0.10.9.7-py2.py3-none-any.whl"
+    echo "pyspark-3.5.7" >"$spark_py.partial/.hookcc-pyspark"
+    rm -rf "$spark_py" "$download"
+    mv "$spark_py.partial" "$spark_py"
 fi
 
 # speedscope's web app and playwright-core for the browser test, as pinned in the lockfile;

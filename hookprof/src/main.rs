@@ -206,11 +206,13 @@ calls it had in progress. See docs/ti-post.md.")]
     /// duration and exclusive time in ns) and DIR/functions/run=RUN/PID.parquet (calls and
     /// times per thread and function). Every trace given is a process of the run; export
     /// each run into the same DIR and query them as one dataset. Existing files are never
-    /// overwritten.
+    /// overwritten. With --format=pprof, one gzipped profile.proto FILE of all the traces
+    /// for `go tool pprof`, Pyroscope or Perfetto (a sample per call path and thread).
     #[command(after_help = "\
 DuckDB: SELECT function, sum(exclusive_ns) FROM read_parquet('DIR/calls/*/*.parquet',
         hive_partitioning = true) GROUP BY ALL ORDER BY 2 DESC LIMIT 10;
-Schema (version 1), the questions it answers and Spark SQL: docs/export.md.")]
+pprof: hookprof export --format=pprof prog.*.hktrace -o prog.pb.gz; go tool pprof -top prog.pb.gz
+Schema (version 1), the questions it answers, Spark SQL and pprof: docs/export.md.")]
     Export(ExportArgs),
     /// gmon.out for GNU gprof: call counts per arc and a histogram of exclusive times.
     ///
@@ -363,17 +365,18 @@ struct ExportArgs {
     /// --exe and --ticks-per-second.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
-    /// The dataset's directory (created if missing).
+    /// The dataset's directory (created if missing); with --format=pprof, the profile's file.
     #[arg(short, long, value_name = "DIR")]
     output: PathBuf,
     /// The table format.
     #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
     format: ExportFormatArg,
     /// The run's id, its partition: run=ID. Default: the earliest trace's start (UTC) and
-    /// pid, e.g. 20261126T013000Z-4242.
+    /// pid, e.g. 20261126T013000Z-4242. With --format=pprof: a `run` label, if given.
     #[arg(long, value_name = "ID")]
     run: Option<String>,
-    /// The host column. Default: this machine's host name.
+    /// The host column. Default: this machine's host name. With --format=pprof: a `host`
+    /// label, if given.
     #[arg(long, value_name = "NAME")]
     host: Option<String>,
     /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
@@ -391,24 +394,38 @@ struct ExportArgs {
 enum ExportFormatArg {
     /// Apache Parquet, snappy-compressed, Hive-partitioned by run.
     Parquet,
+    /// A gzipped pprof profile.proto (-o is the file): one sample per call path and
+    /// thread, calls/count, cpu/nanoseconds (where switches were recorded), wall/nanoseconds.
+    Pprof,
 }
 
 fn export(args: &ExportArgs) -> Result<()> {
-    let ExportFormatArg::Parquet = args.format;
     let options = ViewOptions {
         exe: args.exe.clone(),
         ..ViewOptions::default()
     };
-    let (exported, warnings) = hookprof::commands::export::export_files(
-        &args.traces,
-        &options,
-        &hookprof::commands::export::ExportOptions {
-            dir: args.output.clone(),
-            run: args.run.clone(),
-            host: args.host.clone(),
-            ticks_per_second: args.ticks_per_second,
-        },
-    )?;
+    let export_options = hookprof::commands::export::ExportOptions {
+        dir: args.output.clone(),
+        run: args.run.clone(),
+        host: args.host.clone(),
+        ticks_per_second: args.ticks_per_second,
+    };
+    if let ExportFormatArg::Pprof = args.format {
+        let (exported, warnings) =
+            hookprof::commands::export::export_pprof(&args.traces, &options, &export_options)?;
+        for w in &warnings {
+            warn(w);
+        }
+        eprintln!(
+            "hookprof: {}: a pprof profile of {} trace(s), sample types calls/count, {}wall/nanoseconds",
+            args.output.display(),
+            exported.traces,
+            if exported.with_cpu { "cpu/nanoseconds, " } else { "" }
+        );
+        return Ok(());
+    }
+    let (exported, warnings) =
+        hookprof::commands::export::export_files(&args.traces, &options, &export_options)?;
     for w in &warnings {
         warn(w);
     }

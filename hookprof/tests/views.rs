@@ -802,3 +802,122 @@ fn cpu_time_in_the_views_and_switched_out_slices_in_the_timeline() {
     // The plain timeline has none.
     assert!(!timeline(&bytes, &Filter::default()).contains("switched out"));
 }
+
+/// `export --format=pprof` of the switched trace: one sample a call path, its calls, CPU and
+/// wall time (a's own time 400 ns on the wall, 350 on the CPU; b's 500 and 300); the
+/// uncompressed profile.proto, one top-level field a line in hex, is the golden file.
+#[test]
+fn pprof_samples_have_calls_cpu_and_wall_time_a_path() {
+    use hookprof::analysis::replay::TimeBasis;
+    use hookprof::output::pprof::{CallPaths, Process, ProfileBuilder};
+    use std::io::Read;
+    let bytes = switched_trace();
+    let trace_info = info(&bytes);
+    let (mut paths, names) = run(&bytes, CallPaths::new(), &Filter::default());
+    paths.learn_names(&names);
+    let cpu = Filter {
+        time: TimeBasis::Cpu,
+        ..Filter::default()
+    };
+    let (paths, _) = run(&bytes, paths.then_cpu(), &cpu);
+    let mut builder = ProfileBuilder::new(true);
+    builder.add(
+        &Process {
+            info: &trace_info,
+            lines: None,
+            label: &|_| None,
+            host: Some("alpha"),
+            run: None,
+        },
+        &paths,
+    );
+    let mut gz = Vec::new();
+    builder
+        .write(&["hookprof test".to_string()], &mut gz)
+        .unwrap();
+    let mut proto = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut proto)
+        .unwrap();
+    // One top-level field a line: its key, then its value's bytes, in hex.
+    let mut text = String::new();
+    let mut rest = &proto[..];
+    let varint = |rest: &mut &[u8]| {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = rest[0];
+            *rest = &rest[1..];
+            value |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return value;
+            }
+        }
+    };
+    while !rest.is_empty() {
+        let key = varint(&mut rest);
+        let field = if key & 7 == 2 {
+            let len = varint(&mut rest) as usize;
+            let (value, next) = rest.split_at(len);
+            rest = next;
+            value.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        } else {
+            varint(&mut rest).to_string()
+        };
+        text.push_str(&format!("{} {field}\n", key >> 3));
+    }
+    check_golden("views-pprof.hex", &text);
+    // The samples' values, leaf first: a's [calls, cpu, wall] and b's under it.
+    let samples: Vec<&str> = text.lines().filter(|l| l.starts_with("2 ")).collect();
+    assert_eq!(samples.len(), 2, "{text}");
+    // Sample: location ids (field 1, packed), values (field 2, packed): 1 call, cpu, wall.
+    assert!(
+        samples[0].starts_with("2 0a0101120501de029003"),
+        "{}",
+        samples[0]
+    );
+    assert!(
+        samples[1].starts_with("2 0a020201120501ac02f403"),
+        "{}",
+        samples[1]
+    );
+}
+
+/// A trace without a clock rate: pprof's times are nanoseconds, so export asks for
+/// --ticks-per-second, and with it writes the profile (1 tick = 1 µs at 1 MHz).
+#[test]
+fn pprof_of_a_trace_without_clock_rate_needs_its_rate() {
+    use hookprof::commands::export::{export_pprof, ExportOptions};
+    use hookprof::commands::view_options::ViewOptions;
+    let mut h = header(Endian::Big);
+    h.ticks_per_second = 0;
+    h.flags = 0;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("ticks.hktrace");
+    std::fs::write(&trace, golden_trace_with(h, false)).unwrap();
+    let mut export = ExportOptions {
+        dir: dir.path().join("ticks.pb.gz"),
+        run: None,
+        host: None,
+        ticks_per_second: None,
+    };
+    // The trace names no executable that exists: symbols from any ELF (this test's own).
+    let options = ViewOptions {
+        exe: Some(std::env::current_exe().unwrap()),
+        ..ViewOptions::default()
+    };
+    let error = export_pprof(std::slice::from_ref(&trace), &options, &export)
+        .err()
+        .expect("refused without a rate")
+        .to_string();
+    assert!(
+        error.contains("--ticks-per-second") && error.contains("ticks.hktrace"),
+        "{error}"
+    );
+    assert!(!export.dir.exists());
+    export.ticks_per_second = Some(1_000_000);
+    let (exported, _) = export_pprof(&[trace], &options, &export).unwrap();
+    assert_eq!((exported.traces, exported.with_cpu), (1, false));
+    assert!(std::fs::metadata(&export.dir).unwrap().len() > 0);
+}

@@ -82,6 +82,25 @@ fn reported(traces: &[PathBuf]) -> BTreeMap<String, (u64, u64)> {
     sums
 }
 
+/// The dataset of docs/export.md's questions under `dir`: two builds of family.c (five
+/// processes each), exported as run `a` on host `alpha` and `b` on `beta`. Returns each run's
+/// traces and the dataset's directory.
+fn two_builds(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>, PathBuf) {
+    let a = family_traces(&dir.join("a"), &["-O1", "-g"]);
+    let b = family_traces(&dir.join("b"), &["-O1", "-g", "-DCHILD_SPINS=400000"]);
+    let dataset = dir.join("dataset");
+    for (run, host, traces) in [("a", "alpha", &a), ("b", "beta", &b)] {
+        let out = run_ok(
+            hookprof()
+                .args(["export", "--run", run, "--host", host, "-o"])
+                .arg(&dataset)
+                .args(traces.iter()),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
+    }
+    (a, b, dataset)
+}
+
 fn int(v: &serde_json::Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_f64().map(|f| f as u64))
@@ -94,21 +113,7 @@ fn duckdb_answers_the_documented_questions_with_the_reports_counts() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let a = family_traces(&dir.path().join("a"), &["-O1", "-g"]);
-    let b = family_traces(
-        &dir.path().join("b"),
-        &["-O1", "-g", "-DCHILD_SPINS=400000"],
-    );
-    let dataset = dir.path().join("dataset");
-    for (run, host, traces) in [("a", "alpha", &a), ("b", "beta", &b)] {
-        let out = run_ok(
-            hookprof()
-                .args(["export", "--run", run, "--host", host, "-o"])
-                .arg(&dataset)
-                .args(traces.iter()),
-        );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("run={run}\n"));
-    }
+    let (a, b, dataset) = two_builds(dir.path());
     // Exporting a run again never overwrites it.
     run_fails(
         hookprof()
@@ -380,5 +385,244 @@ fn export_of_a_min_duration_trace_has_its_long_calls_and_says_so() {
             calls.len()
         )),
         "{stderr}"
+    );
+}
+
+/// PySpark as scripts/setup.sh installs it, and a Java runtime, or `None` outside CI without
+/// them.
+fn spark_available() -> bool {
+    let package = workspace_root().join("tests/spark/python/pyspark");
+    if !package.is_dir() {
+        assert!(
+            !in_ci(),
+            "{}: missing: scripts/setup.sh installs PySpark there",
+            package.display()
+        );
+        eprintln!("skipping: run scripts/setup.sh (PySpark)");
+        return false;
+    }
+    have_tool("java", &["-version"], "openjdk-17-jre-headless")
+}
+
+/// docs/export.md's SQL blocks whose first line is `-- PREFIX: NAME` (`prefix` is `-- PREFIX: `),
+/// `placeholder` replaced by `dir`, in the document's order.
+fn sql_blocks(prefix: &str, placeholder: &str, dir: &Path) -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/export.md")).unwrap();
+    doc.split("```sql\n")
+        .skip(1)
+        .filter_map(|block| {
+            let sql = block.split("```").next().unwrap();
+            let name = sql.lines().next()?.strip_prefix(prefix)?;
+            Some((
+                name.to_string(),
+                sql.replace(placeholder, &dir.display().to_string()),
+            ))
+        })
+        .collect()
+}
+
+/// The fleet of docs/export.md's worked example under `dir`: tests/programs/fleet.c built as
+/// v1 and v2, run twice on each of the hosts alpha and beta (beta sets FLEET_TABLE, which v2
+/// reads), each host's runs of a build exported as run `BUILD@HOST`. Returns the traces by
+/// (host, build) and the dataset's directory.
+fn fleet(dir: &Path) -> (BTreeMap<(String, String), Vec<PathBuf>>, PathBuf) {
+    let dataset = dir.join("fleet");
+    let mut traces = BTreeMap::new();
+    for (build, flags) in [("v1", &["-O1"][..]), ("v2", &["-O1", "-DV2"][..])] {
+        let build_dir = dir.join(build);
+        std::fs::create_dir_all(&build_dir).unwrap();
+        let program = build_traced(&build_dir, "fleet", &["fleet.c"], flags, false);
+        for host in ["alpha", "beta"] {
+            let host_dir = dir.join("traces").join(host).join(build);
+            std::fs::create_dir_all(&host_dir).unwrap();
+            let mut these = Vec::new();
+            for process in 0..2 {
+                let trace = host_dir.join(format!("fleet.{process}.hktrace"));
+                let mut cmd = Command::new(&program);
+                cmd.current_dir(&host_dir)
+                    .env("HOOKCC_OUTPUT", &trace)
+                    .env("HOOKCC_SWITCHES", "0")
+                    .env("HOOKCC_SAMPLE_HZ", "0");
+                if host == "beta" {
+                    cmd.env("FLEET_TABLE", "40000");
+                }
+                run_ok(&mut cmd);
+                these.push(trace);
+            }
+            run_ok(
+                hookprof()
+                    .args([
+                        "export",
+                        "--run",
+                        &format!("{build}@{host}"),
+                        "--host",
+                        host,
+                    ])
+                    .arg("-o")
+                    .arg(&dataset)
+                    .args(&these),
+            );
+            traces.insert((host.to_string(), build.to_string()), these);
+        }
+    }
+    (traces, dataset)
+}
+
+/// The fleet question's rule over `hookprof report`: (host, function) where v2's exclusive
+/// time a call is over 1.5 times v1's and the difference over v2's calls over 1 ms.
+fn fleet_answer_of_reports(
+    traces: &BTreeMap<(String, String), Vec<PathBuf>>,
+) -> Vec<(String, String)> {
+    let mut slower = Vec::new();
+    for host in ["alpha", "beta"] {
+        let v1 = reported(&traces[&(host.to_string(), "v1".to_string())]);
+        let v2 = reported(&traces[&(host.to_string(), "v2".to_string())]);
+        for (function, (calls, exclusive)) in &v2 {
+            let Some((old_calls, old_exclusive)) = v1.get(function) else {
+                continue;
+            };
+            let per_call = *exclusive as f64 / *calls as f64;
+            let old_per_call = *old_exclusive as f64 / *old_calls as f64;
+            if per_call > 1.5 * old_per_call && (per_call - old_per_call) * *calls as f64 > 1e6 {
+                slower.push((host.to_string(), function.clone()));
+            }
+        }
+    }
+    slower
+}
+
+/// Runs `blocks` in one Spark session (tests/spark/query.py): each block's rows by name.
+fn spark_query(blocks: &[(String, String)]) -> BTreeMap<String, Vec<Vec<serde_json::Value>>> {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .arg(workspace_root().join("tests/spark/query.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(blocks).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "query.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+/// Two answers are the same: strings and nulls equal, numbers within 10⁻⁹ of each other
+/// (relative: Spark and DuckDB interpolate percentiles in doubles of their own).
+fn same_rows(spark: &[Vec<serde_json::Value>], duckdb: &[Vec<serde_json::Value>], what: &str) {
+    assert_eq!(spark.len(), duckdb.len(), "{what}: {spark:?} vs {duckdb:?}");
+    for (s, d) in spark.iter().zip(duckdb) {
+        assert_eq!(s.len(), d.len(), "{what}: {s:?} vs {d:?}");
+        for (x, y) in s.iter().zip(d) {
+            let same = match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+                _ => x == y,
+            };
+            assert!(same, "{what}: Spark {s:?}, DuckDB {d:?}");
+        }
+    }
+}
+
+#[test]
+fn spark_answers_the_documented_questions_as_duckdb_and_the_reports_do() {
+    if !duckdb_available() || !spark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, dataset) = two_builds(dir.path());
+    let blocks = sql_blocks("-- spark: ", "DATASET", &dataset);
+    let names: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[0], "tables", "the tables' block comes first");
+    let duckdb = questions(&dataset);
+    let mut asked: Vec<&str> = names[1..].to_vec();
+    asked.sort();
+    assert_eq!(
+        asked,
+        duckdb.keys().map(String::as_str).collect::<Vec<_>>(),
+        "a Spark block for every DuckDB question"
+    );
+    // The fleet's worked example, in the same Spark session (one JVM start).
+    let (fleet_traces, fleet_dataset) = fleet(dir.path());
+    let fleet_spark = sql_blocks("-- fleet spark: ", "FLEET", &fleet_dataset);
+    let fleet_duckdb = sql_blocks("-- fleet question: ", "FLEET", &fleet_dataset);
+    assert_eq!(fleet_spark.len(), 2, "{fleet_spark:?}");
+    assert_eq!(fleet_duckdb.len(), 1, "{fleet_duckdb:?}");
+    let mut all_blocks = blocks.clone();
+    all_blocks.extend(
+        fleet_spark
+            .iter()
+            .map(|(n, sql)| (format!("fleet {n}"), sql.clone())),
+    );
+    let started = std::time::Instant::now();
+    let spark = spark_query(&all_blocks);
+    eprintln!(
+        "Spark: {} blocks on local[2] in {:.1} s",
+        all_blocks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let fleet_name = &fleet_duckdb[0].0;
+    let fleet_rows = &spark[&format!("fleet {fleet_name}")];
+    same_rows(fleet_rows, &query(&fleet_duckdb[0].1), fleet_name);
+    let answer: Vec<(String, String)> = fleet_rows
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answer,
+        fleet_answer_of_reports(&fleet_traces),
+        "{fleet_rows:?}"
+    );
+    let lookup = fleet_rows
+        .iter()
+        .find(|r| r[0] == "beta" && r[1] == "lookup")
+        .unwrap_or_else(|| panic!("beta's lookup is not slower: {fleet_rows:?}"));
+    eprintln!("fleet: {fleet_rows:?}");
+    assert!(
+        lookup[3].as_f64().unwrap() > 5.0 * lookup[2].as_f64().unwrap(),
+        "{lookup:?}"
+    );
+    for (name, sql) in &duckdb {
+        same_rows(&spark[name], &query(sql), name);
+    }
+    // And the reports': every function's calls and exclusive time over both runs.
+    let (report_a, report_b) = (reported(&a), reported(&b));
+    let top = &spark["top functions"];
+    assert_eq!(top.len(), report_a.len().max(report_b.len()), "{top:?}");
+    for row in top {
+        let function = row[0].as_str().unwrap();
+        let (calls, exclusive) = [&report_a, &report_b]
+            .iter()
+            .filter_map(|r| r.get(function))
+            .fold((0, 0), |(c, e), (rc, re)| (c + rc, e + re));
+        assert_eq!(int(&row[1]), calls, "{function}");
+        assert!(
+            int(&row[2]).abs_diff(exclusive) <= calls,
+            "{function}: {} ns in Spark, {exclusive} in the reports",
+            int(&row[2])
+        );
+    }
+    // The partition column Spark discovered, and the hosts.
+    let hosts = &spark["percentiles per host"];
+    assert_eq!(
+        hosts.iter().map(|r| r[0].clone()).collect::<Vec<_>>(),
+        ["alpha", "beta"]
     );
 }

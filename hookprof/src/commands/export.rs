@@ -184,3 +184,107 @@ pub fn export_files(
     }
     Ok((exported, warnings))
 }
+
+/// What `hookprof export --format=pprof` wrote: its samples' traces and whether they have a
+/// CPU time.
+pub struct ExportedProfile {
+    pub traces: usize,
+    pub with_cpu: bool,
+}
+
+/// Exports `trace_paths` as one pprof profile, `export.dir` being the file
+/// ([`crate::output::pprof`], docs/export.md): every trace a process, its call paths the
+/// samples. The CPU time is there when every trace recorded its context switches (what
+/// `report --time=cpu` needs); otherwise it is left out and a warning names the traces
+/// without them.
+pub fn export_pprof(
+    trace_paths: &[PathBuf],
+    options: &ViewOptions,
+    export: &ExportOptions,
+) -> Result<(ExportedProfile, Vec<String>), Error> {
+    use crate::analysis::replay::TimeBasis;
+    use crate::output::pprof;
+    let mut traces = Vec::new();
+    for path in trace_paths {
+        let mut prepared = view::Prepared::open(path, options.exe.as_deref())?;
+        if prepared.info.clock.ticks_per_second.is_none() {
+            prepared.info.clock.ticks_per_second = export.ticks_per_second;
+        }
+        if prepared.info.clock.ticks_per_second.is_none() {
+            return Err(Error::Unsupported {
+                path: path.clone(),
+                message: "the trace has no clock rate, and a profile's times are nanoseconds: \
+                          give its counter's rate with --ticks-per-second"
+                    .to_string(),
+            });
+        }
+        prepared.progress = options.progress.clone();
+        traces.push((path, prepared));
+    }
+    let without_cpu: Vec<String> = traces
+        .iter()
+        .filter(|(_, p)| p.check_time(TimeBasis::Cpu, false).is_err())
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    let with_cpu = without_cpu.is_empty();
+    let mut warnings = Vec::new();
+    if !with_cpu && without_cpu.len() < traces.len() {
+        warnings.push(format!(
+            "the profile has no cpu/nanoseconds: these traces have no context switches (or \
+             are call-path profiles): {}",
+            without_cpu.join(", ")
+        ));
+    }
+    let mut builder = pprof::ProfileBuilder::new(with_cpu);
+    for (path, mut prepared) in traces {
+        // First on the wall clock (every call, as `report` counts), which meets every
+        // function: same-named ones are then told apart as `report` tells them.
+        let (mut paths, names, w) = prepared.run(pprof::CallPaths::new(), &options.filter)?;
+        paths.learn_names(&names);
+        prepared.tell_apart(names.addresses.iter().copied());
+        if with_cpu {
+            let cpu_filter = view::Filter {
+                time: TimeBasis::Cpu,
+                ..options.filter.clone()
+            };
+            let (more, names, _) = prepared.run(paths.then_cpu(), &cpu_filter)?;
+            paths = more;
+            paths.learn_names(&names);
+        }
+        warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
+        let lines =
+            lines::SourceLines::for_executable(&prepared.info.summary, options.exe.as_deref());
+        let label = |address: u64| prepared.label(address).map(str::to_string);
+        builder.add(
+            &pprof::Process {
+                info: &prepared.info,
+                lines,
+                label: &label,
+                host: export.host.as_deref(),
+                run: export.run.as_deref(),
+            },
+            &paths,
+        );
+    }
+    let comments = vec![format!(
+        "hookprof {}: {} trace(s)",
+        env!("CARGO_PKG_VERSION"),
+        trace_paths.len()
+    )];
+    let mut file = OutputFile::create(&export.dir, trace_paths.first().map(PathBuf::as_path))?;
+    builder
+        .write(&comments, &mut file)
+        .map_err(|e| Error::Output {
+            path: export.dir.clone(),
+            action: "write",
+            error: e,
+        })?;
+    file.commit()?;
+    Ok((
+        ExportedProfile {
+            traces: trace_paths.len(),
+            with_cpu,
+        },
+        warnings,
+    ))
+}

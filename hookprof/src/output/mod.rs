@@ -5,6 +5,7 @@
 //! - [`callgraph`]: the Dynamic Call Graph; [`info`]: what `hookprof info` prints;
 //! - [`ti`]: the CSV files, status report and call graph of a TI analysis; [`nitro`]: the
 //!   text a NITRO program prints for its buffer;
+//! - [`pprof`]: `export --format=pprof`'s gzipped profile.proto;
 //! - [`file`](mod@file): how every output file is written (temporary, rename, mode).
 //!
 //! May import: [`crate::analysis`] and [`crate::input`]'s data types (records, the names of
@@ -18,6 +19,7 @@ pub mod gprof;
 pub mod info;
 pub mod nitro;
 pub mod pfp;
+pub mod pprof;
 pub mod report;
 pub mod stream_trace;
 pub mod ti;
