@@ -97,6 +97,39 @@ HKT_PACK_FN __attribute__((always_inline)) uint8_t *hkt_pack_varint(uint8_t *o, 
     return hkt_pack_varint_long(o, v);
 }
 
+/* A record's first varint, delta << 2 | k, of a delta of 2^12 ticks or more: preceded by a
+ * clock escape (the chunk's clock set to `time`, the record's delta then 0) when the delta
+ * reaches HKT_PACK_DELTA_LIMIT (a clock that went back, or jumped). */
+HKT_PACK_FN __attribute__((noinline)) uint8_t *hkt_pack_head_long(uint8_t *o, uint64_t delta,
+                                                                 unsigned k, uint64_t time)
+{
+    if (delta >= HKT_PACK_DELTA_LIMIT) {
+        o = hkt_pack_varint(o, HKT_PACK_OTHER);
+        o = hkt_pack_varint(o, HKT_PACK_OTHER_CLOCK);
+        o = hkt_pack_varint(o, time);
+        delta = 0;
+    }
+    return hkt_pack_varint(o, delta << 2 | k);
+}
+
+/* A record's first varint: one or two bytes inline (a delta under 4096 ticks: nearly all),
+ * which cannot need the clock escape; the rest, which may, out of line. */
+HKT_PACK_FN __attribute__((always_inline)) uint8_t *hkt_pack_head(uint8_t *o, uint64_t delta,
+                                                                 unsigned k, uint64_t time)
+{
+    uint64_t v = delta << 2 | k;
+    if (delta < 0x20) {
+        o[0] = (uint8_t)v;
+        return o + 1;
+    }
+    if (delta < 0x1000) {
+        o[0] = (uint8_t)(v | 0x80);
+        o[1] = (uint8_t)(v >> 7);
+        return o + 2;
+    }
+    return hkt_pack_head_long(o, delta, k, time);
+}
+
 HKT_PACK_FN uint64_t hkt_pack_zigzag(uint64_t d)
 {
     return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
@@ -182,34 +215,29 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
         uint64_t time = r[i].time, word = r[i].address_kind;
         uint64_t address = word & ~HKT_EXIT_BIT, delta = time - now;
         now = time;
-        if (delta >= HKT_PACK_DELTA_LIMIT) {
-            o = hkt_pack_varint(o, HKT_PACK_OTHER);
-            o = hkt_pack_varint(o, HKT_PACK_OTHER_CLOCK);
-            o = hkt_pack_varint(o, time);
-            delta = 0;
-        }
         uint32_t slot = 0;
         if (word & HKT_EXIT_BIT) {
             /* The common case first: an exit of the top frame. */
             if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
-                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_EXIT_TOP);
+                o = hkt_pack_head(o, delta, HKT_PACK_EXIT_TOP, time);
                 depth--;
                 int32_t top = timed ? p->ring_index[depth & (HKT_PACK_STACK - 1)] : -1;
                 if (top >= 0) {
                     p->calls[top]++;
                     p->ticks[top] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
                 }
-            } else {
-                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_OTHER);
-                int32_t index = hkt_pack_find(p, address, &slot);
-                if (index >= 0) {
-                    o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_INDEX + (uint64_t)index);
-                } else {
-                    o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_NEW);
-                    o = hkt_pack_new_address(p, o, address, slot, &last_new);
-                }
-                depth = hkt_pack_search(p, depth, address);
+                after_escape = address == 0;
+                continue;
             }
+            o = hkt_pack_head(o, delta, HKT_PACK_OTHER, time);
+            int32_t index = hkt_pack_find(p, address, &slot);
+            if (index >= 0) {
+                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_INDEX + (uint64_t)index);
+            } else {
+                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_NEW);
+                o = hkt_pack_new_address(p, o, address, slot, &last_new);
+            }
+            depth = hkt_pack_search(p, depth, address);
             after_escape = address == 0;
         } else {
             /* The last entry's function again (a loop calling it) skips the hash. */
@@ -217,10 +245,10 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                                 ? last_index
                                 : hkt_pack_find(p, address, &slot);
             if (index >= 0) {
-                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_INDEX);
+                o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_INDEX, time);
                 o = hkt_pack_varint(o, (uint64_t)index);
             } else {
-                o = hkt_pack_varint(o, delta << 2 | HKT_PACK_ENTRY_NEW);
+                o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_NEW, time);
                 o = hkt_pack_new_address(p, o, address, slot, &last_new);
                 index = p->table_len > 0 && p->table[p->table_len - 1] == address
                             ? (int32_t)(p->table_len - 1)
