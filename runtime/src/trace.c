@@ -156,6 +156,9 @@
  * 8 KiB of each thread's TLS. With 64, SQLite -O0's throttled functions took each other's
  * slots so often that the slow path (an atomic add) cost three times the counts' fast path. */
 #define HKRT_COUNT_SLOTS 512u
+/* Slots of a thread's table of the counts that left its cache (state.h, spill): 64 KiB,
+ * mapped when the thread attaches if the throttle may act. */
+#define HKRT_SPILL_SLOTS 4096u
 
 /* 64-bit counters touched by atomics. i386 aligns uint64_t to 4 in structs, which would make
  * clang call libatomic (and warn); 8-byte alignment keeps them inline (cmpxchg8b, ldrexd). */

@@ -86,6 +86,7 @@
 #define HKT_CHUNK_SAMPLE 16  /* where a thread's CPU time went, sampled (Linux perf); optional */
 #define HKT_CHUNK_WRITER 17  /* the writer thread's time on and waiting for a CPU; optional */
 #define HKT_CHUNK_THROTTLE 18 /* functions throttled: recorded for their first calls, counted after */
+#define HKT_CHUNK_COUNTED 20  /* a thread's counted calls of throttled functions, by function */
 #define HKT_CHUNK_UNLOAD 19  /* a module dlclose unloaded, and when; optional */
 
 #define HKT_CHUNK_ALIGN 8 /* chunks start on, and payloads are padded to, 8 bytes */
@@ -194,6 +195,13 @@ struct hkt_overhead {
     uint64_t count_ticks; /* 24: what count_calls calls of a throttled function cost, in all */
     uint64_t count_calls; /* 32: the calls timed for count_ticks, and the calls a count mark
                              stands for (HKT_COUNT_MARK_CALLS); 0: not measured */
+};
+
+/* COUNTED entry (after a u64 count of them): a throttled function's address, as in its
+ * records, and its calls this thread counted. */
+struct hkt_counted {
+    uint64_t address;
+    uint64_t calls;
 };
 
 /* PAUSE payload: the thread was inside the runtime (writing its full buffer, from a hook)

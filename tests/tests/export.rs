@@ -388,6 +388,48 @@ fn export_of_a_min_duration_trace_has_its_long_calls_and_says_so() {
     );
 }
 
+#[test]
+fn export_of_a_throttled_trace_counts_every_call_in_its_thread_and_says_so() {
+    // Before: a throttled function's counted calls (issue 35's throttle, on by default) were
+    // in the report's calls and in no table: DuckDB summed 5 % of `tiny`'s calls. Now each
+    // thread's COUNTED chunk gives its calls, and `functions` has them, thread by thread.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let program = build_traced(d, "throttle", &["throttle.c"], &["-O2", "-pthread"], false);
+    let trace = d.join("throttle.hktrace");
+    run_ok(
+        Command::new(&program)
+            .current_dir(d)
+            .arg("3")
+            .env("HOOKCC_OUTPUT", &trace)
+            .env("HOOKCC_BUFFER_RECORDS", "4096"),
+    );
+    let report = call_counts(&trace, &[]);
+    assert_eq!(report["tiny"], 4 * 200 * 100, "{report:?}");
+    let (calls, functions, stderr) = export_one(&d.join("dataset"), &trace);
+    let (summed, rows) = exported_calls(&calls, &functions);
+    assert_eq!(summed, report, "functions: every call");
+    assert!(
+        rows["tiny"] < report["tiny"] / 2,
+        "calls: the timed ones: {rows:?}"
+    );
+    // Every thread made 200 rounds of 100 tiny calls.
+    let tiny: Vec<u64> = functions
+        .iter()
+        .filter(|f| f["function"] == "tiny")
+        .map(|f| f["calls"].parse().unwrap())
+        .collect();
+    assert_eq!(tiny, [20_000; 4], "{functions:?}");
+    let counted = report["tiny"] - rows["tiny"];
+    assert!(
+        stderr.contains(&format!(
+            "{counted} calls of throttled functions were counted, not recorded: `functions` \
+             counts them"
+        )),
+        "{stderr}"
+    );
+}
+
 /// PySpark as scripts/setup.sh installs it, and a Java runtime, or `None` outside CI without
 /// them.
 fn spark_available() -> bool {

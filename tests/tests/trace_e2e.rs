@@ -520,7 +520,8 @@ fn reports_subtract_the_hooks_measured_time_unless_told_not_to() {
     let info = run_ok(hookprof().arg("info").arg(&trace));
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(
-        info.contains("(means of 255 hook pairs timed at start); reports subtract it"),
+        info.contains("(means of 255 hook pairs timed at start), ")
+            && info.contains(" per 64 counted calls of a throttled function; reports subtract it"),
         "{info}"
     );
     let report = |extra: &[&str]| {
@@ -2322,6 +2323,27 @@ fn a_throttled_function_is_counted_exactly_and_marked() {
         if threads == 0 {
             assert_eq!(marks, counted / 64, "{throttled_info}");
         }
+        // Each thread's counted calls are its own (COUNTED chunks): every thread's row of
+        // tiny has its 200 rounds of 100 calls.
+        let per_thread = String::from_utf8_lossy(
+            &run_ok(
+                hookprof()
+                    .args(["report", "--per-thread", "--format=csv"])
+                    .arg(&throttled),
+            )
+            .stdout,
+        )
+        .into_owned();
+        let tiny: Vec<&str> = per_thread
+            .lines()
+            .filter(|l| l.split(',').nth(1) == Some("tiny"))
+            .map(|l| l.split(',').nth(2).unwrap())
+            .collect();
+        assert_eq!(
+            tiny,
+            vec!["20000"; threads as usize + 1],
+            "tiny's calls by thread:\n{per_thread}"
+        );
         assert!(
             text.contains("later calls counted untimed, their cost subtracted ("),
             "{text}"

@@ -501,6 +501,9 @@ pub struct ThreadSummary {
     /// Count marks among the records (each `count_calls` counted calls of throttled
     /// functions: not calls; docs/trace-format.md, "Count marks").
     pub count_marks: u64,
+    /// The thread's calls of throttled functions that were counted, not recorded, by address
+    /// (its COUNTED chunks; empty in traces before them).
+    pub counted: HashMap<u64, u64>,
     /// Timestamp of the thread's first record.
     pub first_time: Option<u64>,
     /// Largest timestamp of the thread (its last one when the clock is monotonic).
@@ -2016,6 +2019,12 @@ fn replay_with<V: ReplayVisitor>(
             }
             Chunk::Writer(writer) => summary.writer = Some(writer),
             Chunk::Throttle(throttle) => summary.add_throttle(throttle),
+            Chunk::Counted(list) => {
+                let state = get_thread(&mut threads, chunk.thread, compensate);
+                for (address, calls) in list {
+                    *state.summary.counted.entry(address).or_insert(0) += calls;
+                }
+            }
             Chunk::Check(_) | Chunk::Overhead(_) | Chunk::Switch(_) | Chunk::Sample(_) => {}
             Chunk::Unknown => summary.unknown_chunks += 1,
             Chunk::Hole => summary.hole_bytes += chunk.total_len(),

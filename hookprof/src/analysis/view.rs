@@ -523,6 +523,9 @@ pub struct TraceInfo {
     /// PROFILE chunks (HOOKCC_MODE=profile): the file is a call-path profile, which views
     /// of calls in time order cannot show.
     pub profiles: u64,
+    /// The threads' counted calls of throttled functions (COUNTED chunks): (TID, address,
+    /// calls), calls that have no records.
+    pub counted: Vec<(u64, u64, u64)>,
 }
 
 impl TraceInfo {
@@ -562,6 +565,7 @@ impl TraceInfo {
         let mut base: Option<u64> = None;
         let mut records = 0u64;
         let mut profiles = 0u64;
+        let mut counted = Vec::new();
         let (mut module_chunks, mut unloads) = (Vec::new(), Vec::new());
         for chunk in trace.chunks() {
             let chunk = match chunk {
@@ -620,6 +624,10 @@ impl TraceInfo {
                 | Chunk::Hole => {}
                 Chunk::Writer(writer) => summary.writer = Some(writer),
                 Chunk::Throttle(_) => {}
+                Chunk::Counted(list) => counted.extend(
+                    list.into_iter()
+                        .map(|(address, calls)| (chunk.thread, address, calls)),
+                ),
                 Chunk::Switch(switches) => {
                     summary.switches += switches.pairs.len() as u64;
                 }
@@ -639,6 +647,7 @@ impl TraceInfo {
             },
             records,
             profiles,
+            counted,
         })
     }
 

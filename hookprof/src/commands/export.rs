@@ -128,8 +128,16 @@ pub fn export_files(
         let mut describer = report::parquet::Describer::new(&host, &prepared.info, lines);
         // First what `report` reads (every call, a profile's trees), which meets every
         // function: same-named ones are then told apart as `report` tells them.
-        let (totals, names, mut w) =
+        let (mut totals, names, mut w) =
             prepared.run(report::parquet::FunctionTotals::default(), &options.filter)?;
+        // Calls of throttled functions counted without records (COUNTED chunks): in the
+        // thread's `functions` rows, unless a filter chose calls (counts have no time, depth
+        // or callers to choose them by).
+        let counted: u64 = prepared.info.counted.iter().map(|c| c.2).sum();
+        let filtered = !options.filter.is_everything();
+        if counted > 0 && !filtered {
+            totals.add_counted(&names, &prepared.info.counted);
+        }
         prepared.tell_apart(names.addresses.iter().copied());
         let (functions_file, functions) = totals
             .write(
@@ -156,6 +164,20 @@ pub fn export_files(
         let (calls_file, calls) = view
             .finish()
             .map_err(|e| output_error(&destination.calls, e))?;
+        if counted > 0 {
+            w.push(if filtered {
+                format!(
+                    "{counted} calls of throttled functions were counted, not recorded: with a \
+                     filter they are in neither table"
+                )
+            } else {
+                format!(
+                    "{counted} calls of throttled functions were counted, not recorded: \
+                     `functions` counts them (in `calls`, without times), `calls` has rows for \
+                     the timed calls only"
+                )
+            });
+        }
         if prepared.info.profiles > 0 {
             w.push(if prepared.info.records == 0 {
                 format!(
@@ -250,6 +272,18 @@ pub fn export_pprof(
             let (more, names, _) = prepared.run(paths.then_cpu(), &cpu_filter)?;
             paths = more;
             paths.learn_names(&names);
+        }
+        let mut w = w;
+        // Calls of throttled functions counted without records (COUNTED chunks): under a
+        // marker of their thread, their callers unknown, unless a filter chose calls.
+        let counted: u64 = prepared.info.counted.iter().map(|c| c.2).sum();
+        if counted > 0 && !options.filter.is_everything() {
+            w.push(format!(
+                "{counted} calls of throttled functions were counted, not recorded: with a \
+                 filter they are left out"
+            ));
+        } else if counted > 0 {
+            paths.add_counted(&prepared.info.counted);
         }
         warnings.extend(w.into_iter().map(|w| format!("{}: {w}", path.display())));
         let lines =

@@ -82,6 +82,9 @@ pub mod chunk_type {
     pub const THROTTLE: u32 = 18;
     /// A module `dlclose` unloaded, and when (optional: an older reader skips it).
     pub const UNLOAD: u32 = 19;
+    /// A thread's counted calls of throttled functions, by function (optional: an older
+    /// reader skips it, and has the THROTTLE chunks' totals only).
+    pub const COUNTED: u32 = 20;
 }
 
 /// The PACKED encoding (version 4), as `runtime/src/trace_pack.h` writes it: the reader
@@ -429,6 +432,8 @@ pub enum FormatErrorKind {
     BadProfile { what: &'static str },
     #[error("THROTTLE chunk declares {count} functions but its payload holds {room}")]
     BadThrottle { count: u64, room: usize },
+    #[error("COUNTED chunk declares {count} functions but its payload holds {room}")]
+    BadCounted { count: u64, room: usize },
 }
 
 impl From<crate::input::cct::BadProfile> for FormatErrorKind {
@@ -483,6 +488,7 @@ impl fmt::Display for ChunkName {
             chunk_type::WRITER => f.write_str("WRITER"),
             chunk_type::THROTTLE => f.write_str("THROTTLE"),
             chunk_type::UNLOAD => f.write_str("UNLOAD"),
+            chunk_type::COUNTED => f.write_str("COUNTED"),
             other => write!(f, "type-{other}"),
         }
     }
@@ -1240,6 +1246,9 @@ pub enum Chunk<'a> {
     Writer(WriterStats),
     /// Functions throttled (a THROTTLE chunk).
     Throttle(Throttle),
+    /// The chunk's thread's counted calls of throttled functions (a COUNTED chunk):
+    /// (address as in its records, calls).
+    Counted(Vec<(u64, u64)>),
     /// A module `dlclose` unloaded (an UNLOAD chunk), and the tick when it was gone: records
     /// made before that tick in its address range are its.
     Unload {
@@ -1858,6 +1867,19 @@ fn decode_payload<'a>(
                 slices: u64_at(16),
                 wall_ns: u64_at(24),
             })
+        }
+        chunk_type::COUNTED => {
+            need(8)?;
+            let count = u64_at(0);
+            let room = (payload.data.len() - 8) / 16;
+            if count > room as u64 {
+                return Err(FormatErrorKind::BadCounted { count, room });
+            }
+            Chunk::Counted(
+                (0..count as usize)
+                    .map(|i| (u64_at(8 + 16 * i) & mask, u64_at(16 + 16 * i)))
+                    .collect(),
+            )
         }
         chunk_type::UNLOAD => {
             need(40)?;

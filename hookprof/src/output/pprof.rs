@@ -85,6 +85,11 @@ impl Message {
 const ROOT: u32 = u32::MAX;
 /// The address of the marker node of the frames deeper than [`MAX_STACK_FRAMES`].
 const DEEPER: u64 = u64::MAX;
+/// The address of the marker node under which a thread's counted calls of throttled
+/// functions are (their callers were not recorded).
+const COUNTED: u64 = u64::MAX - 1;
+/// The marker's name.
+const COUNTED_LABEL: &str = "[counted calls: callers not recorded]";
 
 /// The distinct call paths of one trace's threads, with their calls and exclusive ticks on
 /// the wall clock and, from a second replay on the CPU clock, on the threads' CPU clocks.
@@ -167,6 +172,18 @@ impl CallPaths {
             *last = (address, node);
         }
         node
+    }
+
+    /// A thread's counted calls of throttled functions ((TID, address, calls), the COUNTED
+    /// chunks): calls without times, each function's under its thread's marker
+    /// ([`COUNTED_LABEL`]), so that its calls in `pprof -top` are `report`'s.
+    pub fn add_counted(&mut self, counted: &[(u64, u64, u64)]) {
+        for &(tid, address, calls) in counted {
+            let root = self.node(ROOT, tid);
+            let marker = self.node(root, COUNTED);
+            let node = self.node(marker, address) as usize;
+            self.calls[node] += calls;
+        }
     }
 
     fn add(&mut self, node: u32, calls: u64, exclusive: u64) {
@@ -298,6 +315,8 @@ impl ProfileBuilder {
     fn location(&mut self, process: &Process<'_>, paths: &CallPaths, address: u64) -> u64 {
         let (name, module, place) = if address == DEEPER {
             (deeper_label(), String::new(), None)
+        } else if address == COUNTED {
+            (COUNTED_LABEL.to_string(), String::new(), None)
         } else {
             let name = (process.label)(address)
                 .or_else(|| paths.names.get(&address).cloned())
@@ -328,7 +347,7 @@ impl ProfileBuilder {
         let mut l = Message::default();
         l.int(1, id);
         l.int(2, mapping);
-        l.int(3, if address == DEEPER { 0 } else { address });
+        l.int(3, if address >= COUNTED { 0 } else { address });
         let mut line_message = Message::default();
         line_message.int(1, id);
         line_message.int(2, line);

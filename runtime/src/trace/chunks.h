@@ -547,6 +547,32 @@ static HKRT_FN void hkrt_thread_name(const struct hkrt_thread *t, char name[HKRT
         name[n - 1] = '\0';
 }
 
+/* A thread's COUNTED chunks: each function's calls counted in this thread (its spill table,
+ * the cache emptied into it), up to 64 functions a chunk, from a stack buffer (no
+ * allocation: this may run in a fatal signal's handler). */
+static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t)
+{
+    enum { PER_CHUNK = 64 };
+    struct {
+        uint64_t functions;
+        struct hkt_counted fns[PER_CHUNK];
+    } c;
+    if (!hkrt_file_ready())
+        return;
+    c.functions = 0;
+    for (unsigned s = 0; s <= HKRT_SPILL_SLOTS; s++) {
+        if (c.functions == PER_CHUNK || (s == HKRT_SPILL_SLOTS && c.functions > 0)) {
+            hkrt_write_chunk(HKT_CHUNK_COUNTED, t->tid, &c,
+                             sizeof c.functions + c.functions * sizeof c.fns[0], NULL);
+            c.functions = 0;
+        }
+        if (s < HKRT_SPILL_SLOTS && t->spill[s].key != NULL && t->spill[s].val != 0)
+            c.fns[c.functions++] =
+                (struct hkt_counted){(uint64_t)(uintptr_t)t->spill[s].key->function,
+                                     t->spill[s].val};
+    }
+}
+
 /* Last flush of a thread: its records up to `upto`, then LOST (if any), END if the thread is
  * ending (`ended`: at thread exit, not when the process finishes), and THREAD. The caller
  * holds t->busy. */
@@ -558,7 +584,8 @@ static HKRT_FN void hkrt_switches_open(struct hkrt_thread *t);
 static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_record *upto,
                                              int ended)
 {
-    hkrt_counts_flush(t, 1); /* its throttled functions' counts, before the THROTTLE chunks */
+    /* its throttled functions' counts (COUNTED), before the THROTTLE chunks */
+    hkrt_counts_flush(t, 1, 1);
     hkrt_write_events(t, upto);
     if ((g.profile || g.min_duration_ns != 0) && hkrt_wait_handed(t)) {
         hkrt_write_profile(t);

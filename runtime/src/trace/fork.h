@@ -43,12 +43,17 @@ static HKRT_FN void hkrt_atfork_child(void)
             munmap(t->spare_map, t->spare_map_size);
         if (t->altstack != NULL)
             munmap(t->altstack, HKRT_ALTSTACK_SIZE);
+        if (t->spill != NULL)
+            munmap(t->spill, HKRT_SPILL_SLOTS * sizeof *t->spill);
         hkrt_cct_free(t);
     }
     g.threads = NULL;
     g.thread_seq = 0;
     /* The counts cached before the fork are the parent's. */
     memset(me->counts, 0, sizeof me->counts);
+    if (me->spill != NULL)
+        memset(me->spill, 0, HKRT_SPILL_SLOTS * sizeof *me->spill);
+    me->spill_used = 0;
     /* A parent's thread that held the switches' lock is not here to let it go. */
     __atomic_store_n(&g_fn_lock, 0, __ATOMIC_RELAXED);
     hkrt_throttle_counts_reset();

@@ -309,7 +309,7 @@ static HKRT_COLD HKRT_HOOK_SECTION HKRT_HOOK_CC void hkrt_count_slow(void *recor
     }
     unsigned s = hkrt_count_slot(f);
     struct hkrt_fn *old = t->counts[s].key;
-    if (old != NULL && t->counts[s].val != 0)
+    if (old != NULL && t->counts[s].val != 0 && !hkrt_spill_add(t, old, t->counts[s].val))
         __atomic_fetch_add(&old->count, t->counts[s].val, __ATOMIC_RELAXED);
     t->counts[s].val = 1;
     t->counts[s].key = f;

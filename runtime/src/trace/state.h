@@ -91,6 +91,12 @@ struct hkrt_thread {
         uint64_t val;
     } counts[HKRT_COUNT_SLOTS];
     int count_closed;
+    /* The counts that left the cache for another function's, still this thread's (an open
+     * hash of HKRT_SPILL_SLOTS, at most 3/4 full; NULL if not mapped): at the thread's end
+     * its COUNTED chunk gives every function's calls in this thread. What finds no room goes
+     * to the record alone (the process's count, no thread's). */
+    struct hkrt_count *spill;
+    uint32_t spill_used;
     /* Counted calls left before the thread's next count mark (HKT_COUNT_MARK): from
      * HKT_COUNT_MARK_CALLS down, set when the thread is attached (only a live thread's counts
      * reach the cache, whose hit decrements it: one instruction and a branch). */
@@ -108,8 +114,37 @@ static HKRT_FN unsigned hkrt_count_slot(const struct hkrt_fn *f)
     return (unsigned)(((uintptr_t)f / sizeof(struct hkrt_fn)) & (HKRT_COUNT_SLOTS - 1));
 }
 
-/* Adds the thread's cached counts to the records and empties the cache; `close`: for good. */
-static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
+/* Adds n counted calls of f to the thread's spill table; 0 if there is no room (no table, or
+ * 3/4 full: then the caller adds them to the record alone). No lock, no allocation: called in
+ * the count's slow path (the hooks' section, so that a signal handler never re-enters it). */
+static inline __attribute__((always_inline, no_instrument_function)) int
+hkrt_spill_add(struct hkrt_thread *t, struct hkrt_fn *f, uint64_t n)
+{
+    if (t->spill == NULL)
+        return 0;
+    unsigned s = (unsigned)(((uintptr_t)f / sizeof(struct hkrt_fn)) & (HKRT_SPILL_SLOTS - 1));
+    for (;; s = (s + 1) & (HKRT_SPILL_SLOTS - 1)) {
+        if (t->spill[s].key == f) {
+            t->spill[s].val += n;
+            return 1;
+        }
+        if (t->spill[s].key == NULL)
+            break;
+    }
+    if (t->spill_used >= HKRT_SPILL_SLOTS / 4 * 3)
+        return 0;
+    t->spill[s].key = f;
+    t->spill[s].val = n;
+    t->spill_used++;
+    return 1;
+}
+
+/* Adds the thread's counts (its cache's and its spill table's) to the records and empties
+ * both; with `close`, for good, and first writes them as the thread's COUNTED chunks (each
+ * function's calls in this thread) when `chunks`. */
+static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t);
+
+static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close, int chunks)
 {
     if (close)
         __atomic_store_n(&t->count_closed, 1, __ATOMIC_RELAXED);
@@ -118,9 +153,20 @@ static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
         uint64_t n = t->counts[s].val;
         t->counts[s].key = NULL;
         t->counts[s].val = 0;
-        if (f != NULL && n != 0)
+        if (f != NULL && n != 0 && !hkrt_spill_add(t, f, n))
             __atomic_fetch_add(&f->count, n, __ATOMIC_RELAXED);
     }
+    if (t->spill == NULL)
+        return;
+    if (chunks)
+        hkrt_write_counted(t);
+    for (unsigned s = 0; s < HKRT_SPILL_SLOTS; s++) {
+        if (t->spill[s].key != NULL && t->spill[s].val != 0)
+            __atomic_fetch_add(&t->spill[s].key->count, t->spill[s].val, __ATOMIC_RELAXED);
+        t->spill[s].key = NULL;
+        t->spill[s].val = 0;
+    }
+    t->spill_used = 0;
 }
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no

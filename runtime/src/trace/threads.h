@@ -118,6 +118,13 @@ static HKRT_FN int hkrt_thread_attach(struct hkrt_thread *t)
         return 0;
     t->held_pos = t->buf;
     t->tid = hkrt_gettid();
+    /* The throttle may act: a table for the counts that leave the cache (state.h, spill). */
+    if (t->spill == NULL && g_throttle_calls != 0) {
+        void *spill = mmap(NULL, HKRT_SPILL_SLOTS * sizeof *t->spill, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        t->spill = spill == MAP_FAILED ? NULL : spill;
+        t->spill_used = 0;
+    }
     __atomic_store_n(&t->lost, 0, __ATOMIC_RELAXED);
     t->final_written = 0;
     /* The key's destructor runs at thread exit only for a non-NULL value. */
@@ -194,6 +201,9 @@ static HKRT_FN void hkrt_thread_key_destructor(void *arg)
             munmap(t->spare_map, t->spare_map_size);
         hkrt_cct_free(t);
     }
+    if (t->spill != NULL)
+        munmap(t->spill, HKRT_SPILL_SLOTS * sizeof *t->spill);
+    t->spill = NULL;
     t->map = t->spare_map = NULL;
     t->buf = t->buf_end = t->spare = NULL;
     __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);

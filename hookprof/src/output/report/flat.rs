@@ -161,7 +161,8 @@ pub struct Row {
     pub unmatched_exits: u64,
     pub closed_at_end: u64,
     /// Of `calls`, those the runtime counted without recording them (the function was
-    /// throttled: timed for its first `calls - counted`); 0 otherwise, and in per-thread rows.
+    /// throttled: timed for its first `calls - counted`); 0 otherwise. In a thread's row, the
+    /// thread's (COUNTED chunks; 0 in traces before them).
     /// The times, `avg`, `min`, `max` and percentiles are of the timed calls.
     pub counted: u64,
     /// With `--percentiles`: the 50th, 90th and 99th percentile of the inclusive time of
@@ -302,17 +303,24 @@ impl FlatReport {
         // Sampled self time: each sample to the traced function at its address, else to the
         // top frame then (code without hooks is its caller's).
         let mut owners = SampleOwners::new(profile, names);
-        // Calls of throttled functions counted without records: the process's, so only in
-        // the merged rows.
+        // Calls of throttled functions counted without records: the process's (THROTTLE
+        // chunks) in the merged rows, each thread's (its COUNTED chunks) in its rows.
         let counted = s.counted_calls();
         let mut rows = Vec::new();
         let mut push_rows = |functions: &crate::analysis::ids::HashMap<u64, FunctionStats>,
                              samples: &crate::analysis::ids::HashMap<(u64, u64), u64>,
+                             counted: &crate::analysis::ids::HashMap<u64, u64>,
                              thread: Option<u64>,
                              group: usize| {
             let self_samples = owners.self_samples(samples);
-            for (&address, stats) in functions {
-                if stats.calls == 0 {
+            // A thread may have only counted calls of a function timed in other threads.
+            let untimed = FunctionStats::default();
+            let counted_only = counted
+                .keys()
+                .filter(|a| !functions.contains_key(a))
+                .map(|a| (a, &untimed));
+            for (&address, stats) in functions.iter().chain(counted_only) {
+                if stats.calls == 0 && counted.get(&address).is_none_or(|&c| c == 0) {
                     // Only unmatched exits: counted in the summary, no time to show.
                     continue;
                 }
@@ -321,10 +329,8 @@ impl FlatReport {
                     .cloned()
                     .unwrap_or_else(|| hex_name(address));
                 let mut r = row(unit, thread, function, address, stats);
-                if thread.is_none() {
-                    r.counted = counted.get(&address).copied().unwrap_or(0);
-                    r.calls = r.calls.saturating_add(r.counted);
-                }
+                r.counted = counted.get(&address).copied().unwrap_or(0);
+                r.calls = r.calls.saturating_add(r.counted);
                 r.on_cpu = s.time == TimeBasis::Cpu;
                 if s.has_switches {
                     r.offcpu = Some(OffCpu {
@@ -352,6 +358,7 @@ impl FlatReport {
                 push_rows(
                     &table.functions,
                     &table.samples,
+                    &summary.counted,
                     Some(summary.label()),
                     group,
                 );
@@ -360,6 +367,7 @@ impl FlatReport {
             push_rows(
                 &profile.merged_functions(),
                 &profile.merged_samples(),
+                &counted,
                 None,
                 0,
             );

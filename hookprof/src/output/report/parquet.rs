@@ -285,6 +285,26 @@ impl FunctionTotals {
         t.max = t.max.max(max);
     }
 
+    /// Adds each thread's counted calls of throttled functions (TID, address, calls: the
+    /// COUNTED chunks) to its rows of those functions: calls without times (a thread whose
+    /// every call of one was counted gets a row with its calls and zero times).
+    pub fn add_counted(&mut self, names: &Names, counted: &[(u64, u64, u64)]) {
+        if counted.is_empty() {
+            return;
+        }
+        let ids: HashMap<u64, u32> = names
+            .addresses
+            .iter()
+            .enumerate()
+            .map(|(i, &address)| (address, i as u32))
+            .collect();
+        for &(tid, address, calls) in counted {
+            if let Some(&function) = ids.get(&address) {
+                self.totals.entry((tid, function)).or_default().calls += calls;
+            }
+        }
+    }
+
     /// Writes the `functions` table into `file`, naming the functions of `names` (the first
     /// replay's) by `label` (the names `report` shows) where it has one. Returns the file,
     /// complete but not committed, and its rows.
