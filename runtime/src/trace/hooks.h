@@ -34,24 +34,41 @@ static HKRT_FN __attribute__((noinline)) void hkrt_overhead_loop(unsigned pairs)
     }
 }
 
-/* A throttled function as the count loop below calls it: its record, and its switch. */
-static struct hkrt_fn hkrt_overhead_fn;
-static volatile uint8_t hkrt_overhead_count_switch = HKRT_ON_COUNT;
+/* Functions for the count's calibration, as the pass makes them: one whose switch says
+ * "count" (its record's `on` read once, tested at entry and at exit), and one plain; both
+ * with an empty body and never inlined, so that what the first costs more than the second is
+ * what a counted call adds to a call, its own prologue and the caller's stack adjustment
+ * included. Their records, one to a cache line, stand for 64 functions of a program: each
+ * count reads another record and another slot of the thread's cache, as a program's do. */
+#define HKRT_COUNT_FNS HKT_COUNT_MARK_CALLS
+static struct hkrt_fn hkrt_overhead_fns[2 * HKRT_COUNT_FNS] __attribute__((aligned(64)));
 
-/* Calls of a throttled function around an empty body, as the pass's code makes them: the
- * switch read once, tested at entry (off, record, count) and at exit (record). */
-static HKRT_FN __attribute__((noinline)) void hkrt_count_loop(unsigned calls)
+static HKRT_FN __attribute__((noinline)) void hkrt_counted_fn(struct hkrt_fn *f)
 {
-    for (unsigned i = 0; i < calls; i++) {
-        uint8_t on = hkrt_overhead_count_switch;
-        if (on == HKRT_ON_RECORD)
-            __hookcc_enter((void *)hkrt_count_loop);
-        else if (on != HKRT_ON_OFF)
-            __hookcc_count(&hkrt_overhead_fn);
-        __asm__ volatile("" ::: "memory");
-        if (on == HKRT_ON_RECORD)
-            __hookcc_exit((void *)((uintptr_t)hkrt_count_loop + HKT_EXIT_BIT));
-    }
+    uint8_t on = f->on;
+    if (on == HKRT_ON_RECORD)
+        __hookcc_enter((void *)hkrt_counted_fn);
+    else if (on != HKRT_ON_OFF)
+        __hookcc_count(f);
+    __asm__ volatile("" ::: "memory");
+    if (on == HKRT_ON_RECORD)
+        __hookcc_exit((void *)((uintptr_t)hkrt_counted_fn + HKT_EXIT_BIT));
+}
+
+static HKRT_FN __attribute__((noinline)) void hkrt_plain_fn(struct hkrt_fn *f)
+{
+    __asm__ volatile("" : : "r"(f) : "memory");
+}
+
+/* HKRT_COUNT_FNS calls, each of another function: counted ones, or plain ones. */
+static HKRT_FN __attribute__((noinline)) void hkrt_count_loop(int counted)
+{
+    if (counted)
+        for (unsigned i = 0; i < HKRT_COUNT_FNS; i++)
+            hkrt_counted_fn(&hkrt_overhead_fns[2 * i]);
+    else
+        for (unsigned i = 0; i < HKRT_COUNT_FNS; i++)
+            hkrt_plain_fn(&hkrt_overhead_fns[2 * i]);
 }
 
 /* The mean of the fastest 90 % of v (sorted in place), rounded: the slowest are interrupts and
@@ -73,18 +90,22 @@ static HKRT_FN uint64_t hkrt_trimmed_mean(uint64_t *v, unsigned n)
 }
 
 /* What HKT_COUNT_MARK_CALLS calls of a throttled function cost (the count marks' share of
- * the OVERHEAD chunk): the count loop timed with that many calls and with none, each
+ * the OVERHEAD chunk): the count loop timed with counted calls and with plain ones, each
  * HKRT_OVERHEAD_PAIRS / 8 times, the difference of their trimmed means. The thread's budget
- * is put out of reach meanwhile (no mark), and the loop's function leaves its cache slot. */
+ * is put out of reach meanwhile (no mark), and the loop's functions leave its cache. */
 static HKRT_FN void hkrt_measure_count(struct hkrt_thread *t)
 {
     enum { reps = HKRT_OVERHEAD_PAIRS / 8 };
     uint64_t with[reps], without[reps];
+    for (unsigned i = 0; i < HKRT_COUNT_FNS; i++) {
+        hkrt_overhead_fns[2 * i].function = (const void *)hkrt_counted_fn;
+        hkrt_overhead_fns[2 * i].on = HKRT_ON_COUNT;
+    }
     uint32_t budget = t->count_budget;
     t->count_budget = UINT32_MAX;
     for (unsigned i = 0; i < reps; i++) {
         uint64_t t0 = hkrt_ticks();
-        hkrt_count_loop(HKT_COUNT_MARK_CALLS);
+        hkrt_count_loop(1);
         uint64_t t1 = hkrt_ticks();
         hkrt_count_loop(0);
         uint64_t t2 = hkrt_ticks();
@@ -92,10 +113,12 @@ static HKRT_FN void hkrt_measure_count(struct hkrt_thread *t)
         without[i] = t2 - t1;
     }
     t->count_budget = budget;
-    unsigned s = hkrt_count_slot(&hkrt_overhead_fn);
-    if (t->counts[s].key == &hkrt_overhead_fn) {
-        t->counts[s].key = NULL;
-        t->counts[s].val = 0;
+    for (unsigned i = 0; i < HKRT_COUNT_FNS; i++) {
+        struct hkrt_count *c = &t->counts[hkrt_count_slot(&hkrt_overhead_fns[2 * i])];
+        if (c->key == &hkrt_overhead_fns[2 * i]) {
+            c->key = NULL;
+            c->val = 0;
+        }
     }
     uint64_t a = hkrt_trimmed_mean(with, reps), b = hkrt_trimmed_mean(without, reps);
     g.overhead.count_ticks = a > b ? a - b : 0;
