@@ -585,7 +585,7 @@ static HKRT_FN void hkrt_thread_final_chunks(struct hkrt_thread *t, struct hkt_r
                                              int ended)
 {
     /* its throttled functions' counts (COUNTED), before the THROTTLE chunks */
-    hkrt_counts_flush(t, 1, 1);
+    hkrt_counts_flush(t, 1);
     hkrt_write_events(t, upto);
     if ((g.profile || g.min_duration_ns != 0) && hkrt_wait_handed(t)) {
         hkrt_write_profile(t);

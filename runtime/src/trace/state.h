@@ -140,11 +140,11 @@ hkrt_spill_add(struct hkrt_thread *t, struct hkrt_fn *f, uint64_t n)
 }
 
 /* Adds the thread's counts (its cache's and its spill table's) to the records and empties
- * both; with `close`, for good, and first writes them as the thread's COUNTED chunks (each
- * function's calls in this thread) when `chunks`. */
+ * both, after writing them as the thread's COUNTED chunks (each function's calls in this
+ * thread); `close`: for good. */
 static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t);
 
-static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close, int chunks)
+static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
 {
     if (close)
         __atomic_store_n(&t->count_closed, 1, __ATOMIC_RELAXED);
@@ -158,8 +158,7 @@ static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close, int chun
     }
     if (t->spill == NULL)
         return;
-    if (chunks)
-        hkrt_write_counted(t);
+    hkrt_write_counted(t);
     for (unsigned s = 0; s < HKRT_SPILL_SLOTS; s++) {
         if (t->spill[s].key != NULL && t->spill[s].val != 0)
             __atomic_fetch_add(&t->spill[s].key->count, t->spill[s].val, __ATOMIC_RELAXED);
