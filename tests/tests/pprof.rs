@@ -519,20 +519,20 @@ fn pprof_of_a_call_path_profile_and_of_a_deep_recursion() {
             .env("HOOKCC_MODE", "profile"),
     );
     let profile = d.join("calls.pb.gz");
-    // Raw times: compensated, a tree's sums are not its calls' (a node's exclusive time stops
-    // at zero where the hooks' time subtracted from it is more than it had, its parent's
-    // inclusive time does not), so a path's sum of exclusive times can pass the report's
-    // inclusive time by what was cut there (seen 52 to 930 ns on calls.c, one run in three).
+    // Compensated: where the hooks' time to take from a node's exclusive time is more than it
+    // has, its parent's gives the rest, so that a path's exclusive times still add up to the
+    // report's inclusive time (before, they passed it by 52 to 930 ns on calls.c, one run in
+    // three).
     run_ok(
         hookprof()
-            .args(["export", "--no-compensation", "--format=pprof", "-o"])
+            .args(["export", "--format=pprof", "-o"])
             .arg(&profile)
             .arg(&trace),
     );
     let decoded = decode(&profile);
     // A profile records no context switches: no CPU time, as `report --time=cpu` refuses it.
     assert!(decoded.index("cpu").is_none(), "{:?}", decoded.types);
-    let report_rows = report(&[trace], &["--no-compensation"]);
+    let report_rows = report(&[trace], &[]);
     same_as_report(
         &decoded,
         decoded.index("wall").unwrap(),

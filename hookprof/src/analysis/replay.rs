@@ -1443,7 +1443,8 @@ impl ThreadState {
     /// trace's, and exits that matched no frame are unmatched exits. Compensation subtracts
     /// what the trace's would (without its per-gap clamping): `self_ticks` per call and a
     /// whole pair per call made inside it, the exclusive time `self_ticks` per call and
-    /// `child_ticks` per direct callee.
+    /// `child_ticks` per direct callee (what a node's exclusive time has not, its parent's
+    /// gives, so that a path's exclusive times add up to its inclusive time).
     fn calling_context_tree<V: ReplayVisitor>(
         &mut self,
         tree: &CallTree,
@@ -1497,6 +1498,26 @@ impl ThreadState {
             }
         }
         roots.reverse();
+        // What a node's closed calls' exclusive time cannot give up (the hooks' time to take
+        // from it is more than it has, where the hooks overlapped its work) is taken from its
+        // parent's, and so on up: a path's exclusive times then still add up to its inclusive
+        // time, as a trace's do (its compensation moves times, and never reorders them).
+        let mut carried = vec![0u64; n];
+        for i in (0..n).rev() {
+            let node = tree.nodes[i];
+            let Some(parent) = node.parent else { continue };
+            let due = if node.calls == 0 {
+                carried[i]
+            } else {
+                let callees_closed = share(callees[i], node.calls, own(i));
+                node.calls
+                    .saturating_mul(self_t)
+                    .saturating_add(callees_closed.saturating_mul(child_t))
+                    .saturating_add(carried[i])
+                    .saturating_sub(node.exclusive)
+            };
+            carried[parent as usize] = carried[parent as usize].saturating_add(due);
+        }
         // Raw durations of the open frames, closed at the thread's end.
         let last = tree.last_tick;
         let end = self
@@ -1572,7 +1593,8 @@ impl ThreadState {
                         .saturating_sub(
                             node.calls
                                 .saturating_mul(self_t)
-                                .saturating_add(callees_closed.saturating_mul(child_t)),
+                                .saturating_add(callees_closed.saturating_mul(child_t))
+                                .saturating_add(carried[i]),
                         )
                         .min(ticks);
                     let per_call =
