@@ -636,6 +636,34 @@ HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
     }
 }
 
+/* HOOKCC_TRACE_PACKED_BUFFER's size with its reserve; none (0), the runtime's weak default,
+ * without it. */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_packed_bytes = 0;
+
+HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
+{
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    /* volatile: the size linked in, never the runtime's own default folded in */
+    uint32_t bytes = *(const volatile uint32_t *)&hookcc_trace_packed_bytes;
+    if (stream == NULL || bytes == 0) {
+        if (size != NULL)
+            *size = 0;
+        return NULL;
+    }
+    struct hookcc_rtt_up *up = &stream->up[0];
+    /* The reserve is the records' no more: the LOST and END records go there. No host has
+     * read (RdOff 0), so the ring never wrapped and the records are [0, WrOff). */
+    hkts_irq_t irq = hkts_irq_save();
+    if (up->SizeOfBuffer < bytes)
+        up->SizeOfBuffer = bytes;
+    hkts_irq_restore(irq);
+    hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
+               hookcc_trace_stream_lost);
+    if (size != NULL)
+        *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+    return up->pBuffer;
+}
+
 HKTB_EXPORT size_t hookcc_trace_stream_read(void *out, size_t n)
 {
     struct hookcc_rtt_control_block *stream = hktb_stream();
