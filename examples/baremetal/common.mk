@@ -87,6 +87,10 @@ endif
 ifneq ($(PACKED_COUNTS),)
 CPPFLAGS += -DPACKED_COUNTS=1
 endif
+# PACKED_RING=1: a flight recorder that keeps the newest records instead of stopping when full.
+ifneq ($(PACKED_RING),)
+CPPFLAGS += -DPACKED_RING=1
+endif
 endif
 
 # gprof (seeds/ecos-gprof.txt): the entry hooks record the arcs, the board's timer samples the

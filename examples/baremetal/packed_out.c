@@ -16,7 +16,12 @@
 #ifndef PACKED_BYTES
 #define PACKED_BYTES 65536
 #endif
+#ifdef PACKED_RING
+/* make run HOOKS=packed PACKED_RING=1: a flight recorder keeping the newest records */
+HOOKCC_TRACE_PACKED_RING_BUFFER(PACKED_BYTES);
+#else
 HOOKCC_TRACE_PACKED_BUFFER(PACKED_BYTES);
+#endif
 
 static HOOKCC_TRACE_NOHOOKS void packed_out(void)
 {

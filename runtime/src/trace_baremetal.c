@@ -640,6 +640,50 @@ HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
  * without it. */
 __attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_packed_bytes = 0;
 
+/* Bytes [0, n) of `b` reversed. */
+static HKTB_FN void hktb_reverse_bytes(char *b, uint32_t n)
+{
+    for (uint32_t i = 0, j = n; i + 1 < j; i++, j--) {
+        char t = b[i];
+        b[i] = b[j - 1];
+        b[j - 1] = t;
+    }
+}
+
+/* A flight recorder's two halves made one stream, the older half first, its RING record
+ * telling the records written over before it; later records are dropped (counted). Returns
+ * the stream's bytes; *start its start. Interrupts masked. */
+static HKTB_FN uint32_t hktb_packed_ring_finish(struct hookcc_rtt_up *up, char **start)
+{
+    uint32_t c = hkts_ring.current, half = up->SizeOfBuffer;
+    char *base = up->pBuffer - (c ? half : 0);
+    uint32_t len_new = up->WrOff, total = len_new;
+    if (hkts_ring.flips != 0) {
+        uint32_t old = c ^ 1u, len_old = hkts_ring.length[old];
+        uint32_t v = hkts_ring.overwritten;
+        char *at = base + (old ? half : 0) + hkts_ring.ring_at[old];
+        for (int i = 0; i < 5; i++, v >>= 7)
+            at[i] = (char)((v & 0x7f) | (i < 4 ? 0x80 : 0));
+        if (c == 1) { /* [old][new] with a gap: close it */
+            for (uint32_t i = 0; i < len_new; i++)
+                base[len_old + i] = base[half + i];
+        } else { /* [new][old] with a gap: close it, then rotate the older half to the front */
+            for (uint32_t i = 0; i < len_old; i++)
+                base[len_new + i] = base[half + i];
+            hktb_reverse_bytes(base, len_new);
+            hktb_reverse_bytes(base + len_new, len_old);
+            hktb_reverse_bytes(base, len_new + len_old);
+        }
+        total = len_old + len_new;
+    }
+    hkts_ring.finished = 1;
+    up->pBuffer = base;
+    __atomic_store_n(&up->WrOff, total, __ATOMIC_RELEASE);
+    up->SizeOfBuffer = 0; /* full: later records are dropped and counted */
+    *start = base;
+    return total;
+}
+
 HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
 {
     struct hookcc_rtt_control_block *stream = hktb_stream();
@@ -651,17 +695,31 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
         return NULL;
     }
     struct hookcc_rtt_up *up = &stream->up[0];
+    if (hkts_is_ring() && hkts_ring.finished) {
+        if (size != NULL)
+            *size = up->WrOff;
+        return up->pBuffer;
+    }
     /* The reserve is the records' no more: the LOST and END records go there. No host has
-     * read (RdOff 0), so the ring never wrapped and the records are [0, WrOff). */
+     * read (RdOff 0), so the ring never wrapped and the records are [0, WrOff) (a flight
+     * recorder's: of each half). */
     hkts_irq_t irq = hkts_irq_save();
-    if (up->SizeOfBuffer < bytes)
-        up->SizeOfBuffer = bytes;
+    uint32_t full = hkts_is_ring() ? bytes / 2 : bytes;
+    if (up->SizeOfBuffer < full)
+        up->SizeOfBuffer = full;
     hkts_irq_restore(irq);
     hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
                hookcc_trace_stream_lost);
+    char *start = up->pBuffer;
+    uint32_t n = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+    if (hkts_is_ring()) {
+        irq = hkts_irq_save();
+        n = hktb_packed_ring_finish(up, &start);
+        hkts_irq_restore(irq);
+    }
     if (size != NULL)
-        *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
-    return up->pBuffer;
+        *size = n;
+    return start;
 }
 
 HKTB_EXPORT size_t hookcc_trace_stream_read(void *out, size_t n)

@@ -25,6 +25,8 @@ const S_ENTRY_RAW: u64 = 5;
 const S_EXIT_RAW: u64 = 6;
 const S_ESCAPE: u64 = 7;
 const S_END: u64 = 8;
+/// The packed RAM buffer's flight recorder: records written over before the ones that follow.
+const S_RING: u64 = 9;
 /// The stream version this decoder reads.
 pub const STREAM_VERSION: u64 = 1;
 
@@ -62,6 +64,11 @@ pub enum Event {
         name: String,
     },
     /// The firmware ended the stream: records it made, records it dropped.
+    /// A flight recorder's window begins: `count` records before it were written over.
+    Ring {
+        time: u64,
+        count: u64,
+    },
     End {
         time: u64,
         records: u64,
@@ -286,6 +293,12 @@ impl Decoder {
                         }
                     }
                     S_ESCAPE => Event::Escape { time },
+                    S_RING => {
+                        let Some(count) = varint(b, at)? else {
+                            return Ok(None);
+                        };
+                        Event::Ring { time, count }
+                    }
                     S_END => {
                         let (Some(records), Some(lost)) = (varint(b, at)?, varint(b, at)?) else {
                             return Ok(None);
@@ -307,6 +320,9 @@ impl Decoder {
             } => {
                 self.started = true;
                 self.time = *time;
+                // A START begins every half of a flight recorder: addresses from 0 again, as
+                // at the first.
+                self.address = 0;
                 self.pointer_mask = if *pointer_size == 4 {
                     u64::from(u32::MAX)
                 } else {

@@ -46,6 +46,8 @@ pub struct TraceBuilder {
     pub created: u64,
     pub lost: u64,
     pub lost_markers: u64,
+    /// Records a flight recorder wrote over before its window (RING records).
+    pub overwritten: u64,
     /// The END record's counts, if the firmware ended the stream.
     pub end: Option<(u64, u64)>,
     started: bool,
@@ -106,6 +108,7 @@ impl TraceBuilder {
             created: 0,
             lost: 0,
             lost_markers: 0,
+            overwritten: 0,
             end: None,
             started: false,
             last_time: 0,
@@ -213,6 +216,21 @@ impl TraceBuilder {
                 self.next_thread += 1;
                 self.tasks.insert(task, thread);
                 self.names.push((thread, name));
+            }
+            Event::Ring { time, count } => {
+                // A flight recorder's window begins here: a RING chunk of the running thread
+                // (docs/trace-format.md), so that its exits of frames entered before the
+                // window are told apart from unmatched ones.
+                self.overwritten += count;
+                self.last_time = self.last_time.max(time);
+                self.flush_held()?;
+                let bytes = match self.header.endian {
+                    Endian::Little => count.to_le_bytes(),
+                    Endian::Big => count.to_be_bytes(),
+                };
+                self.writer
+                    .raw_chunk(crate::input::format::chunk_type::RING, self.thread, &bytes)?;
+                self.used.insert(self.thread);
             }
             Event::End {
                 time,

@@ -164,6 +164,28 @@ HOOKCC_TRACE_API extern const uint32_t hookcc_trace_packed_bytes;
     const uint32_t hookcc_trace_packed_bytes = (bytes);                                        \
     HOOKCC_TRACE_BUFFER(0)
 
+/* The packed RAM buffer as a flight recorder: two halves of bytes / 2, the records going into
+ * one until the next does not fit, then into the other over what it held; it keeps between
+ * bytes / 2 - HOOKCC_TRACE_PACKED_RESERVE and bytes - 2 * HOOKCC_TRACE_PACKED_RESERVE bytes of
+ * the newest records. hookcc_trace_packed_finish() puts the older half first and writes in it how
+ * many records were written over (the stream's RING record), and stops the recording: let no
+ * interrupt record meanwhile (the end of the program, or a debugger calling it with the target
+ * halted). */
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_packed_ring;
+#define HOOKCC_TRACE_PACKED_RING_BUFFER(bytes)                                                 \
+    _Static_assert((bytes) >= 512 && (bytes) % 16 == 0,                                        \
+                   "a flight recorder of 512 bytes at least, a multiple of 16");               \
+    static char hookcc_trace_stream_ring_[bytes] __attribute__((aligned(8)));                 \
+    struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
+        "", 1, 1,                                                                              \
+        {{"hookcc", hookcc_trace_stream_ring_, (bytes) / 2 - HOOKCC_TRACE_PACKED_RESERVE, 0, 0, \
+          0}},                                                                                 \
+        {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
+    struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
+    const uint32_t hookcc_trace_packed_bytes = (bytes);                                        \
+    const uint32_t hookcc_trace_packed_ring = 1;                                               \
+    HOOKCC_TRACE_BUFFER(0)
+
 /* Ends the packed RAM buffer: the LOST record (if records were dropped) and the END record
  * (records made, records dropped) after the last record, then its start and size: [start,
  * start + size) is what `hookprof record --serial` decodes. Records made afterwards are not
