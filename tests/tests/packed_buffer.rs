@@ -122,11 +122,12 @@ fn number_after(text: &str, word: &str) -> u64 {
 
 /// calls.c with the packed buffer of `bytes` bytes (the example's default: None) on `board`:
 /// run, its buffer written out, decoded by hookprof record --serial.
-fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>) -> Packed {
+fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: bool) -> Packed {
     let what = format!(
-        "calls.c on {board} {} HOOKS=packed PACKED_BYTES={}",
+        "calls.c on {board} {} HOOKS=packed PACKED_BYTES={}{}",
         board_variables.join(" "),
-        bytes.map_or("(default)".to_string(), |b| b.to_string())
+        bytes.map_or("(default)".to_string(), |b| b.to_string()),
+        if ring { " PACKED_RING=1" } else { "" }
     );
     let dir = tempfile::tempdir().unwrap();
     let project = copy_examples(dir.path(), board);
@@ -139,6 +140,9 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>) -> Pack
     variables.extend(board_variables.iter().map(|v| v.to_string()));
     if let Some(bytes) = bytes {
         variables.push(format!("PACKED_BYTES={bytes}"));
+    }
+    if ring {
+        variables.push("PACKED_RING=1".to_string());
     }
     let out = make_run(&project, &variables);
     let output = format!(
@@ -212,7 +216,7 @@ fn packed_ram_buffer_holds_every_call_on_every_board() {
         return;
     }
     for (board, variables) in BOARDS {
-        let run = packed_run(board, variables, None);
+        let run = packed_run(board, variables, None, false);
         let what = &run.what;
         assert_eq!(run.dropped, 0, "{what}: {}", run.summary);
         assert_eq!(
@@ -266,7 +270,7 @@ fn a_full_packed_ram_buffer_counts_what_it_dropped_on_every_board() {
         return;
     }
     for (board, variables) in BOARDS {
-        let run = packed_run(board, variables, Some(256));
+        let run = packed_run(board, variables, Some(256), false);
         let what = &run.what;
         assert!(run.bytes <= 256, "{what}: {} bytes", run.bytes);
         assert!(run.dropped > 0, "{what}: nothing dropped: {}", run.summary);
@@ -283,6 +287,97 @@ fn a_full_packed_ram_buffer_counts_what_it_dropped_on_every_board() {
         assert!(
             info.contains(&format!("lost:              {}", run.dropped)),
             "{what}: the loss in hookprof info\n{info}"
+        );
+    }
+}
+
+/// The functions of a trace's records in order (entry or exit, and the function named from the
+/// ELF's symbols by `nm`).
+fn record_names(trace: &Path, elf: &Path, board: &str) -> Vec<(bool, String)> {
+    let nm = if board == "riscv32" {
+        "riscv64-unknown-elf-nm"
+    } else {
+        "arm-none-eabi-nm"
+    };
+    let out = run_ok(Command::new(nm).arg(elf));
+    let mut names = std::collections::HashMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let [address, "T" | "t", name] = fields.as_slice() {
+            let address = u64::from_str_radix(address, 16).unwrap() & !1;
+            names.insert(address, name.to_string());
+        }
+    }
+    let bytes = std::fs::read(trace).unwrap();
+    let parsed = hookprof::input::format::Trace::new(&bytes).unwrap();
+    let mut records = Vec::new();
+    for chunk in parsed.chunks() {
+        if let hookprof::input::format::Chunk::Events(events) = chunk.unwrap().chunk {
+            for r in events.iter() {
+                let r = r.unwrap();
+                let name = names
+                    .get(&(r.address & !1))
+                    .cloned()
+                    .unwrap_or_else(|| format!("{:#x}", r.address));
+                records.push((r.kind == hookprof::input::format::RecordKind::Exit, name));
+            }
+        }
+    }
+    records
+}
+
+/// A flight recorder of 4 KiB (two halves of 2 KiB) keeps the newest records: what it holds
+/// is the end of what a buffer holding everything holds, record for record (function and
+/// kind); the records written over plus the ones kept are the ones the runtime made; the
+/// oldest half begins with a RING chunk counting the ones written over.
+#[test]
+fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
+    if !have_tools() {
+        return;
+    }
+    for (board, variables) in BOARDS {
+        let all = packed_run(board, variables, None, false);
+        let ring = packed_run(board, variables, Some(4096), true);
+        let what = &ring.what;
+        assert!(ring.bytes <= 4096, "{what}: {} bytes", ring.bytes);
+        let kept = number_after(&ring.summary, "bytes, ");
+        let overwritten = number_after(&ring.summary, "a flight recorder: ");
+        assert!(overwritten > 0, "{what}: {}", ring.summary);
+        assert_eq!(
+            (kept + overwritten, ring.dropped),
+            (ring.made, 0),
+            "{what}: kept + written over vs made: {}",
+            ring.summary
+        );
+        assert!(
+            ring.bytes >= 4096 / 2 - 96,
+            "{what}: only {} bytes kept",
+            ring.bytes
+        );
+        let newest = record_names(&ring.trace, &ring.elf, board);
+        let every = record_names(&all.trace, &all.elf, board);
+        assert_eq!(newest.len() as u64, kept, "{what}");
+        assert!(newest.len() < every.len(), "{what}");
+        assert!(
+            newest == every[every.len() - newest.len()..],
+            "{what}: the flight recorder's {} records are not the last of the {} made",
+            newest.len(),
+            every.len()
+        );
+        assert_eq!(
+            newest.last(),
+            Some(&(true, "main".to_string())),
+            "{what}: the last record"
+        );
+        let info = run_ok(hookprof().arg("info").arg(&ring.trace));
+        let info = String::from_utf8_lossy(&info.stdout);
+        assert!(
+            info.contains(&format!("{overwritten} records dropped before them")),
+            "{what}: the ring in hookprof info\n{info}"
+        );
+        eprintln!(
+            "{what}: kept the last {kept} of {} records in {} bytes",
+            ring.made, ring.bytes
         );
     }
 }
