@@ -381,3 +381,78 @@ fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
         );
     }
 }
+
+/// FreeRTOS (examples/baremetal/freertos/rtos_app.c: four tasks, a queue, a timer) with a 4 KiB
+/// packed flight recorder on the Cortex-M3 and RV32 boards: the task switches go in the
+/// buffer with the calls, each half begins with the running task, and in the decoded window
+/// every task's entries and exits match (exits of frames entered before it are counted as
+/// such, not unmatched), and kept + written over = made.
+#[test]
+fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
+    if !have_tools() {
+        return;
+    }
+    for board in ["cortex-m3", "riscv32"] {
+        let what = format!("rtos_app.c on {board}, HOOKS=packed PACKED_RING=1 PACKED_BYTES=4096");
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_examples(dir.path(), "freertos");
+        let variables: Vec<String> = [
+            format!("BOARD={board}"),
+            "HOOKS=packed".into(),
+            "PACKED_RING=1".into(),
+            "PACKED_BYTES=4096".into(),
+            "PACKED_COUNTS=1".into(),
+            format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}"),
+        ]
+        .into();
+        let out = make_run(&project, &variables);
+        let output = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{what}: make run failed\n{output}");
+        let line = output
+            .lines()
+            .find(|l| l.starts_with("packed records "))
+            .unwrap_or_else(|| panic!("{what}: no counts\n{output}"));
+        let made = number_after(line, "records ");
+        let trace = project.join("firmware.hktrace");
+        let record = run_ok(
+            hookprof()
+                .arg("record")
+                .arg("--serial")
+                .arg(project.join("firmware.hkpacked"))
+                .arg("--exe")
+                .arg(project.join("firmware.elf"))
+                .arg("-o")
+                .arg(&trace),
+        );
+        let stderr = String::from_utf8_lossy(&record.stderr);
+        let summary = stderr
+            .lines()
+            .find(|l| l.starts_with("hookprof record: "))
+            .unwrap_or_else(|| panic!("{what}: no summary\n{stderr}"));
+        let kept = number_after(summary, "bytes, ")
+            + number_after(summary, "bytes each), ")
+            + number_after(summary, "task switches, ");
+        let overwritten = number_after(summary, "a flight recorder: ");
+        assert!(overwritten > 0, "{what}: {summary}");
+        assert_eq!(kept + overwritten, made, "{what}: {summary}");
+        assert!(!stderr.contains("warning"), "{what}:\n{stderr}");
+        let info = run_ok(hookprof().arg("info").arg(&trace));
+        let info = String::from_utf8_lossy(&info.stdout);
+        let threads: Vec<&str> = info
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('#'))
+            .collect();
+        assert!(threads.len() >= 5, "{what}: threads\n{info}");
+        for thread in threads {
+            assert!(
+                thread.contains("unmatched entries 0, unmatched exits 0"),
+                "{what}: {thread}"
+            );
+        }
+    }
+}
