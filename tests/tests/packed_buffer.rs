@@ -70,6 +70,11 @@ fn copy_examples(dir: &Path, board: &str) -> PathBuf {
 
 /// `make -s run VARIABLES…` in `project` with the workspace's hookcc.
 fn make_run(project: &Path, variables: &[String]) -> Output {
+    make_target(project, "run", variables)
+}
+
+/// `make -s TARGET VARIABLES…` in `project` with the workspace's hookcc.
+fn make_target(project: &Path, target: &str, variables: &[String]) -> Output {
     let path = format!(
         "{}:{}",
         target_dir().display(),
@@ -77,7 +82,7 @@ fn make_run(project: &Path, variables: &[String]) -> Output {
     );
     Command::new("make")
         .arg("-s")
-        .arg("run")
+        .arg(target)
         .arg(format!(
             "HOOKCC_SCRIPTS={}",
             workspace_root().join("scripts").display()
@@ -453,6 +458,93 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
                 thread.contains("unmatched entries 0, unmatched exits 0"),
                 "{what}: {thread}"
             );
+        }
+    }
+}
+
+/// The packed buffer taken out by a debugger, as a board's is: gdb-multiarch stops the firmware
+/// at `exit`, calls hookcc_trace_packed_finish() in the halted target and dumps the stream up to
+/// its end (scripts/baremetal-dump.sh's @packed, `make gdb-dump BREAK=exit BUFFER=@packed`);
+/// hookprof record decodes the dump: calls.c's counts exact from a buffer that holds it all,
+/// and from a 4 KiB flight recorder kept + written over = made, on every board.
+#[test]
+fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
+    if !have_tools() || !have_tool("gdb-multiarch", &["--version"], "gdb-multiarch") {
+        return;
+    }
+    for (board, board_variables) in BOARDS {
+        for ring in [false, true] {
+            let what = format!(
+                "calls.c on {board} {} HOOKS=packed{}, dumped by gdb",
+                board_variables.join(" "),
+                if ring {
+                    " PACKED_RING=1 PACKED_BYTES=4096"
+                } else {
+                    ""
+                }
+            );
+            let dir = tempfile::tempdir().unwrap();
+            let project = copy_examples(dir.path(), board);
+            let mut variables = vec![
+                "HOOKS=packed".to_string(),
+                "BREAK=exit".to_string(),
+                "BUFFER=@packed".to_string(),
+                format!("APP={}", program_source("calls.c").display()),
+                format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}"),
+            ];
+            variables.extend(board_variables.iter().map(|v| v.to_string()));
+            if ring {
+                variables.push("PACKED_RING=1".into());
+                variables.push("PACKED_BYTES=4096".into());
+            }
+            let out = make_target(&project, "gdb-dump", &variables);
+            let output = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                out.status.success(),
+                "{what}: make gdb-dump failed\n{output}"
+            );
+            let trace = project.join("firmware.hktrace");
+            let record = run_ok(
+                hookprof()
+                    .arg("record")
+                    .arg("--serial")
+                    .arg(project.join("@packed.bin"))
+                    .arg("--exe")
+                    .arg(project.join("firmware.elf"))
+                    .arg("-o")
+                    .arg(&trace),
+            );
+            let stderr = String::from_utf8_lossy(&record.stderr);
+            let summary = stderr
+                .lines()
+                .find(|l| l.starts_with("hookprof record: "))
+                .unwrap_or_else(|| panic!("{what}: no summary\n{stderr}"));
+            assert!(
+                summary.contains("end of stream") && !stderr.contains("warning"),
+                "{what}:\n{stderr}"
+            );
+            let kept = number_after(summary, "bytes, ");
+            let made = number_after(summary, "the firmware made ");
+            if ring {
+                let overwritten = number_after(summary, "a flight recorder: ");
+                assert!(overwritten > 0, "{what}: {summary}");
+                assert_eq!(kept + overwritten, made, "{what}: {summary}");
+            } else {
+                assert_eq!(kept, made, "{what}: {summary}");
+                let counts: std::collections::BTreeMap<String, u64> = call_counts(
+                    &trace,
+                    &["--exe", project.join("firmware.elf").to_str().unwrap()],
+                );
+                let expected: std::collections::BTreeMap<String, u64> = CALLS_C
+                    .into_iter()
+                    .map(|(f, n)| (f.to_string(), n))
+                    .collect();
+                assert_eq!(counts, expected, "{what}");
+            }
         }
     }
 }
