@@ -62,6 +62,7 @@ struct hkts_state {
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
     uint32_t switch_dropped; /* a task switch is among the pending_lost */
+    uint32_t fast;           /* started and nothing pending: one load for the hooks' test */
 };
 
 static struct hkts_state hkts;
@@ -295,6 +296,7 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
+        hkts.fast = 1;
         hkts.switch_dropped = 0;
         return 1;
     }
@@ -314,12 +316,14 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         up->pBuffer = (char *)up->pBuffer + (c ? (ptrdiff_t)half : -(ptrdiff_t)half);
         __atomic_store_n(&up->WrOff, 0, __ATOMIC_RELEASE);
         hkts.started = 0;
+        hkts.fast = 0;
         hkts.last_address = 0;
         return 0;
     }
     if (hkts.pending_lost == 0)
         hkts.lost_since = now;
     hkts.pending_lost++;
+    hkts.fast = 0;
     hkts.switch_dropped |= hkts.task_now != task_before;
     hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
     return 1;
@@ -379,9 +383,11 @@ static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_contr
     uint64_t now = hkrt_ticks();
     hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
     uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
-    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && wr < size &&
-                             size - wr > HKTS_CALL_MAX &&
-                             hkts_free(up, wr) >= HKTS_CALL_MAX,
+    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
+    /* hkts_free(up, wr) >= HKTS_CALL_MAX with room before the end, in fewer steps: with RdOff
+     * at or before WrOff, the room before the end is enough; after it, the gap must be. */
+    if (__builtin_expect(hkts.fast && wr < size && size - wr > HKTS_CALL_MAX && rd < size &&
+                             (rd <= wr || rd - wr > HKTS_CALL_MAX),
                          1)) {
         uint8_t *at = (uint8_t *)up->pBuffer + wr;
         uint8_t *o = hkts_call(at, now, address_kind);
