@@ -232,6 +232,7 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
 static HKTS_FN __attribute__((noinline)) uint8_t *
 hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
 {
+    const uint8_t *rec = o; /* the record's start: the prologue comes first */
     if (!hkts.started) {
         /* The id, which the probes' RTT servers search RAM for, is written here, last, its
          * first byte after the rest (SEGGER's own code does the same): a probe that scans
@@ -255,7 +256,8 @@ hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
         if (hkts_is_ring()) {
             o = hkts_varint32(o, HKTS_OTHER);
             o = hkts_varint32(o, HKTS_S_RING);
-            hkts_ring.ring_at[hkts_ring.current] = (uint32_t)(uintptr_t)o; /* made relative below */
+            /* where the count is in the record; hkts_commit adds where the record goes */
+            hkts_ring.ring_at[hkts_ring.current] = (uint32_t)(o - rec);
             for (int i = 0; i < 4; i++)
                 *o++ = 0x80; /* 0 in five bytes, patched at the finish */
             *o++ = 0;
@@ -292,7 +294,7 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
     uint32_t wr = up->WrOff;
     if (hkts_free(up, wr) >= n) {
         if (!hkts.started && hkts_is_ring()) /* the RING record's count: its offset in the half */
-            hkts_ring.ring_at[hkts_ring.current] -= (uint32_t)(uintptr_t)rec - wr;
+            hkts_ring.ring_at[hkts_ring.current] += wr;
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
