@@ -332,7 +332,8 @@ HKTB_EXPORT void hookcc_trace_task_created(const void *task, const char *name)
     struct hookcc_rtt_control_block *stream = hktb_stream();
     if (stream != NULL) {
         hkts_other(stream, HKTS_S_CREATED, task, name, 0, 0);
-        return;
+        if (!hkts_is_ring())
+            return; /* a flight recorder keeps the table too: its finish names the tasks */
     }
     uint32_t index = __atomic_fetch_add(&hktb_task_count, 1u, __ATOMIC_RELAXED);
     if (index >= HOOKCC_TRACE_TASKS)
@@ -661,11 +662,12 @@ static HKTB_FN void hktb_reverse_bytes(char *b, uint32_t n)
 }
 
 /* A flight recorder's two halves made one stream, the older half first, its RING record
- * telling the records written over before it; later records are dropped (counted). Returns
- * the stream's bytes; *start its start. Interrupts masked. */
-static HKTB_FN uint32_t hktb_packed_ring_finish(struct hookcc_rtt_up *up, char **start)
+ * telling the records written over before it; no half is begun after it. Returns the stream's
+ * bytes; *start its start. Interrupts masked. */
+static HKTB_FN uint32_t hktb_packed_ring_finish(struct hookcc_rtt_up *up, uint32_t half,
+                                                char **start)
 {
-    uint32_t c = hkts_ring.current, half = up->SizeOfBuffer;
+    uint32_t c = hkts_ring.current;
     char *base = up->pBuffer - (c ? half : 0);
     uint32_t len_new = up->WrOff, total = len_new;
     if (hkts_ring.flips != 0) {
@@ -689,7 +691,6 @@ static HKTB_FN uint32_t hktb_packed_ring_finish(struct hookcc_rtt_up *up, char *
     hkts_ring.finished = 1;
     up->pBuffer = base;
     __atomic_store_n(&up->WrOff, total, __ATOMIC_RELEASE);
-    up->SizeOfBuffer = 0; /* full: later records are dropped and counted */
     *start = base;
     return total;
 }
@@ -714,22 +715,29 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
      * read (RdOff 0), so the ring never wrapped and the records are [0, WrOff) (a flight
      * recorder's: of each half). */
     hkts_irq_t irq = hkts_irq_save();
-    uint32_t full = hkts_is_ring() ? bytes / 2 : bytes;
-    if (up->SizeOfBuffer < full)
-        up->SizeOfBuffer = full;
+    if (hkts_is_ring()) {
+        /* One stream, older half first, in the whole buffer: the names of the tasks (whose
+         * creations may have been written over) and the END record after it. */
+        char *start;
+        uint32_t n = hktb_packed_ring_finish(up, bytes / 2, &start);
+        up->SizeOfBuffer = bytes;
+        (void)n;
+    } else if (up->SizeOfBuffer < bytes) {
+        up->SizeOfBuffer = bytes;
+    }
     hkts_irq_restore(irq);
+    if (hkts_is_ring()) {
+        uint32_t tasks = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;
+        for (uint32_t i = 0; i < tasks; i++)
+            hkts_other(stream, HKTS_S_NAME, hktb_tasks[i].task, hktb_tasks[i].name, 0, 0);
+    }
     hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
                hookcc_trace_stream_lost);
-    char *start = up->pBuffer;
-    uint32_t n = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
-    if (hkts_is_ring()) {
-        irq = hkts_irq_save();
-        n = hktb_packed_ring_finish(up, &start);
-        hkts_irq_restore(irq);
-    }
+    if (hkts_is_ring())
+        up->SizeOfBuffer = 0; /* finished: later records are dropped and counted */
     if (size != NULL)
-        *size = n;
-    return start;
+        *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+    return up->pBuffer;
 }
 
 HKTB_EXPORT size_t hookcc_trace_stream_read(void *out, size_t n)

@@ -48,6 +48,9 @@
 /* The packed RAM buffer's flight recorder: records written over before the records that follow
  * (a 5-byte varint, patched when the buffer is finished). */
 #define HKTS_S_RING 9u
+/* A task's name, written by a flight recorder's finish (its creation may have been written
+ * over): handle, name length, name bytes. Names the task's thread; not a record made. */
+#define HKTS_S_NAME 10u
 #define HKTS_VERSION 1u
 /* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
 #define HKTS_DELTA_LIMIT (UINT32_C(1) << 29)
@@ -409,7 +412,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
     uint8_t rec[HKTS_RECORD_MAX];
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
-    if (s != HKTS_S_END)
+    if (s != HKTS_S_END && s != HKTS_S_NAME)
         hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
     const void *task_before = hkts.task_now;
     /* Again in a flight recorder's other half when hkts_commit began one (returned 0). */
@@ -423,9 +426,9 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
             o = hkts_prologue(cb, o, now);
         o = hkts_head(o, now, HKTS_OTHER);
         o = hkts_varint32(o, s);
-        if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED)
+        if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED || s == HKTS_S_NAME)
             o = hkts_varintptr(o, (uintptr_t)task);
-        if (s == HKTS_S_CREATED) {
+        if (s == HKTS_S_CREATED || s == HKTS_S_NAME) {
             uint32_t n = 0;
             while (name != NULL && n + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[n] != 0)
                 n++;
@@ -433,11 +436,13 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
             for (uint32_t i = 0; i < n; i++)
                 *o++ = (uint8_t)name[i];
         }
-        if (s == HKTS_S_END) {
-            o = hkts_varint32(o, a);
-            o = hkts_varint32(o, b);
-            if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec)) {
-                /* The end is written when there is room: not a record, never lost. */
+        if (s == HKTS_S_END)
+            o = hkts_varint32(hkts_varint32(o, a), b);
+        if (s == HKTS_S_END || s == HKTS_S_NAME) {
+            /* A name keeps room for the LOST and END records after it. */
+            uint32_t after = s == HKTS_S_NAME ? HOOKCC_TRACE_PACKED_RESERVE : 0;
+            if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec) + after) {
+                /* The end (a name) is written when there is room: not a record, never lost. */
                 hkts.last_time = time;
                 hkts.last_address = address;
                 hkts_irq_restore(irq);

@@ -391,7 +391,8 @@ fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
 /// packed flight recorder on the Cortex-M3 and RV32 boards: the task switches go in the
 /// buffer with the calls, each half begins with the running task, and in the decoded window
 /// every task's entries and exits match (exits of frames entered before it are counted as
-/// such, not unmatched), and kept + written over = made.
+/// such, not unmatched), every task has its name (the finish names them again), and kept +
+/// written over = made.
 #[test]
 fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
     if !have_tools() {
@@ -453,6 +454,13 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
             .filter(|l| l.starts_with('#'))
             .collect();
         assert!(threads.len() >= 5, "{what}: threads\n{info}");
+        // Named though their creations were written over: the finish's NAME records.
+        for task in ["producer", "consumer", "worker", "IDLE"] {
+            assert!(
+                info.contains(&format!("\"{task}\"")),
+                "{what}: {task}?\n{info}"
+            );
+        }
         for thread in threads {
             assert!(
                 thread.contains("unmatched entries 0, unmatched exits 0"),

@@ -27,6 +27,9 @@ const S_ESCAPE: u64 = 7;
 const S_END: u64 = 8;
 /// The packed RAM buffer's flight recorder: records written over before the ones that follow.
 const S_RING: u64 = 9;
+/// A task's name, written at a flight recorder's finish (its creation may have been written
+/// over): names the task's thread; not a record the firmware counts.
+const S_NAME: u64 = 10;
 /// The stream version this decoder reads.
 pub const STREAM_VERSION: u64 = 1;
 
@@ -68,6 +71,11 @@ pub enum Event {
     Ring {
         time: u64,
         count: u64,
+    },
+    Name {
+        time: u64,
+        task: u64,
+        name: String,
     },
     End {
         time: u64,
@@ -264,7 +272,7 @@ impl Decoder {
                         };
                         Event::Switch { time, task }
                     }
-                    S_CREATED => {
+                    S_CREATED | S_NAME => {
                         let (Some(task), Some(n)) = (varint(b, at)?, varint(b, at)?) else {
                             return Ok(None);
                         };
@@ -276,10 +284,11 @@ impl Decoder {
                             return Ok(None);
                         };
                         *at = end;
-                        Event::Created {
-                            time,
-                            task,
-                            name: String::from_utf8_lossy(name).into_owned(),
+                        let name = String::from_utf8_lossy(name).into_owned();
+                        if s == S_NAME {
+                            Event::Name { time, task, name }
+                        } else {
+                            Event::Created { time, task, name }
                         }
                     }
                     S_ENTRY_RAW | S_EXIT_RAW => {

@@ -233,6 +233,21 @@ impl TraceBuilder {
                     self.ring_chunk(self.thread, count)?;
                 }
             }
+            Event::Name { time, task, name } => {
+                // A flight recorder's finish names the tasks: a thread known only by its
+                // handle (its creation written over) takes the name.
+                self.last_time = self.last_time.max(time);
+                if let Some(&thread) = self.tasks.get(&task) {
+                    let placeholder = format!("task {task:#x}");
+                    if let Some(entry) = self
+                        .names
+                        .iter_mut()
+                        .find(|(t, n)| *t == thread && *n == placeholder)
+                    {
+                        entry.1 = name;
+                    }
+                }
+            }
             Event::End {
                 time,
                 records,
