@@ -454,6 +454,80 @@ mod tests {
         assert_eq!(d.pending_bytes(), 0);
     }
 
+    /// A flight recorder's halves read straight through: the RING count in its padded 5
+    /// bytes, a second START that sets `last` back to 0, and a NAME at the finish.
+    #[test]
+    fn decodes_a_flight_recorders_halves_and_names() {
+        let start = |s: &mut Vec<u8>, time: u64| {
+            for v in [OTHER, S_START, 1, 4, 10_000_000, time] {
+                put(s, v);
+            }
+        };
+        let mut s = Vec::new();
+        start(&mut s, 100);
+        put(&mut s, OTHER);
+        put(&mut s, S_RING);
+        s.extend_from_slice(&[0x80 | 42, 0x80, 0x80, 0x80, 0]);
+        put(&mut s, 2 << 2 | ENTRY);
+        put(&mut s, zz(0x400 / 4));
+        start(&mut s, 200);
+        put(&mut s, OTHER);
+        put(&mut s, S_RING);
+        s.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0]);
+        put(&mut s, 1 << 2 | EXIT);
+        put(&mut s, zz(0x400 / 4)); // from 0 again, not from 0x400
+        put(&mut s, OTHER);
+        put(&mut s, S_NAME);
+        put(&mut s, 0x2000);
+        put(&mut s, 2);
+        s.extend_from_slice(b"t1");
+        let mut events = Vec::new();
+        Decoder::new()
+            .push(&s, &mut |e| {
+                events.push(e);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            events[1],
+            Event::Ring {
+                time: 100,
+                count: 42
+            }
+        );
+        assert_eq!(
+            events[2],
+            Event::Call {
+                time: 102,
+                address: 0x400,
+                exit: false
+            }
+        );
+        assert_eq!(
+            events[4],
+            Event::Ring {
+                time: 200,
+                count: 0
+            }
+        );
+        assert_eq!(
+            events[5],
+            Event::Call {
+                time: 201,
+                address: 0x400,
+                exit: true
+            }
+        );
+        assert_eq!(
+            events[6],
+            Event::Name {
+                time: 201,
+                task: 0x2000,
+                name: "t1".into()
+            }
+        );
+    }
+
     #[test]
     fn a_stream_without_its_start_is_an_error_at_its_offset() {
         let mut d = Decoder::new();
