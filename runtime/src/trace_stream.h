@@ -68,7 +68,10 @@ struct hkts_state {
     uint32_t fast;           /* started and nothing pending: one load for the hooks' test */
 };
 
-static struct hkts_state hkts;
+/* Not static: a static struct is split into one global a field (LLVM's GlobalOpt), each
+ * reached by its own address (two instructions on ARMv7-M); one base serves all fields here. */
+__attribute__((visibility("hidden"))) struct hkts_state hookcc_trace_stream_state;
+#define hkts hookcc_trace_stream_state
 
 /* The packed RAM buffer as a flight recorder (HOOKCC_TRACE_PACKED_RING_BUFFER): two halves; the
  * records go into one until the next does not fit, then into the other from its start, over
