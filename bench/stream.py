@@ -5,8 +5,9 @@ loss, from examples/baremetal's own firmware:
 
 - stream_calls.c's loop of 40 000 records timed by the board's SysTick (25 MHz; under
   `-icount shift=0` one instruction is one nanosecond, so a tick is 40 instructions) without
-  hooks, with the RAM buffer (HOOKS=trace) and streaming (HOOKS=stream, a ring that holds it
-  all): instructions per record;
+  hooks, with the RAM buffer (HOOKS=trace), streaming (HOOKS=stream, a ring that holds it
+  all), the packed RAM buffer (HOOKS=packed, holding it all) and its flight recorder (16 KiB,
+  which begins a half about every 5 000 records): instructions per record;
 - stream_calls.c, 2 000 000 records, read by `hookprof record --gdb` at a 1 ms and a 10 ms poll
   (64 KiB ring): bytes per record, the fullest poll, records lost, wall time;
 - FreeRTOS stream_app.c for 60 s of kernel ticks (`-icount shift=0,sleep=off`), 16 and 64 KiB
@@ -86,6 +87,9 @@ def main() -> None:
             ("no hooks", []),
             ("RAM buffer (HOOKS=trace)", ["HOOKS=trace"]),
             ("stream (HOOKS=stream)", ["HOOKS=stream", "STREAM_BYTES=262144"]),
+            ("packed RAM buffer (HOOKS=packed)", ["HOOKS=packed", "PACKED_BYTES=262144"]),
+            ("packed flight recorder (PACKED_RING=1)",
+             ["HOOKS=packed", "PACKED_RING=1", "PACKED_BYTES=16384"]),
         ):
             clean(m3)
             stdout, _, _ = make(

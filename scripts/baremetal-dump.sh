@@ -17,6 +17,9 @@
 #     @trace    the native trace (hookcc --trace): gdb calls hookcc_trace_finish() in the
 #               halted target and saves the file it completes (a ring's last records, oldest
 #               first): `hookprof report DUMP --exe FIRMWARE.elf`
+#     @packed   the packed RAM buffer (HOOKCC_TRACE_PACKED_BUFFER, or its flight recorder): gdb
+#               calls hookcc_trace_packed_finish() in the halted target and saves the stream it
+#               ends, up to _SEGGER_RTT's WrOff: `hookprof record --serial DUMP --exe FIRMWARE.elf`
 #   QEMU-COMMAND is how the firmware boots (qemu-system-arm -M versatilepb … -kernel
 #   FIRMWARE.elf); -S (wait for the debugger) and a gdb stub on a free port are added.
 #   What the firmware prints goes to stdout; the exit status is the firmware's (qemu's).
@@ -67,8 +70,17 @@ case "$what" in
             -ex "dump binary memory $dump \$t \$t + 192 + \$n * 16"
             -ex 'printf "hookcc: dumped the native trace: %llu records\n", $n'
         ) ;;
+    @packed)
+        # The stream's bytes end at up[0].WrOff of the RTT control block: after its id (16),
+        # two ints, and up[0]'s name and buffer pointers and its size (<hookcc/trace_baremetal.h>).
+        save=(
+            -ex 'set $t = (char *)((void *(*)(void *))hookcc_trace_packed_finish)(0)'
+            -ex 'set $n = *(unsigned int *)((char *)&_SEGGER_RTT + 24 + 2 * sizeof(void *) + 4)'
+            -ex "dump binary memory $dump \$t \$t + \$n"
+            -ex 'printf "hookcc: dumped the packed RAM buffer: %u bytes\n", $n'
+        ) ;;
     @*)
-        echo "$0: unknown WHAT $what (a variable, @ti, @gprof or @trace)" >&2
+        echo "$0: unknown WHAT $what (a variable, @ti, @gprof, @trace or @packed)" >&2
         exit 2 ;;
     *)
         # The symbol's size from the ELF symbol table: a runtime's variables (pfpInst) have no

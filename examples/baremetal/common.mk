@@ -12,6 +12,7 @@
 #   make gprof-dump HOOKS=gprof                               gprof: arcs + timer samples, gdb
 #                                                             dumps them at exit: gprof.dump
 #   make run APP=../pfp_points.c HOOKS=pfp                    TI profile points (PFP)
+#   make run HOOKS=packed                                     packed RAM buffer: firmware.hkpacked
 #   make stream HOOKS=stream                                  streamed while it runs: qemu's gdb
 #                                                             stub read by hookprof record --gdb
 #
@@ -72,6 +73,23 @@ endif
 # SERIAL=file:uart.bin (or tcp:…) is where qemu puts that UART.
 ifneq ($(STREAM_UART),)
 CPPFLAGS += -DSTREAM_UART=$(STREAM_UART)
+endif
+endif
+
+# The packed RAM buffer (packed_out.c): the stream's records, 2 to 3 bytes each, in RAM; at
+# exit written to firmware.hkpacked through semihosting. PACKED_BYTES=N sets its size.
+ifeq ($(HOOKS),packed)
+HOOKCC_FLAGS := --trace
+EXTRA_OBJS := packed_out.o
+ifneq ($(PACKED_BYTES),)
+CPPFLAGS += -DPACKED_BYTES=$(PACKED_BYTES)
+endif
+ifneq ($(PACKED_COUNTS),)
+CPPFLAGS += -DPACKED_COUNTS=1
+endif
+# PACKED_RING=1: a flight recorder that keeps the newest records instead of stopping when full.
+ifneq ($(PACKED_RING),)
+CPPFLAGS += -DPACKED_RING=1
 endif
 endif
 
@@ -167,6 +185,6 @@ gprof-dump: firmware.elf
 		$(QEMU) $(QEMU_FLAGS) -kernel firmware.elf
 
 clean:
-	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace gprof.dump uart.bin
+	rm -f firmware.elf *.o ti.bin $(BUFFER).bin firmware.hktrace firmware.hkpacked gprof.dump uart.bin
 
 .PHONY: run stream ti-dump gdb-dump gprof-dump clean

@@ -1271,13 +1271,21 @@ fn record(args: &RecordArgs) -> Result<()> {
     let firmware = match s.end {
         Some((records, lost)) => format!(
             "; the firmware made {records} records and dropped {lost}{}",
-            if records == s.records_kept() + lost {
+            if records == s.records_kept() + lost + s.overwritten {
                 ""
             } else {
                 " (they do not add up: records are missing)"
             }
         ),
         None => "; the stream has no end record (the firmware did not end it)".to_string(),
+    };
+    let firmware = if s.overwritten != 0 {
+        format!(
+            "; a flight recorder: {} records written over before these{firmware}",
+            s.overwritten
+        )
+    } else {
+        firmware
     };
     let polls = match s.high_water {
         Some((most, size)) => format!(
@@ -1300,13 +1308,13 @@ fn record(args: &RecordArgs) -> Result<()> {
         args.output.display()
     );
     if let Some((records, lost)) = s.end {
-        if records != s.records_kept() + lost {
+        if records != s.records_kept() + lost + s.overwritten {
             warn(&format!(
                 "the trace holds {} records and the firmware says it dropped {lost} of the \
                  {records} it made: {} are missing without a LOST record (a damaged stream, or \
                  bytes another reader took from the ring)",
                 s.records_kept(),
-                records.saturating_sub(s.records_kept() + lost)
+                records.saturating_sub(s.records_kept() + lost + s.overwritten)
             ));
         }
     }

@@ -242,6 +242,8 @@ hktb_stream(void)
     return *(struct hookcc_rtt_control_block *const volatile *)&hookcc_trace_stream;
 }
 
+static HKTB_FN void hktb_put_ram(uintptr_t address_kind);
+
 static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t address_kind)
 {
     struct hookcc_rtt_control_block *stream = hktb_stream();
@@ -249,6 +251,14 @@ static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t add
         hkts_event(stream, address_kind);
         return;
     }
+    hktb_put_ram(address_kind);
+}
+
+/* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
+ * hkts_event without first saving the registers this path needs (Cortex-M3, bench/stream.py:
+ * 8 instructions a record fewer streaming, 2 more for the 16-byte buffer). */
+static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kind)
+{
     uint64_t time = hkrt_ticks();
     uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
     /* volatile: the capacity linked in, never the runtime's own default folded in */
@@ -322,7 +332,8 @@ HKTB_EXPORT void hookcc_trace_task_created(const void *task, const char *name)
     struct hookcc_rtt_control_block *stream = hktb_stream();
     if (stream != NULL) {
         hkts_other(stream, HKTS_S_CREATED, task, name, 0, 0);
-        return;
+        if (!hkts_is_ring())
+            return; /* a flight recorder keeps the table too: its finish names the tasks */
     }
     uint32_t index = __atomic_fetch_add(&hktb_task_count, 1u, __ATOMIC_RELAXED);
     if (index >= HOOKCC_TRACE_TASKS)
@@ -634,6 +645,99 @@ HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
         if (hkrt_ticks() - start >= max_ticks)
             return -1;
     }
+}
+
+/* HOOKCC_TRACE_PACKED_BUFFER's size with its reserve; none (0), the runtime's weak default,
+ * without it. */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_packed_bytes = 0;
+
+/* Bytes [0, n) of `b` reversed. */
+static HKTB_FN void hktb_reverse_bytes(char *b, uint32_t n)
+{
+    for (uint32_t i = 0, j = n; i + 1 < j; i++, j--) {
+        char t = b[i];
+        b[i] = b[j - 1];
+        b[j - 1] = t;
+    }
+}
+
+/* A flight recorder's two halves made one stream, the older half first, its RING record
+ * telling the records written over before it; no half is begun after it. Returns the stream's
+ * bytes; *start its start. Interrupts masked. */
+static HKTB_FN uint32_t hktb_packed_ring_finish(struct hookcc_rtt_up *up, uint32_t half,
+                                                char **start)
+{
+    uint32_t c = hkts_ring.current;
+    char *base = up->pBuffer - (c ? half : 0);
+    uint32_t len_new = up->WrOff, total = len_new;
+    if (hkts_ring.flips != 0) {
+        uint32_t old = c ^ 1u, len_old = hkts_ring.length[old];
+        uint32_t v = hkts_ring.overwritten;
+        char *at = base + (old ? half : 0) + hkts_ring.ring_at[old];
+        for (int i = 0; i < 5; i++, v >>= 7)
+            at[i] = (char)((v & 0x7f) | (i < 4 ? 0x80 : 0));
+        if (c == 1) { /* [old][new] with a gap: close it */
+            for (uint32_t i = 0; i < len_new; i++)
+                base[len_old + i] = base[half + i];
+        } else { /* [new][old] with a gap: close it, then rotate the older half to the front */
+            for (uint32_t i = 0; i < len_old; i++)
+                base[len_new + i] = base[half + i];
+            hktb_reverse_bytes(base, len_new);
+            hktb_reverse_bytes(base + len_new, len_old);
+            hktb_reverse_bytes(base, len_new + len_old);
+        }
+        total = len_old + len_new;
+    }
+    hkts_ring.finished = 1;
+    up->pBuffer = base;
+    __atomic_store_n(&up->WrOff, total, __ATOMIC_RELEASE);
+    *start = base;
+    return total;
+}
+
+HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
+{
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    /* volatile: the size linked in, never the runtime's own default folded in */
+    uint32_t bytes = *(const volatile uint32_t *)&hookcc_trace_packed_bytes;
+    if (stream == NULL || bytes == 0) {
+        if (size != NULL)
+            *size = 0;
+        return NULL;
+    }
+    struct hookcc_rtt_up *up = &stream->up[0];
+    if (hkts_is_ring() && hkts_ring.finished) {
+        if (size != NULL)
+            *size = up->WrOff;
+        return up->pBuffer;
+    }
+    /* The reserve is the records' no more: the LOST and END records go there. No host has
+     * read (RdOff 0), so the ring never wrapped and the records are [0, WrOff) (a flight
+     * recorder's: of each half). */
+    hkts_irq_t irq = hkts_irq_save();
+    if (hkts_is_ring()) {
+        /* One stream, older half first, in the whole buffer: the names of the tasks (whose
+         * creations may have been written over) and the END record after it. */
+        char *start;
+        uint32_t n = hktb_packed_ring_finish(up, bytes / 2, &start);
+        up->SizeOfBuffer = bytes;
+        (void)n;
+    } else if (up->SizeOfBuffer < bytes) {
+        up->SizeOfBuffer = bytes;
+    }
+    hkts_irq_restore(irq);
+    if (hkts_is_ring()) {
+        uint32_t tasks = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;
+        for (uint32_t i = 0; i < tasks; i++)
+            hkts_other(stream, HKTS_S_NAME, hktb_tasks[i].task, hktb_tasks[i].name, 0, 0);
+    }
+    hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
+               hookcc_trace_stream_lost);
+    if (hkts_is_ring())
+        up->SizeOfBuffer = 0; /* finished: later records are dropped and counted */
+    if (size != NULL)
+        *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
+    return up->pBuffer;
 }
 
 HKTB_EXPORT size_t hookcc_trace_stream_read(void *out, size_t n)

@@ -45,6 +45,12 @@
 /* A resync escape (a longjmp landed): the next record, an entry, is its target. */
 #define HKTS_S_ESCAPE 7u
 #define HKTS_S_END 8u       /* the firmware ended the stream: records made, records lost */
+/* The packed RAM buffer's flight recorder: records written over before the records that follow
+ * (a 5-byte varint, patched when the buffer is finished). */
+#define HKTS_S_RING 9u
+/* A task's name, written by a flight recorder's finish (its creation may have been written
+ * over): handle, name length, name bytes. Names the task's thread; not a record made. */
+#define HKTS_S_NAME 10u
 #define HKTS_VERSION 1u
 /* A delta from the last record of 2^29 ticks or more is written as a CLOCK record. */
 #define HKTS_DELTA_LIMIT (UINT32_C(1) << 29)
@@ -59,9 +65,36 @@ struct hkts_state {
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
     uint32_t switch_dropped; /* a task switch is among the pending_lost */
+    uint32_t fast;           /* started and nothing pending: one load for the hooks' test */
 };
 
-static struct hkts_state hkts;
+/* Not static: a static struct is split into one global a field (LLVM's GlobalOpt), each
+ * reached by its own address (two instructions on ARMv7-M); one base serves all fields here. */
+__attribute__((visibility("hidden"))) struct hkts_state hookcc_trace_stream_state;
+#define hkts hookcc_trace_stream_state
+
+/* The packed RAM buffer as a flight recorder (HOOKCC_TRACE_PACKED_RING_BUFFER): two halves; the
+ * records go into one until the next does not fit, then into the other from its start, over
+ * what it held, after a START record (absolute time; addresses from 0 again), a RING record
+ * (how many records were written over before it: 0 until the buffer is finished) and, if a task
+ * runs, its SWITCH. A half keeps the last HOOKCC_TRACE_PACKED_RESERVE bytes for the END record. */
+__attribute__((weak, visibility("default"))) const uint32_t hookcc_trace_packed_ring = 0;
+struct hkts_ring {
+    uint32_t current;     /* the half written now */
+    uint32_t flips;       /* halves begun after the first */
+    uint32_t length[2];   /* a half's bytes when it was left */
+    uint32_t ring_at[2];  /* where the RING record's count is in each half */
+    uint32_t first[2];    /* records made before each half's first */
+    uint32_t overwritten; /* records of the halves written over */
+    uint32_t finished;    /* hookcc_trace_packed_finish ran: no more flips */
+};
+static struct hkts_ring hkts_ring;
+
+static inline __attribute__((always_inline)) HKTS_FN int hkts_is_ring(void)
+{
+    /* volatile: the definition linked in, never the runtime's own default folded in */
+    return *(const volatile uint32_t *)&hookcc_trace_packed_ring != 0;
+}
 
 /* Records made (function entries and exits, task switches and creations) and dropped: the
  * firmware may print them; the END record carries them. */
@@ -205,6 +238,7 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
 static HKTS_FN __attribute__((noinline)) uint8_t *
 hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
 {
+    const uint8_t *rec = o; /* the record's start: the prologue comes first */
     if (!hkts.started) {
         /* The id, which the probes' RTT servers search RAM for, is written here, last, its
          * first byte after the rest (SEGGER's own code does the same): a probe that scans
@@ -225,6 +259,21 @@ hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
         o = hkts_varint64(o, hkrt_ticks_per_second_fixed());
         o = hkts_varint64(o, now);
         hkts.last_time = now;
+        if (hkts_is_ring()) {
+            o = hkts_varint32(o, HKTS_OTHER);
+            o = hkts_varint32(o, HKTS_S_RING);
+            /* where the count is in the record; hkts_commit adds where the record goes */
+            hkts_ring.ring_at[hkts_ring.current] = (uint32_t)(o - rec);
+            for (int i = 0; i < 4; i++)
+                *o++ = 0x80; /* 0 in five bytes, patched at the finish */
+            *o++ = 0;
+            if (hkts.task_now != NULL) {
+                o = hkts_varint32(o, HKTS_OTHER);
+                o = hkts_varint32(o, HKTS_S_SWITCH);
+                o = hkts_varintptr(o, (uintptr_t)hkts.task_now);
+                hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+            }
+        }
     }
     if (hkts.pending_lost != 0) {
         uint64_t at = hkts.started ? hkts.lost_since : now;
@@ -244,25 +293,48 @@ hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
  * the encoder's state is put back as it was (`time`, `address`: the next record's deltas are
  * from the last record written) and the loss noted: its first time, whether a task switch
  * was among it (`task_before`: the task before this record). */
-static HKTS_FN __attribute__((noinline)) void
+static HKTS_FN __attribute__((noinline)) int
 hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t time,
             uintptr_t address, const void *task_before, uint64_t now)
 {
     uint32_t wr = up->WrOff;
     if (hkts_free(up, wr) >= n) {
+        if (!hkts.started && hkts_is_ring()) /* the RING record's count: its offset in the half */
+            hkts_ring.ring_at[hkts_ring.current] += wr;
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
+        hkts.fast = 1;
         hkts.switch_dropped = 0;
-        return;
+        return 1;
     }
     hkts.last_time = time;
     hkts.last_address = address;
+    if (hkts_is_ring() && !hkts_ring.finished && hkts.started) {
+        /* The other half, over what it held: the caller encodes the record again there. */
+        uint32_t c = hkts_ring.current, half = up->SizeOfBuffer + HOOKCC_TRACE_PACKED_RESERVE;
+        uint32_t made = hookcc_trace_stream_records - 1; /* this record is the half's first */
+        hkts_ring.length[c] = wr;
+        if (hkts_ring.flips != 0)
+            hkts_ring.overwritten += hkts_ring.first[c] - hkts_ring.first[c ^ 1u];
+        hkts_ring.flips++;
+        c ^= 1u;
+        hkts_ring.current = c;
+        hkts_ring.first[c] = made;
+        up->pBuffer = (char *)up->pBuffer + (c ? (ptrdiff_t)half : -(ptrdiff_t)half);
+        __atomic_store_n(&up->WrOff, 0, __ATOMIC_RELEASE);
+        hkts.started = 0;
+        hkts.fast = 0;
+        hkts.last_address = 0;
+        return 0;
+    }
     if (hkts.pending_lost == 0)
         hkts.lost_since = now;
     hkts.pending_lost++;
+    hkts.fast = 0;
     hkts.switch_dropped |= hkts.task_now != task_before;
     hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
+    return 1;
 }
 
 /* The most bytes an entry or an exit takes: a CLOCK record (1 + 1 + 10), then the record's
@@ -296,13 +368,17 @@ static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_c
 {
     struct hookcc_rtt_up *up = &cb->up[0];
     uint8_t rec[HKTS_RECORD_MAX];
-    uint64_t time = hkts.last_time;
-    uintptr_t address = hkts.last_address;
-    uint8_t *o = rec;
-    if (!hkts.started || hkts.pending_lost != 0)
-        o = hkts_prologue(cb, o, now);
-    o = hkts_call(o, now, address_kind);
-    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, hkts.task_now, now);
+    do {
+        uint64_t time = hkts.last_time;
+        uintptr_t address = hkts.last_address;
+        uint8_t *o = rec;
+        if (!hkts.started || hkts.pending_lost != 0)
+            o = hkts_prologue(cb, o, now);
+        o = hkts_call(o, now, address_kind);
+        /* 0: a flight recorder's other half begun, where the record goes instead */
+        if (hkts_commit(up, rec, (uint32_t)(o - rec), time, address, hkts.task_now, now))
+            return;
+    } while (1);
 }
 
 /* An entry or an exit (address_kind as the hooks get it). The common case writes straight
@@ -315,9 +391,11 @@ static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_contr
     uint64_t now = hkrt_ticks();
     hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
     uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
-    if (__builtin_expect(hkts.started && hkts.pending_lost == 0 && wr < size &&
-                             size - wr > HKTS_CALL_MAX &&
-                             hkts_free(up, wr) >= HKTS_CALL_MAX,
+    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
+    /* hkts_free(up, wr) >= HKTS_CALL_MAX with room before the end, in fewer steps: with RdOff
+     * at or before WrOff, the room before the end is enough; after it, the gap must be. */
+    if (__builtin_expect(hkts.fast && wr < size && size - wr > HKTS_CALL_MAX && rd < size &&
+                             (rd <= wr || rd - wr > HKTS_CALL_MAX),
                          1)) {
         uint8_t *at = (uint8_t *)up->pBuffer + wr;
         uint8_t *o = hkts_call(at, now, address_kind);
@@ -337,40 +415,46 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
     uint8_t rec[HKTS_RECORD_MAX];
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
-    if (s != HKTS_S_END)
+    if (s != HKTS_S_END && s != HKTS_S_NAME)
         hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
-    uint64_t time = hkts.last_time;
-    uintptr_t address = hkts.last_address;
     const void *task_before = hkts.task_now;
-    if (s == HKTS_S_SWITCH)
-        hkts.task_now = task;
-    uint8_t *o = rec;
-    if (!hkts.started || hkts.pending_lost != 0)
-        o = hkts_prologue(cb, o, now);
-    o = hkts_head(o, now, HKTS_OTHER);
-    o = hkts_varint32(o, s);
-    if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED)
-        o = hkts_varintptr(o, (uintptr_t)task);
-    if (s == HKTS_S_CREATED) {
-        uint32_t n = 0;
-        while (name != NULL && n + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[n] != 0)
-            n++;
-        o = hkts_varint32(o, n);
-        for (uint32_t i = 0; i < n; i++)
-            *o++ = (uint8_t)name[i];
-    }
-    if (s == HKTS_S_END) {
-        o = hkts_varint32(o, a);
-        o = hkts_varint32(o, b);
-        if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec)) {
-            /* The end is written when there is room: not a record, never lost. */
-            hkts.last_time = time;
-            hkts.last_address = address;
-            hkts_irq_restore(irq);
-            return;
+    /* Again in a flight recorder's other half when hkts_commit began one (returned 0). */
+    for (;;) {
+        uint64_t time = hkts.last_time;
+        uintptr_t address = hkts.last_address;
+        if (s == HKTS_S_SWITCH)
+            hkts.task_now = task;
+        uint8_t *o = rec;
+        if (!hkts.started || hkts.pending_lost != 0)
+            o = hkts_prologue(cb, o, now);
+        o = hkts_head(o, now, HKTS_OTHER);
+        o = hkts_varint32(o, s);
+        if (s == HKTS_S_SWITCH || s == HKTS_S_CREATED || s == HKTS_S_NAME)
+            o = hkts_varintptr(o, (uintptr_t)task);
+        if (s == HKTS_S_CREATED || s == HKTS_S_NAME) {
+            uint32_t n = 0;
+            while (name != NULL && n + 1 < HOOKCC_TRACE_TASK_NAME_BYTES && name[n] != 0)
+                n++;
+            o = hkts_varint32(o, n);
+            for (uint32_t i = 0; i < n; i++)
+                *o++ = (uint8_t)name[i];
         }
+        if (s == HKTS_S_END)
+            o = hkts_varint32(hkts_varint32(o, a), b);
+        if (s == HKTS_S_END || s == HKTS_S_NAME) {
+            /* A name keeps room for the LOST and END records after it. */
+            uint32_t after = s == HKTS_S_NAME ? HOOKCC_TRACE_PACKED_RESERVE : 0;
+            if (hkts_free(up, up->WrOff) < (uint32_t)(o - rec) + after) {
+                /* The end (a name) is written when there is room: not a record, never lost. */
+                hkts.last_time = time;
+                hkts.last_address = address;
+                hkts_irq_restore(irq);
+                return;
+            }
+        }
+        if (hkts_commit(up, rec, (uint32_t)(o - rec), time, address, task_before, now))
+            break;
     }
-    hkts_commit(up, rec, (uint32_t)(o - rec), time, address, task_before, now);
     hkts_irq_restore(irq);
 }
 

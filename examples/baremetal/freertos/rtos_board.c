@@ -35,10 +35,38 @@ void xPortSysTickHandler(void);
 /* NVIC interrupt priority registers, one byte an interrupt (ARMv7-M ARM, B3.4). */
 #define NVIC_IPR ((volatile uint8_t *)0xE000E400u)
 
+uint64_t hkrt_ticks_extern(void);
+
+/* The timer's period in counter ticks (SysTick's, the CPU clock): the CMSDK timer counts
+ * RELOAD + 1 clocks a period (200 periods of board_start_tick's RELOAD 25000 measured 5 000 200
+ * counter ticks under qemu). */
+#define RTOS_TICK_COUNTS (configCPU_CLOCK_HZ / configTICK_RATE_HZ + 1)
+
+/* When the next kernel tick is due, by the counter; never later than the timer's own. */
+static uint64_t rtos_tick_due;
+
+/* The tick interrupt: one kernel tick for the interrupt, and one more for every further period
+ * the counter says has passed since the tick before. qemu (7.2, -icount) delivers a timer
+ * interrupt to a Cortex-M halted in WFI (the idle hook) only at the timer's next expiry, one
+ * period late, and the two expiries become one interrupt: without this count, 1 000 ticks of
+ * vTaskDelay took 2.0 s of the counter's time with -icount sleep=off and 1.01-1.03 s with
+ * sleep=on (docs/baremetal.md, "FreeRTOS"). Real silicon has no such delay; the loop then runs
+ * once. */
+static RTOS_NOHOOKS void rtos_tick(void)
+{
+    uint64_t now = hkrt_ticks_extern();
+    do {
+        rtos_tick_due += RTOS_TICK_COUNTS;
+        xPortSysTickHandler();
+    } while ((int64_t)(now - rtos_tick_due) >= 0);
+}
+
 RTOS_NOHOOKS void vPortSetupTimerInterrupt(void)
 {
     NVIC_IPR[TIMER0_IRQ] = configKERNEL_INTERRUPT_PRIORITY;
-    board_start_tick(1000000u / configTICK_RATE_HZ, xPortSysTickHandler);
+    /* Read before the timer starts: the first tick is due no later than its interrupt. */
+    rtos_tick_due = hkrt_ticks_extern() + RTOS_TICK_COUNTS;
+    board_start_tick(1000000u / configTICK_RATE_HZ, rtos_tick);
 }
 #elif defined(__riscv)
 void freertos_risc_v_trap_handler(void);

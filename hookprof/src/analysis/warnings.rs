@@ -55,8 +55,8 @@ pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
         warnings.push(format!(
             "{} records were dropped by the target at {} places, where the host did not read \
              its stream in time (the ring's size, the poll interval: docs/baremetal.md, \
-             \"Streaming\"); frames open there were closed at the gap, and the profile is \
-             missing those calls",
+             \"Streaming\") or its packed RAM buffer was full; frames open there were closed \
+             at the gap, and the profile is missing those calls",
             s.lost(),
             s.lost_markers
         ));

@@ -86,6 +86,8 @@ pub struct Summary {
     pub created: u64,
     pub lost: u64,
     pub lost_markers: u64,
+    /// Records a flight recorder (the packed RAM buffer's) wrote over before its window.
+    pub overwritten: u64,
     /// The firmware's own counts (its END record): records made, records dropped.
     pub end: Option<(u64, u64)>,
     /// Polls of the ring (GDB), and how the recording ended.
@@ -307,6 +309,7 @@ impl Sink {
             created: builder.created,
             lost: builder.lost,
             lost_markers: builder.lost_markers,
+            overwritten: builder.overwritten,
             end: builder.end,
             polls,
             high_water: None,

@@ -25,6 +25,11 @@ const S_ENTRY_RAW: u64 = 5;
 const S_EXIT_RAW: u64 = 6;
 const S_ESCAPE: u64 = 7;
 const S_END: u64 = 8;
+/// The packed RAM buffer's flight recorder: records written over before the ones that follow.
+const S_RING: u64 = 9;
+/// A task's name, written at a flight recorder's finish (its creation may have been written
+/// over): names the task's thread; not a record the firmware counts.
+const S_NAME: u64 = 10;
 /// The stream version this decoder reads.
 pub const STREAM_VERSION: u64 = 1;
 
@@ -62,6 +67,16 @@ pub enum Event {
         name: String,
     },
     /// The firmware ended the stream: records it made, records it dropped.
+    /// A flight recorder's window begins: `count` records before it were written over.
+    Ring {
+        time: u64,
+        count: u64,
+    },
+    Name {
+        time: u64,
+        task: u64,
+        name: String,
+    },
     End {
         time: u64,
         records: u64,
@@ -257,7 +272,7 @@ impl Decoder {
                         };
                         Event::Switch { time, task }
                     }
-                    S_CREATED => {
+                    S_CREATED | S_NAME => {
                         let (Some(task), Some(n)) = (varint(b, at)?, varint(b, at)?) else {
                             return Ok(None);
                         };
@@ -269,10 +284,11 @@ impl Decoder {
                             return Ok(None);
                         };
                         *at = end;
-                        Event::Created {
-                            time,
-                            task,
-                            name: String::from_utf8_lossy(name).into_owned(),
+                        let name = String::from_utf8_lossy(name).into_owned();
+                        if s == S_NAME {
+                            Event::Name { time, task, name }
+                        } else {
+                            Event::Created { time, task, name }
                         }
                     }
                     S_ENTRY_RAW | S_EXIT_RAW => {
@@ -286,6 +302,12 @@ impl Decoder {
                         }
                     }
                     S_ESCAPE => Event::Escape { time },
+                    S_RING => {
+                        let Some(count) = varint(b, at)? else {
+                            return Ok(None);
+                        };
+                        Event::Ring { time, count }
+                    }
                     S_END => {
                         let (Some(records), Some(lost)) = (varint(b, at)?, varint(b, at)?) else {
                             return Ok(None);
@@ -307,6 +329,9 @@ impl Decoder {
             } => {
                 self.started = true;
                 self.time = *time;
+                // A START begins every half of a flight recorder: addresses from 0 again, as
+                // at the first.
+                self.address = 0;
                 self.pointer_mask = if *pointer_size == 4 {
                     u64::from(u32::MAX)
                 } else {
@@ -427,6 +452,80 @@ mod tests {
         }
         assert_eq!(bytewise, whole);
         assert_eq!(d.pending_bytes(), 0);
+    }
+
+    /// A flight recorder's halves read straight through: the RING count in its padded 5
+    /// bytes, a second START that sets `last` back to 0, and a NAME at the finish.
+    #[test]
+    fn decodes_a_flight_recorders_halves_and_names() {
+        let start = |s: &mut Vec<u8>, time: u64| {
+            for v in [OTHER, S_START, 1, 4, 10_000_000, time] {
+                put(s, v);
+            }
+        };
+        let mut s = Vec::new();
+        start(&mut s, 100);
+        put(&mut s, OTHER);
+        put(&mut s, S_RING);
+        s.extend_from_slice(&[0x80 | 42, 0x80, 0x80, 0x80, 0]);
+        put(&mut s, 2 << 2 | ENTRY);
+        put(&mut s, zz(0x400 / 4));
+        start(&mut s, 200);
+        put(&mut s, OTHER);
+        put(&mut s, S_RING);
+        s.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0]);
+        put(&mut s, 1 << 2 | EXIT);
+        put(&mut s, zz(0x400 / 4)); // from 0 again, not from 0x400
+        put(&mut s, OTHER);
+        put(&mut s, S_NAME);
+        put(&mut s, 0x2000);
+        put(&mut s, 2);
+        s.extend_from_slice(b"t1");
+        let mut events = Vec::new();
+        Decoder::new()
+            .push(&s, &mut |e| {
+                events.push(e);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            events[1],
+            Event::Ring {
+                time: 100,
+                count: 42
+            }
+        );
+        assert_eq!(
+            events[2],
+            Event::Call {
+                time: 102,
+                address: 0x400,
+                exit: false
+            }
+        );
+        assert_eq!(
+            events[4],
+            Event::Ring {
+                time: 200,
+                count: 0
+            }
+        );
+        assert_eq!(
+            events[5],
+            Event::Call {
+                time: 201,
+                address: 0x400,
+                exit: true
+            }
+        );
+        assert_eq!(
+            events[6],
+            Event::Name {
+                time: 201,
+                task: 0x2000,
+                name: "t1".into()
+            }
+        );
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub struct TraceBuilder {
     pub created: u64,
     pub lost: u64,
     pub lost_markers: u64,
+    /// Records a flight recorder wrote over before its window (RING records), and the threads
+    /// given a RING chunk for it: the one running at the window's start, and each other the
+    /// first time it runs with no records before (its exits of frames entered before the
+    /// window are then told apart from unmatched ones).
+    pub overwritten: u64,
+    ring_marked: std::collections::BTreeSet<u64>,
     /// The END record's counts, if the firmware ended the stream.
     pub end: Option<(u64, u64)>,
     started: bool,
@@ -106,6 +112,8 @@ impl TraceBuilder {
             created: 0,
             lost: 0,
             lost_markers: 0,
+            overwritten: 0,
+            ring_marked: std::collections::BTreeSet::new(),
             end: None,
             started: false,
             last_time: 0,
@@ -214,6 +222,32 @@ impl TraceBuilder {
                 self.tasks.insert(task, thread);
                 self.names.push((thread, name));
             }
+            Event::Ring { time, count } => {
+                // A flight recorder's window begins here: a RING chunk of the running thread
+                // (docs/trace-format.md), so that its exits of frames entered before the
+                // window are told apart from unmatched ones.
+                self.last_time = self.last_time.max(time);
+                if count != 0 {
+                    self.overwritten += count;
+                    self.flush_held()?;
+                    self.ring_chunk(self.thread, count)?;
+                }
+            }
+            Event::Name { time, task, name } => {
+                // A flight recorder's finish names the tasks: a thread known only by its
+                // handle (its creation written over) takes the name.
+                self.last_time = self.last_time.max(time);
+                if let Some(&thread) = self.tasks.get(&task) {
+                    let placeholder = format!("task {task:#x}");
+                    if let Some(entry) = self
+                        .names
+                        .iter_mut()
+                        .find(|(t, n)| *t == thread && *n == placeholder)
+                    {
+                        entry.1 = name;
+                    }
+                }
+            }
             Event::End {
                 time,
                 records,
@@ -231,7 +265,28 @@ impl TraceBuilder {
     fn switch_to(&mut self, next: u64, time: u64) -> io::Result<()> {
         self.gaps_seen.insert(self.thread, self.gaps);
         self.thread = next;
+        if self.overwritten != 0 && !self.used.contains(&next) && !self.ring_marked.contains(&next)
+        {
+            // Which task's records were written over is not known: the count is the running
+            // thread's; the others' chunks carry none (their frames go on), and still mark
+            // their exits of frames entered before the window.
+            self.ring_chunk(next, 0)?;
+        }
         self.mark_missed_gap(next, time)
+    }
+
+    /// A RING chunk of `thread`: `count` records written over before the flight recorder's
+    /// window.
+    fn ring_chunk(&mut self, thread: u64, count: u64) -> io::Result<()> {
+        let bytes = match self.header.endian {
+            Endian::Little => count.to_le_bytes(),
+            Endian::Big => count.to_be_bytes(),
+        };
+        self.writer
+            .raw_chunk(crate::input::format::chunk_type::RING, thread, &bytes)?;
+        self.ring_marked.insert(thread);
+        self.used.insert(thread);
+        Ok(())
     }
 
     /// A gap marker for `thread` at `time` if a loss with task switches came since it last

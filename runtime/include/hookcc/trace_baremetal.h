@@ -142,6 +142,56 @@ HOOKCC_TRACE_API extern volatile uint32_t hookcc_trace_stream_lost;
     struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
     HOOKCC_TRACE_BUFFER(0)
 
+/* The packed RAM buffer (docs/baremetal.md, "The packed RAM buffer"): the stream's encoder (2
+ * to 3 bytes a record, the records the stream carries) writing into a RAM buffer of `bytes`
+ * bytes that no host drains while the firmware runs. When it is full, later records are
+ * dropped and counted (stop when full); hookcc_trace_packed_finish() then writes the LOST and
+ * END records into the HOOKCC_TRACE_PACKED_RESERVE bytes kept for them at the end and returns
+ * the bytes to take out: write them out (semihosting fwrite, a UART) or dump them with a
+ * debugger, and decode them with `hookprof record --serial DUMP --exe firmware.elf -o
+ * TRACE.hktrace`. The layout is the stream's (an RTT control block `_SEGGER_RTT`), so a probe's
+ * RTT server may drain it while it runs too. */
+#define HOOKCC_TRACE_PACKED_RESERVE 96
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_packed_bytes;
+#define HOOKCC_TRACE_PACKED_BUFFER(bytes)                                                      \
+    _Static_assert((bytes) >= 256, "a packed buffer of 256 bytes at least");                   \
+    static char hookcc_trace_stream_ring_[bytes] __attribute__((aligned(8)));                 \
+    struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
+        "", 1, 1,                                                                              \
+        {{"hookcc", hookcc_trace_stream_ring_, (bytes)-HOOKCC_TRACE_PACKED_RESERVE, 0, 0, 0}},  \
+        {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
+    struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
+    const uint32_t hookcc_trace_packed_bytes = (bytes);                                        \
+    HOOKCC_TRACE_BUFFER(0)
+
+/* The packed RAM buffer as a flight recorder: two halves of bytes / 2, the records going into
+ * one until the next does not fit, then into the other over what it held; it keeps between
+ * bytes / 2 - HOOKCC_TRACE_PACKED_RESERVE and bytes - 2 * HOOKCC_TRACE_PACKED_RESERVE bytes of
+ * the newest records. hookcc_trace_packed_finish() puts the older half first and writes in it how
+ * many records were written over (the stream's RING record), and stops the recording: let no
+ * interrupt record meanwhile (the end of the program, or a debugger calling it with the target
+ * halted). */
+HOOKCC_TRACE_API extern const uint32_t hookcc_trace_packed_ring;
+#define HOOKCC_TRACE_PACKED_RING_BUFFER(bytes)                                                 \
+    _Static_assert((bytes) >= 512 && (bytes) % 16 == 0,                                        \
+                   "a flight recorder of 512 bytes at least, a multiple of 16");               \
+    static char hookcc_trace_stream_ring_[bytes] __attribute__((aligned(8)));                 \
+    struct hookcc_rtt_control_block _SEGGER_RTT __attribute__((aligned(8))) = {               \
+        "", 1, 1,                                                                              \
+        {{"hookcc", hookcc_trace_stream_ring_, (bytes) / 2 - HOOKCC_TRACE_PACKED_RESERVE, 0, 0, \
+          0}},                                                                                 \
+        {{"hookcc", 0, 0, 0, 0, 0}}};                                                          \
+    struct hookcc_rtt_control_block *const hookcc_trace_stream = &_SEGGER_RTT;                 \
+    const uint32_t hookcc_trace_packed_bytes = (bytes);                                        \
+    const uint32_t hookcc_trace_packed_ring = 1;                                               \
+    HOOKCC_TRACE_BUFFER(0)
+
+/* Ends the packed RAM buffer: the LOST record (if records were dropped) and the END record
+ * (records made, records dropped) after the last record, then its start and size: [start,
+ * start + size) is what `hookprof record --serial` decodes. Records made afterwards are not
+ * in it. NULL and 0 without HOOKCC_TRACE_PACKED_BUFFER. */
+HOOKCC_TRACE_API const void *hookcc_trace_packed_finish(size_t *size);
+
 /* Ends the stream: an END record (the counts above), then waits up to `max_ticks` of the
  * board's counter for the host to read everything. Returns 0 once the host has read it all,
  * -1 on timeout. Call it before the firmware stops (examples/baremetal/stream_out.c does, at

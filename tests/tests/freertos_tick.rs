@@ -1,0 +1,204 @@
+//! The FreeRTOS kernel's tick against the trace's clock (issue 38; docs/baremetal.md,
+//! "FreeRTOS", "The tick under -icount"): examples/baremetal/freertos/tick_app.c waits 1 000
+//! ticks of vTaskDelay in wait_ticks(), and wait_ticks' inclusive time in the trace is
+//! 1.00 s ± 1 % by the trace's clock (the board's counter and the frequency its trace
+//! announces) — on the Cortex-M3 (mps2-an385) and the RV32 (virt) boards, in a RAM trace
+//! written at exit (`make run HOOKS=trace`, qemu's `-icount shift=0` and with `sleep=off`) and
+//! streamed while it runs (`make stream HOOKS=stream`, `-icount shift=0,sleep=off` as the
+//! docs run it). Before the Cortex-M3 board counted the periods its tick interrupt had missed,
+//! the streamed wait took 2.0 s.
+//!
+//! Needs what tests/tests/baremetal.rs needs (scripts/setup.sh): qemu-system-arm,
+//! qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc, picolibc for both, make.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use hookcc_tests::*;
+
+fn have_tools() -> bool {
+    have_tool("qemu-system-arm", &["--version"], "qemu-system-arm")
+        && have_tool("qemu-system-riscv32", &["--version"], "qemu-system-misc")
+        && have_tool("arm-none-eabi-gcc", &["--version"], "gcc-arm-none-eabi")
+        && have_tool(
+            "riscv64-unknown-elf-gcc",
+            &["--version"],
+            "gcc-riscv64-unknown-elf",
+        )
+        && have_tool("make", &["--version"], "make")
+        && have_picolibc()
+}
+
+fn have_picolibc() -> bool {
+    let missing: Vec<&str> = ["arm-none-eabi", "riscv64-unknown-elf"]
+        .into_iter()
+        .filter(|t| !Path::new(&format!("/usr/lib/picolibc/{t}/include")).is_dir())
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            !in_ci(),
+            "CI must have picolibc for {missing:?} (scripts/setup.sh)"
+        );
+        eprintln!("skipping: picolibc for {missing:?} missing (scripts/setup.sh installs it)");
+    }
+    missing.is_empty()
+}
+
+/// A fresh copy of examples/baremetal in `dir` (without what a build left there); returns its
+/// freertos directory.
+fn copy_examples(dir: &Path) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap();
+            let built = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "bin" | "dump"));
+            if path.is_dir() {
+                copy_tree(&path, &to.join(name));
+            } else if !built {
+                std::fs::copy(&path, to.join(name)).unwrap();
+            }
+        }
+    }
+    let root = dir.join("baremetal");
+    copy_tree(&workspace_root().join("examples/baremetal"), &root);
+    root.join("freertos")
+}
+
+/// `make -s TARGET VARIABLES…` in `project` with the workspace's hookcc and hookprof.
+fn make(project: &Path, target: &str, variables: &[String]) -> Output {
+    let path = format!(
+        "{}:{}",
+        target_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("make")
+        .arg("-s")
+        .arg(target)
+        .arg(format!(
+            "HOOKCC_SCRIPTS={}",
+            workspace_root().join("scripts").display()
+        ))
+        .arg(format!(
+            "HOOKPROF={}",
+            target_dir().join("hookprof").display()
+        ))
+        .args(variables)
+        .current_dir(project)
+        .env("PATH", path)
+        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+        .env_remove("NITRO_PROFILE")
+        .env_remove("NITRO_PROFILE_TYPE")
+        .env_remove("HOOKCC_TRACE")
+        .env_remove("MAKEFLAGS")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// How the firmware is run and its trace taken out.
+enum Way {
+    /// `make run HOOKS=trace` with this ICOUNT: the RAM trace written at exit.
+    Run(&'static str),
+    /// `make stream HOOKS=stream`, `-icount shift=0,sleep=off`: read by hookprof record --gdb.
+    Stream,
+}
+
+/// tick_app.c on `board`, run the `way`: the ticks the kernel counted during the wait, and
+/// wait_ticks' calls and inclusive time in the trace.
+fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = copy_examples(dir.path());
+    let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
+    let mut variables = vec![
+        format!("BOARD={board}"),
+        "APP=tick_app.c".to_string(),
+        hookcc_flags,
+    ];
+    let (target, what) = match way {
+        Way::Run(icount) => {
+            variables.push("HOOKS=trace".into());
+            variables.push(format!("ICOUNT={icount}"));
+            (
+                "run",
+                format!("tick_app.c on {board}, make run ICOUNT={icount}"),
+            )
+        }
+        Way::Stream => {
+            variables.push("HOOKS=stream".into());
+            variables.push("ICOUNT=-icount shift=0,sleep=off".into());
+            variables.push(format!("GDB_PORT={}", free_port()));
+            ("stream", format!("tick_app.c on {board}, make stream"))
+        }
+    };
+    let out = make(&project, target, &variables);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: make {target} failed with {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // "waited 1000 ticks, the kernel counted N"
+    let counted: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("waited 1000 ticks, the kernel counted "))
+        .unwrap_or_else(|| panic!("{what}: no count in\n{stdout}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let report = run_ok(
+        hookprof()
+            .arg("report")
+            .arg(project.join("firmware.hktrace"))
+            .arg("--exe")
+            .arg(project.join("firmware.elf"))
+            .arg("--format=csv"),
+    );
+    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
+    let wait = rows
+        .iter()
+        .find(|r| r.function == "wait_ticks")
+        .unwrap_or_else(|| panic!("{what}: no wait_ticks in the report"));
+    (what, counted, wait.calls, wait.inclusive_ns)
+}
+
+/// 1 000 ticks of vTaskDelay are 1.00 s ± 1 % by the trace's clock, run and streamed, on the
+/// Cortex-M3 and the RV32 boards; the kernel counted the 1 000 ticks (one more when qemu
+/// delivered the last one together with the next: see rtos_board.c).
+#[test]
+fn a_thousand_ticks_of_vtaskdelay_are_one_second_of_the_trace() {
+    if !have_tools() {
+        return;
+    }
+    for board in ["cortex-m3", "riscv32"] {
+        for way in [
+            Way::Run("-icount shift=0"),
+            Way::Run("-icount shift=0,sleep=off"),
+            Way::Stream,
+        ] {
+            let (what, counted, calls, inclusive_ns) = wait_in_trace(board, &way);
+            assert!(
+                (1000..=1001).contains(&counted),
+                "{what}: the kernel counted {counted} ticks"
+            );
+            assert_eq!(calls, 1, "{what}: calls of wait_ticks");
+            let seconds = inclusive_ns / 1e9;
+            assert!(
+                (0.99..=1.01).contains(&seconds),
+                "{what}: 1 000 ticks took {seconds:.4} s by the trace's clock"
+            );
+            eprintln!("{what}: 1 000 ticks took {seconds:.6} s by the trace's clock");
+        }
+    }
+}
