@@ -1,4 +1,4 @@
-/* trace.c, part 13 of 16: finish.
+/* trace.c, part 13 of 17: finish.
  *
  * Finishing the file at exit and on fatal signals: every thread's last records, CLOCK, the final
  * header, salvage after a failed write (the file cut where the first failed chunk began), and the
@@ -301,6 +301,7 @@ out:
 static HKRT_FN void hkrt_at_exit(void)
 {
     int saved_errno = errno;
+    hkrt_control_remove();
     hkrt_finish(0);
     errno = saved_errno;
 }
@@ -317,6 +318,7 @@ HKRT_EXPORT __attribute__((noreturn, weak)) void _exit(int status)
     if (__atomic_load_n(&g.image_pid, __ATOMIC_RELAXED) == (int)syscall(SYS_getpid) &&
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
         hkrt_finish(1);
+    hkrt_control_remove(); /* (only the process that bound it: not a vfork child) */
     for (;;)
         syscall(SYS_exit_group, status);
 }
@@ -334,6 +336,7 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
 {
     (void)context;
     int saved_errno = errno;
+    hkrt_control_remove();
     hkrt_finish(1);
     /* If another thread is finishing (exit() racing a crash), give it time to complete the
      * file before the signal kills the process. */
