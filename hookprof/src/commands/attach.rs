@@ -80,12 +80,14 @@ pub fn request_at(socket: &Path, line: &str) -> Result<Reply> {
         .with_context(|| format!("cannot connect to {}", socket.display()))?;
     stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
     stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.write_all(format!("{line}\n").as_bytes())?;
+    // A refused peer gets its reply before it has written: read it even if writing failed.
+    let written = stream.write_all(format!("{line}\n").as_bytes());
     let mut reply = String::new();
     BufReader::new(stream)
         .read_line(&mut reply)
         .with_context(|| format!("no reply to {line:?} from {}", socket.display()))?;
     if reply.is_empty() {
+        written?;
         bail!("{} closed the connection without a reply", socket.display());
     }
     Reply::parse(&reply)

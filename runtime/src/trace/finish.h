@@ -240,8 +240,14 @@ static HKRT_FN void hkrt_finish(int from_signal)
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
-        upto = hkrt_drop_written(t, upto); /* (after a failed exec) */
-        t->final_upto = upto;
+        /* After an earlier finish and resume (a failed exec, a control channel's rotation):
+         * the records below resume_from are in the earlier file; the others are moved to the
+         * buffer's start. Another thread's pos is its own and stays where it was, so its
+         * records up to that pos are the ones written now: the next resume starts there, not
+         * at the moved copies' end (which would write them again at the next finish). */
+        struct hkt_record *real_upto = upto;
+        upto = hkrt_drop_written(t, upto);
+        t->final_upto = t == &t_self ? upto : real_upto;
         hkrt_thread_final_chunks(t, upto, 0);
     }
 

@@ -1,0 +1,359 @@
+//! `hookprof attach` and the runtime's control channel (runtime/src/trace/control.h,
+//! docs/recording.md "Attaching and watching live"): a threaded server built with
+//! `hookcc --trace`, started with tracing off, attached to and detached from while it serves
+//! requests on 127.0.0.1; its traces decoded and compared with its own counters; bad clients;
+//! the socket directory's and the peer's checks.
+
+use hookcc_tests::{build_traced, call_counts, hookprof, run_ok};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The server, running; killed when dropped (a test that fails leaves nothing behind).
+struct Server {
+    child: Child,
+    port: u16,
+    xdg: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.xdg.join("hookcc").join(format!("{}.sock", self.pid()))
+    }
+
+    /// `count`: the program's own counters (handle_request calls, background_step calls).
+    fn counters(&self) -> (u64, u64) {
+        let reply = self.talk(&["count"]);
+        let words: Vec<&str> = reply[0].split_whitespace().collect();
+        (words[1].parse().unwrap(), words[3].parse().unwrap())
+    }
+
+    /// Sends the lines on one connection; returns the replies.
+    fn talk(&self, lines: &[&str]) -> Vec<String> {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to the server");
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut writer = stream;
+        lines
+            .iter()
+            .map(|line| {
+                writer.write_all(format!("{line}\n").as_bytes()).unwrap();
+                let mut reply = String::new();
+                reader.read_line(&mut reply).expect("the server replies");
+                reply.trim_end().to_string()
+            })
+            .collect()
+    }
+
+    /// `connections` clients at once, `each` requests each, every one answered "ok".
+    fn requests(&self, connections: usize, each: usize) {
+        std::thread::scope(|s| {
+            for _ in 0..connections {
+                s.spawn(|| {
+                    let replies = self.talk(&vec!["req"; each]);
+                    assert!(replies.iter().all(|r| r == "ok"), "a request failed: {replies:?}");
+                });
+            }
+        });
+    }
+
+    /// `quit`, and the program's exit status.
+    fn quit(mut self) -> std::process::ExitStatus {
+        let _ = self.talk(&["quit"]);
+        let status = self.child.wait().unwrap();
+        status
+    }
+}
+
+fn build_server(dir: &Path) -> PathBuf {
+    build_traced(dir, "attach_server", &["attach_server.c"], &["-O1", "-pthread"], false)
+}
+
+/// Starts the server with tracing off, its socket under `xdg`, its own trace in `dir`.
+fn start_server(dir: &Path, program: &Path, xdg: &Path, env: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .env("XDG_RUNTIME_DIR", xdg)
+        .env("HOOKCC_DISABLE", "1")
+        .env("HOOKCC_OUTPUT", dir.join("own.hktrace"))
+        .env("HOOKCC_MAX_BYTES", "20M")
+        .env("HOOKCC_SWITCHES", "0")
+        .env("HOOKCC_SAMPLE_HZ", "0")
+        .env_remove("HOOKCC_CONTROL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start the server");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .unwrap_or_else(|| panic!("the server said {line:?}"))
+        .parse()
+        .unwrap();
+    Server {
+        child,
+        port,
+        xdg: xdg.to_path_buf(),
+    }
+}
+
+/// A private XDG_RUNTIME_DIR (0700, as a login's is).
+fn runtime_dir(parent: &Path) -> PathBuf {
+    let xdg = parent.join("xdg");
+    std::fs::create_dir(&xdg).unwrap();
+    std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    xdg
+}
+
+fn hookprof_in(xdg: &Path) -> Command {
+    let mut cmd = hookprof();
+    cmd.env("XDG_RUNTIME_DIR", xdg);
+    cmd
+}
+
+/// `hookprof attach PID ARGS…`, started; returns once it says it records.
+fn attach(server: &Server, args: &[&str]) -> (Child, BufReader<ChildStderr>) {
+    let mut child = hookprof_in(&server.xdg)
+        .arg("attach")
+        .arg(server.pid().to_string())
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("recording into"), "hookprof attach said: {line:?}");
+    (child, stderr)
+}
+
+fn signal(pid: u32, signal: &str) {
+    run_ok(Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]));
+}
+
+/// Ctrl-C to an attach: it stops the recording and says what it wrote.
+fn interrupt(mut child: Child, mut stderr: BufReader<ChildStderr>) -> String {
+    signal(child.id(), "INT");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "hookprof attach: {status}\n{rest}");
+    rest
+}
+
+/// One request on the control socket, as raw bytes; the reply line.
+fn control(socket: &Path, bytes: &[u8]) -> String {
+    let mut stream = UnixStream::connect(socket).expect("connect to the control socket");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let _ = stream.write_all(bytes);
+    let mut reply = String::new();
+    let _ = BufReader::new(stream).read_line(&mut reply);
+    reply.trim_end().to_string()
+}
+
+#[test]
+fn three_attaches_record_exactly_the_requests_of_their_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+
+    let ps = run_ok(hookprof_in(&xdg).arg("ps"));
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    let row = ps
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&server.pid().to_string()))
+        .unwrap_or_else(|| panic!("hookprof ps lists no {}:\n{ps}", server.pid()));
+    assert!(row.contains("attach_server") && row.contains("trace") && row.contains(" no "), "{row}");
+
+    for round in 0..3 {
+        server.requests(2, 50); // detached: in no trace
+        let (handled_before, background_before) = server.counters();
+        let trace = dir.path().join(format!("attach{round}.hktrace"));
+        let mut args = vec!["-o", trace.to_str().unwrap()];
+        if round == 2 {
+            args.extend(["--functions", "handle_request,parse_request"]);
+        }
+        let (child, stderr) = attach(&server, &args);
+        server.requests(4, 100);
+        let said = interrupt(child, stderr);
+        assert!(said.contains("wrote"), "{said}");
+        let (handled_after, background_after) = server.counters();
+        assert_eq!(handled_after - handled_before, 400);
+
+        let counts = call_counts(&trace, &[]);
+        assert_eq!(counts.get("handle_request"), Some(&400), "round {round}: {counts:?}");
+        assert_eq!(counts.get("parse_request"), Some(&400), "round {round}: {counts:?}");
+        let steps = counts.get("background_step").copied().unwrap_or(0);
+        assert!(steps <= background_after - background_before, "{steps} background steps");
+        if round == 2 {
+            assert!(!counts.contains_key("compute") && steps == 0, "{counts:?}");
+        } else {
+            assert_eq!(counts.get("compute"), Some(&(400 + steps)), "{counts:?}");
+        }
+        // Every view reads it.
+        run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(dir.path().join("t.json")));
+    }
+    // The functions chosen for the last window are the program's own again.
+    let status = control(&server.socket(), b"functions\n");
+    assert!(status.starts_with("ok functions=") && status.contains("chosen="), "{status}");
+
+    let socket = server.socket();
+    assert!(server.quit().success());
+    assert!(!socket.exists(), "the socket is removed at exit");
+    // The program's own files (finished at the first attach, and after) decode too.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("own") {
+            let counts = call_counts(&path, &[]);
+            assert_eq!(counts.get("handle_request"), None, "{name}: {counts:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_requests_and_vanishing_clients_leave_the_program_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+    let socket = server.socket();
+
+    let garbage = control(&socket, b"\x01\x02\xffgarbage\n");
+    assert!(garbage.starts_with("error bad request"), "{garbage}");
+    let long = control(&socket, &[b'a'; 10000]);
+    assert!(long.starts_with("error bad request"), "{long}");
+    let unknown = control(&socket, b"frobnicate now\n");
+    assert!(unknown.starts_with("error unknown command"), "{unknown}");
+    let relative = control(&socket, b"start relative.hktrace\n");
+    assert!(relative.starts_with("error start needs an absolute path"), "{relative}");
+    // A request cut off by its client's end: nothing is done.
+    let never = dir.path().join("never.hktrace");
+    {
+        let mut stream = UnixStream::connect(&socket).unwrap();
+        stream.write_all(format!("start {}", never.display()).as_bytes()).unwrap();
+    }
+    // A client that says nothing: the program serves its requests meanwhile.
+    let silent = UnixStream::connect(&socket).unwrap();
+    let began = Instant::now();
+    server.requests(2, 100);
+    assert!(began.elapsed() < Duration::from_secs(20));
+    drop(silent);
+    let status = control(&socket, b"status\n");
+    assert!(status.contains(" recording=0 "), "{status}");
+    assert!(!never.exists(), "a cut-off request started a trace");
+
+    // An attach killed while it records: the program goes on; `detach` finishes the file.
+    let trace = dir.path().join("killed.hktrace");
+    let (child, _stderr) = attach(&server, &["-o", trace.to_str().unwrap()]);
+    signal(child.id(), "KILL");
+    let mut child = child;
+    let _ = child.wait();
+    server.requests(3, 100);
+    let busy = control(&socket, format!("start {}\n", trace.display()).as_bytes());
+    assert!(busy.starts_with("error already recording"), "{busy}");
+    run_ok(hookprof_in(&xdg).arg("detach").arg(server.pid().to_string()));
+    let counts = call_counts(&trace, &[]);
+    assert_eq!(counts.get("handle_request"), Some(&300), "{counts:?}");
+
+    // A short --duration ends by itself.
+    let timed = dir.path().join("timed.hktrace");
+    run_ok(hookprof_in(&xdg).args(["attach", &server.pid().to_string(), "--duration", "300ms", "-o"]).arg(&timed));
+    run_ok(hookprof().arg("info").arg(&timed));
+    assert!(server.quit().success());
+}
+
+/// Whether this test runs as root (it needs to act as another user).
+fn is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+#[test]
+fn a_socket_directory_others_may_enter_is_refused_and_so_is_another_users_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+
+    // Mode 0755: refused, said once; the program runs as before.
+    let xdg = runtime_dir(dir.path());
+    let hookcc_dir = xdg.join("hookcc");
+    std::fs::create_dir(&hookcc_dir).unwrap();
+    std::fs::set_permissions(&hookcc_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut server = start_server(dir.path(), &program, &xdg, &[]);
+    server.requests(1, 10);
+    assert!(!server.socket().exists());
+    let ps = run_ok(hookprof_in(&xdg).arg("ps"));
+    assert_eq!(String::from_utf8_lossy(&ps.stdout).lines().count(), 1, "only the header");
+    let _ = server.talk(&["quit"]);
+    let out = std::mem::replace(&mut server.child, Command::new("true").spawn().unwrap());
+    let out = out.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no control channel: refusing the socket directory"), "{stderr}");
+
+    // HOOKCC_CONTROL=0: none.
+    std::fs::set_permissions(&hookcc_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let server = start_server(dir.path(), &program, &xdg, &[("HOOKCC_CONTROL", "0")]);
+    assert!(!server.socket().exists());
+    assert!(server.quit().success());
+
+    if !is_root() {
+        eprintln!("skipping the other user's checks: not root");
+        return;
+    }
+    // Owned by another user, 0700: refused.
+    run_ok(Command::new("chown").arg("65534").arg(&hookcc_dir));
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+    assert!(!server.socket().exists());
+    assert!(server.quit().success());
+    run_ok(Command::new("chown").arg("0").arg(&hookcc_dir));
+
+    // Another user's client, the directories opened to it on purpose: refused by the peer's
+    // credentials, and nothing changes.
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+    let socket = server.socket();
+    for (path, mode) in [(dir.path(), 0o711), (&xdg, 0o711), (&hookcc_dir, 0o711), (&socket, 0o666)] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let client = format!(
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect({:?}); \
+         exec(\"try: s.sendall(b'enable\\\\n')\\nexcept OSError: pass\"); \
+         print(s.recv(4096).decode())",
+        socket.to_str().unwrap()
+    );
+    let out = run_ok(Command::new("setpriv").args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        // Debian's own python3: a user's pyenv shims under /root are not the other user's.
+        "/usr/bin/python3",
+        "-c",
+        &client,
+    ]));
+    let reply = String::from_utf8_lossy(&out.stdout);
+    assert!(reply.starts_with("error permission denied"), "{reply}");
+    let status = control(&socket, b"status\n");
+    assert!(status.contains(" recording=0 "), "{status}");
+    assert!(server.quit().success());
+}
