@@ -69,9 +69,31 @@ impl Reply {
     }
 }
 
-/// The socket of process `pid`.
+/// The directories to look in: this user's; for root also every user's (root may attach to
+/// any process: the runtime accepts root's connections).
+pub fn control_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![control_dir()];
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        for pattern in ["/tmp/hookcc-*", "/run/user/*/hookcc"] {
+            for dir in glob::glob(pattern).into_iter().flatten().flatten() {
+                if dir.is_dir() && !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
+    }
+    dirs
+}
+
+/// The socket of process `pid` (in this user's directory if it is in none).
 pub fn socket_path(pid: u32) -> PathBuf {
-    control_dir().join(format!("{pid}.sock"))
+    let name = format!("{pid}.sock");
+    control_dirs()
+        .into_iter()
+        .map(|dir| dir.join(&name))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| control_dir().join(name))
 }
 
 /// Sends one request line to the socket and returns the reply (an `error` reply is an Err).
@@ -116,13 +138,20 @@ pub struct Process {
 /// The traced processes whose sockets answer. A name nobody listens on (a process that ended
 /// without its exit handlers, an exec into a program without hookcc's runtime) is removed.
 pub fn ps() -> Result<Vec<Process>> {
-    let dir = control_dir();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
-    };
     let mut processes = Vec::new();
+    for dir in control_dirs() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        };
+        ps_in(entries, &mut processes)?;
+    }
+    processes.sort_by_key(|p| p.pid);
+    Ok(processes)
+}
+
+fn ps_in(entries: std::fs::ReadDir, processes: &mut Vec<Process>) -> Result<()> {
     for entry in entries {
         let path = entry?.path();
         let Some(pid) = path
@@ -146,8 +175,7 @@ pub fn ps() -> Result<Vec<Process>> {
             }
         }
     }
-    processes.sort_by_key(|p| p.pid);
-    Ok(processes)
+    Ok(())
 }
 
 /// `hookprof ps`'s table.
