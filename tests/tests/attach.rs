@@ -363,3 +363,34 @@ fn a_socket_directory_others_may_enter_is_refused_and_so_is_another_users_client
     assert!(status.contains(" recording=0 "), "{status}");
     assert!(server.quit().success());
 }
+
+#[test]
+fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    for mode in ["ring", "profile"] {
+        let server = start_server(dir.path(), &program, &xdg, &[("HOOKCC_MODE", mode), ("HOOKCC_DISABLE", "0")]);
+        server.requests(1, 100);
+        let trace = dir.path().join(format!("{mode}.hktrace"));
+        let out = run_ok(
+            hookprof_in(&xdg)
+                .args(["attach", &server.pid().to_string(), "--duration", "200ms", "-o"])
+                .arg(&trace),
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(&format!("a snapshot of the {mode}")), "{said}");
+        // A snapshot's file is unfinished: no clock rate yet on x86 (columns in ticks).
+        let csv = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
+        let csv = String::from_utf8_lossy(&csv.stdout);
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with("handle_request,"))
+            .unwrap_or_else(|| panic!("{mode}: no handle_request in\n{csv}"));
+        assert_eq!(row.split(',').nth(1), Some("100"), "{mode}: {row}");
+        // start and stop are for the default mode.
+        let refused = control(&server.socket(), b"stop\n");
+        assert!(refused.starts_with("error this process records in a ring or a profile"), "{refused}");
+        assert!(server.quit().success());
+    }
+}
