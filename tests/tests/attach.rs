@@ -46,7 +46,9 @@ impl Server {
     /// Sends the lines on one connection; returns the replies.
     fn talk(&self, lines: &[&str]) -> Vec<String> {
         let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to the server");
-        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
         let mut reader = BufReader::new(stream.try_clone().unwrap());
         let mut writer = stream;
         lines
@@ -66,7 +68,10 @@ impl Server {
             for _ in 0..connections {
                 s.spawn(|| {
                     let replies = self.talk(&vec!["req"; each]);
-                    assert!(replies.iter().all(|r| r == "ok"), "a request failed: {replies:?}");
+                    assert!(
+                        replies.iter().all(|r| r == "ok"),
+                        "a request failed: {replies:?}"
+                    );
                 });
             }
         });
@@ -81,7 +86,13 @@ impl Server {
 }
 
 fn build_server(dir: &Path) -> PathBuf {
-    build_traced(dir, "attach_server", &["attach_server.c"], &["-O1", "-pthread"], false)
+    build_traced(
+        dir,
+        "attach_server",
+        &["attach_server.c"],
+        &["-O1", "-pthread"],
+        false,
+    )
 }
 
 /// Starts the server with tracing off, its socket under `xdg`, its own trace in `dir`.
@@ -144,17 +155,21 @@ fn attach(server: &Server, args: &[&str]) -> (Child, BufReader<ChildStderr>) {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
-    assert!(line.contains("recording into"), "hookprof attach said: {line:?}");
+    assert!(
+        line.contains("recording into"),
+        "hookprof attach said: {line:?}"
+    );
     (child, stderr)
 }
 
-fn signal(pid: u32, signal: &str) {
-    run_ok(Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]));
+fn signal(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill has no memory preconditions; the pid is a child this test started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, signal) }, 0);
 }
 
 /// Ctrl-C to an attach: it stops the recording and says what it wrote.
 fn interrupt(mut child: Child, mut stderr: BufReader<ChildStderr>) -> String {
-    signal(child.id(), "INT");
+    signal(child.id(), libc::SIGINT);
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
@@ -165,7 +180,9 @@ fn interrupt(mut child: Child, mut stderr: BufReader<ChildStderr>) -> String {
 /// One request on the control socket, as raw bytes; the reply line.
 fn control(socket: &Path, bytes: &[u8]) -> String {
     let mut stream = UnixStream::connect(socket).expect("connect to the control socket");
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let _ = stream.write_all(bytes);
     let mut reply = String::new();
     let _ = BufReader::new(stream).read_line(&mut reply);
@@ -185,7 +202,10 @@ fn three_attaches_record_exactly_the_requests_of_their_windows() {
         .lines()
         .find(|l| l.split_whitespace().next() == Some(&server.pid().to_string()))
         .unwrap_or_else(|| panic!("hookprof ps lists no {}:\n{ps}", server.pid()));
-    assert!(row.contains("attach_server") && row.contains("trace") && row.contains(" no "), "{row}");
+    assert!(
+        row.contains("attach_server") && row.contains("trace") && row.contains(" no "),
+        "{row}"
+    );
 
     for round in 0..3 {
         server.requests(2, 50); // detached: in no trace
@@ -203,21 +223,41 @@ fn three_attaches_record_exactly_the_requests_of_their_windows() {
         assert_eq!(handled_after - handled_before, 400);
 
         let counts = call_counts(&trace, &[]);
-        assert_eq!(counts.get("handle_request"), Some(&400), "round {round}: {counts:?}");
-        assert_eq!(counts.get("parse_request"), Some(&400), "round {round}: {counts:?}");
+        assert_eq!(
+            counts.get("handle_request"),
+            Some(&400),
+            "round {round}: {counts:?}"
+        );
+        assert_eq!(
+            counts.get("parse_request"),
+            Some(&400),
+            "round {round}: {counts:?}"
+        );
         let steps = counts.get("background_step").copied().unwrap_or(0);
-        assert!(steps <= background_after - background_before, "{steps} background steps");
+        assert!(
+            steps <= background_after - background_before,
+            "{steps} background steps"
+        );
         if round == 2 {
             assert!(!counts.contains_key("compute") && steps == 0, "{counts:?}");
         } else {
             assert_eq!(counts.get("compute"), Some(&(400 + steps)), "{counts:?}");
         }
         // Every view reads it.
-        run_ok(hookprof().arg("timeline").arg(&trace).arg("-o").arg(dir.path().join("t.json")));
+        run_ok(
+            hookprof()
+                .arg("timeline")
+                .arg(&trace)
+                .arg("-o")
+                .arg(dir.path().join("t.json")),
+        );
     }
     // The functions chosen for the last window are the program's own again.
     let status = control(&server.socket(), b"functions\n");
-    assert!(status.starts_with("ok functions=") && status.contains("chosen="), "{status}");
+    assert!(
+        status.starts_with("ok functions=") && status.contains("chosen="),
+        "{status}"
+    );
 
     let socket = server.socket();
     assert!(server.quit().success());
@@ -252,12 +292,17 @@ fn bad_requests_and_vanishing_clients_leave_the_program_running() {
     let unknown = control(&socket, b"frobnicate now\n");
     assert!(unknown.starts_with("error unknown command"), "{unknown}");
     let relative = control(&socket, b"start relative.hktrace\n");
-    assert!(relative.starts_with("error start needs an absolute path"), "{relative}");
+    assert!(
+        relative.starts_with("error start needs an absolute path"),
+        "{relative}"
+    );
     // A request cut off by its client's end: nothing is done.
     let never = dir.path().join("never.hktrace");
     {
         let mut stream = UnixStream::connect(&socket).unwrap();
-        stream.write_all(format!("start {}", never.display()).as_bytes()).unwrap();
+        stream
+            .write_all(format!("start {}", never.display()).as_bytes())
+            .unwrap();
     }
     // A client that says nothing: the program serves its requests meanwhile.
     let silent = UnixStream::connect(&socket).unwrap();
@@ -272,27 +317,41 @@ fn bad_requests_and_vanishing_clients_leave_the_program_running() {
     // An attach killed while it records: the program goes on; `detach` finishes the file.
     let trace = dir.path().join("killed.hktrace");
     let (child, _stderr) = attach(&server, &["-o", trace.to_str().unwrap()]);
-    signal(child.id(), "KILL");
+    signal(child.id(), libc::SIGKILL);
     let mut child = child;
     let _ = child.wait();
     server.requests(3, 100);
     let busy = control(&socket, format!("start {}\n", trace.display()).as_bytes());
     assert!(busy.starts_with("error already recording"), "{busy}");
-    run_ok(hookprof_in(&xdg).arg("detach").arg(server.pid().to_string()));
+    run_ok(
+        hookprof_in(&xdg)
+            .arg("detach")
+            .arg(server.pid().to_string()),
+    );
     let counts = call_counts(&trace, &[]);
     assert_eq!(counts.get("handle_request"), Some(&300), "{counts:?}");
 
     // A short --duration ends by itself.
     let timed = dir.path().join("timed.hktrace");
-    run_ok(hookprof_in(&xdg).args(["attach", &server.pid().to_string(), "--duration", "300ms", "-o"]).arg(&timed));
+    run_ok(
+        hookprof_in(&xdg)
+            .args([
+                "attach",
+                &server.pid().to_string(),
+                "--duration",
+                "300ms",
+                "-o",
+            ])
+            .arg(&timed),
+    );
     run_ok(hookprof().arg("info").arg(&timed));
     assert!(server.quit().success());
 }
 
 /// Whether this test runs as root (it needs to act as another user).
 fn is_root() -> bool {
-    let out = Command::new("id").arg("-u").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim() == "0"
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
 
 #[test]
@@ -311,12 +370,19 @@ fn a_socket_directory_others_may_enter_is_refused_and_so_is_another_users_client
     let ps = run_ok(hookprof_in(&xdg).arg("ps"));
     let ps = String::from_utf8_lossy(&ps.stdout);
     let pid = server.pid().to_string();
-    assert!(!ps.lines().any(|l| l.split_whitespace().next() == Some(&pid)), "{ps}");
+    assert!(
+        !ps.lines()
+            .any(|l| l.split_whitespace().next() == Some(&pid)),
+        "{ps}"
+    );
     let _ = server.talk(&["quit"]);
     let out = std::mem::replace(&mut server.child, Command::new("true").spawn().unwrap());
     let out = out.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no control channel: refusing the socket directory"), "{stderr}");
+    assert!(
+        stderr.contains("no control channel: refusing the socket directory"),
+        "{stderr}"
+    );
 
     // HOOKCC_CONTROL=0: none.
     std::fs::set_permissions(&hookcc_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -329,17 +395,22 @@ fn a_socket_directory_others_may_enter_is_refused_and_so_is_another_users_client
         return;
     }
     // Owned by another user, 0700: refused.
-    run_ok(Command::new("chown").arg("65534").arg(&hookcc_dir));
+    std::os::unix::fs::chown(&hookcc_dir, Some(65534), None).unwrap();
     let server = start_server(dir.path(), &program, &xdg, &[]);
     assert!(!server.socket().exists());
     assert!(server.quit().success());
-    run_ok(Command::new("chown").arg("0").arg(&hookcc_dir));
+    std::os::unix::fs::chown(&hookcc_dir, Some(0), None).unwrap();
 
     // Another user's client, the directories opened to it on purpose: refused by the peer's
     // credentials, and nothing changes.
     let server = start_server(dir.path(), &program, &xdg, &[]);
     let socket = server.socket();
-    for (path, mode) in [(dir.path(), 0o711), (&xdg, 0o711), (&hookcc_dir, 0o711), (&socket, 0o666)] {
+    for (path, mode) in [
+        (dir.path(), 0o711),
+        (&xdg, 0o711),
+        (&hookcc_dir, 0o711),
+        (&socket, 0o666),
+    ] {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
     let client = format!(
@@ -370,16 +441,30 @@ fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
     let program = build_server(dir.path());
     let xdg = runtime_dir(dir.path());
     for mode in ["ring", "profile"] {
-        let server = start_server(dir.path(), &program, &xdg, &[("HOOKCC_MODE", mode), ("HOOKCC_DISABLE", "0")]);
+        let server = start_server(
+            dir.path(),
+            &program,
+            &xdg,
+            &[("HOOKCC_MODE", mode), ("HOOKCC_DISABLE", "0")],
+        );
         server.requests(1, 100);
         let trace = dir.path().join(format!("{mode}.hktrace"));
         let out = run_ok(
             hookprof_in(&xdg)
-                .args(["attach", &server.pid().to_string(), "--duration", "200ms", "-o"])
+                .args([
+                    "attach",
+                    &server.pid().to_string(),
+                    "--duration",
+                    "200ms",
+                    "-o",
+                ])
                 .arg(&trace),
         );
         let said = String::from_utf8_lossy(&out.stderr);
-        assert!(said.contains(&format!("a snapshot of the {mode}")), "{said}");
+        assert!(
+            said.contains(&format!("a snapshot of the {mode}")),
+            "{said}"
+        );
         // A snapshot's file is unfinished: no clock rate yet on x86 (columns in ticks).
         let csv = run_ok(hookprof().arg("report").arg(&trace).arg("--format=csv"));
         let csv = String::from_utf8_lossy(&csv.stdout);
@@ -390,7 +475,10 @@ fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
         assert_eq!(row.split(',').nth(1), Some("100"), "{mode}: {row}");
         // start and stop are for the default mode.
         let refused = control(&server.socket(), b"stop\n");
-        assert!(refused.starts_with("error this process records in a ring or a profile"), "{refused}");
+        assert!(
+            refused.starts_with("error this process records in a ring or a profile"),
+            "{refused}"
+        );
         assert!(server.quit().success());
     }
 }

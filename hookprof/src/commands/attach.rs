@@ -50,7 +50,9 @@ impl Reply {
                 fields.push((key.to_string(), value_and_more.to_string()));
                 break;
             }
-            let (value, more) = value_and_more.split_once(' ').unwrap_or((value_and_more, ""));
+            let (value, more) = value_and_more
+                .split_once(' ')
+                .unwrap_or((value_and_more, ""));
             fields.push((key.to_string(), value.to_string()));
             rest = more;
         }
@@ -191,7 +193,11 @@ pub fn ps_text(processes: &[Process]) -> String {
             p.pid,
             s.get("program").unwrap_or("?"),
             s.get("mode").unwrap_or("?"),
-            if s.get("recording") == Some("1") { "yes" } else { "no" },
+            if s.get("recording") == Some("1") {
+                "yes"
+            } else {
+                "no"
+            },
             s.get("path").unwrap_or("")
         ));
     }
@@ -274,18 +280,26 @@ pub fn attach(options: &AttachOptions, stop: &AtomicBool) -> Result<AttachSummar
     result
 }
 
-fn attach_trace(options: &AttachOptions, output: &Path, stop: &AtomicBool) -> Result<AttachSummary> {
+fn attach_trace(
+    options: &AttachOptions,
+    output: &Path,
+    stop: &AtomicBool,
+) -> Result<AttachSummary> {
     let pid = options.pid;
-    let started = request(pid, &format!("start {}", output.display())).with_context(|| {
-        format!("starting a trace into {}", output.display())
-    })?;
+    let started = request(pid, &format!("start {}", output.display()))
+        .with_context(|| format!("starting a trace into {}", output.display()))?;
     let path = started.get("path").unwrap_or_default().to_string();
     (options.on_started)(&path);
     let start = Instant::now();
     wait(options.duration, stop);
     let stopped = request(pid, "stop").context("stopping the trace")?;
     Ok(AttachSummary {
-        path: PathBuf::from(stopped.get("path").filter(|p| !p.is_empty()).unwrap_or(&path)),
+        path: PathBuf::from(
+            stopped
+                .get("path")
+                .filter(|p| !p.is_empty())
+                .unwrap_or(&path),
+        ),
         records: stopped.number("records"),
         seconds: start.elapsed().as_secs_f64(),
         mode: "trace".into(),
