@@ -23,6 +23,7 @@
 #   dpkg-architecture for the multiarch libdir)
 #   chromium, fonts-liberation, nodejs (npm where nodejs does not bring it): the browser test
 #   (tests/tests/browser.rs) opens hookprof's speedscope files in speedscope's web app
+#   tmux: drives `hookprof top` in a terminal (tests/tests/attach.rs: send-keys, capture-pane)
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
 # freertos-next (pinned, fetched into cargo's registry, not installed), whose FreeRTOS-Kernel
 # sources examples/baremetal/freertos builds (scripts/freertos-kernel.sh);
@@ -46,7 +47,7 @@ test_packages=(llvm-19-tools valgrind qemu-user gcc-aarch64-linux-gnu libc6-dev-
                gdb-multiarch qemu-system-arm qemu-system-misc gcc-arm-none-eabi
                binutils-arm-none-eabi picolibc-arm-none-eabi gcc-riscv64-unknown-elf
                picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache distcc file dpkg-dev
-               chromium fonts-liberation nodejs)
+               chromium fonts-liberation nodejs tmux)
 for arch in armhf i386 riscv64 s390x; do
     test_packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done

@@ -162,6 +162,15 @@ calls it had in progress. See docs/ti-post.md.")]
     Detach(DetachArgs),
     /// List the running traced programs this user may attach to.
     Ps,
+    /// A live view of a running traced program: its functions by self time over the last
+    /// seconds, calls a second, records lost, each thread's open functions.
+    ///
+    /// As `attach` (the program started with HOOKCC_DISABLE=1, default mode), but in windows:
+    /// every --interval the program finishes its window's file and goes on in the next, and
+    /// the view adds up the last --windows of them. Keys: s, t, c, n sort by self time, total
+    /// time, calls, name; / filters by name (Enter ends, Esc clears); f freezes; q quits.
+    /// Recording is switched off at the end.
+    Top(TopArgs),
     /// Timeline: every call as Chrome trace-event JSON (or a Perfetto trace), for Perfetto UI.
     ///
     /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
@@ -882,6 +891,28 @@ struct AttachArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct TopArgs {
+    /// The process to watch.
+    pid: u32,
+    /// How often a window ends and the view is redrawn.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    interval: u64,
+    /// How many windows the view adds up (the sliding window is --interval times this).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    windows: usize,
+    /// Rows of functions drawn.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    rows: usize,
+    /// Where the program writes its windows (it must be able to; default: a new temporary
+    /// directory, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Stop after this many windows (default: until q or Ctrl-C).
+    #[arg(long, value_name = "N")]
+    iterations: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
 struct DetachArgs {
     /// The process to stop recording.
     pid: u32,
@@ -1309,6 +1340,27 @@ fn attach(args: &AttachArgs) -> Result<()> {
     Ok(())
 }
 
+fn top(args: &TopArgs) -> Result<()> {
+    use hookprof::commands::top::{top, TopOptions};
+    stop_on_sigint();
+    let temporary = match &args.dir {
+        Some(_) => None,
+        None => Some(tempfile::Builder::new().prefix("hookprof-top").tempdir()?),
+    };
+    let options = TopOptions {
+        pid: args.pid,
+        interval: std::time::Duration::from_nanos(args.interval.max(1_000_000)),
+        windows: args.windows,
+        dir: args
+            .dir
+            .clone()
+            .unwrap_or_else(|| temporary.as_ref().unwrap().path().to_path_buf()),
+        rows: args.rows,
+        iterations: args.iterations,
+    };
+    top(&options, &RECORD_STOP)
+}
+
 fn record(args: &RecordArgs) -> Result<()> {
     use hookprof::commands::record::{Options, Source};
     stop_on_sigint();
@@ -1608,6 +1660,7 @@ fn main() -> ExitCode {
         Command::Ti(args) => ti(args),
         Command::Record(args) => record(args),
         Command::Attach(args) => attach(args),
+        Command::Top(args) => top(args),
         Command::Detach(args) => hookprof::commands::attach::detach(args.pid).map(|reply| {
             match reply.get("path").filter(|p| !p.is_empty()) {
                 Some(path) => eprintln!(

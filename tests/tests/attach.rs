@@ -482,3 +482,120 @@ fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
         assert!(server.quit().success());
     }
 }
+
+/// tmux on its own server (`-L`), so that the test touches no one's sessions.
+fn tmux(server: &str, args: &[&str]) -> String {
+    let out = Command::new("tmux")
+        .arg("-L")
+        .arg(server)
+        .args(args)
+        .output()
+        .expect("run tmux");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until the pane shows `text`; returns the pane.
+fn pane_showing(server: &str, text: &str) -> String {
+    let began = Instant::now();
+    loop {
+        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
+        if pane.contains(text) {
+            return pane;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "no {text:?} in\n{pane}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
+    if !hookcc_tests::have_tool("tmux", &["-V"], "tmux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+    let tmux_server = format!("hookcc-top-test-{}", std::process::id());
+    let command = format!(
+        "XDG_RUNTIME_DIR={} {} top {} --interval 300ms --windows 3",
+        xdg.display(),
+        hookcc_tests::tool("hookprof").display(),
+        server.pid()
+    );
+    tmux(
+        &tmux_server,
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &command,
+        ],
+    );
+    let load = std::sync::atomic::AtomicBool::new(true);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while load.load(std::sync::atomic::Ordering::Relaxed) {
+                server.requests(2, 50);
+            }
+        });
+        let pane = pane_showing(&tmux_server, "handle_request");
+        assert!(
+            pane.contains("sorted by self time") && pane.contains("parse_request"),
+            "{pane}"
+        );
+        tmux(&tmux_server, &["send-keys", "-t", "top", "c"]);
+        pane_showing(&tmux_server, "sorted by calls");
+        tmux(
+            &tmux_server,
+            &[
+                "send-keys",
+                "-t",
+                "top",
+                "/",
+                "p",
+                "a",
+                "r",
+                "s",
+                "e",
+                "Enter",
+            ],
+        );
+        let pane = pane_showing(&tmux_server, "filter: parse");
+        let rows: Vec<&str> = pane
+            .lines()
+            .skip_while(|l| !l.contains("function"))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(
+            !rows.is_empty() && rows.iter().all(|r| r.contains("parse_request")),
+            "{pane}"
+        );
+        tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
+        let began = Instant::now();
+        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
+            assert!(
+                began.elapsed() < Duration::from_secs(20),
+                "top did not quit"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        load.store(false, std::sync::atomic::Ordering::Relaxed);
+    });
+    tmux(&tmux_server, &["kill-server"]);
+    let status = control(&server.socket(), b"status\n");
+    assert!(
+        status.contains(" recording=0 "),
+        "top leaves recording off: {status}"
+    );
+    assert!(server.quit().success());
+}

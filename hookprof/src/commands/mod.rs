@@ -25,4 +25,5 @@ pub mod several;
 pub mod speedscope;
 pub mod ti;
 pub mod timeline;
+pub mod top;
 pub mod view_options;

@@ -253,6 +253,41 @@ static HKRT_FN void hkrt_ctl_start(struct hkrt_ctl_reply *r, const char *path)
     hkrt_ctl_put(r, "path", g.opened_path);
 }
 
+/* `rotate PATH`: while recording, the file is finished and recording goes on in PATH (`hookprof
+ * top`'s windows). The hooks are off only while the finish runs. */
+static HKRT_FN void hkrt_ctl_rotate_into(struct hkrt_ctl_reply *r, const char *path)
+{
+    if (path == NULL || path[0] != '/' || strlen(path) >= sizeof g.output_env) {
+        hkrt_ctl_error(r, "rotate needs an absolute path");
+        return;
+    }
+    if (g.ring || g.profile || g.min_duration_ns != 0 || g.is_fork_child) {
+        hkrt_ctl_error(r, "this process records in a ring or a profile: take a snapshot");
+        return;
+    }
+    if (!hkrt_recording() || hkrt_ctl_nothing_open()) {
+        hkrt_ctl_error(r, "not recording into a file: start first");
+        return;
+    }
+    char finished[PATH_MAX] = "";
+    hkrt_append(finished, sizeof finished, g.opened_path);
+    uint64_t records = 0;
+    hkrt_ctl_set_output(path);
+    if (!hkrt_ctl_rotate(&records)) {
+        hkrt_ctl_error(r, "the process is exiting");
+        return;
+    }
+    if (!hkrt_file_ready() || __atomic_load_n(&g.fd, __ATOMIC_ACQUIRE) < 0) {
+        hookcc_trace_disable();
+        hkrt_ctl_error(r, "cannot open the trace file (the program's stderr says why); "
+                          "recording is off");
+        return;
+    }
+    memcpy(r->text, "ok", 3);
+    hkrt_ctl_put_u64(r, "records", records);
+    hkrt_ctl_put(r, "path", finished);
+}
+
 /* `stop`: recording off, the file finished; recording goes on, off, in the next free name of
  * HOOKCC_OUTPUT (opened only when something is recorded). */
 static HKRT_FN void hkrt_ctl_stop(struct hkrt_ctl_reply *r, const char *startup_output)
@@ -317,6 +352,8 @@ static HKRT_FN void hkrt_ctl_dispatch(char *line, struct hkrt_ctl_reply *r, cons
         hkrt_ctl_status(r);
     } else if (strcmp(line, "start") == 0) {
         hkrt_ctl_start(r, args);
+    } else if (strcmp(line, "rotate") == 0) {
+        hkrt_ctl_rotate_into(r, args);
     } else if (strcmp(line, "stop") == 0 && args == NULL) {
         hkrt_ctl_stop(r, output);
     } else if ((strcmp(line, "enable") == 0 || strcmp(line, "disable") == 0) && args == NULL) {
@@ -339,7 +376,7 @@ static HKRT_FN void hkrt_ctl_dispatch(char *line, struct hkrt_ctl_reply *r, cons
         memcpy(r->text, "ok", 3);
         hkrt_ctl_put(r, "path", __atomic_load_n(&g.fd, __ATOMIC_ACQUIRE) >= 0 ? g.opened_path : "");
     } else {
-        hkrt_ctl_error(r, "unknown command (status, start PATH, stop, enable, disable, "
+        hkrt_ctl_error(r, "unknown command (status, start PATH, rotate PATH, stop, enable, disable, "
                           "functions [LIST], function GLOB on|off, snapshot)");
     }
 }
