@@ -96,6 +96,19 @@ fn read_window(path: &Path, seconds: f64) -> Result<Window> {
         f.self_ns += row.exclusive;
         f.total_ns += row.inclusive;
     }
+    // Throttled functions (docs/recording.md, "Throttling") are only counted after their
+    // first thousand-odd calls: a window with none timed has their count alone.
+    let timed: std::collections::HashSet<u64> = flat.rows.iter().map(|r| r.address).collect();
+    for (address, counted) in profile.summary.counted_calls() {
+        if counted == 0 || timed.contains(&address) {
+            continue;
+        }
+        use crate::input::symbols::Resolve;
+        let name = names
+            .resolve(address)
+            .unwrap_or_else(|| format!("0x{address:x}"));
+        window.functions.entry(name).or_default().calls += counted;
+    }
     let mut open: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
     for row in per_thread.rows.iter().filter(|r| r.closed_at_end > 0) {
         open.entry(row.thread.unwrap_or(0))

@@ -32,6 +32,8 @@ static struct {
     dev_t dev;    /* its identity: the program may close the number and reuse it */
     ino_t ino;
     int pid;      /* the process that bound it: only it removes the name */
+    int rotating; /* atomic: a request is finishing a file and resuming (hkrt_ctl_rotate) */
+    int exiting;  /* atomic: the exit's finish has begun: no rotation any more */
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char startup_functions[HKRT_CTL_MAX_LINE]; /* HOOKCC_FUNCTIONS at start, "" if none */
     char functions[HKRT_CTL_MAX_LINE];         /* the list a client chose (kept: functions.h
@@ -193,13 +195,34 @@ static HKRT_FN void hkrt_ctl_status(struct hkrt_ctl_reply *r)
  * finish (the program's exit) was first. */
 static HKRT_FN int hkrt_ctl_rotate(uint64_t *records)
 {
-    hkrt_finish(0);
-    if (__atomic_load_n(&g.state, __ATOMIC_ACQUIRE) != HKRT_FINISHED ||
-        __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != (int)hkrt_gettid())
+    /* With hkrt_control_wait_rotation's two stores and loads, sequentially consistent: either
+     * the exit sees this rotation and waits for it, or this rotation sees the exit. */
+    __atomic_store_n(&g_ctl.rotating, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&g_ctl.exiting, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&g_ctl.rotating, 0, __ATOMIC_SEQ_CST);
         return 0;
-    *records = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
-    hkrt_exec_resume();
-    return 1;
+    }
+    hkrt_finish(0);
+    int ours = __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_FINISHED &&
+               __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) == (int)hkrt_gettid();
+    if (ours) {
+        *records = __atomic_load_n(&g.records, __ATOMIC_RELAXED);
+        hkrt_exec_resume();
+    }
+    __atomic_store_n(&g_ctl.rotating, 0, __ATOMIC_SEQ_CST);
+    return ours;
+}
+
+/* At exit: a rotation under way would make the exit's finish return at once (one finish at a
+ * time) and leave the program's last file unfinished; so the exit waits for it (a few
+ * milliseconds; at most 2 s), then finishes the file the rotation opened. */
+static HKRT_FN void hkrt_control_wait_rotation(void)
+{
+    __atomic_store_n(&g_ctl.exiting, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 2000 && __atomic_load_n(&g_ctl.rotating, __ATOMIC_SEQ_CST); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
 }
 
 /* The name the next file takes (HOOKCC_OUTPUT's place: hkrt_make_path), set before a rotation

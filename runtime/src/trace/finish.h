@@ -308,6 +308,7 @@ static HKRT_FN void hkrt_at_exit(void)
 {
     int saved_errno = errno;
     hkrt_control_remove();
+    hkrt_control_wait_rotation();
     hkrt_finish(0);
     errno = saved_errno;
 }

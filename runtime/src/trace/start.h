@@ -17,9 +17,10 @@ static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
 static HKRT_FN void hkrt_on_snapshot_signal(int sig);
 /* The control channel's (control.h): its socket's name removed at exit, forgotten in a fork
- * child. */
+ * child; a rotation it is doing waited for at exit. */
 static HKRT_FN void hkrt_control_remove(void);
 static HKRT_FN void hkrt_control_forget(void);
+static HKRT_FN void hkrt_control_wait_rotation(void);
 
 /* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
  * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
