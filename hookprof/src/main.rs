@@ -171,6 +171,13 @@ calls it had in progress. See docs/ti-post.md.")]
     /// time, calls, name; / filters by name (Enter ends, Esc clears); f freezes; q quits.
     /// Recording is switched off at the end.
     Top(TopArgs),
+    /// Browse a trace's calls in the terminal: the call tree beside the flat report.
+    ///
+    /// The tree has the flame graph's numbers (total and self time of each function on each
+    /// path). Keys: up/down (j/k) move, right (l) expands, left (h) folds, Enter toggles, /
+    /// searches by name (Enter jumps, n to the next), c shows the selected function's callers
+    /// (and back to the call tree), q quits. The report is beside the tree from 140 columns.
+    Tui(TuiArgs),
     /// Timeline: every call as Chrome trace-event JSON (or a Perfetto trace), for Perfetto UI.
     ///
     /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
@@ -910,6 +917,12 @@ struct TopArgs {
     /// Stop after this many windows (default: until q or Ctrl-C).
     #[arg(long, value_name = "N")]
     iterations: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+struct TuiArgs {
+    /// The trace to browse.
+    trace: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -1661,6 +1674,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record(args),
         Command::Attach(args) => attach(args),
         Command::Top(args) => top(args),
+        Command::Tui(args) => hookprof::commands::tui::tui(&args.trace),
         Command::Detach(args) => hookprof::commands::attach::detach(args.pid).map(|reply| {
             match reply.get("path").filter(|p| !p.is_empty()) {
                 Some(path) => eprintln!(

@@ -599,3 +599,78 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
     );
     assert!(server.quit().success());
 }
+
+#[test]
+fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
+    if !hookcc_tests::have_tool("tmux", &["-V"], "tmux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = hookcc_tests::run_traced(dir.path(), &program, &[]);
+    let tmux_server = format!("hookcc-tui-test-{}", std::process::id());
+    let command = format!(
+        "{} tui {}",
+        hookcc_tests::tool("hookprof").display(),
+        trace.display()
+    );
+    tmux(
+        &tmux_server,
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "160",
+            "-y",
+            "30",
+            &command,
+        ],
+    );
+    // The report beside the tree, the tree folded at main.
+    let pane = pane_showing(&tmux_server, "hookprof tui: call tree");
+    assert!(pane.contains("+ main") && pane.contains("1973"), "{pane}");
+    assert!(!pane.contains("- fib"), "{pane}");
+    // Expanded: main's callees.
+    tmux(&tmux_server, &["send-keys", "-t", "top", "l"]);
+    let pane = pane_showing(&tmux_server, "- main");
+    assert!(pane.contains("+ fib") && pane.contains("+ apply"), "{pane}");
+    // Folded again.
+    tmux(&tmux_server, &["send-keys", "-t", "top", "h"]);
+    pane_showing(&tmux_server, "+ main");
+    // Search: the cursor on the first `negate`, its ancestors expanded.
+    tmux(
+        &tmux_server,
+        &["send-keys", "-t", "top", "/", "n", "e", "g", "Enter"],
+    );
+    let pane = pane_showing(&tmux_server, "search: neg");
+    let cursor = pane
+        .lines()
+        .find(|l| l.starts_with('>'))
+        .unwrap_or_default();
+    assert!(cursor.contains("negate"), "{pane}");
+    // Its callers: negate at the root, apply under it.
+    tmux(&tmux_server, &["send-keys", "-t", "top", "c"]);
+    let pane = pane_showing(&tmux_server, "hookprof tui: callers");
+    let tree: Vec<&str> = pane
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.len().min(100)])
+        .collect();
+    let at = tree
+        .iter()
+        .position(|l| l.starts_with('>') && l.contains("- negate"));
+    let at = at.unwrap_or_else(|| panic!("{pane}"));
+    assert!(tree[at + 1].contains("apply"), "{pane}");
+    tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
+    let began = Instant::now();
+    while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "tui did not quit"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux(&tmux_server, &["kill-server"]);
+}

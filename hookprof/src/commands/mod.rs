@@ -26,4 +26,5 @@ pub mod speedscope;
 pub mod ti;
 pub mod timeline;
 pub mod top;
+pub mod tui;
 pub mod view_options;

@@ -234,13 +234,13 @@ fn draw(
     lines
 }
 
-/// The terminal in raw mode while the view runs (restored when dropped).
-struct RawTerminal {
+/// The terminal in raw mode while the view runs (restored when dropped); `tui` too.
+pub(crate) struct RawTerminal {
     saved: Option<libc::termios>,
 }
 
 impl RawTerminal {
-    fn new() -> RawTerminal {
+    pub(crate) fn new() -> RawTerminal {
         // SAFETY: tcgetattr/tcsetattr on stdin with a termios we own; a stdin that is not a
         // terminal makes them fail, and nothing is changed then.
         unsafe {
