@@ -80,8 +80,7 @@ impl Server {
     /// `quit`, and the program's exit status.
     fn quit(mut self) -> std::process::ExitStatus {
         let _ = self.talk(&["quit"]);
-        let status = self.child.wait().unwrap();
-        status
+        self.child.wait().unwrap()
     }
 }
 

@@ -117,7 +117,7 @@ fn read_window(path: &Path, seconds: f64) -> Result<Window> {
     }
     for (thread, mut frames) in open {
         // The outer frames have been open longer: the largest inclusive time first.
-        frames.sort_by(|a, b| b.0.cmp(&a.0));
+        frames.sort_by_key(|f| std::cmp::Reverse(f.0));
         let label = format!("thread {thread}");
         window
             .stacks
@@ -143,9 +143,9 @@ fn rows(windows: &VecDeque<Window>, view: &View) -> (f64, Vec<(String, Figures)>
         .filter(|(name, _)| view.filter.is_empty() || name.contains(&view.filter))
         .collect();
     match view.sort {
-        TopSort::SelfTime => rows.sort_by(|a, b| b.1.self_ns.cmp(&a.1.self_ns)),
-        TopSort::Total => rows.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns)),
-        TopSort::Calls => rows.sort_by(|a, b| b.1.calls.cmp(&a.1.calls)),
+        TopSort::SelfTime => rows.sort_by_key(|r| std::cmp::Reverse(r.1.self_ns)),
+        TopSort::Total => rows.sort_by_key(|r| std::cmp::Reverse(r.1.total_ns)),
+        TopSort::Calls => rows.sort_by_key(|r| std::cmp::Reverse(r.1.calls)),
         TopSort::Name => rows.sort_by(|a, b| a.0.cmp(&b.0)),
     }
     (seconds, rows)
