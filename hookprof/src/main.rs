@@ -162,8 +162,9 @@ calls it had in progress. See docs/ti-post.md.")]
     Detach(DetachArgs),
     /// List the running traced programs this user may attach to.
     Ps,
-    /// A live view of a running traced program: its functions by self time over the last
-    /// seconds, calls a second, records lost, each thread's open functions.
+    /// A live view of a running traced program (or of a trace being written, --follow): its
+    /// functions by self time over the last seconds, calls a second, records lost, each
+    /// thread's open functions.
     ///
     /// As `attach` (the program started with HOOKCC_DISABLE=1, default mode), but in windows:
     /// every --interval the program finishes its window's file and goes on in the next, and
@@ -900,7 +901,12 @@ struct AttachArgs {
 #[derive(clap::Args, Debug)]
 struct TopArgs {
     /// The process to watch.
-    pid: u32,
+    #[arg(required_unless_present = "follow", conflicts_with = "follow")]
+    pid: Option<u32>,
+    /// Instead of a process: a trace still being written, read again every interval (its
+    /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
+    #[arg(long, value_name = "TRACE")]
+    follow: Option<PathBuf>,
     /// How often a window ends and the view is redrawn.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     interval: u64,
@@ -1354,24 +1360,29 @@ fn attach(args: &AttachArgs) -> Result<()> {
 }
 
 fn top(args: &TopArgs) -> Result<()> {
-    use hookprof::commands::top::{top, TopOptions};
+    use hookprof::commands::top::{follow, top, TopOptions};
     stop_on_sigint();
     let temporary = match &args.dir {
         Some(_) => None,
+        None if args.follow.is_some() => None,
         None => Some(tempfile::Builder::new().prefix("hookprof-top").tempdir()?),
     };
     let options = TopOptions {
-        pid: args.pid,
+        pid: args.pid.unwrap_or(0),
         interval: std::time::Duration::from_nanos(args.interval.max(1_000_000)),
         windows: args.windows,
         dir: args
             .dir
             .clone()
-            .unwrap_or_else(|| temporary.as_ref().unwrap().path().to_path_buf()),
+            .or_else(|| temporary.as_ref().map(|t| t.path().to_path_buf()))
+            .unwrap_or_default(),
         rows: args.rows,
         iterations: args.iterations,
     };
-    top(&options, &RECORD_STOP)
+    match &args.follow {
+        Some(trace) => follow(trace, &options, &RECORD_STOP),
+        None => top(&options, &RECORD_STOP),
+    }
 }
 
 fn record(args: &RecordArgs) -> Result<()> {

@@ -673,3 +673,72 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
     }
     tmux(&tmux_server, &["kill-server"]);
 }
+
+#[test]
+fn top_follows_a_trace_being_written_in_tmux() {
+    if !hookcc_tests::have_tool("tmux", &["-V"], "tmux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    // Recording from the start, small buffers: the file grows while the program runs.
+    let server = start_server(
+        dir.path(),
+        &program,
+        &xdg,
+        &[("HOOKCC_DISABLE", "0"), ("HOOKCC_BUFFER_RECORDS", "1024")],
+    );
+    let trace = dir.path().join("own.hktrace");
+    let tmux_server = format!("hookcc-follow-test-{}", std::process::id());
+    let command = format!(
+        "{} top --follow {} --interval 300ms --windows 3",
+        hookcc_tests::tool("hookprof").display(),
+        trace.display()
+    );
+    tmux(
+        &tmux_server,
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &command,
+        ],
+    );
+    let load = std::sync::atomic::AtomicBool::new(true);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while load.load(std::sync::atomic::Ordering::Relaxed) {
+                server.requests(2, 200);
+            }
+        });
+        let pane = pane_showing(&tmux_server, "handle_request");
+        assert!(
+            pane.contains(&format!("hookprof top: {}", trace.display())),
+            "{pane}"
+        );
+        // The background thread's loop is open at the end of what was written.
+        let open = pane
+            .split("open at the last window's end")
+            .nth(1)
+            .unwrap_or_default();
+        assert!(open.contains("background_main"), "{pane}");
+        tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
+        let began = Instant::now();
+        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
+            assert!(
+                began.elapsed() < Duration::from_secs(20),
+                "top did not quit"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        load.store(false, std::sync::atomic::Ordering::Relaxed);
+    });
+    tmux(&tmux_server, &["kill-server"]);
+    assert!(server.quit().success());
+}

@@ -76,14 +76,27 @@ struct View {
 
 /// Reads a finished window's trace.
 fn read_window(path: &Path, seconds: f64) -> Result<Window> {
+    read_figures(path, seconds, None)
+}
+
+/// A trace's figures; times in nanoseconds, converted with `rate` (ticks a second) where the
+/// file has no clock rate yet (a trace still being written, on x86).
+fn read_figures(path: &Path, seconds: f64, rate: Option<u64>) -> Result<Window> {
     let trace = TraceFile::open(path)?;
     let profile = trace.profile_on(TimeBasis::Wall)?;
     let mut names = Symbolizer::new(&profile.summary, None)?;
     let flat = FlatReport::build(&profile, &mut names, false);
     let per_thread = FlatReport::build(&profile, &mut names, true);
-    if flat.summary.unit == Unit::Ticks {
-        bail!("{} has no clock rate", path.display());
-    }
+    // Nanoseconds a tick: 1 where the file has its rate (the rows are in nanoseconds then).
+    let rate = match (flat.summary.unit, rate) {
+        (Unit::Ticks, Some(rate)) if rate > 0 => Some(rate),
+        (Unit::Ticks, _) => bail!("{} has no clock rate", path.display()),
+        _ => None,
+    };
+    let ns = |t: u64| match rate {
+        Some(rate) => (t as u128 * 1_000_000_000 / rate as u128) as u64,
+        None => t,
+    };
     let mut window = Window {
         seconds,
         records: flat.summary.records,
@@ -93,8 +106,8 @@ fn read_window(path: &Path, seconds: f64) -> Result<Window> {
     for row in &flat.rows {
         let f = window.functions.entry(row.function.clone()).or_default();
         f.calls += row.calls;
-        f.self_ns += row.exclusive;
-        f.total_ns += row.inclusive;
+        f.self_ns += ns(row.exclusive);
+        f.total_ns += ns(row.inclusive);
     }
     // Throttled functions (docs/recording.md, "Throttling") are only counted after their
     // first thousand-odd calls: a window with none timed has their count alone.
@@ -176,8 +189,12 @@ fn draw(
     };
     let mut lines = vec![
         format!(
-            "hookprof top: pid {} ({program}), the last {:.1} s{}",
-            options.pid,
+            "hookprof top: {}, the last {:.1} s{}",
+            if options.pid == 0 {
+                program.to_string()
+            } else {
+                format!("pid {} ({program})", options.pid)
+            },
             seconds,
             if view.frozen { "  [frozen]" } else { "" }
         ),
@@ -349,6 +366,66 @@ pub fn top(options: &TopOptions, stop: &AtomicBool) -> Result<()> {
 }
 
 fn run(options: &TopOptions, program: &str, n: &mut u64, stop: &AtomicBool) -> Result<()> {
+    live(options, program, stop, |seconds| {
+        let finished = window_path(&options.dir, *n);
+        request(
+            options.pid,
+            &format!("rotate {}", window_path(&options.dir, *n + 1).display()),
+        )
+        .context("ending a window")?;
+        *n += 1;
+        let window = read_window(&finished, seconds)
+            .with_context(|| format!("reading {}", finished.display()));
+        let _ = std::fs::remove_file(&finished);
+        window
+    })
+}
+
+/// `hookprof top --follow TRACE`: a trace still being written, read again every interval; a
+/// window is what it gained since (its chunks come as the threads' buffers fill).
+pub fn follow(trace: &Path, options: &TopOptions, stop: &AtomicBool) -> Result<()> {
+    let rate = crate::input::coredump::measured_rate();
+    let mut previous = Window::default();
+    let title = trace.display().to_string();
+    live(options, &title, stop, |seconds| {
+        let current = match read_figures(trace, seconds, rate) {
+            Ok(current) => current,
+            // Not a trace yet (its header still to come), or cut inside a chunk being
+            // written: the next read has it.
+            Err(_) if !trace.exists() || previous.records == 0 => Window::default(),
+            Err(e) => return Err(e),
+        };
+        let mut window = Window {
+            seconds,
+            records: current.records.saturating_sub(previous.records),
+            lost: current.lost.saturating_sub(previous.lost),
+            stacks: current.stacks.clone(),
+            ..Window::default()
+        };
+        for (name, f) in &current.functions {
+            let before = previous.functions.get(name).copied().unwrap_or_default();
+            let delta = Figures {
+                calls: f.calls.saturating_sub(before.calls),
+                self_ns: f.self_ns.saturating_sub(before.self_ns),
+                total_ns: f.total_ns.saturating_sub(before.total_ns),
+            };
+            if delta.calls > 0 || delta.total_ns > 0 {
+                window.functions.insert(name.clone(), delta);
+            }
+        }
+        previous = current;
+        Ok(window)
+    })
+}
+
+/// The view's loop: every interval `next_window(seconds)` gives a window, the view is redrawn;
+/// keys between.
+fn live(
+    options: &TopOptions,
+    program: &str,
+    stop: &AtomicBool,
+    mut next_window: impl FnMut(f64) -> Result<Window>,
+) -> Result<()> {
     let _raw = RawTerminal::new();
     let mut out = std::io::stdout();
     let mut view = View {
@@ -403,17 +480,8 @@ fn run(options: &TopOptions, program: &str, n: &mut u64, stop: &AtomicBool) -> R
             break;
         }
         let seconds = began.elapsed().as_secs_f64();
-        let finished = window_path(&options.dir, *n);
-        request(
-            options.pid,
-            &format!("rotate {}", window_path(&options.dir, *n + 1).display()),
-        )
-        .context("ending a window")?;
+        let window = next_window(seconds);
         began = Instant::now();
-        *n += 1;
-        let window = read_window(&finished, seconds)
-            .with_context(|| format!("reading {}", finished.display()));
-        let _ = std::fs::remove_file(&finished);
         windows.push_back(window?);
         while windows.len() > options.windows.max(1) {
             windows.pop_front();
