@@ -493,12 +493,48 @@ fn tmux(server: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Waits until the pane shows `text`; returns the pane.
+/// Kills its tmux server when dropped: a test that fails leaves no tmux and no view running.
+struct TmuxGuard(String);
+
+impl Drop for TmuxGuard {
+    fn drop(&mut self) {
+        let _ = tmux(&self.0, &["kill-server"]);
+    }
+}
+
+/// Stops a load thread when dropped: a panic inside `thread::scope` would otherwise wait
+/// for it forever.
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Waits until `ready` holds for a whole screen (its last line, the keys, drawn); returns it.
+fn pane_until(server: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
+    let began = Instant::now();
+    loop {
+        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
+        if pane.contains("keys:") && ready(&pane) {
+            return pane;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "no {what} in\n{pane}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until the pane shows `text` on a whole screen (its last line, the keys, drawn: a
+/// capture may fall between a screen's clearing and its last line); returns the pane.
 fn pane_showing(server: &str, text: &str) -> String {
     let began = Instant::now();
     loop {
         let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
-        if pane.contains(text) {
+        if pane.contains(text) && pane.contains("keys:") {
             return pane;
         }
         assert!(
@@ -519,6 +555,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
     let xdg = runtime_dir(dir.path());
     let server = start_server(dir.path(), &program, &xdg, &[]);
     let tmux_server = format!("hookcc-top-test-{}", std::process::id());
+    let _tmux = TmuxGuard(tmux_server.clone());
     let command = format!(
         "XDG_RUNTIME_DIR={} {} top {} --interval 300ms --windows 3",
         xdg.display(),
@@ -541,6 +578,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
     );
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
+        let _stop = StopOnDrop(&load);
         s.spawn(|| {
             while load.load(std::sync::atomic::Ordering::Relaxed) {
                 server.requests(2, 50);
@@ -608,6 +646,7 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
     let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
     let (trace, _) = hookcc_tests::run_traced(dir.path(), &program, &[]);
     let tmux_server = format!("hookcc-tui-test-{}", std::process::id());
+    let _tmux = TmuxGuard(tmux_server.clone());
     let command = format!(
         "{} tui {}",
         hookcc_tests::tool("hookprof").display(),
@@ -631,25 +670,26 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
     let pane = pane_showing(&tmux_server, "hookprof tui: call tree");
     assert!(pane.contains("+ main") && pane.contains("1973"), "{pane}");
     assert!(!pane.contains("- fib"), "{pane}");
-    // Expanded: main's callees.
+    // Expanded: main's callees (fib, with most of the time; the trivial functions' calls at
+    // -O1 may take no measurable time, and a path of no time is not in the folded stacks).
     tmux(&tmux_server, &["send-keys", "-t", "top", "l"]);
     let pane = pane_showing(&tmux_server, "- main");
-    assert!(pane.contains("+ fib") && pane.contains("+ apply"), "{pane}");
+    assert!(pane.contains("+ fib"), "{pane}");
     // Folded again.
     tmux(&tmux_server, &["send-keys", "-t", "top", "h"]);
     pane_showing(&tmux_server, "+ main");
-    // Search: the cursor on the first `negate`, its ancestors expanded.
+    // Search: the cursor on the first `fib`, its caller expanded.
     tmux(
         &tmux_server,
-        &["send-keys", "-t", "top", "/", "n", "e", "g", "Enter"],
+        &["send-keys", "-t", "top", "/", "f", "i", "b", "Enter"],
     );
-    let pane = pane_showing(&tmux_server, "search: neg");
+    let pane = pane_showing(&tmux_server, "search: fib");
     let cursor = pane
         .lines()
         .find(|l| l.starts_with('>'))
         .unwrap_or_default();
-    assert!(cursor.contains("negate"), "{pane}");
-    // Its callers: negate at the root, apply under it.
+    assert!(cursor.contains("fib") && pane.contains("- main"), "{pane}");
+    // Its callers: fib at the root, main among the callers under it (fib too: it recurses).
     tmux(&tmux_server, &["send-keys", "-t", "top", "c"]);
     let pane = pane_showing(&tmux_server, "hookprof tui: callers");
     let tree: Vec<&str> = pane
@@ -659,9 +699,12 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
         .collect();
     let at = tree
         .iter()
-        .position(|l| l.starts_with('>') && l.contains("- negate"));
+        .position(|l| l.starts_with('>') && l.contains("- fib"));
     let at = at.unwrap_or_else(|| panic!("{pane}"));
-    assert!(tree[at + 1].contains("apply"), "{pane}");
+    assert!(
+        tree[at + 1..].iter().take(3).any(|l| l.contains("main")),
+        "{pane}"
+    );
     tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
     let began = Instant::now();
     while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
@@ -691,6 +734,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
     );
     let trace = dir.path().join("own.hktrace");
     let tmux_server = format!("hookcc-follow-test-{}", std::process::id());
+    let _tmux = TmuxGuard(tmux_server.clone());
     let command = format!(
         "{} top --follow {} --interval 300ms --windows 3",
         hookcc_tests::tool("hookprof").display(),
@@ -712,22 +756,29 @@ fn top_follows_a_trace_being_written_in_tmux() {
     );
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
+        let _stop = StopOnDrop(&load);
         s.spawn(|| {
             while load.load(std::sync::atomic::Ordering::Relaxed) {
                 server.requests(2, 200);
             }
         });
-        let pane = pane_showing(&tmux_server, "handle_request");
+        // The requests, and the background thread's loop open at the end of what was written
+        // (once that thread's first buffer of 1024 records is in the file).
+        let pane = pane_until(
+            &tmux_server,
+            "handle_request and an open background_main",
+            |p| {
+                let open = p
+                    .split("open at the last window's end")
+                    .nth(1)
+                    .unwrap_or_default();
+                p.contains("handle_request") && open.contains("background_main")
+            },
+        );
         assert!(
             pane.contains(&format!("hookprof top: {}", trace.display())),
             "{pane}"
         );
-        // The background thread's loop is open at the end of what was written.
-        let open = pane
-            .split("open at the last window's end")
-            .nth(1)
-            .unwrap_or_default();
-        assert!(open.contains("background_main"), "{pane}");
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
         let began = Instant::now();
         while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
