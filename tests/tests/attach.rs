@@ -499,6 +499,11 @@ struct TmuxGuard(String);
 impl Drop for TmuxGuard {
     fn drop(&mut self) {
         let _ = tmux(&self.0, &["kill-server"]);
+        // tmux leaves its socket's name behind: $TMUX_TMPDIR (or /tmp)/tmux-UID/NAME.
+        let base = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        let _ = std::fs::remove_file(Path::new(&base).join(format!("tmux-{uid}")).join(&self.0));
     }
 }
 
