@@ -26,6 +26,7 @@
 #   golang-go: `go tool pprof` reads `hookprof export --format=pprof`'s profiles
 #   (tests/tests/pprof.rs)
 #   openjdk-17-jre-headless: the Java runtime PySpark's local[2] runs on (tests/tests/export.rs)
+#   tmux: drives `hookprof top` in a terminal (tests/tests/attach.rs: send-keys, capture-pane)
 # and, from crates.io: cargo-deb (pinned), which builds the .deb (scripts/package-deb.sh);
 # freertos-next (pinned, fetched into cargo's registry, not installed), whose FreeRTOS-Kernel
 # sources examples/baremetal/freertos builds (scripts/freertos-kernel.sh);
@@ -50,7 +51,7 @@ test_packages=(llvm-19-tools valgrind qemu-user gcc-aarch64-linux-gnu libc6-dev-
                binutils-arm-none-eabi picolibc-arm-none-eabi gcc-riscv64-unknown-elf
                picolibc-riscv64-unknown-elf cmake meson ninja-build ccache sccache distcc file dpkg-dev
                chromium fonts-liberation nodejs golang-go
-               openjdk-17-jre-headless)
+               openjdk-17-jre-headless tmux)
 for arch in armhf i386 riscv64 s390x; do
     test_packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross")
 done

@@ -148,6 +148,37 @@ calls it had in progress. See docs/ti-post.md.")]
     /// in every case. Records the target had to drop are counted where they were dropped.
     /// See docs/baremetal.md, "Streaming".
     Record(RecordArgs),
+    /// Attach to a running traced program: record for a while, into a trace every view reads.
+    ///
+    /// The program is one built with `hookcc --trace`, started with tracing off
+    /// (HOOKCC_DISABLE=1) or in ring or profile mode (HOOKCC_MODE), by this user (root may
+    /// attach to anyone's). Through its control channel (a Unix socket of its own runtime,
+    /// docs/recording.md, "Attaching and watching live") hookprof has it open the trace file
+    /// -o names, switch recording on, and after --duration or Ctrl-C switch it off and finish
+    /// the file. In ring or profile mode it takes a snapshot at the end instead and copies the
+    /// program's file. `hookprof ps` lists the programs there are.
+    Attach(AttachArgs),
+    /// Stop a recording `hookprof attach` left on (its client was killed): finish the file.
+    Detach(DetachArgs),
+    /// List the running traced programs this user may attach to.
+    Ps,
+    /// A live view of a running traced program (or of a trace being written, --follow): its
+    /// functions by self time over the last seconds, calls a second, records lost, each
+    /// thread's open functions.
+    ///
+    /// As `attach` (the program started with HOOKCC_DISABLE=1, default mode), but in windows:
+    /// every --interval the program finishes its window's file and goes on in the next, and
+    /// the view adds up the last --windows of them. Keys: s, t, c, n sort by self time, total
+    /// time, calls, name; / filters by name (Enter ends, Esc clears); f freezes; q quits.
+    /// Recording is switched off at the end.
+    Top(TopArgs),
+    /// Browse a trace's calls in the terminal: the call tree beside the flat report.
+    ///
+    /// The tree has the flame graph's numbers (total and self time of each function on each
+    /// path). Keys: up/down (j/k) move, right (l) expands, left (h) folds, Enter toggles, /
+    /// searches by name (Enter jumps, n to the next), c shows the selected function's callers
+    /// (and back to the call tree), q quits. The report is beside the tree from 140 columns.
+    Tui(TuiArgs),
     /// Timeline: every call as Chrome trace-event JSON (or a Perfetto trace), for Perfetto UI.
     ///
     /// One track per thread (named from the trace's THREAD chunks), a B event at every shown
@@ -868,6 +899,62 @@ struct RecordArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct AttachArgs {
+    /// The process to attach to.
+    pid: u32,
+    /// How long to record: a number and its unit (10s, 500ms). Default: until Ctrl-C.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<u64>,
+    /// Record only these functions while attached (HOOKCC_FUNCTIONS's syntax: comma-separated
+    /// globs, `!` leaves out: 'parse_*,!parse_space'); the program's own choice is back after.
+    #[arg(long, value_name = "GLOBS")]
+    functions: Option<String>,
+    /// The trace to write (the program writes it, as its user). Default:
+    /// <program>.<pid>.attach.hktrace.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct TopArgs {
+    /// The process to watch.
+    #[arg(required_unless_present = "follow", conflicts_with = "follow")]
+    pid: Option<u32>,
+    /// Instead of a process: a trace still being written, read again every interval (its
+    /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
+    #[arg(long, value_name = "TRACE")]
+    follow: Option<PathBuf>,
+    /// How often a window ends and the view is redrawn.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    interval: u64,
+    /// How many windows the view adds up (the sliding window is --interval times this).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    windows: usize,
+    /// Rows of functions drawn.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    rows: usize,
+    /// Where the program writes its windows (it must be able to; default: a new temporary
+    /// directory, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Stop after this many windows (default: until q or Ctrl-C).
+    #[arg(long, value_name = "N")]
+    iterations: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+struct TuiArgs {
+    /// The trace to browse.
+    trace: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+struct DetachArgs {
+    /// The process to stop recording.
+    pid: u32,
+}
+
+#[derive(clap::Args, Debug)]
 struct NitroArgs {
     /// The raw bytes of the buffer, from its start (the address given to OS_Init*).
     dump: PathBuf,
@@ -1233,8 +1320,8 @@ extern "C" fn record_on_sigint(_: libc::c_int) {
     RECORD_STOP.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn record(args: &RecordArgs) -> Result<()> {
-    use hookprof::commands::record::{Options, Source};
+/// Ctrl-C sets RECORD_STOP (`record`, `attach`).
+fn stop_on_sigint() {
     #[cfg(unix)]
     // SAFETY: the handler only stores to an atomic; no SA_RESTART, so that a blocking read
     // returns and the loop sees the flag.
@@ -1244,6 +1331,80 @@ fn record(args: &RecordArgs) -> Result<()> {
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
     }
+}
+
+fn attach(args: &AttachArgs) -> Result<()> {
+    use hookprof::commands::attach::{attach, request, AttachOptions};
+    let output = match &args.output {
+        Some(path) => path.clone(),
+        None => {
+            let status = request(args.pid, "status")?;
+            let program = status.get("program").unwrap_or("program").to_string();
+            PathBuf::from(format!("{program}.{}.attach.hktrace", args.pid))
+        }
+    };
+    stop_on_sigint();
+    let options = AttachOptions {
+        pid: args.pid,
+        duration: args.duration.map(std::time::Duration::from_nanos),
+        functions: args.functions.clone(),
+        output,
+        on_started: |path| {
+            if path.is_empty() {
+                eprintln!("hookprof attach: recording (a snapshot at the end); Ctrl-C stops");
+            } else {
+                eprintln!("hookprof attach: recording into {path}; Ctrl-C stops");
+            }
+        },
+    };
+    let s = attach(&options, &RECORD_STOP)?;
+    if s.mode == "trace" {
+        eprintln!(
+            "hookprof attach: {} records in {:.2} s; wrote {}",
+            s.records,
+            s.seconds,
+            s.path.display()
+        );
+    } else {
+        eprintln!(
+            "hookprof attach: a snapshot of the {} after {:.2} s; wrote {}",
+            s.mode,
+            s.seconds,
+            s.path.display()
+        );
+    }
+    Ok(())
+}
+
+fn top(args: &TopArgs) -> Result<()> {
+    use hookprof::commands::top::{follow, top, TopOptions};
+    stop_on_sigint();
+    let temporary = match &args.dir {
+        Some(_) => None,
+        None if args.follow.is_some() => None,
+        None => Some(tempfile::Builder::new().prefix("hookprof-top").tempdir()?),
+    };
+    let options = TopOptions {
+        pid: args.pid.unwrap_or(0),
+        interval: std::time::Duration::from_nanos(args.interval.max(1_000_000)),
+        windows: args.windows,
+        dir: args
+            .dir
+            .clone()
+            .or_else(|| temporary.as_ref().map(|t| t.path().to_path_buf()))
+            .unwrap_or_default(),
+        rows: args.rows,
+        iterations: args.iterations,
+    };
+    match &args.follow {
+        Some(trace) => follow(trace, &options, &RECORD_STOP),
+        None => top(&options, &RECORD_STOP),
+    }
+}
+
+fn record(args: &RecordArgs) -> Result<()> {
+    use hookprof::commands::record::{Options, Source};
+    stop_on_sigint();
     let source = if let Some(address) = &args.gdb {
         Source::Gdb {
             address: address.clone(),
@@ -1547,6 +1708,21 @@ fn main() -> ExitCode {
         Command::Gprof(args) => gprof(args),
         Command::Ti(args) => ti(args),
         Command::Record(args) => record(args),
+        Command::Attach(args) => attach(args),
+        Command::Top(args) => top(args),
+        Command::Tui(args) => hookprof::commands::tui::tui(&args.trace),
+        Command::Detach(args) => hookprof::commands::attach::detach(args.pid).map(|reply| {
+            match reply.get("path").filter(|p| !p.is_empty()) {
+                Some(path) => eprintln!(
+                    "hookprof detach: {} records; wrote {path}",
+                    reply.get("records").unwrap_or("0")
+                ),
+                None => eprintln!("hookprof detach: recording off (no file was open)"),
+            }
+        }),
+        Command::Ps => hookprof::commands::attach::ps().map(|processes| {
+            print!("{}", hookprof::commands::attach::ps_text(&processes));
+        }),
         Command::Timeline(args) => {
             let traces = with_more(&args.view, &args.more)
                 .and_then(|traces| note_side_by_side(&traces).map(|()| traces));

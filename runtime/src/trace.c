@@ -102,6 +102,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -116,11 +117,13 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -241,3 +244,4 @@ HKRT_EXPORT void __hookcc_register_functions(void *start, void *stop);
 #include "trace/signals.h"
 #include "trace/fork.h"
 #include "trace/api.h"
+#include "trace/control.h"

@@ -596,6 +596,23 @@ case_api() {
         --entries kept=27 --entries ignored=0
 }
 
+# The control channel: the program talks to its own socket (control.c); the window file it
+# started and stopped holds its 100 pairs; the socket is gone after exit; HOOKCC_CONTROL=0:
+# none.
+case_control() {
+    mkdir -m 700 "$dir/xdg" || return 1
+    run 0 HOOKCC_DISABLE=1 XDG_RUNTIME_DIR="$dir/xdg" -- control || { cat err >>log; return 1; }
+    grep -qx failures=0 out || { cat err >>log; return 1; }
+    local window socket
+    window=$(sed -n 's/^window=//p' out)
+    socket=$(sed -n 's/^socket=//p' out)
+    [ ! -e "$socket" ] || { echo "$socket left after exit" >>log; return 1; }
+    check "$window" out --complete --records 200 --lost 0 --balanced --entries work=100 || return 1
+    run 0 HOOKCC_DISABLE=1 HOOKCC_CONTROL=0 XDG_RUNTIME_DIR="$dir/xdg" -- control off ||
+        { cat err >>log; return 1; }
+    grep -qx failures=0 out || { cat err >>log; return 1; }
+}
+
 case_reentry() {
     run 0 HOOKCC_BUFFER_RECORDS=16 -- reentry || return 1
     only_trace || return 1
@@ -646,7 +663,7 @@ setup_target() { # TRIPLE TAG
         return 2
     fi
     local prog
-    for prog in basic threads exit_running churn sigprof fork fork_exec exec_chain key_dtor fsize sigcount exit_nested crash api reentry switches; do
+    for prog in basic threads exit_running churn sigprof fork fork_exec exec_chain key_dtor fsize sigcount exit_nested crash api reentry switches control; do
         if ! "$CC" "${tflags[@]+"${tflags[@]}"}" "${lflags[@]+"${lflags[@]}"}" \
             "${test_cflags[@]}" "$here/$prog.c" "$bin/trace.o" -pthread -ldl \
             -o "$bin/$prog" >>"$bin/build.log" 2>&1; then
@@ -679,7 +696,7 @@ all_cases=(case_basic case_buffer_of_one case_threads case_ring case_profile cas
     case_sigprof case_signal_records_accounted case_fork
     case_fork_output case_exit_nested case_fork_exit case_key_destructor case_max_bytes case_file_size_limit case_unwritable "case_crash segv 139"
     "case_crash abort 134" "case_crash overflow 139" "case_crash_chained segv"
-    "case_crash_chained abort" case_killed case_api case_reentry case_switches)
+    "case_crash_chained abort" case_killed case_api case_reentry case_switches case_control)
 cross_cases=("${all_cases[@]}")
 # Native only: under qemu-user, exec of the target's binary needs binfmt_misc.
 all_cases+=(case_fork_exec "case_fork_exec out.hktrace")

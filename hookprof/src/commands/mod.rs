@@ -2,11 +2,13 @@
 //! that opens the input ([`crate::input`]), analyses it ([`crate::analysis`]) and writes
 //! the output ([`crate::output`]). The `hookprof` binary (main.rs) parses the command line
 //! and calls these; [`view_options`] holds what the view commands share; [`record`] is
-//! `hookprof record`, reading a target's stream; [`several`] is what the commands that take
+//! `hookprof record`, reading a target's stream; [`attach`] is `ps`, `attach` and `detach`, the
+//! client of a running program's control channel; [`several`] is what the commands that take
 //! several traces say of them, and refuse.
 //!
 //! May import: every floor below. Nothing below imports it (tests/layering.rs).
 
+pub mod attach;
 pub mod callgraph;
 pub mod callgrind;
 pub mod diff;
@@ -23,4 +25,6 @@ pub mod several;
 pub mod speedscope;
 pub mod ti;
 pub mod timeline;
+pub mod top;
+pub mod tui;
 pub mod view_options;

@@ -133,7 +133,7 @@ fn mapped_files(elf: &ElfFile64<'_, Endianness>, data: &[u8]) -> Mappings {
 }
 
 /// The clock's rate on this machine: x86's TSC against the monotonic clock over 50 ms.
-fn measured_rate() -> Option<u64> {
+pub fn measured_rate() -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: rdtsc has no preconditions on x86-64.

@@ -18,6 +18,8 @@
  *   HOOKCC_FUNCTIONS       which functions are recorded, by name: comma-separated globs, one
  *                          preceded by `!` leaves its functions out (`parse_*,!parse_space`).
  *                          A function left out costs a load and a branch at entry and at exit.
+ *   HOOKCC_CONTROL         `0`: no control channel (the Unix socket through which `hookprof attach`
+ *                          starts and stops recording while the program runs; docs/recording.md).
  *
  * None of these functions is async-signal-safe: do not call them from a signal handler.
  */

@@ -1,4 +1,4 @@
-/* trace.c, part 4 of 16: chunks.
+/* trace.c, part 4 of 17: chunks.
  *
  * The file writer: writing chunks at offsets reserved with one atomic add, their CHECK checksums,
  * write failures, the free-space limit, a thread's records as raw EVENTS or PACKED chunks

@@ -1,4 +1,4 @@
-/* trace.c, part 13 of 16: finish.
+/* trace.c, part 13 of 17: finish.
  *
  * Finishing the file at exit and on fatal signals: every thread's last records, CLOCK, the final
  * header, salvage after a failed write (the file cut where the first failed chunk began), and the
@@ -240,8 +240,14 @@ static HKRT_FN void hkrt_finish(int from_signal)
         }
         if (upto < t->buf || upto > t->buf_end)
             upto = t->buf;
-        upto = hkrt_drop_written(t, upto); /* (after a failed exec) */
-        t->final_upto = upto;
+        /* After an earlier finish and resume (a failed exec, a control channel's rotation):
+         * the records below resume_from are in the earlier file; the others are moved to the
+         * buffer's start. Another thread's pos is its own and stays where it was, so its
+         * records up to that pos are the ones written now: the next resume starts there, not
+         * at the moved copies' end (which would write them again at the next finish). */
+        struct hkt_record *real_upto = upto;
+        upto = hkrt_drop_written(t, upto);
+        t->final_upto = t == &t_self ? upto : real_upto;
         hkrt_thread_final_chunks(t, upto, 0);
     }
 
@@ -301,6 +307,8 @@ out:
 static HKRT_FN void hkrt_at_exit(void)
 {
     int saved_errno = errno;
+    hkrt_control_remove();
+    hkrt_control_wait_rotation();
     hkrt_finish(0);
     errno = saved_errno;
 }
@@ -317,6 +325,7 @@ HKRT_EXPORT __attribute__((noreturn, weak)) void _exit(int status)
     if (__atomic_load_n(&g.image_pid, __ATOMIC_RELAXED) == (int)syscall(SYS_getpid) &&
         __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING)
         hkrt_finish(1);
+    hkrt_control_remove(); /* (only the process that bound it: not a vfork child) */
     for (;;)
         syscall(SYS_exit_group, status);
 }
@@ -334,6 +343,7 @@ static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context
 {
     (void)context;
     int saved_errno = errno;
+    hkrt_control_remove();
     hkrt_finish(1);
     /* If another thread is finishing (exit() racing a crash), give it time to complete the
      * file before the signal kills the process. */

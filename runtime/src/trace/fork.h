@@ -1,4 +1,4 @@
-/* trace.c, part 15 of 16: fork.
+/* trace.c, part 15 of 17: fork.
  *
  * Fork: the atfork handlers (the child gets fresh counters and a file of its own); and the
  * other process events the runtime interposes for the same reason: clone() without CLONE_VM,
@@ -29,6 +29,7 @@ static HKRT_FN void hkrt_atfork_child(void)
     struct hkrt_thread *me = &t_self;
     int saved_errno = errno;
     __atomic_store_n(&g.lock_owner, 0, __ATOMIC_RELAXED);
+    hkrt_control_forget(); /* the parent's socket: the child has none */
     if (me->life == HKRT_THREAD_LIVE)
         me->tid = hkrt_gettid();
     hkrt_lock();

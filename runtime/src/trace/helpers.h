@@ -1,4 +1,4 @@
-/* trace.c, part 3 of 16: helpers.
+/* trace.c, part 3 of 17: helpers.
  *
  * Small helpers with no stdio (usable after fork and in signal handlers): the tid, decimal
  * formatting, parsing numbers, durations and sizes (for the options), counting lost records; and

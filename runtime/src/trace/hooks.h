@@ -1,4 +1,4 @@
-/* trace.c, part 12 of 16: hooks.
+/* trace.c, part 12 of 17: hooks.
  *
  * The hooks: the hot path (__hookcc_enter, __hookcc_exit, __hookcc_resync and the inlined
  * hkrt_record), the slow path it falls into at a buffer boundary (hkrt_record_slow), and the

@@ -1,4 +1,4 @@
-/* trace.c, part 11 of 16: modes.
+/* trace.c, part 11 of 17: modes.
  *
  * The recording modes besides the plain trace: the ring (HOOKCC_MODE=ring, a flight recorder
  * written at snapshots), the profile (HOOKCC_MODE=profile, records folded into a calling-context

@@ -1,4 +1,4 @@
-/* trace.c, part 5 of 16: options.
+/* trace.c, part 5 of 17: options.
  *
  * Configuration: the HOOKCC_* environment variables read at start (hkrt_read_options), and the
  * functions HOOKCC_TRACE_START/STOP name, resolved against the executable's symbols.

@@ -1,4 +1,4 @@
-/* trace.c, part 6 of 16: output.
+/* trace.c, part 6 of 17: output.
  *
  * The output file: its name (HOOKCC_OUTPUT or the default, the next free one after fork or exec),
  * claiming it (never truncating a live process's trace or a file that is not a trace), opening it

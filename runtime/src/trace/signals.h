@@ -1,4 +1,4 @@
-/* trace.c, part 14 of 16: signals.
+/* trace.c, part 14 of 17: signals.
  *
  * The program's signal handlers, wrapped (sigaction and signal interposed) so that a handler that
  * interrupts a hook has its records counted lost instead of overwriting the hook's.

@@ -1,4 +1,4 @@
-/* trace.c, part 7 of 16: start.
+/* trace.c, part 7 of 17: start.
  *
  * Starting the process's recording: the real sigaction, the SIGXFSZ and fatal-signal handlers
  * installed, options read, clock start taken, atexit/atfork registered (hkrt_start_locked,
@@ -16,6 +16,11 @@ static HKRT_FN void hkrt_atfork_parent(void);
 static HKRT_FN void hkrt_atfork_child(void);
 static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
 static HKRT_FN void hkrt_on_snapshot_signal(int sig);
+/* The control channel's (control.h): its socket's name removed at exit, forgotten in a fork
+ * child; a rotation it is doing waited for at exit. */
+static HKRT_FN void hkrt_control_remove(void);
+static HKRT_FN void hkrt_control_forget(void);
+static HKRT_FN void hkrt_control_wait_rotation(void);
 
 /* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
  * sigaction aliases (the program's calls go through ours, "Signal handlers"). */

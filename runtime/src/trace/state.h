@@ -1,4 +1,4 @@
-/* trace.c, part 2 of 16: state.
+/* trace.c, part 2 of 17: state.
  *
  * The runtime's state: a thread's record buffer and its bookkeeping (struct hkrt_thread, the
  * local-exec TLS t_self the hot path reads), the hot path's cache line (g_hot: full_mask and the

@@ -1,4 +1,4 @@
-/* trace.c, part 8 of 16: threads.
+/* trace.c, part 8 of 17: threads.
  *
  * Threads: a thread's alternate signal stack, its record buffer mapped aligned to its size (with
  * the packer's area after it), attaching it to the thread list, and the pthread key destructor

@@ -1,4 +1,4 @@
-/* trace.c, part 10 of 16: writer.
+/* trace.c, part 10 of 17: writer.
  *
  * The writer thread: a full buffer is handed to it (futex wait/wake) and the hook goes on in the
  * thread's spare buffer while the writer packs and writes the full one.
