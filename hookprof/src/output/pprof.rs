@@ -23,7 +23,7 @@ use crate::analysis::ids::HashMap;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
-use crate::output::report::flame::{deeper_label, MAX_STACK_FRAMES};
+use crate::output::report::flame::{deeper_label, enter_path, PathTree, MAX_STACK_FRAMES};
 
 /// A protobuf message under construction: fields are appended in the order written.
 #[derive(Default)]
@@ -197,24 +197,25 @@ impl CallPaths {
     }
 }
 
+impl PathTree for CallPaths {
+    type Key = u64;
+    const DEEPER: u64 = DEEPER;
+    #[inline]
+    fn key(frame: &ViewFrame) -> u64 {
+        frame.address
+    }
+    #[inline]
+    fn node(&mut self, parent: u32, address: u64) -> u32 {
+        CallPaths::node(self, parent, address)
+    }
+    fn root(&mut self, tid: u64) -> u32 {
+        CallPaths::node(self, ROOT, tid)
+    }
+}
+
 impl View for CallPaths {
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
-        let len = stack.len();
-        if len > MAX_STACK_FRAMES {
-            let parent = stack[len - 2].user;
-            stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
-                self.node(parent, DEEPER)
-            } else {
-                parent
-            };
-            return;
-        }
-        let parent = if len >= 2 {
-            stack[len - 2].user
-        } else {
-            self.node(ROOT, tid)
-        };
-        stack[len - 1].user = self.node(parent, stack[len - 1].address);
+        enter_path(self, tid, stack);
     }
 
     fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {

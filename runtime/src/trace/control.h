@@ -524,20 +524,7 @@ __attribute__((constructor(102), no_instrument_function)) static void hkrt_contr
     hkrt_append(g_ctl.startup_functions, sizeof g_ctl.startup_functions, v != NULL ? v : "");
     g_ctl.fd = hkrt_control_listen();
     if (g_ctl.fd >= 0) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pthread_attr_t attr;
-        int ok = pthread_attr_init(&attr) == 0;
-        if (ok) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            pthread_attr_setstacksize(&attr, 256 * 1024);
-            pthread_t thread;
-            ok = pthread_create(&thread, &attr, hkrt_control_main, NULL) == 0;
-            pthread_attr_destroy(&attr);
-        }
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (!ok) {
+        if (!hkrt_spawn_thread(hkrt_control_main)) {
             hkrt_control_remove();
             hkrt_control_forget();
         }

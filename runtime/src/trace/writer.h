@@ -105,10 +105,11 @@ static HKRT_FN void *hkrt_writer_main(void *arg)
 
 /* Starts the writer, from the runtime's constructor (a normal context: never from a hook, which
  * may run in a signal handler, nor in a fork child). */
-static HKRT_FN void hkrt_start_writer(void)
+/* A detached thread of the runtime's own (the writer, the control channel's server) running
+ * `main`, with every signal blocked (it inherits the mask: no handler of the program runs on
+ * it) and a 256 KiB stack. Returns whether it was started. */
+static HKRT_FN int hkrt_spawn_thread(void *(*main)(void *))
 {
-    if (!g.writer_wanted || g.is_fork_child || __atomic_load_n(&g.writer_running, __ATOMIC_RELAXED))
-        return;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -118,11 +119,18 @@ static HKRT_FN void hkrt_start_writer(void)
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, 256 * 1024);
         pthread_t thread;
-        ok = pthread_create(&thread, &attr, hkrt_writer_main, NULL) == 0;
+        ok = pthread_create(&thread, &attr, main, NULL) == 0;
         pthread_attr_destroy(&attr);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    __atomic_store_n(&g.writer_running, ok, __ATOMIC_RELEASE);
+    return ok;
+}
+
+static HKRT_FN void hkrt_start_writer(void)
+{
+    if (!g.writer_wanted || g.is_fork_child || __atomic_load_n(&g.writer_running, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&g.writer_running, hkrt_spawn_thread(hkrt_writer_main), __ATOMIC_RELEASE);
 }
 
 /* t's spare buffer (a second buffer aligned as its first), mapped when first needed. Returns 0

@@ -56,6 +56,41 @@ pub fn deeper_label() -> String {
     format!("[deeper than {MAX_STACK_FRAMES} frames]")
 }
 
+/// A view that keeps call paths as a tree of nodes, cut at [`MAX_STACK_FRAMES`] (the flame
+/// graph's folded stacks, pprof's call paths): its nodes are keyed by a frame's `Key` under
+/// their parent, the marker frame of the deeper ones by `DEEPER`.
+pub(crate) trait PathTree {
+    type Key: Copy;
+    const DEEPER: Self::Key;
+    fn key(frame: &ViewFrame) -> Self::Key;
+    /// The node of `key` under `parent`, made if new.
+    fn node(&mut self, parent: u32, key: Self::Key) -> u32;
+    /// The root node of a thread's paths.
+    fn root(&mut self, tid: u64) -> u32;
+}
+
+/// [`View::enter`] of a [`PathTree`]: the entered frame's node goes to its `user`. The first
+/// frame too deep opens the marker; the deeper ones are counted in it.
+#[inline]
+pub(crate) fn enter_path<T: PathTree>(tree: &mut T, tid: u64, stack: &mut [ViewFrame]) {
+    let len = stack.len();
+    if len > MAX_STACK_FRAMES {
+        let parent = stack[len - 2].user;
+        stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
+            tree.node(parent, T::DEEPER)
+        } else {
+            parent
+        };
+        return;
+    }
+    let parent = if len >= 2 {
+        stack[len - 2].user
+    } else {
+        tree.root(tid)
+    };
+    stack[len - 1].user = tree.node(parent, T::key(&stack[len - 1]));
+}
+
 impl FoldedStacks {
     /// `per_thread`: put every stack under a `thread N` frame of its thread.
     pub fn new(info: &TraceInfo, per_thread: bool) -> Self {
@@ -245,27 +280,26 @@ pub fn draw_svg(
         .map_err(io::Error::other)
 }
 
+impl PathTree for FoldedStacks {
+    type Key = u32;
+    const DEEPER: u32 = DEEPER;
+    #[inline]
+    fn key(frame: &ViewFrame) -> u32 {
+        frame.function
+    }
+    #[inline]
+    fn node(&mut self, parent: u32, function: u32) -> u32 {
+        FoldedStacks::node(self, parent, function)
+    }
+    fn root(&mut self, tid: u64) -> u32 {
+        self.thread_root(tid)
+    }
+}
+
 impl View for FoldedStacks {
     #[inline]
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
-        let len = stack.len();
-        if len > MAX_STACK_FRAMES {
-            // The first frame too deep opens the marker; the deeper ones are counted in it.
-            let parent = stack[len - 2].user;
-            stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
-                self.node(parent, DEEPER)
-            } else {
-                parent
-            };
-            return;
-        }
-        let parent = if len >= 2 {
-            stack[len - 2].user
-        } else {
-            self.thread_root(tid)
-        };
-        let node = self.node(parent, stack[len - 1].function);
-        stack[len - 1].user = node;
+        enter_path(self, tid, stack);
     }
 
     /// The path's frames came through [`View::enter`] (their nodes are in `user`), except
