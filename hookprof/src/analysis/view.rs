@@ -528,7 +528,34 @@ pub struct TraceInfo {
     pub counted: Vec<(u64, u64, u64)>,
 }
 
+/// A path's file name (the whole path if it has none), as tables and profiles name modules.
+pub fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 impl TraceInfo {
+    /// The executable's file name, `?` where the trace does not name it.
+    pub fn executable_name(&self) -> String {
+        self.summary
+            .exe
+            .as_deref()
+            .map_or_else(|| "?".to_string(), file_name)
+    }
+
+    /// The file name of the module holding `address`: a shared library's, else the
+    /// executable's.
+    pub fn module_name(&self, address: u64) -> String {
+        self.summary
+            .modules
+            .iter()
+            .find(|m| (m.start..m.end).contains(&address))
+            .and_then(|m| m.path.as_deref().map(file_name))
+            .unwrap_or_else(|| self.executable_name())
+    }
+
     /// The traced executable's path as the trace gives it, for a view's process name.
     pub fn program(&self) -> String {
         self.summary

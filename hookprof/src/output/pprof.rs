@@ -322,7 +322,7 @@ impl ProfileBuilder {
             let name = (process.label)(address)
                 .or_else(|| paths.names.get(&address).cloned())
                 .unwrap_or_else(|| format!("0x{address:x}"));
-            let module = module_name(process.info, address);
+            let module = process.info.module_name(address);
             let place = process.lines.as_ref().and_then(|l| l.location(address));
             (name, module, place)
         };
@@ -481,27 +481,6 @@ impl ProfileBuilder {
         gz.finish()?;
         Ok(())
     }
-}
-
-/// The file name of the module holding `address`: the executable's unless a shared library's.
-fn module_name(info: &TraceInfo, address: u64) -> String {
-    let base = |p: &std::path::Path| {
-        p.file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    };
-    let executable = info
-        .summary
-        .exe
-        .as_deref()
-        .map_or_else(|| "?".to_string(), base);
-    info.summary
-        .modules
-        .iter()
-        .find(|m| (m.start..m.end).contains(&address))
-        .and_then(|m| m.path.as_deref().map(base))
-        .unwrap_or(executable)
 }
 
 #[cfg(test)]

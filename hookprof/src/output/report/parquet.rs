@@ -27,7 +27,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::analysis::replay::Aggregate;
-use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
+use crate::analysis::view::{file_name, Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
 use crate::output::file::OutputFile;
 
@@ -129,17 +129,7 @@ pub struct Describer {
 impl Describer {
     /// For the trace `info` describes; `host` is every row's.
     pub fn new(host: &str, info: &TraceInfo, lines: Option<SourceLines>) -> Describer {
-        let base_name = |p: &Path| {
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        };
-        let executable = info
-            .summary
-            .exe
-            .as_deref()
-            .map_or_else(|| "?".to_string(), base_name);
+        let executable = info.executable_name();
         let modules = info
             .summary
             .modules
@@ -148,7 +138,7 @@ impl Describer {
                 let name = m
                     .path
                     .as_deref()
-                    .map_or_else(|| executable.clone(), base_name);
+                    .map_or_else(|| executable.clone(), file_name);
                 (m.start, m.end, text(&name))
             })
             .collect();
