@@ -422,3 +422,62 @@ pub fn assert_report_fits(trace: &Path, width: usize) -> String {
     }
     text
 }
+
+/// A fresh copy of examples/baremetal in `dir`, without what a build or a run left in the
+/// source tree (a developer's `make run` there: objects, firmware, traces, dumps, which make
+/// would take for up to date); returns the directory of `board` (or `freertos`) in it.
+pub fn copy_baremetal_example(dir: &Path, board: &str) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap();
+            let left_by_a_build = path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                matches!(e, "o" | "elf" | "hktrace" | "hkpacked" | "bin" | "dump")
+            });
+            if path.is_dir() {
+                copy_tree(&path, &to.join(name));
+            } else if !left_by_a_build {
+                std::fs::copy(&path, to.join(name)).unwrap();
+            }
+        }
+    }
+    let root = dir.join("baremetal");
+    copy_tree(&workspace_root().join("examples/baremetal"), &root);
+    root.join(board)
+}
+
+/// `make -s TARGET VARIABLES…` in a bare-metal example's `project`, with the workspace's
+/// hookcc and hookprof (first on PATH, and as `HOOKPROF`): the output, whatever the status.
+pub fn make_baremetal<S: AsRef<std::ffi::OsStr>>(
+    project: &Path,
+    target: &str,
+    variables: &[S],
+) -> Output {
+    let path = format!(
+        "{}:{}",
+        target_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("make")
+        .arg("-s")
+        .arg(target)
+        .arg(format!(
+            "HOOKCC_SCRIPTS={}",
+            workspace_root().join("scripts").display()
+        ))
+        .arg(format!(
+            "HOOKPROF={}",
+            target_dir().join("hookprof").display()
+        ))
+        .args(variables)
+        .current_dir(project)
+        .env("PATH", path)
+        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
+        .env_remove("NITRO_PROFILE")
+        .env_remove("NITRO_PROFILE_TYPE")
+        .env_remove("HOOKCC_TRACE")
+        .env_remove("MAKEFLAGS")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+}

@@ -114,32 +114,6 @@ fn have_tools() -> bool {
     false
 }
 
-/// A fresh copy of examples/baremetal (the board's directory and what the boards share) in
-/// `dir`; returns the board's directory.
-fn copy_example(board: &str, dir: &Path) -> PathBuf {
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            // What a build or a run left in the source tree (a developer's `make run` there)
-            // stays behind: make would take a stale object or firmware for up to date.
-            let left_by_a_build = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "bin" | "dump"));
-            if path.is_dir() {
-                copy_tree(&path, &to.join(entry.file_name()));
-            } else if !left_by_a_build {
-                std::fs::copy(&path, to.join(entry.file_name())).unwrap();
-            }
-        }
-    }
-    let root = dir.join("baremetal");
-    copy_tree(&workspace_root().join("examples/baremetal"), &root);
-    root.join(board)
-}
-
 /// The make variables that build tests/programs/calls.c with the native trace on `board`,
 /// and `extra` (see [`boot_traced_calls`]).
 fn traced_calls_variables(board: &Board, extra: &[&str]) -> Vec<String> {
@@ -169,7 +143,7 @@ fn boot_traced_calls(
         board.variables.join(" ")
     );
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_example(board.dir, dir.path());
+    let project = copy_baremetal_example(dir.path(), board.dir);
     let variables = traced_calls_variables(board, extra);
     let out = make_run(
         &project,
@@ -187,33 +161,7 @@ fn boot_traced_calls(
 /// `make VARIABLES… run` in `project`, with the workspace's hookcc first on PATH: the output,
 /// whatever the status.
 fn make_run(project: &Path, variables: &[&str]) -> Output {
-    make_target(project, "run", variables)
-}
-
-/// `make VARIABLES… TARGET` in `project`, as make_run does.
-fn make_target(project: &Path, target: &str, variables: &[&str]) -> Output {
-    let path = format!(
-        "{}:{}",
-        target_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut cmd = Command::new("make");
-    cmd.arg("-s")
-        .arg(target)
-        .arg(format!(
-            "HOOKCC_SCRIPTS={}",
-            workspace_root().join("scripts").display()
-        ))
-        .args(variables)
-        .current_dir(project)
-        .env("PATH", path)
-        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
-        .env_remove("NITRO_PROFILE")
-        .env_remove("NITRO_PROFILE_TYPE")
-        .env_remove("HOOKCC_TRACE")
-        .env_remove("MAKEFLAGS");
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+    make_baremetal(project, "run", variables)
 }
 
 /// The comparisons' view of a dump, as runtime/test/nitro/run.sh normalizes it: lr values and
@@ -365,7 +313,7 @@ fn nitro_programs_print_the_seed_dumps_on_every_board() {
                 case.profile_type
             );
             let dir = tempfile::tempdir().unwrap();
-            let project = copy_example(board.dir, dir.path());
+            let project = copy_baremetal_example(dir.path(), board.dir);
             let app = format!("APP={}", program_source(case.program).display());
             let profile_type = format!("NITRO_PROFILE_TYPE={}", case.profile_type);
             let dump_at = format!("BREAK={}", case.dump_at);
@@ -380,7 +328,7 @@ fn nitro_programs_print_the_seed_dumps_on_every_board() {
             variables.extend(board.variables);
             // Booted under gdb-multiarch, which saves the buffer where the program is about to
             // print it (scripts/baremetal-dump.sh); the program then prints it itself.
-            let out = make_target(&project, "gdb-dump", &variables);
+            let out = make_baremetal(&project, "gdb-dump", &variables);
             let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
             assert!(
                 out.status.success(),
@@ -447,7 +395,7 @@ fn arm926_exit_status_is_mains() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_example("arm926", dir.path());
+    let project = copy_baremetal_example(dir.path(), "arm926");
     // The example's own program, unprofiled: hookcc is plain clang here.
     let out = make_run(&project, &[]);
     assert!(
@@ -526,7 +474,7 @@ fn ti_tasks_dumped_by_gdb_and_decoded_on_every_board() {
     for board in BOARDS {
         let what = format!("{} {} ti_tasks.c", board.dir, board.variables.join(" "));
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
+        let project = copy_baremetal_example(dir.path(), board.dir);
         let path = format!(
             "{}:{}",
             target_dir().display(),
@@ -659,7 +607,7 @@ fn nitro_stack_survives_interrupts_on_every_board() {
             board.variables.join(" ")
         );
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
+        let project = copy_baremetal_example(dir.path(), board.dir);
         let mut variables = vec![
             "APP=../nitro_interrupts.c",
             "NITRO_PROFILE=TRUE",
@@ -900,7 +848,7 @@ fn gprof_on_every_board_sampled_by_its_timer_dumped_by_gdb_read_by_gnu_gprof() {
         let what = format!("{} {}", board.dir, board.variables.join(" "));
         let gprof = board.addr2line.replace("addr2line", "gprof");
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
+        let project = copy_baremetal_example(dir.path(), board.dir);
         let app = format!("APP={}", program_source("calls.c").display());
         // -O0: every call of calls.c stays a call (the hooks go in after inlining, as -pg's).
         // DWARF 4 on RV32: Debian 12's riscv64-unknown-elf ld crashes on DWARF 5 (its Makefile).
@@ -911,7 +859,7 @@ fn gprof_on_every_board_sampled_by_its_timer_dumped_by_gdb_read_by_gnu_gprof() {
         };
         let mut variables = vec!["HOOKS=gprof", app.as_str(), cflags];
         variables.extend(board.variables);
-        let out = make_target(&project, "gprof-dump", &variables);
+        let out = make_baremetal(&project, "gprof-dump", &variables);
         assert!(
             out.status.success(),
             "{what}: make gprof-dump failed with {}\n{}",
@@ -978,7 +926,7 @@ fn profile_points_on_every_board_pre_empted_by_an_interrupt_and_dumped_by_gdb() 
     for board in BOARDS {
         let what = format!("{} {} pfp_points.c", board.dir, board.variables.join(" "));
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
+        let project = copy_baremetal_example(dir.path(), board.dir);
         let mut variables = vec![
             "HOOKS=pfp",
             "APP=../pfp_points.c",
@@ -986,7 +934,7 @@ fn profile_points_on_every_board_pre_empted_by_an_interrupt_and_dumped_by_gdb() 
             "BUFFER=pfpInst",
         ];
         variables.extend(board.variables);
-        let out = make_target(&project, "gdb-dump", &variables);
+        let out = make_baremetal(&project, "gdb-dump", &variables);
         let printed = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
@@ -1062,7 +1010,7 @@ fn a_ring_buffer_keeps_the_last_records_on_every_board() {
         let variables =
             traced_calls_variables(board, &["TRACE_RING=64", "BREAK=negate", "BUFFER=@trace"]);
         let variables: Vec<&str> = variables.iter().map(String::as_str).collect();
-        let out = make_target(&project, "gdb-dump", &variables);
+        let out = make_baremetal(&project, "gdb-dump", &variables);
         assert!(
             out.status.success(),
             "{what}: make gdb-dump failed\n{}",
@@ -1254,7 +1202,7 @@ fn freertos_ending_with_interrupts_on_keeps_its_task_names_and_chunks() {
     for board in ["cortex-m3", "riscv32"] {
         let what = format!("freertos BOARD={board} EXIT_INTERRUPTS_ON");
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example("freertos", dir.path());
+        let project = copy_baremetal_example(dir.path(), "freertos");
         let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
         let board_variable = format!("BOARD={board}");
         let out = make_run(
@@ -1365,7 +1313,7 @@ impl FreertosApp {
 fn freertos_trace_on(board: &str) {
     let what = format!("freertos BOARD={board} rtos_app.c --trace");
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_example("freertos", dir.path());
+    let project = copy_baremetal_example(dir.path(), "freertos");
     let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
     let board_variable = format!("BOARD={board}");
     let out = make_run(
@@ -1495,13 +1443,13 @@ fn freertos_tasks_in_the_nitro_ti_and_pfp_runtimes() {
     for board in ["cortex-m3", "riscv32"] {
         let board_variable = format!("BOARD={board}");
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example("freertos", dir.path());
+        let project = copy_baremetal_example(dir.path(), "freertos");
         let run = |target: &str, variables: &[&str], what: &str| {
             let mut all = vec![board_variable.as_str()];
             all.extend_from_slice(variables);
-            let clean = make_target(&project, "clean", &all);
+            let clean = make_baremetal(&project, "clean", &all);
             assert!(clean.status.success(), "{what}: make clean failed");
-            let out = make_target(&project, target, &all);
+            let out = make_baremetal(&project, target, &all);
             let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
             assert!(
                 out.status.success(),
@@ -1812,7 +1760,7 @@ fn number_before(line: &str, word: &str) -> u64 {
 /// examples/baremetal/freertos (the Cortex-M3 board unless BOARD= is among them): qemu waits for hookprof record --gdb, which reads
 /// the RTT ring until the firmware exits. Returns what it printed, and the project.
 fn stream_run(what: &str, dir: &Path, variables: &[&str]) -> (StreamedRun, PathBuf) {
-    let project = copy_example("freertos", dir);
+    let project = copy_baremetal_example(dir, "freertos");
     let port = format!("GDB_PORT={}", free_port());
     let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
     let mut all = vec![
@@ -1823,7 +1771,7 @@ fn stream_run(what: &str, dir: &Path, variables: &[&str]) -> (StreamedRun, PathB
         hookprof_bin.as_str(),
     ];
     all.extend_from_slice(variables);
-    let out = make_target(&project, "stream", &all);
+    let out = make_baremetal(&project, "stream", &all);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
@@ -2102,7 +2050,7 @@ fn a_firmware_streams_through_its_uart_read_by_serial_and_tcp() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_example("cortex-m3", dir.path());
+    let project = copy_baremetal_example(dir.path(), "cortex-m3");
     let elf = project.join("firmware.elf");
     let counts = |what: &str, stdout: &str| -> std::collections::BTreeMap<String, u64> {
         let counts: std::collections::BTreeMap<String, u64> = stdout
@@ -2234,7 +2182,7 @@ fn plain_firmware_streamed_over_gdb_on_every_board() {
     for board in BOARDS {
         let what = format!("stream_calls.c on {} {:?}", board.dir, board.variables);
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_example(board.dir, dir.path());
+        let project = copy_baremetal_example(dir.path(), board.dir);
         let port = format!("GDB_PORT={}", free_port());
         let hookprof_bin = format!("HOOKPROF={}", target_dir().join("hookprof").display());
         let mut variables = vec![
@@ -2244,7 +2192,7 @@ fn plain_firmware_streamed_over_gdb_on_every_board() {
             hookprof_bin.as_str(),
         ];
         variables.extend_from_slice(board.variables);
-        let out = make_target(&project, "stream", &variables);
+        let out = make_baremetal(&project, "stream", &variables);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{what}: {stdout}\n{stderr}");
@@ -2292,8 +2240,8 @@ fn ctrl_c_on_a_stream_reader_finishes_a_complete_trace() {
     }
     let what = "stream_app.c, hookprof record interrupted";
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_example("freertos", dir.path());
-    let out = make_target(
+    let project = copy_baremetal_example(dir.path(), "freertos");
+    let out = make_baremetal(
         &project,
         "firmware.elf",
         &["HOOKS=stream", "APP=stream_app.c"],
@@ -2453,7 +2401,7 @@ fn uart_stream(dir: &Path) -> Option<(Vec<u8>, PathBuf)> {
     if !have_tools() {
         return None;
     }
-    let project = copy_example("cortex-m3", dir);
+    let project = copy_baremetal_example(dir, "cortex-m3");
     let out = make_run(
         &project,
         &[

@@ -11,8 +11,7 @@
 //! Needs what tests/tests/baremetal.rs needs (scripts/setup.sh): qemu-system-arm,
 //! qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc, picolibc for both, make.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use hookcc_tests::*;
 
@@ -44,60 +43,6 @@ fn have_picolibc() -> bool {
     missing.is_empty()
 }
 
-/// A fresh copy of examples/baremetal in `dir` (without what a build left there); returns its
-/// freertos directory.
-fn copy_examples(dir: &Path) -> PathBuf {
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap();
-            let built = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "bin" | "dump"));
-            if path.is_dir() {
-                copy_tree(&path, &to.join(name));
-            } else if !built {
-                std::fs::copy(&path, to.join(name)).unwrap();
-            }
-        }
-    }
-    let root = dir.join("baremetal");
-    copy_tree(&workspace_root().join("examples/baremetal"), &root);
-    root.join("freertos")
-}
-
-/// `make -s TARGET VARIABLES…` in `project` with the workspace's hookcc and hookprof.
-fn make(project: &Path, target: &str, variables: &[String]) -> Output {
-    let path = format!(
-        "{}:{}",
-        target_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    Command::new("make")
-        .arg("-s")
-        .arg(target)
-        .arg(format!(
-            "HOOKCC_SCRIPTS={}",
-            workspace_root().join("scripts").display()
-        ))
-        .arg(format!(
-            "HOOKPROF={}",
-            target_dir().join("hookprof").display()
-        ))
-        .args(variables)
-        .current_dir(project)
-        .env("PATH", path)
-        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
-        .env_remove("NITRO_PROFILE")
-        .env_remove("NITRO_PROFILE_TYPE")
-        .env_remove("HOOKCC_TRACE")
-        .env_remove("MAKEFLAGS")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -118,7 +63,7 @@ enum Way {
 /// wait_ticks' calls and inclusive time in the trace.
 fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_examples(dir.path());
+    let project = copy_baremetal_example(dir.path(), "freertos");
     let hookcc_flags = format!("HOOKCC_FLAGS=--trace {SOURCE_PLACEMENT}");
     let mut variables = vec![
         format!("BOARD={board}"),
@@ -141,7 +86,7 @@ fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
             ("stream", format!("tick_app.c on {board}, make stream"))
         }
     };
-    let out = make(&project, target, &variables);
+    let out = make_baremetal(&project, target, &variables);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

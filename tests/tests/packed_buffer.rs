@@ -44,59 +44,9 @@ const BOARDS: [(&str, &[&str]); 4] = [
     ("riscv32", &[]),
 ];
 
-/// A fresh copy of examples/baremetal in `dir` (without what a build left there); returns the
-/// board's directory.
-fn copy_examples(dir: &Path, board: &str) -> PathBuf {
-    fn copy_tree(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap();
-            let built = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "o" | "elf" | "hktrace" | "hkpacked" | "bin"));
-            if path.is_dir() {
-                copy_tree(&path, &to.join(name));
-            } else if !built {
-                std::fs::copy(&path, to.join(name)).unwrap();
-            }
-        }
-    }
-    let root = dir.join("baremetal");
-    copy_tree(&workspace_root().join("examples/baremetal"), &root);
-    root.join(board)
-}
-
 /// `make -s run VARIABLES…` in `project` with the workspace's hookcc.
 fn make_run(project: &Path, variables: &[String]) -> Output {
-    make_target(project, "run", variables)
-}
-
-/// `make -s TARGET VARIABLES…` in `project` with the workspace's hookcc.
-fn make_target(project: &Path, target: &str, variables: &[String]) -> Output {
-    let path = format!(
-        "{}:{}",
-        target_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    Command::new("make")
-        .arg("-s")
-        .arg(target)
-        .arg(format!(
-            "HOOKCC_SCRIPTS={}",
-            workspace_root().join("scripts").display()
-        ))
-        .args(variables)
-        .current_dir(project)
-        .env("PATH", path)
-        .env("HOOKCC_CACHE_DIR", target_dir().join("hookcc-test-cache"))
-        .env_remove("NITRO_PROFILE")
-        .env_remove("NITRO_PROFILE_TYPE")
-        .env_remove("HOOKCC_TRACE")
-        .env_remove("MAKEFLAGS")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+    make_baremetal(project, "run", variables)
 }
 
 /// What one packed run gave: the runtime's counts (records made, dropped, bytes), the
@@ -135,7 +85,7 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: b
         if ring { " PACKED_RING=1" } else { "" }
     );
     let dir = tempfile::tempdir().unwrap();
-    let project = copy_examples(dir.path(), board);
+    let project = copy_baremetal_example(dir.path(), board);
     let mut variables = vec![
         "HOOKS=packed".to_string(),
         "PACKED_COUNTS=1".to_string(),
@@ -401,7 +351,7 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
     for board in ["cortex-m3", "riscv32"] {
         let what = format!("rtos_app.c on {board}, HOOKS=packed PACKED_RING=1 PACKED_BYTES=4096");
         let dir = tempfile::tempdir().unwrap();
-        let project = copy_examples(dir.path(), "freertos");
+        let project = copy_baremetal_example(dir.path(), "freertos");
         let variables: Vec<String> = [
             format!("BOARD={board}"),
             "HOOKS=packed".into(),
@@ -492,7 +442,7 @@ fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
                 }
             );
             let dir = tempfile::tempdir().unwrap();
-            let project = copy_examples(dir.path(), board);
+            let project = copy_baremetal_example(dir.path(), board);
             let mut variables = vec![
                 "HOOKS=packed".to_string(),
                 "BREAK=exit".to_string(),
@@ -505,7 +455,7 @@ fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
                 variables.push("PACKED_RING=1".into());
                 variables.push("PACKED_BYTES=4096".into());
             }
-            let out = make_target(&project, "gdb-dump", &variables);
+            let out = make_baremetal(&project, "gdb-dump", &variables);
             let output = format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
