@@ -8,6 +8,7 @@ use hookcc_tests::{build_traced, call_counts, hookprof, run_ok};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -418,15 +419,16 @@ fn a_socket_directory_others_may_enter_is_refused_and_so_is_another_users_client
          print(s.recv(4096).decode())",
         socket.to_str().unwrap()
     );
-    let out = run_ok(Command::new("setpriv").args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        // Debian's own python3: a user's pyenv shims under /root are not the other user's.
-        "/usr/bin/python3",
-        "-c",
-        &client,
-    ]));
+    // As uid and gid 65534: std's spawn sets them (and, as root, clears the supplementary
+    // groups) with no user lookup, where setpriv read the name service (libnss-systemd on a
+    // machine that has it, which a new one does not). Debian's own python3: a user's pyenv
+    // shims under /root are not the other user's.
+    let out = run_ok(
+        Command::new("/usr/bin/python3")
+            .args(["-c", &client])
+            .uid(65534)
+            .gid(65534),
+    );
     let reply = String::from_utf8_lossy(&out.stdout);
     assert!(reply.starts_with("error permission denied"), "{reply}");
     let status = control(&socket, b"status\n");
