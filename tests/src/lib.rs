@@ -152,6 +152,16 @@ pub fn parse_report_csv(text: &str) -> Vec<Row> {
 
 /// The report of `trace` as function -> calls.
 pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    report_csv(trace, extra)
+        .0
+        .into_iter()
+        .map(|r| (r.function, r.calls))
+        .collect()
+}
+
+/// `hookprof report TRACE --format=csv EXTRA…` (it must succeed): its rows, and what it said
+/// on stderr (its warnings).
+pub fn report_csv(trace: &Path, extra: &[&str]) -> (Vec<Row>, String) {
     let out = run_ok(
         hookprof()
             .arg("report")
@@ -159,10 +169,10 @@ pub fn call_counts(trace: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
             .arg("--format=csv")
             .args(extra),
     );
-    parse_report_csv(&String::from_utf8_lossy(&out.stdout))
-        .into_iter()
-        .map(|r| (r.function, r.calls))
-        .collect()
+    (
+        parse_report_csv(&String::from_utf8_lossy(&out.stdout)),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// The flag for exact source-level counts: the tests count calls by construction, and at -O1
@@ -480,4 +490,31 @@ pub fn make_baremetal<S: AsRef<std::ffi::OsStr>>(
         .env_remove("MAKEFLAGS")
         .output()
         .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
+}
+
+/// True if what the bare-metal examples need is installed (qemu for both boards' families,
+/// both cross compilers, picolibc for both, make); otherwise fails in CI, and says what is
+/// missing elsewhere.
+pub fn have_baremetal_tools() -> bool {
+    let missing: Vec<&str> = ["arm-none-eabi", "riscv64-unknown-elf"]
+        .into_iter()
+        .filter(|t| !Path::new(&format!("/usr/lib/picolibc/{t}/include")).is_dir())
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            !in_ci(),
+            "CI must have picolibc for {missing:?} (scripts/setup.sh)"
+        );
+        eprintln!("skipping: picolibc for {missing:?} missing (scripts/setup.sh installs it)");
+        return false;
+    }
+    have_tool("qemu-system-arm", &["--version"], "qemu-system-arm")
+        && have_tool("qemu-system-riscv32", &["--version"], "qemu-system-misc")
+        && have_tool("arm-none-eabi-gcc", &["--version"], "gcc-arm-none-eabi")
+        && have_tool(
+            "riscv64-unknown-elf-gcc",
+            &["--version"],
+            "gcc-riscv64-unknown-elf",
+        )
+        && have_tool("make", &["--version"], "make")
 }

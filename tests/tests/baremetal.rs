@@ -1057,24 +1057,14 @@ fn a_call_path_profile_in_constant_memory_on_every_board() {
             boot_traced_calls(board, &["TRACE_PROFILE=64"], "TRACE_PROFILE=64");
         assert_eq!(String::from_utf8_lossy(&out.stdout), "16135\n", "{what}");
         let trace = project.join("firmware.hktrace");
-        let report = run_ok(
-            hookprof()
-                .arg("report")
-                .arg(&trace)
-                .arg("--exe")
-                .arg(project.join("firmware.elf"))
-                .arg("--format=csv"),
-        );
-        let stderr = String::from_utf8_lossy(&report.stderr);
+        let elf = project.join("firmware.elf");
+        let (rows, stderr) = report_csv(&trace, &["--exe", elf.to_str().unwrap()]);
         assert!(
             stderr.is_empty(),
             "{what}: hookprof report warned:\n{stderr}"
         );
         let counts: std::collections::BTreeMap<String, u64> =
-            parse_report_csv(&String::from_utf8_lossy(&report.stdout))
-                .into_iter()
-                .map(|r| (r.function, r.calls))
-                .collect();
+            rows.into_iter().map(|r| (r.function, r.calls)).collect();
         let expected: std::collections::BTreeMap<String, u64> =
             CALLS_C.iter().map(|(f, c)| (f.to_string(), *c)).collect();
         assert_eq!(counts, expected, "{what}");

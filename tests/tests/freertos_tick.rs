@@ -11,37 +11,7 @@
 //! Needs what tests/tests/baremetal.rs needs (scripts/setup.sh): qemu-system-arm,
 //! qemu-system-misc, arm-none-eabi-gcc, riscv64-unknown-elf-gcc, picolibc for both, make.
 
-use std::path::Path;
-
 use hookcc_tests::*;
-
-fn have_tools() -> bool {
-    have_tool("qemu-system-arm", &["--version"], "qemu-system-arm")
-        && have_tool("qemu-system-riscv32", &["--version"], "qemu-system-misc")
-        && have_tool("arm-none-eabi-gcc", &["--version"], "gcc-arm-none-eabi")
-        && have_tool(
-            "riscv64-unknown-elf-gcc",
-            &["--version"],
-            "gcc-riscv64-unknown-elf",
-        )
-        && have_tool("make", &["--version"], "make")
-        && have_picolibc()
-}
-
-fn have_picolibc() -> bool {
-    let missing: Vec<&str> = ["arm-none-eabi", "riscv64-unknown-elf"]
-        .into_iter()
-        .filter(|t| !Path::new(&format!("/usr/lib/picolibc/{t}/include")).is_dir())
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            !in_ci(),
-            "CI must have picolibc for {missing:?} (scripts/setup.sh)"
-        );
-        eprintln!("skipping: picolibc for {missing:?} missing (scripts/setup.sh installs it)");
-    }
-    missing.is_empty()
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -102,15 +72,11 @@ fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
         .trim()
         .parse()
         .unwrap();
-    let report = run_ok(
-        hookprof()
-            .arg("report")
-            .arg(project.join("firmware.hktrace"))
-            .arg("--exe")
-            .arg(project.join("firmware.elf"))
-            .arg("--format=csv"),
+    let elf = project.join("firmware.elf");
+    let (rows, _) = report_csv(
+        &project.join("firmware.hktrace"),
+        &["--exe", elf.to_str().unwrap()],
     );
-    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
     let wait = rows
         .iter()
         .find(|r| r.function == "wait_ticks")
@@ -123,7 +89,7 @@ fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
 /// delivered the last one together with the next: see rtos_board.c).
 #[test]
 fn a_thousand_ticks_of_vtaskdelay_are_one_second_of_the_trace() {
-    if !have_tools() {
+    if !have_baremetal_tools() {
         return;
     }
     for board in ["cortex-m3", "riscv32"] {

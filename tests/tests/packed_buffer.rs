@@ -16,26 +16,6 @@ use std::process::{Command, Output};
 
 use hookcc_tests::*;
 
-fn have_tools() -> bool {
-    let picolibc = ["arm-none-eabi", "riscv64-unknown-elf"]
-        .iter()
-        .all(|t| Path::new(&format!("/usr/lib/picolibc/{t}/include")).is_dir());
-    if !picolibc {
-        assert!(!in_ci(), "CI must have picolibc (scripts/setup.sh)");
-        eprintln!("skipping: picolibc missing (scripts/setup.sh installs it)");
-        return false;
-    }
-    have_tool("qemu-system-arm", &["--version"], "qemu-system-arm")
-        && have_tool("qemu-system-riscv32", &["--version"], "qemu-system-misc")
-        && have_tool("arm-none-eabi-gcc", &["--version"], "gcc-arm-none-eabi")
-        && have_tool(
-            "riscv64-unknown-elf-gcc",
-            &["--version"],
-            "gcc-riscv64-unknown-elf",
-        )
-        && have_tool("make", &["--version"], "make")
-}
-
 /// A board of examples/baremetal and its make variables.
 const BOARDS: [(&str, &[&str]); 4] = [
     ("arm926", &[]),
@@ -167,7 +147,7 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: b
 /// record (what a 16-byte record buffer takes in 16).
 #[test]
 fn packed_ram_buffer_holds_every_call_on_every_board() {
-    if !have_tools() {
+    if !have_baremetal_tools() {
         return;
     }
     for (board, variables) in BOARDS {
@@ -191,24 +171,13 @@ fn packed_ram_buffer_holds_every_call_on_every_board() {
             "{what}: {} records in {} bytes, {per_record:.2} bytes a record",
             run.made, run.bytes
         );
-        let report = run_ok(
-            hookprof()
-                .arg("report")
-                .arg(&run.trace)
-                .arg("--exe")
-                .arg(&run.elf)
-                .arg("--format=csv"),
-        );
-        let stderr = String::from_utf8_lossy(&report.stderr);
+        let (rows, stderr) = report_csv(&run.trace, &["--exe", run.elf.to_str().unwrap()]);
         assert!(
             stderr.is_empty(),
             "{what}: hookprof report warned:\n{stderr}"
         );
         let counts: std::collections::BTreeMap<String, u64> =
-            parse_report_csv(&String::from_utf8_lossy(&report.stdout))
-                .into_iter()
-                .map(|r| (r.function, r.calls))
-                .collect();
+            rows.into_iter().map(|r| (r.function, r.calls)).collect();
         let expected: std::collections::BTreeMap<String, u64> = CALLS_C
             .into_iter()
             .map(|(f, n)| (f.to_string(), n))
@@ -221,7 +190,7 @@ fn packed_ram_buffer_holds_every_call_on_every_board() {
 /// the ones the runtime made, and the trace says how many were lost, and where.
 #[test]
 fn a_full_packed_ram_buffer_counts_what_it_dropped_on_every_board() {
-    if !have_tools() {
+    if !have_baremetal_tools() {
         return;
     }
     for (board, variables) in BOARDS {
@@ -287,7 +256,7 @@ fn record_names(trace: &Path, elf: &Path, board: &str) -> Vec<(bool, String)> {
 /// oldest half begins with a RING chunk counting the ones written over.
 #[test]
 fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
-    if !have_tools() {
+    if !have_baremetal_tools() {
         return;
     }
     for (board, variables) in BOARDS {
@@ -345,7 +314,7 @@ fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
 /// written over = made.
 #[test]
 fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
-    if !have_tools() {
+    if !have_baremetal_tools() {
         return;
     }
     for board in ["cortex-m3", "riscv32"] {
@@ -427,7 +396,7 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
 /// and from a 4 KiB flight recorder kept + written over = made, on every board.
 #[test]
 fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
-    if !have_tools() || !have_tool("gdb-multiarch", &["--version"], "gdb-multiarch") {
+    if !have_baremetal_tools() || !have_tool("gdb-multiarch", &["--version"], "gdb-multiarch") {
         return;
     }
     for (board, board_variables) in BOARDS {
