@@ -774,11 +774,8 @@ impl FlatReport {
         }
         if let Some(th) = s.throttled {
             // Its settings are in docs/recording.md and `hookprof info`.
-            let cost = th.count_cost.map_or(String::new(), |(time, calls)| {
-                format!(", their cost subtracted ({} per {calls})", t(time))
-            });
             items.push(format!(
-                "throttled [timed first N]: {} {}, {} later calls counted untimed{cost} \
+                "throttled [timed first N]: {} {}, {} later calls counted untimed \
                  (HOOKCC_THROTTLE=0 times all)",
                 th.functions,
                 if th.functions == 1 {
@@ -788,6 +785,13 @@ impl FlatReport {
                 },
                 th.counted
             ));
+            // An item of its own: the line breaks between items.
+            if let Some((time, calls)) = th.count_cost {
+                items.push(format!(
+                    "counted calls' cost subtracted: {} per {calls}",
+                    t(time)
+                ));
+            }
         }
         if s.time == TimeBasis::Cpu {
             items.push("times on CPU (switched-out time left out)".to_string());
