@@ -32,6 +32,35 @@ extern "C" {
     fn hookcc_split_before(
         inst: llvm_sys::prelude::LLVMValueRef,
     ) -> llvm_sys::prelude::LLVMBasicBlockRef;
+    fn hookcc_can_outline(function: llvm_sys::prelude::LLVMValueRef) -> std::os::raw::c_int;
+    fn hookcc_outline_hooked(
+        function: llvm_sys::prelude::LLVMValueRef,
+        on: llvm_sys::prelude::LLVMValueRef,
+    ) -> llvm_sys::prelude::LLVMValueRef;
+}
+
+/// Whether [`outline_hooked`] may split `function` (the shim's `hookcc_can_outline`: not
+/// varargs, no block whose address is taken, no swifterror, inalloca or preallocated
+/// argument, no `llvm.localescape`).
+pub(crate) fn can_outline(function: FunctionValue<'_>) -> bool {
+    // SAFETY: `function` is a live function value.
+    unsafe { hookcc_can_outline(function.as_value_ref()) != 0 }
+}
+
+/// Clones `function` into an internal, never-inlined `NAME.hookcc` with one parameter more,
+/// last (the byte as read), and gives `function` a new start: when the byte at `on` is not 0,
+/// a tail call of the clone with its arguments and the byte (the shim's
+/// `hookcc_outline_hooked`). Returns the clone, for the hooks.
+pub(crate) fn outline_hooked<'ctx>(
+    function: FunctionValue<'ctx>,
+    on: inkwell::values::PointerValue<'ctx>,
+) -> FunctionValue<'ctx> {
+    // SAFETY: `function` is a definition ([`can_outline`] checked it) and `on` a constant
+    // pointer of the same module; the shim returns a function of that module.
+    unsafe {
+        let clone = hookcc_outline_hooked(function.as_value_ref(), on.as_value_ref());
+        FunctionValue::new(clone).expect("the shim returns a function")
+    }
 }
 
 /// Runs `function` (of `module`) before `main`, as a constructor of the given priority.
@@ -333,6 +362,35 @@ pub(crate) fn called_function(inst: InstructionValue<'_>) -> Option<FunctionValu
         }
         FunctionValue::new(callee)
     }
+}
+
+/// Whether `inst` is a call of inline assembly.
+pub(crate) fn is_inline_asm_call(inst: InstructionValue<'_>) -> bool {
+    use llvm_sys::core::*;
+    // SAFETY: `inst` is a live instruction; the callee is read only from a call.
+    unsafe {
+        let value = inst.as_value_ref();
+        if LLVMIsACallInst(value).is_null() {
+            return false;
+        }
+        let callee = LLVMGetCalledValue(value);
+        !callee.is_null() && !LLVMIsAInlineAsm(callee).is_null()
+    }
+}
+
+/// Whether `inst` is a call marked `tail` (or `musttail`) that the function's return follows
+/// at once: one the backend can make a jump.
+pub(crate) fn is_tail_call_before_return(inst: InstructionValue<'_>) -> bool {
+    use llvm_sys::core::*;
+    // SAFETY: `inst` is a live instruction; the tail-call flag is read only from a call.
+    unsafe {
+        let value = inst.as_value_ref();
+        if LLVMIsACallInst(value).is_null() || LLVMIsTailCall(value) == 0 {
+            return false;
+        }
+    }
+    inst.get_next_instruction()
+        .is_some_and(|next| next.get_opcode() == inkwell::values::InstructionOpcode::Return)
 }
 
 /// Deletes a call or invoke whose result is unused; an invoke first becomes a call and a

@@ -1114,8 +1114,18 @@ fn both_builds_get_one_mangling_with_symbol_mangling_version() {
 
 /// The Rust functions a binary defines (`nm -C --defined-only`, text symbols whose demangled
 /// names are paths: hookcc's runtime is C), hashes and LLVM suffixes left out, each with the
-/// number of its symbols (the legacy mangling's names leave out generic arguments).
+/// number of its symbols (the legacy mangling's names leave out generic arguments). A
+/// function's outlined hooked clone (`NAME.hookcc`, its body with the hooks, which `NAME`
+/// tail-calls while it is switched on) is the function's second half, not a function of its
+/// own: it is left out.
 fn defined_rust_functions(binary: &Path) -> BTreeMap<String, usize> {
+    // Demangling drops the suffix: the clones are found by their mangled names.
+    let mangled = run_ok(Command::new("nm").arg("--defined-only").arg(binary));
+    let clones: std::collections::HashSet<String> = String::from_utf8_lossy(&mangled.stdout)
+        .lines()
+        .filter(|l| l.ends_with(".hookcc"))
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .collect();
     let out = run_ok(
         Command::new("nm")
             .args(["-C", "--defined-only"])
@@ -1125,8 +1135,8 @@ fn defined_rust_functions(binary: &Path) -> BTreeMap<String, usize> {
         .lines()
         .filter_map(|l| {
             let mut f = l.splitn(3, ' ');
-            let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
-            matches!(kind, "t" | "T" | "W" | "w").then_some(name)
+            let (address, kind, name) = (f.next()?, f.next()?, f.next()?);
+            (matches!(kind, "t" | "T" | "W" | "w") && !clones.contains(address)).then_some(name)
         })
         .filter(|n| n.contains("::"))
         .map(|n| {

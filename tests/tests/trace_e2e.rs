@@ -2149,12 +2149,42 @@ fn the_readme_example_report_is_the_quick_starts() {
 /// name at start (`HOOKCC_FUNCTIONS`: globs, `!` leaves out) or while the program runs
 /// (`hookcc_trace_function`), a function has no records from then on and its neighbours'
 /// counts stay exact (no unmatched entry or exit); `HOOKCC_DISABLE=1` leaves a trace without
-/// records.
+/// records. At -O0 every function tests its switch inline; at -O2 the two that call nothing
+/// of their own (but a tail call) have their hooks in outlined clones.
 #[test]
 fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
+    switched_off_functions_are_not_recorded("-O0");
+    switched_off_functions_are_not_recorded("-O2");
+}
+
+fn switched_off_functions_are_not_recorded(level: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let program = build_traced(d, "switch", &["function_switch.c"], &["-O0"], false);
+    // The default placement: at the source at -O0, after inlining at -O2.
+    let program = d.join("switch");
+    run_ok(
+        hookcc(d, false)
+            .args(["--trace", level])
+            .arg(program_source("function_switch.c"))
+            .arg("-o")
+            .arg(&program),
+    );
+    let clones = outlined_clones(&program);
+    if level == "-O2" {
+        assert_eq!(clones, ["leaf.hookcc", "parse_space.hookcc"]);
+        if cfg!(target_arch = "x86_64") {
+            // Switched off, leaf runs its own body: no frame, no call.
+            let code = disassembly_of(&program, "leaf");
+            assert!(
+                !code
+                    .iter()
+                    .any(|i| i.starts_with("push") || i.starts_with("call")),
+                "{code:#?}"
+            );
+        }
+    } else {
+        assert!(clones.is_empty(), "{clones:?}");
+    }
     let run = |name: &str, args: &[&str], env: &[(&str, &str)]| {
         let trace = d.join(format!("{name}.hktrace"));
         let out = run_ok(
@@ -2220,6 +2250,33 @@ fn functions_switched_off_by_name_at_start_and_at_run_time_are_not_recorded() {
     let info =
         String::from_utf8_lossy(&run_ok(hookprof().arg("info").arg(&off)).stdout).into_owned();
     assert!(info.contains("records:           0\n"), "{info}");
+}
+
+/// The outlined hooked clones a binary defines (local symbols `NAME.hookcc`), sorted.
+fn outlined_clones(binary: &Path) -> Vec<String> {
+    let nm = run_ok(std::process::Command::new("nm").arg(binary));
+    let mut clones: Vec<String> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| l.split(' ').nth(2))
+        .filter(|n| n.ends_with(".hookcc"))
+        .map(str::to_string)
+        .collect();
+    clones.sort();
+    clones
+}
+
+/// The instructions of `function` (objdump's mnemonics and operands, without addresses).
+fn disassembly_of(binary: &Path, function: &str) -> Vec<String> {
+    let out = run_ok(
+        std::process::Command::new("objdump")
+            .args(["-d", "--no-show-raw-insn"])
+            .arg(format!("--disassemble={function}"))
+            .arg(binary),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(":\t").map(|(_, i)| i.trim().to_string()))
+        .collect()
 }
 
 /// Issue 35 item 4, the throttle: a function whose calls are too short for the hooks to time

@@ -390,7 +390,15 @@ struct Sym {
     file: Option<std::sync::Arc<str>>,
     /// Lower is preferred when several symbols share an address.
     rank: u8,
+    /// The function this symbol is a part of: its own address, or for an outlined hooked
+    /// clone (`NAME.hookcc`, docs/recording.md, "Outlined hooks") the address of `NAME`,
+    /// whose hooks it holds and whose name it is given.
+    function: u64,
 }
+
+/// The suffix of the outlined hooked clone the pass makes of a function (its body with the
+/// hooks, tail-called while the function's switch is on).
+const OUTLINED_SUFFIX: &str = ".hookcc";
 
 /// The function symbols of one ELF file, sorted by address.
 #[derive(Clone, Debug, Default)]
@@ -479,6 +487,7 @@ impl ElfSymbols {
                         name,
                         file: if s.is_local() { file.clone() } else { None },
                         rank,
+                        function: s.address() & code_mask,
                     })
                 })
                 .collect();
@@ -493,6 +502,28 @@ impl ElfSymbols {
                 ))
             });
             out.dedup_by_key(|s| s.address);
+            // An outlined clone is its function: a sample in it is the function's.
+            let clones: Vec<usize> = (0..out.len())
+                .filter(|&i| out[i].name.ends_with(OUTLINED_SUFFIX))
+                .collect();
+            if !clones.is_empty() {
+                let by_name: HashMap<&str, u64> =
+                    out.iter().map(|s| (s.name.as_str(), s.address)).collect();
+                let origins: Vec<(usize, Option<u64>)> = clones
+                    .into_iter()
+                    .map(|i| {
+                        let base = &out[i].name[..out[i].name.len() - OUTLINED_SUFFIX.len()];
+                        (i, by_name.get(base).copied())
+                    })
+                    .collect();
+                for (i, origin) in origins {
+                    if let Some(origin) = origin {
+                        let base = out[i].name.len() - OUTLINED_SUFFIX.len();
+                        out[i].name.truncate(base);
+                        out[i].function = origin;
+                    }
+                }
+            }
             out
         };
         Ok(ElfSymbols {
@@ -543,7 +574,7 @@ impl ElfSymbols {
             Some(SymbolHit {
                 name: &sym.name,
                 at_start: offset == 0,
-                address: sym.address,
+                address: sym.function,
                 file: sym.file.as_deref(),
             })
         } else {
