@@ -67,6 +67,11 @@ BUILDS = {
     # The default placement with the serialized clock read (lfence before rdtsc): a hook pair
     # then costs about the same beside any code, and compensation subtracts what it cost.
     "auto-serialized": ["--trace", "--trace-clock=serialized"],
+    # The default build run with tracing off (HOOKCC_DISABLE=1): what a build with hooks costs
+    # when nothing is recorded (issue 35: within 1.03x of the plain build).
+    "off": ["--trace"],
+    # The same with every function's hooks outlined (docs/recording.md, "Outlined hooks").
+    "off-outline-all": ["--trace", "--hook-outline=all"],
 }
 LEVELS = ["-O0", "-O2"]
 
@@ -337,6 +342,8 @@ def main() -> int:
                         run_env = dict(env, HOOKCC_OUTPUT=str(trace),
                                        HOOKCC_MAX_BYTES=str(MAX_BYTES), BENCH_MAIN_CPU="1")
                         run_env.pop("HOOKCC_SAMPLE_HZ", None)
+                        if key.startswith("off"):
+                            run_env["HOOKCC_DISABLE"] = "1"
                         r = run_measured([str(exe)] + wl[3], d, run_env, 1800)
                         if r.rc != 0:
                             raise RuntimeError(f"{name} {level} {key}: exit {r.rc}: "
@@ -348,7 +355,7 @@ def main() -> int:
                         rec["cpu"].append(r.cpu * 1000)
                         m = re.search(r"main cpu ns: (\d+)", r.stderr)
                         rec.setdefault("main_cpu", []).append(int(m.group(1)) / 1e6 if m else None)
-                        if key != "plain":
+                        if key != "plain" and not key.startswith("off"):
                             rows = report_rows(hk["hookprof"], trace)
                             rec.setdefault("rows", []).append(rows)
                             m = main_times(rows)
@@ -371,7 +378,7 @@ def main() -> int:
                     d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
                     samples = perf_self(exes["plain"], wl[3], d, env, args.perf_runs)
                     for key, exe in exes.items():
-                        if key == "plain" or not samples:
+                        if key == "plain" or key.startswith("off") or not samples:
                             continue
                         # hookcc's top 10 from as many runs as perf's, sampled at perf's rate:
                         # the same number of samples (the timed runs sample at the default
@@ -392,6 +399,8 @@ def main() -> int:
                     # traced one: the program's own samples beside each other.
                     d = Path(tempfile.mkdtemp(prefix="perf-", dir=work))
                     for key, exe in exes.items():
+                        if key.startswith("off"):
+                            continue
                         recs[key]["outside_hooks"] = perf_outside_hooks(
                             exe, wl[3], d, env, args.perf_runs)
                     shutil.rmtree(d, ignore_errors=True)
@@ -418,6 +427,17 @@ def main() -> int:
             continue
         plain = results["runs"][f"{name} {level} plain"]
         rec["slowdown"] = rec["wall_ms"] / plain["wall_ms"]
+        rec["cpu_slowdown"] = rec["cpu_ms"] / plain["cpu_ms"]
+        if build_key.startswith("off"):
+            # main's own CPU time (bench/main_cpu.h): the runtime's start (its calibrations)
+            # and exit are outside it, the hooks' tests inside.
+            if rec["main_cpu_ms"] and plain["main_cpu_ms"]:
+                rec["main_cpu_slowdown"] = rec["main_cpu_ms"] / plain["main_cpu_ms"]
+            lines.append(f"{name:<8} {level:<5} {build_key:<16}{rec['wall_ms']:9.1f} "
+                         f"{rec['slowdown']:9.3f}   tracing off: main's CPU time "
+                         f"{f(rec.get('main_cpu_slowdown'), '.3f')}x the untraced build's, "
+                         f"the process's {rec['cpu_slowdown']:.3f}x")
+            continue
         oncpu = [x for x in rec["main_oncpu_ms"] if x is not None]
         # main's corrected on-CPU inclusive time against the untraced build's main's CPU time
         # (bench/main_cpu.h; both medians of the interleaved runs): time switched out — other

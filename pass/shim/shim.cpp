@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/MDBuilder.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
@@ -76,6 +77,12 @@ cl::list<std::string> Include("hookcc-include",
 cl::opt<unsigned> MinSize("hookcc-min-size",
                           cl::desc("no hooks in functions of fewer IR instructions, unless they loop"),
                           cl::init(0), cl::cat(HookccCategory));
+cl::opt<std::string>
+    OutlineOption("hookcc-outline",
+                  cl::desc("which functions have their switched hooks in an outlined clone: "
+                           "leaf (calls nothing but tail calls), all, none, or N (leaf ones "
+                           "and those of at most N IR instructions)"),
+                  cl::init("leaf"), cl::cat(HookccCategory));
 cl::list<std::string> ExcludeCrate("hookcc-exclude-crate",
                                    cl::desc("no hooks in Rust functions defined in this crate"),
                                    cl::value_desc("crate"), cl::cat(HookccCategory));
@@ -96,6 +103,7 @@ struct RawConfig {
   const char *exclude;
   unsigned min_size;
   const char *exclude_crates; // newline-separated
+  const char *outline;
 };
 
 enum Phase : unsigned { PhaseStart = 0, PhaseOptimizerLast = 1, PhaseExplicit = 2 };
@@ -114,6 +122,7 @@ struct Settings {
   std::string include, exclude; // newline-separated globs
   unsigned min_size = 0;
   std::string exclude_crates; // newline-separated
+  std::string outline = "leaf";
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;
@@ -137,6 +146,7 @@ Settings currentSettings() {
   s.min_size = MinSize;
   for (const std::string &name : ExcludeCrate)
     s.exclude_crates += name + "\n";
+  s.outline = OutlineOption;
   return s;
 }
 
@@ -166,6 +176,7 @@ bool parseSettings(StringRef params) {
     else if (key == "include") s.include += value.str() + "\n";
     else if (key == "exclude") s.exclude += value.str() + "\n";
     else if (key == "exclude-crate") s.exclude_crates += value.str() + "\n";
+    else if (key == "outline") s.outline = value.str();
     else if (key == "min-size") {
       if (value.getAsInteger(10, s.min_size)) {
         errs() << "hookcc: min-size=" << value << " in hookcc-options<" << params
@@ -175,7 +186,7 @@ bool parseSettings(StringRef params) {
     } else {
       errs() << "hookcc: unknown key `" << key << "` in hookcc-options<" << params
              << "> (expected entry, exit, entry-parm, exit-parm, placement, after-inlining, "
-                "default-off, skip-inline, include, exclude, exclude-crate, min-size)\n";
+                "default-off, skip-inline, include, exclude, exclude-crate, min-size, outline)\n";
       return false;
     }
   }
@@ -229,7 +240,7 @@ struct HookccPass : PassInfoMixin<HookccPass> {
     RawConfig config{s.entry_hook.c_str(), s.exit_hook.c_str(), s.entry_parm.c_str(),
                      s.exit_parm.c_str(), after_inlining ? 1u : 0u, s.default_off ? 1u : 0u,
                      s.skip_inline ? 1u : 0u, s.include.c_str(), s.exclude.c_str(),
-                     s.min_size, s.exclude_crates.c_str()};
+                     s.min_size, s.exclude_crates.c_str(), s.outline.c_str()};
     char *error = nullptr;
     int changed = hookcc_instrument_module(wrap(&M), phase, &config, &error);
     if (changed < 0) {
@@ -377,6 +388,11 @@ extern "C" LLVMValueRef hookcc_outline_hooked(LLVMValueRef fn, LLVMValueRef on) 
   // their memory (`memory(none)` for a pure function) is no longer true of either.
   for (Function *G : {F, Clone})
     G->removeFnAttr(Attribute::Memory);
+  // Away from the plain bodies, which run while tracing is off: in `.text.unlikely`, which
+  // the linkers put together, where the function is in no section of its own choosing (a
+  // firmware's RAM functions keep theirs) and the target is one whose linker scripts know it.
+  if (!F->hasSection() && Triple(F->getParent()->getTargetTriple()).isOSLinux())
+    Clone->setSectionPrefix("unlikely");
 
   BasicBlock &Entry = F->getEntryBlock();
   BasicBlock::iterator First = Entry.begin();

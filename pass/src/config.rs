@@ -107,6 +107,40 @@ pub struct Config {
     /// `--hook-exclude-crate=NAME`: no hooks in Rust functions defined in these crates (globs),
     /// judged from the symbol ([`crate::mangling::rust_defining_crate`]).
     pub exclude_crates: Vec<String>,
+    /// `--hook-outline=`: which functions have their switched hooks in an outlined clone.
+    pub outline: Outline,
+}
+
+/// `--hook-outline=leaf|all|none|N`: which native-trace functions, with the placement after
+/// inlining, get their hooks in an outlined clone (instrument.rs, `outlines`): a function
+/// that tests its switch and jumps to `NAME.hookcc` runs its own body when it is off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Outline {
+    /// None: every function tests its switch inline.
+    None,
+    /// Functions that make no call but tail calls (whose frame is what the hooks add).
+    #[default]
+    Leaf,
+    /// Those and functions of at most this many IR instructions.
+    UpTo(u32),
+    /// Every function that can be.
+    All,
+}
+
+impl Outline {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "" | "leaf" => Ok(Outline::Leaf),
+            "all" => Ok(Outline::All),
+            "none" => Ok(Outline::None),
+            n => n.parse().map(Outline::UpTo).map_err(|_| {
+                format!(
+                    "hook outline `{n}`: expected leaf, all, none or a number of IR \
+                     instructions"
+                )
+            }),
+        }
+    }
 }
 
 /// `--hook-include=GLOB` / `--hook-exclude=GLOB`: with includes, only functions matching one
@@ -212,6 +246,7 @@ impl Config {
             names: NameFilter::default(),
             min_size: 0,
             exclude_crates: Vec::new(),
+            outline: Outline::default(),
         })
     }
 
@@ -258,6 +293,17 @@ impl fmt::Display for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outline_modes_parse_and_a_bad_one_is_named() {
+        assert_eq!(Outline::parse(""), Ok(Outline::Leaf));
+        assert_eq!(Outline::parse("leaf"), Ok(Outline::Leaf));
+        assert_eq!(Outline::parse("all"), Ok(Outline::All));
+        assert_eq!(Outline::parse("none"), Ok(Outline::None));
+        assert_eq!(Outline::parse("200"), Ok(Outline::UpTo(200)));
+        let e = Outline::parse("big").unwrap_err();
+        assert!(e.contains("`big`") && e.contains("leaf, all, none"), "{e}");
+    }
 
     #[test]
     fn parses_native_trace_options() {

@@ -17,7 +17,7 @@ use inkwell::values::{
 };
 use inkwell::{AddressSpace, IntPredicate};
 
-use crate::config::{Config, Hook, HookParams, Placement};
+use crate::config::{Config, Hook, HookParams, Outline, Placement};
 use crate::ffi;
 use crate::mangling;
 
@@ -365,16 +365,33 @@ impl<'ctx> Switch<'ctx> {
 /// tracing off), it runs its own body, with the prologue it has without hookcc. Hook calls kept
 /// in a function that has no frame of its own give it one on every path (the stack's alignment
 /// for the calls, a register to keep an argument in across them): on x86-64, a leaf switched
-/// off paid 8 instructions a call where the test alone is 3. The price is the body twice in
-/// the binary, so only where that frame is what the hooks add: after inlining (before it, the
-/// inliner would copy the test into callers and weigh a body twice its size) and in functions
-/// that call nothing but tail calls ([`calls_nothing`]). On sqlite3.c -O2: 274 of 1 593
-/// functions, code +2.9 %, compile time +2 %; outlining every function cost code +86 % and
-/// compile time +41 %, for functions whose off path is a test at entry and one at exit.
+/// off paid 8 instructions a call where the test alone is 3; in a function with a frame, the
+/// switch's value kept across the body costs a register, and a spill or a move, 7–10. The
+/// price is the body twice in the binary, so only after inlining (before it, the inliner
+/// would copy the test into callers and weigh a body twice its size), and by default
+/// (`--hook-outline=leaf`) only in functions that call nothing but tail calls
+/// ([`calls_nothing`]). sqlite3.c -O2 against the plain build (docs/performance.md,
+/// "Outlined hooks"): inline switches code +14 %; `leaf` (274 of 1 593 functions) code +17 %,
+/// compile time 1.03×, tracing off +8.6 % instructions; `200` (functions of at most 200 IR
+/// instructions too) +46 %, 1.17×, +4.1 %; `all` +111 %, 1.47×, +3.4 %.
 fn outlines(config: &Config, function: FunctionValue<'_>) -> bool {
-    config.placement == Placement::AfterInlining
-        && calls_nothing(function)
-        && ffi::can_outline(function)
+    if config.placement != Placement::AfterInlining {
+        return false;
+    }
+    let chosen = match config.outline {
+        Outline::None => false,
+        Outline::All => true,
+        Outline::Leaf => calls_nothing(function),
+        Outline::UpTo(most) => {
+            calls_nothing(function)
+                || function
+                    .get_basic_block_iter()
+                    .map(|b| b.get_instructions().count())
+                    .sum::<usize>()
+                    <= most as usize
+        }
+    };
+    chosen && ffi::can_outline(function)
 }
 
 /// Whether `function` makes no call but tail calls: none but intrinsics that are no call (the

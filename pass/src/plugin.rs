@@ -14,7 +14,7 @@ use inkwell::llvm_sys;
 use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
-use crate::config::{Config, NameFilter};
+use crate::config::{Config, NameFilter, Outline};
 use crate::instrument::{instrument_module, Phase};
 
 /// Mirrors `llvm::PassPluginLibraryInfo` (llvm/Passes/PassPlugin.h; llvm/Plugins/PassPlugin.h
@@ -47,6 +47,8 @@ pub struct RawConfig {
     min_size: c_uint,
     /// Newline-separated crate names (`-hookcc-exclude-crate`).
     exclude_crates: *const c_char,
+    /// `-hookcc-outline`: leaf, all, none or a number.
+    outline: *const c_char,
 }
 
 extern "C" {
@@ -102,6 +104,8 @@ pub extern "C" fn hookcc_instrument_module(
                 .filter(|l| !l.is_empty())
                 .map(String::from)
                 .collect(),
+            outline: Outline::parse(&c_str(raw.outline))
+                .map_err(|e| format!("-hookcc-outline: {e}"))?,
             ..config
         };
         let phase = match phase {

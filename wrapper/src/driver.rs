@@ -318,6 +318,9 @@ fn plugin_args(layout: &Layout, config: &PassConfig) -> Vec<String> {
     for name in &config.exclude_crates {
         mllvm(format!("-hookcc-exclude-crate={name}"));
     }
+    if let Some(outline) = &config.outline {
+        mllvm(format!("-hookcc-outline={outline}"));
+    }
     args
 }
 

@@ -208,6 +208,9 @@ pub struct PassConfig {
     pub min_size: u32,
     /// `--hook-exclude-crate=NAME,…`: no hooks in Rust functions defined in these crates.
     pub exclude_crates: Vec<String>,
+    /// `--hook-outline=leaf|all|none|N`: which functions have their switched hooks in an
+    /// outlined clone (the pass's default, `leaf`, when None).
+    pub outline: Option<String>,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
     pub exclude_functions: Vec<String>,
@@ -263,6 +266,8 @@ pub struct HookOptions {
     pub min_size: u32,
     /// `--hook-exclude-crate=NAME,…` (repeatable).
     pub exclude_crates: Vec<String>,
+    /// `--hook-outline=leaf|all|none|N`.
+    pub outline: Option<String>,
     /// `--hook-placement=` / `--remove_hooks_when_inlining`, for every dialect; when unset,
     /// the dialect's default (see [`HookOptions::pass_config`]).
     pub placement: Option<HookPlacement>,
@@ -335,6 +340,7 @@ impl HookOptions {
             exclude: self.exclude.clone(),
             min_size: self.min_size,
             exclude_crates: self.exclude_crates.clone(),
+            outline: self.outline.clone(),
             exclude_functions: self.exclude_functions.clone(),
             exclude_files: self.exclude_files.clone(),
             hook_intrinsics: self.hook_intrinsics,
@@ -366,6 +372,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -390,6 +397,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -417,6 +425,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -441,6 +450,7 @@ impl HookOptions {
                 include: self.pfp_functions.clone(),
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -462,6 +472,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -485,6 +496,7 @@ impl HookOptions {
                 include: vec![],
                 exclude: vec![],
                 min_size: 0,
+                outline: None,
                 exclude_crates: vec![],
                 exclude_functions: vec![],
                 exclude_files: vec![],
@@ -556,6 +568,7 @@ enum OwnOption {
     HookInclude,
     HookIntrinsics,
     HookMinSize,
+    HookOutline,
     HookPlacement,
     HookRuntime,
     NitroClock,
@@ -588,6 +601,7 @@ const OWN_OPTIONS: &[(&str, OwnOption)] = &[
     ("--hook-include=", OwnOption::HookInclude),
     ("--hook-intrinsics", OwnOption::HookIntrinsics),
     ("--hook-min-size=", OwnOption::HookMinSize),
+    ("--hook-outline=", OwnOption::HookOutline),
     ("--hook-placement=", OwnOption::HookPlacement),
     ("--hook-runtime=", OwnOption::HookRuntime),
     ("--hookcc-help", OwnOption::Help),
@@ -944,6 +958,14 @@ pub fn take_own_options(
                     .parse()
                     .map_err(|_| bad("a number of IR instructions, such as 20"))?;
             }
+            OwnOption::HookOutline => {
+                if !matches!(value, "leaf" | "all" | "none") && value.parse::<u32>().is_err() {
+                    return Err(bad(
+                        "leaf, all, none, or a number of IR instructions, such as 200",
+                    ));
+                }
+                options.outline = Some(value.to_string());
+            }
             OwnOption::HookInclude | OwnOption::HookExclude => {
                 if value.is_empty() {
                     return Err(bad("a glob: `*` any characters, `?` one"));
@@ -1076,6 +1098,13 @@ hookcc options:
   --hook-min-size=N     no hooks in functions of fewer than N LLVM IR instructions that
                         have no loop (as XRay's -fxray-instruction-threshold), unless
                         --hook-include names them
+  --hook-outline=leaf|all|none|N
+                        with --trace and the placement after inlining, which functions
+                        have their hooks in a clone NAME.hookcc, so that switched off they
+                        run their own body (no frame of the hooks'): `leaf` (the default)
+                        the functions that call nothing but tail calls; N those and the
+                        functions of at most N LLVM IR instructions; `all` every one (code
+                        about twice the plain build's; tracing off then costs about 3 %)
   --hook-placement=source|after-inlining|auto
                         when the hooks go in: `source` gives every function of the source
                         hooks, inlined bodies keeping theirs (exact source-level counts);

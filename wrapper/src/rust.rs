@@ -115,6 +115,9 @@ pub fn pass_element(config: &PassConfig) -> String {
     for name in &config.exclude_crates {
         items.push(format!("exclude-crate={name}"));
     }
+    if let Some(outline) = &config.outline {
+        items.push(format!("outline={outline}"));
+    }
     format!("hookcc-options<{}>", items.join(";"))
 }
 
