@@ -492,7 +492,11 @@ def main() -> int:
         checks = [
             ("main's corrected time within ±10 % of the untraced run", rec.get("error"),
              lambda v: abs(v) <= 0.10, lambda v: f"{v * 100:+.0f} %"),
-            ("slowdown ≤ 2×", rec.get("slowdown"), lambda v: v <= 2.0, lambda v: f"{v:.2f}×"),
+            # On CPU time (every thread's, the writer's included), as bench.py judges its
+            # goals: on a shared machine a 20 ms run's wall time swings by 2-3x between runs
+            # (sqlite -O0 plain: 34, 65, 97 ms in one run of this script).
+            ("slowdown ≤ 2× (CPU time, all threads)", rec.get("cpu_slowdown"), lambda v: v <= 2.0,
+             lambda v: f"{v:.2f}× (wall {rec['slowdown']:.2f}×)"),
             ("sampler top-10 agreement ≥ 8", s["agree_self"] if s else None, lambda v: v >= 8,
              lambda v: f"{v}/10"),
         ]

@@ -323,8 +323,7 @@ extern "C" LLVMBasicBlockRef hookcc_split_before(LLVMValueRef inst) {
 // do what `fn` does. Not for varargs (a plain call cannot pass them on), not where a block's
 // address is taken (a computed goto's table, a global initializer, would send the clone into
 // `fn`'s blocks), not with swifterror, inalloca or preallocated arguments (whose calls have
-// rules of their own), not for functions that escape their frame (llvm.localescape), and not
-// with a musttail call (its caller's parameters must be its callee's).
+// rules of their own), and not for functions that escape their frame (llvm.localescape).
 extern "C" int hookcc_can_outline(LLVMValueRef fn) {
   Function *F = cast<Function>(unwrap(fn));
   if (F->isVarArg() || F->isDeclaration())
@@ -335,48 +334,28 @@ extern "C" int hookcc_can_outline(LLVMValueRef fn) {
   for (const BasicBlock &BB : *F) {
     if (BB.hasAddressTaken())
       return 0;
-    for (const Instruction &I : BB) {
+    for (const Instruction &I : BB)
       if (const auto *II = dyn_cast<IntrinsicInst>(&I))
         if (II->getIntrinsicID() == Intrinsic::localescape)
           return 0;
-      // A musttail call's caller must have its callee's parameters: the clone has one more.
-      if (const auto *CI = dyn_cast<CallInst>(&I))
-        if (CI->isMustTailCall())
-          return 0;
-    }
   }
   return 1;
 }
 
 // The outlined hooked clone (instrument.rs, "outlines"): copies `fn` into an internal,
 // never-inlined `NAME.hookcc` in `fn`'s section and comdat, with a debug-info subprogram of its
-// own and one parameter more, last: the switch's byte as `fn` read it. `fn` gets a new start,
-// after its leading allocas: a volatile load of the byte at `on`; when it is not 0, a tail call
-// of the clone with `fn`'s arguments and that byte, whose result `fn` returns. Switched off,
-// `fn` calls nothing, so it keeps the frame (none, for a leaf) it has without hookcc; switched
-// on, the clone neither reads the byte again nor tests it for 0. Returns the clone, which the
-// caller instruments.
+// own, and gives `fn` a new start, after its leading allocas: a volatile load of the byte at
+// `on` (`cmpb $0, on(%rip)` on x86-64); when it is not 0, a tail call of the clone with `fn`'s
+// arguments, whose result `fn` returns. Switched off, `fn` calls nothing, so it keeps the frame
+// (none, for a leaf) it has without hookcc. Returns the clone, which the caller instruments.
 extern "C" LLVMValueRef hookcc_outline_hooked(LLVMValueRef fn, LLVMValueRef on) {
   Function *F = cast<Function>(unwrap(fn));
   LLVMContext &Ctx = F->getContext();
-  Type *Int8 = Type::getInt8Ty(Ctx), *Int32 = Type::getInt32Ty(Ctx);
-  SmallVector<Type *, 8> Params(F->getFunctionType()->params());
-  // An int, not a byte: loaded with zero extension into the argument's register, it passes
-  // without a move.
-  Params.push_back(Int32);
-  FunctionType *CloneType = FunctionType::get(F->getReturnType(), Params, false);
-  Function *Clone = Function::Create(CloneType, GlobalValue::InternalLinkage,
-                                     F->getAddressSpace(), F->getName() + ".hookcc");
-  F->getParent()->getFunctionList().insertAfter(F->getIterator(), Clone);
   ValueToValueMapTy VMap;
-  Function::arg_iterator NewArg = Clone->arg_begin();
-  for (Argument &A : F->args()) {
-    NewArg->setName(A.getName());
-    VMap[&A] = &*NewArg++;
-  }
-  NewArg->setName("hookcc.on");
-  SmallVector<ReturnInst *, 8> Returns;
-  CloneFunctionInto(Clone, F, VMap, CloneFunctionChangeType::LocalChangesOnly, Returns);
+  Function *Clone = CloneFunction(F, VMap);
+  Clone->setName(F->getName() + ".hookcc");
+  F->getParent()->getFunctionList().remove(Clone);
+  F->getParent()->getFunctionList().insertAfter(F->getIterator(), Clone);
   Clone->setLinkage(GlobalValue::InternalLinkage);
   Clone->setVisibility(GlobalValue::DefaultVisibility);
   Clone->setDLLStorageClass(GlobalValue::DefaultStorageClass);
@@ -404,19 +383,17 @@ extern "C" LLVMValueRef hookcc_outline_hooked(LLVMValueRef fn, LLVMValueRef on) 
   IRBuilder<> B(&Entry);
   if (DISubprogram *SP = F->getSubprogram())
     B.SetCurrentDebugLocation(DILocation::get(Ctx, SP->getScopeLine(), 0, SP));
-  Value *Byte = B.CreateZExt(B.CreateLoad(Int8, unwrap(on), /*isVolatile=*/true, "hookcc.on"),
-                             Int32, "hookcc.on");
-  Value *IsOn = B.CreateICmpNE(Byte, B.getInt32(0), "hookcc.is_on");
+  Value *Byte = B.CreateLoad(Type::getInt8Ty(Ctx), unwrap(on), /*isVolatile=*/true, "hookcc.on");
+  Value *IsOn = B.CreateICmpNE(Byte, B.getInt8(0), "hookcc.is_on");
   // Laid out as the unlikely side: tracing off falls through into the body.
   B.CreateCondBr(IsOn, Hooked, Plain, MDBuilder(Ctx).createUnlikelyBranchWeights());
   B.SetInsertPoint(Hooked);
   SmallVector<Value *, 8> Args;
   for (Argument &A : F->args())
     Args.push_back(&A);
-  Args.push_back(Byte);
   CallInst *Call = B.CreateCall(Clone, Args);
   Call->setCallingConv(F->getCallingConv());
-  Call->setAttributes(Clone->getAttributes());
+  Call->setAttributes(F->getAttributes());
   Call->setTailCallKind(CallInst::TCK_Tail);
   if (F->getReturnType()->isVoidTy())
     B.CreateRetVoid();

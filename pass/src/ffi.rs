@@ -47,10 +47,9 @@ pub(crate) fn can_outline(function: FunctionValue<'_>) -> bool {
     unsafe { hookcc_can_outline(function.as_value_ref()) != 0 }
 }
 
-/// Clones `function` into an internal, never-inlined `NAME.hookcc` with one parameter more,
-/// last (the byte as read), and gives `function` a new start: when the byte at `on` is not 0,
-/// a tail call of the clone with its arguments and the byte (the shim's
-/// `hookcc_outline_hooked`). Returns the clone, for the hooks.
+/// Clones `function` into an internal, never-inlined `NAME.hookcc` and gives `function` a new
+/// start: when the byte at `on` is not 0, a tail call of the clone with its arguments (the
+/// shim's `hookcc_outline_hooked`). Returns the clone, for the hooks.
 pub(crate) fn outline_hooked<'ctx>(
     function: FunctionValue<'ctx>,
     on: inkwell::values::PointerValue<'ctx>,

@@ -205,13 +205,7 @@ pub fn instrument_module(
         let hooked = match switch.as_mut() {
             Some(switch) if outlines(config, function) => {
                 let clone = ffi::outline_hooked(function, switch.on_field());
-                // An int (the shim's comment), compared as such: `on`'s type is the value's.
-                switch.given = Some(
-                    clone
-                        .get_last_param()
-                        .ok_or("an outlined clone without its switch's parameter")?
-                        .into_int_value(),
-                );
+                switch.entered_on = true;
                 function.add_attribute(
                     AttributeLoc::Function,
                     context.create_string_attribute(DONE_ATTRIBUTE, ""),
@@ -337,9 +331,11 @@ struct Switch<'ctx> {
     record_type: StructType<'ctx>,
     /// `on` as read at entry (set by [`position_entry_hook`]).
     on: Option<IntValue<'ctx>>,
-    /// In an outlined clone ([`outlines`]): `on` as its function read it, never 0, which
-    /// the clone's entry takes instead of reading the byte.
-    given: Option<IntValue<'ctx>>,
+    /// In an outlined clone ([`outlines`]), entered because its function read `on` as not 0:
+    /// the clone reads it again and records the call when it is 1, else counts it — a call
+    /// whose switch went to 0 between the two reads (a disable racing it) is counted, which
+    /// is what happened, and never half recorded.
+    entered_on: bool,
     /// Counts by calling the runtime's `__hookcc_count` (hosted targets: threads); bare metal
     /// adds to the record plainly (one core; some of its CPUs have no atomic read-modify-write).
     atomic: bool,
@@ -365,7 +361,7 @@ impl<'ctx> Switch<'ctx> {
 /// tracing off), it runs its own body, with the prologue it has without hookcc. Hook calls kept
 /// in a function that has no frame of its own give it one on every path (the stack's alignment
 /// for the calls, a register to keep an argument in across them): on x86-64, a leaf switched
-/// off paid 8 instructions a call where the test alone is 3; in a function with a frame, the
+/// off paid 8 instructions a call where the test alone is 2; in a function with a frame, the
 /// switch's value kept across the body costs a register, and a spill or a move, 7–10. The
 /// price is the body twice in the binary, so only after inlining (before it, the inliner
 /// would copy the test into callers and weigh a body twice its size), and by default
@@ -486,7 +482,7 @@ fn function_switch<'ctx>(module: &Module<'ctx>, function: FunctionValue<'ctx>) -
         record: record.as_pointer_value(),
         record_type,
         on: None,
-        given: None,
+        entered_on: false,
         atomic: section == FUNCTIONS_SECTION,
     }
 }
@@ -543,19 +539,18 @@ fn position_entry_hook<'ctx>(
             ),
         )
     };
-    if let Some(on) = switch.given {
-        switch.on = Some(on);
+    let on = builder
+        .build_load(i8t, on_field, "hookcc.on")
+        .map_err(e)?
+        .into_int_value();
+    on.as_instruction_value()
+        .ok_or("a load that is no instruction")?
+        .set_volatile(true)
+        .map_err(|e| e.to_string())?;
+    switch.on = Some(on);
+    if switch.entered_on {
         builder.build_unconditional_branch(decide).map_err(e)?;
     } else {
-        let on = builder
-            .build_load(i8t, on_field, "hookcc.on")
-            .map_err(e)?
-            .into_int_value();
-        on.as_instruction_value()
-            .ok_or("a load that is no instruction")?
-            .set_volatile(true)
-            .map_err(|e| e.to_string())?;
-        switch.on = Some(on);
         let is_on = builder
             .build_int_compare(IntPredicate::NE, on, i8t.const_zero(), "hookcc.is_on")
             .map_err(e)?;
@@ -563,7 +558,6 @@ fn position_entry_hook<'ctx>(
             .build_conditional_branch(is_on, decide, rest)
             .map_err(e)?;
     }
-    let on = switch.on.ok_or("a switch without its value")?;
     builder.position_at_end(decide);
     let records = builder
         .build_int_compare(
