@@ -1,0 +1,525 @@
+//! A stream's records profiled as they come, for `hookprof top --gdb/--tcp/--serial`
+//! ([`crate::commands::top`]): the records [`crate::input::stream::Decoder`] decodes (the same
+//! decoder `hookprof record` writes a trace with) are paired per task as the replay layer pairs
+//! a trace's ([`crate::analysis::replay`]; docs/trace-format.md, "How the reader pairs
+//! records"), and each function's calls, self and total time are added up for the window in
+//! progress; [`LiveProfile::take_window`] ends it.
+//!
+//! Times are CPU time: the stream has every task switch, so a task's clock runs only while
+//! it is switched in, and a function's time is what its task ran in it. A call is counted when
+//! it is entered; its time goes to the windows it ran in (the part of a frame still open at a
+//! window's end is that window's, the rest the next's), so a long call, as a task's loop, is
+//! seen while it runs, not only when it returns. Total time is a recursive function's
+//! outermost frame's, as in the reports.
+//!
+//! Every record costs a few array updates (the function numbered once per entry by
+//! [`DenseIds`]); a window's end costs a walk of the open frames. Memory grows with the tasks,
+//! functions and stack depths, not with the records.
+
+use crate::analysis::ids::{DenseIds, HashMap};
+use crate::input::format::EXIT_BIT;
+use crate::input::stream::Event;
+
+/// One function's figures in a window, in the target's ticks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveFigures {
+    /// Calls entered in the window.
+    pub calls: u64,
+    pub self_ticks: u64,
+    pub total_ticks: u64,
+}
+
+/// A task's open functions at a window's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveStack {
+    /// The task's name (`main` before the first task switch).
+    pub task: String,
+    /// Whether it was running at the window's end.
+    pub running: bool,
+    /// Function addresses, outermost first.
+    pub frames: Vec<u64>,
+}
+
+/// One finished window.
+#[derive(Clone, Debug, Default)]
+pub struct LiveWindow {
+    /// The target's ticks the window spans, and the ticks a second (0 if the stream has not
+    /// said yet).
+    pub ticks: u64,
+    pub ticks_per_second: u64,
+    /// Records decoded in the window, and records the target dropped.
+    pub records: u64,
+    pub lost: u64,
+    /// Per function address, those with anything in the window.
+    pub functions: Vec<(u64, LiveFigures)>,
+    /// Every task with open functions.
+    pub stacks: Vec<LiveStack>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    function: u32,
+    /// The task's CPU clock at the entry.
+    entered: u64,
+    /// CPU time of the callees that returned.
+    children: u64,
+    /// What earlier windows took of its self and total time.
+    credited_self: u64,
+    credited_total: u64,
+    /// No frame of the same function below it (its total time counts).
+    outermost: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Task {
+    name: String,
+    stack: Vec<Frame>,
+    /// CPU ticks run up to its last switch-out (the running task's go on from `switched_in`).
+    cpu: u64,
+}
+
+/// The profile of a stream in progress: feed it [`LiveProfile::event`], take windows.
+#[derive(Clone, Debug)]
+pub struct LiveProfile {
+    ids: DenseIds,
+    addresses: Vec<u64>,
+    /// Open frames per function (numbered by `ids`).
+    open: Vec<u32>,
+    /// The window's figures per function.
+    window: Vec<LiveFigures>,
+    tasks: Vec<Task>,
+    /// Task handle → index in `tasks`.
+    task_of: HashMap<u64, usize>,
+    running: usize,
+    switched_in: u64,
+    now: u64,
+    window_start: u64,
+    ticks_per_second: u64,
+    started: bool,
+    records: u64,
+    lost: u64,
+}
+
+impl Default for LiveProfile {
+    fn default() -> Self {
+        LiveProfile::new()
+    }
+}
+
+impl LiveProfile {
+    pub fn new() -> LiveProfile {
+        LiveProfile {
+            ids: DenseIds::default(),
+            addresses: Vec::new(),
+            open: Vec::new(),
+            window: Vec::new(),
+            tasks: vec![Task {
+                name: "main".to_string(),
+                stack: Vec::new(),
+                cpu: 0,
+            }],
+            task_of: HashMap::default(),
+            running: 0,
+            switched_in: 0,
+            now: 0,
+            window_start: 0,
+            ticks_per_second: 0,
+            started: false,
+            records: 0,
+            lost: 0,
+        }
+    }
+
+    /// The running task's CPU clock now.
+    fn cpu_now(&self, task: usize) -> u64 {
+        let t = &self.tasks[task];
+        if task == self.running {
+            t.cpu + self.now.saturating_sub(self.switched_in)
+        } else {
+            t.cpu
+        }
+    }
+
+    fn advance(&mut self, time: u64) {
+        if !self.started {
+            // Records before START cannot come (the decoder refuses them); a window's clock
+            // starts at the first record regardless.
+            self.started = true;
+            self.now = time;
+            self.switched_in = time;
+            self.window_start = time;
+        }
+        self.now = self.now.max(time);
+    }
+
+    /// The task of `handle` (one made up if it was never created).
+    fn task(&mut self, handle: u64) -> usize {
+        if let Some(&t) = self.task_of.get(&handle) {
+            return t;
+        }
+        self.new_task(handle, format!("task {handle:#x}"))
+    }
+
+    fn new_task(&mut self, handle: u64, name: String) -> usize {
+        self.tasks.push(Task {
+            name,
+            stack: Vec::new(),
+            cpu: 0,
+        });
+        let t = self.tasks.len() - 1;
+        self.task_of.insert(handle, t);
+        t
+    }
+
+    fn switch_to(&mut self, task: usize, time: u64) {
+        self.advance(time);
+        let ran = self.now.saturating_sub(self.switched_in);
+        self.tasks[self.running].cpu += ran;
+        self.running = task;
+        self.switched_in = self.now;
+    }
+
+    /// Closes the top frame of `task` at its CPU clock `cpu`.
+    fn close_top(&mut self, task: usize, cpu: u64) {
+        let Some(frame) = self.tasks[task].stack.pop() else {
+            return;
+        };
+        let f = frame.function as usize;
+        let inclusive = cpu.saturating_sub(frame.entered);
+        let own = inclusive.saturating_sub(frame.children);
+        let figures = &mut self.window[f];
+        figures.self_ticks += own.saturating_sub(frame.credited_self);
+        if frame.outermost {
+            figures.total_ticks += inclusive.saturating_sub(frame.credited_total);
+        }
+        self.open[f] -= 1;
+        if let Some(parent) = self.tasks[task].stack.last_mut() {
+            parent.children += inclusive;
+        }
+    }
+
+    /// Closes every open frame of `task` (a gap: their exits may be among the records lost).
+    fn close_all(&mut self, task: usize) {
+        let cpu = self.cpu_now(task);
+        while !self.tasks[task].stack.is_empty() {
+            self.close_top(task, cpu);
+        }
+    }
+
+    /// Takes one decoded record.
+    pub fn event(&mut self, event: &Event) {
+        self.records += 1;
+        match *event {
+            Event::Call {
+                time,
+                address,
+                exit,
+            } => {
+                self.advance(time);
+                let address = address & !EXIT_BIT;
+                let task = self.running;
+                if exit {
+                    self.exit(task, address);
+                } else {
+                    self.entry(task, address);
+                }
+            }
+            Event::Start {
+                ticks_per_second,
+                time,
+                ..
+            } => {
+                self.advance(time);
+                if self.ticks_per_second == 0 {
+                    self.ticks_per_second = ticks_per_second;
+                }
+            }
+            Event::Switch { time, task } => {
+                let t = self.task(task);
+                self.switch_to(t, time);
+            }
+            Event::Created { time, task, ref name } => {
+                self.advance(time);
+                self.new_task(task, name.clone());
+            }
+            Event::Name { time, task, ref name } => {
+                self.advance(time);
+                let t = self.task(task);
+                self.tasks[t].name = name.clone();
+            }
+            Event::Lost { time, count, task } => {
+                self.advance(time);
+                self.lost += count;
+                let running = self.running;
+                self.close_all(running);
+                if let Some(handle) = task {
+                    // Task switches were dropped too: any task may have run meanwhile.
+                    for t in 0..self.tasks.len() {
+                        self.close_all(t);
+                    }
+                    let t = self.task(handle);
+                    self.switch_to(t, time);
+                }
+            }
+            Event::Escape { time } | Event::Ring { time, .. } | Event::End { time, .. } => {
+                self.advance(time)
+            }
+        }
+    }
+
+    fn entry(&mut self, task: usize, address: u64) {
+        let function = self.ids.id(address);
+        let f = function as usize;
+        if f == self.addresses.len() {
+            self.addresses.push(address);
+            self.open.push(0);
+            self.window.push(LiveFigures::default());
+        }
+        let outermost = self.open[f] == 0;
+        self.open[f] += 1;
+        self.window[f].calls += 1;
+        let entered = self.cpu_now(task);
+        self.tasks[task].stack.push(Frame {
+            function,
+            entered,
+            children: 0,
+            credited_self: 0,
+            credited_total: 0,
+            outermost,
+        });
+    }
+
+    /// An exit closes the nearest frame of its function (those above it were left without
+    /// their exits); an exit without one is ignored (unmatched).
+    fn exit(&mut self, task: usize, address: u64) {
+        let Some(function) = self.ids.get(address) else {
+            return;
+        };
+        let stack = &self.tasks[task].stack;
+        let Some(at) = stack.iter().rposition(|f| f.function == function) else {
+            return;
+        };
+        let cpu = self.cpu_now(task);
+        while self.tasks[task].stack.len() > at {
+            self.close_top(task, cpu);
+        }
+    }
+
+    /// Ends the window in progress: its figures (the open frames' time so far included) and
+    /// every task's open functions; the next window starts now.
+    pub fn take_window(&mut self) -> LiveWindow {
+        for task in 0..self.tasks.len() {
+            let cpu = self.cpu_now(task);
+            // From the top down: a frame's self time so far is its time less its callees'
+            // (the returned ones' and the open one's above it).
+            let mut above = 0u64;
+            for frame in self.tasks[task].stack.iter_mut().rev() {
+                let inclusive = cpu.saturating_sub(frame.entered);
+                let own = inclusive
+                    .saturating_sub(frame.children)
+                    .saturating_sub(above);
+                let figures = &mut self.window[frame.function as usize];
+                figures.self_ticks += own.saturating_sub(frame.credited_self);
+                frame.credited_self = frame.credited_self.max(own);
+                if frame.outermost {
+                    figures.total_ticks += inclusive.saturating_sub(frame.credited_total);
+                    frame.credited_total = frame.credited_total.max(inclusive);
+                }
+                above = inclusive;
+            }
+        }
+        let functions = self
+            .window
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, f)| **f != LiveFigures::default())
+            .map(|(i, f)| (self.addresses[i], std::mem::take(f)))
+            .collect();
+        let stacks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.stack.is_empty())
+            .map(|(i, t)| LiveStack {
+                task: t.name.clone(),
+                running: i == self.running,
+                frames: t
+                    .stack
+                    .iter()
+                    .map(|f| self.addresses[f.function as usize])
+                    .collect(),
+            })
+            .collect();
+        let window = LiveWindow {
+            ticks: self.now.saturating_sub(self.window_start),
+            ticks_per_second: self.ticks_per_second,
+            records: std::mem::take(&mut self.records),
+            lost: std::mem::take(&mut self.lost),
+            functions,
+            stacks,
+        };
+        self.window_start = self.now;
+        window
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(time: u64, address: u64, exit: bool) -> Event {
+        Event::Call {
+            time,
+            address,
+            exit,
+        }
+    }
+
+    fn figures(window: &LiveWindow, address: u64) -> LiveFigures {
+        window
+            .functions
+            .iter()
+            .find(|(a, _)| *a == address)
+            .map(|(_, f)| *f)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn self_and_total_time_are_cpu_time_split_at_the_windows() {
+        let mut p = LiveProfile::new();
+        for e in [
+            Event::Start {
+                pointer_size: 4,
+                ticks_per_second: 1000,
+                time: 0,
+            },
+            Event::Created {
+                time: 0,
+                task: 7,
+                name: "a".into(),
+            },
+            Event::Created {
+                time: 0,
+                task: 8,
+                name: "b".into(),
+            },
+            Event::Switch { time: 0, task: 7 },
+            call(0, 0x100, false),  // a: outer
+            call(10, 0x200, false), // a: inner, 10 ticks of outer's own first
+            Event::Switch { time: 20, task: 8 },
+            call(20, 0x300, false),
+            call(50, 0x300, true), // b: 30 ticks
+            Event::Switch { time: 60, task: 7 },
+        ] {
+            p.event(&e);
+        }
+        let w = p.take_window();
+        assert_eq!(w.ticks, 60);
+        assert_eq!(w.ticks_per_second, 1000);
+        assert_eq!(
+            figures(&w, 0x300),
+            LiveFigures {
+                calls: 1,
+                self_ticks: 30,
+                total_ticks: 30
+            }
+        );
+        // inner ran 10 ticks before the switch; a was switched out 40 ticks after.
+        assert_eq!(
+            figures(&w, 0x200),
+            LiveFigures {
+                calls: 1,
+                self_ticks: 10,
+                total_ticks: 10
+            }
+        );
+        assert_eq!(
+            figures(&w, 0x100),
+            LiveFigures {
+                calls: 1,
+                self_ticks: 10,
+                total_ticks: 20
+            }
+        );
+        let a = w.stacks.iter().find(|s| s.task == "a").unwrap();
+        assert_eq!(a.frames, vec![0x100, 0x200]);
+        assert!(a.running);
+        // The next window has the rest of the open calls and no new calls.
+        p.event(&call(65, 0x200, true));
+        p.event(&call(70, 0x100, true));
+        let w = p.take_window();
+        assert_eq!(w.ticks, 10);
+        assert_eq!(
+            figures(&w, 0x200),
+            LiveFigures {
+                calls: 0,
+                self_ticks: 5,
+                total_ticks: 5
+            }
+        );
+        assert_eq!(
+            figures(&w, 0x100),
+            LiveFigures {
+                calls: 0,
+                self_ticks: 5,
+                total_ticks: 10
+            }
+        );
+        assert!(w.stacks.is_empty());
+    }
+
+    #[test]
+    fn recursion_counts_its_total_once_and_unmatched_exits_are_ignored() {
+        let mut p = LiveProfile::new();
+        for e in [
+            Event::Start {
+                pointer_size: 4,
+                ticks_per_second: 1000,
+                time: 0,
+            },
+            call(0, 0x100, false),
+            call(1, 0x100, false),
+            call(3, 0x100, true),
+            call(4, 0x400, true), // never entered
+            call(6, 0x100, true),
+        ] {
+            p.event(&e);
+        }
+        let w = p.take_window();
+        assert_eq!(
+            figures(&w, 0x100),
+            LiveFigures {
+                calls: 2,
+                self_ticks: 6,
+                total_ticks: 6
+            }
+        );
+        assert_eq!(figures(&w, 0x400), LiveFigures::default());
+        assert_eq!(w.records, 6);
+    }
+
+    #[test]
+    fn a_loss_closes_the_open_frames_and_is_counted() {
+        let mut p = LiveProfile::new();
+        for e in [
+            Event::Start {
+                pointer_size: 4,
+                ticks_per_second: 1000,
+                time: 0,
+            },
+            call(0, 0x100, false),
+            Event::Lost {
+                time: 5,
+                count: 9,
+                task: Some(3),
+            },
+            call(8, 0x100, true), // its frame was closed at the gap
+        ] {
+            p.event(&e);
+        }
+        let w = p.take_window();
+        assert_eq!(w.lost, 9);
+        assert_eq!(figures(&w, 0x100).self_ticks, 5);
+        assert!(w.stacks.is_empty());
+    }
+}
