@@ -162,15 +162,16 @@ calls it had in progress. See docs/ti-post.md.")]
     Detach(DetachArgs),
     /// List the running traced programs this user may attach to.
     Ps,
-    /// A live view of a running traced program (or of a trace being written, --follow): its
-    /// functions by self time over the last seconds, calls a second, records lost, each
-    /// thread's open functions.
+    /// A live view of a running traced program (or of a trace being written, --follow, or of a
+    /// firmware's stream, --gdb/--tcp/--serial): its functions by self time over the last
+    /// seconds, calls a second, records lost, each thread's or task's open functions.
     ///
     /// As `attach` (the program started with HOOKCC_DISABLE=1, default mode), but in windows:
     /// every --interval the program finishes its window's file and goes on in the next, and
-    /// the view adds up the last --windows of them. Keys: s, t, c, n sort by self time, total
-    /// time, calls, name; / filters by name (Enter ends, Esc clears); f freezes; q quits.
-    /// Recording is switched off at the end.
+    /// the view adds up the last --windows of them. A firmware's stream is read as `hookprof
+    /// record` reads it and profiled as it comes (the target's clock, each task's CPU time).
+    /// Keys: s, t, c, n sort by self time, total time, calls, name; / filters by name (Enter
+    /// ends, Esc clears); f freezes; q quits. Recording is switched off at the end.
     Top(TopArgs),
     /// Browse a trace's calls in the terminal: the call tree beside the flat report.
     ///
@@ -916,14 +917,33 @@ struct AttachArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("watched").required(true).args(["pid", "follow", "gdb", "tcp", "serial"])))]
 struct TopArgs {
     /// The process to watch.
-    #[arg(required_unless_present = "follow", conflicts_with = "follow")]
     pid: Option<u32>,
     /// Instead of a process: a trace still being written, read again every interval (its
     /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
     #[arg(long, value_name = "TRACE")]
     follow: Option<PathBuf>,
+    /// Instead of a process: a firmware's stream through a GDB server at HOST:PORT (qemu's
+    /// gdb stub, OpenOCD, J-Link GDB Server), read as `hookprof record --gdb` reads it; needs
+    /// --exe. Times are the target's clock, each task's CPU time.
+    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
+    gdb: Option<String>,
+    /// Instead of a process: a firmware's stream from an RTT server's (or a UART's) TCP port.
+    #[arg(long, value_name = "HOST:PORT")]
+    tcp: Option<String>,
+    /// Instead of a process: a firmware's stream from a UART device, a FIFO or a file (a file
+    /// is read to its end, then the view stays until q).
+    #[arg(long, value_name = "PATH")]
+    serial: Option<PathBuf>,
+    /// The firmware's ELF file, for --gdb, --tcp, --serial: function names, byte order, the
+    /// RTT control block.
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// With --gdb: the time between two reads of the ring (as `hookprof record`'s).
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    poll_interval: u64,
     /// How often a window ends and the view is redrawn.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     interval: u64,
@@ -1377,11 +1397,12 @@ fn attach(args: &AttachArgs) -> Result<()> {
 }
 
 fn top(args: &TopArgs) -> Result<()> {
-    use hookprof::commands::top::{follow, top, TopOptions};
+    use hookprof::commands::record::Source;
+    use hookprof::commands::top::{follow, stream, top, TopOptions};
     stop_on_sigint();
     let temporary = match &args.dir {
         Some(_) => None,
-        None if args.follow.is_some() => None,
+        None if args.pid.is_none() => None,
         None => Some(tempfile::Builder::new().prefix("hookprof-top").tempdir()?),
     };
     let options = TopOptions {
@@ -1396,6 +1417,25 @@ fn top(args: &TopArgs) -> Result<()> {
         rows: args.rows,
         iterations: args.iterations,
     };
+    let source = if let Some(address) = &args.gdb {
+        Some(Source::Gdb {
+            address: address.clone(),
+            exe: args.exe.clone().context("--gdb needs --exe")?,
+        })
+    } else if let Some(address) = &args.tcp {
+        Some(Source::Tcp {
+            address: address.clone(),
+        })
+    } else {
+        args.serial.as_ref().map(|path| Source::Serial {
+            path: path.clone(),
+            follow: false,
+        })
+    };
+    if let Some(source) = source {
+        let poll = std::time::Duration::from_nanos(args.poll_interval);
+        return stream(&source, args.exe.as_deref(), poll, &options, &RECORD_STOP);
+    }
     match &args.follow {
         Some(trace) => follow(trace, &options, &RECORD_STOP),
         None => top(&options, &RECORD_STOP),

@@ -66,7 +66,7 @@ struct Frame {
     /// What earlier windows took of its self and total time.
     credited_self: u64,
     credited_total: u64,
-    /// No frame of the same function below it (its total time counts).
+    /// No frame of the same function below it in its task (its total time counts).
     outermost: bool,
 }
 
@@ -74,6 +74,8 @@ struct Frame {
 struct Task {
     name: String,
     stack: Vec<Frame>,
+    /// Its open frames per function (numbered by `ids`; grown as functions come).
+    open: Vec<u32>,
     /// CPU ticks run up to its last switch-out (the running task's go on from `switched_in`).
     cpu: u64,
 }
@@ -83,8 +85,6 @@ struct Task {
 pub struct LiveProfile {
     ids: DenseIds,
     addresses: Vec<u64>,
-    /// Open frames per function (numbered by `ids`).
-    open: Vec<u32>,
     /// The window's figures per function.
     window: Vec<LiveFigures>,
     tasks: Vec<Task>,
@@ -111,11 +111,11 @@ impl LiveProfile {
         LiveProfile {
             ids: DenseIds::default(),
             addresses: Vec::new(),
-            open: Vec::new(),
             window: Vec::new(),
             tasks: vec![Task {
                 name: "main".to_string(),
                 stack: Vec::new(),
+                open: Vec::new(),
                 cpu: 0,
             }],
             task_of: HashMap::default(),
@@ -164,6 +164,7 @@ impl LiveProfile {
         self.tasks.push(Task {
             name,
             stack: Vec::new(),
+            open: Vec::new(),
             cpu: 0,
         });
         let t = self.tasks.len() - 1;
@@ -192,8 +193,9 @@ impl LiveProfile {
         if frame.outermost {
             figures.total_ticks += inclusive.saturating_sub(frame.credited_total);
         }
-        self.open[f] -= 1;
-        if let Some(parent) = self.tasks[task].stack.last_mut() {
+        let t = &mut self.tasks[task];
+        t.open[f] -= 1;
+        if let Some(parent) = t.stack.last_mut() {
             parent.children += inclusive;
         }
     }
@@ -238,11 +240,19 @@ impl LiveProfile {
                 let t = self.task(task);
                 self.switch_to(t, time);
             }
-            Event::Created { time, task, ref name } => {
+            Event::Created {
+                time,
+                task,
+                ref name,
+            } => {
                 self.advance(time);
                 self.new_task(task, name.clone());
             }
-            Event::Name { time, task, ref name } => {
+            Event::Name {
+                time,
+                task,
+                ref name,
+            } => {
                 self.advance(time);
                 let t = self.task(task);
                 self.tasks[t].name = name.clone();
@@ -272,14 +282,17 @@ impl LiveProfile {
         let f = function as usize;
         if f == self.addresses.len() {
             self.addresses.push(address);
-            self.open.push(0);
             self.window.push(LiveFigures::default());
         }
-        let outermost = self.open[f] == 0;
-        self.open[f] += 1;
         self.window[f].calls += 1;
         let entered = self.cpu_now(task);
-        self.tasks[task].stack.push(Frame {
+        let t = &mut self.tasks[task];
+        if f >= t.open.len() {
+            t.open.resize(self.addresses.len(), 0);
+        }
+        let outermost = t.open[f] == 0;
+        t.open[f] += 1;
+        t.stack.push(Frame {
             function,
             entered,
             children: 0,
@@ -521,5 +534,35 @@ mod tests {
         assert_eq!(w.lost, 9);
         assert_eq!(figures(&w, 0x100).self_ticks, 5);
         assert!(w.stacks.is_empty());
+    }
+
+    #[test]
+    fn two_tasks_in_one_function_each_count_their_total() {
+        let mut p = LiveProfile::new();
+        for e in [
+            Event::Start {
+                pointer_size: 4,
+                ticks_per_second: 1000,
+                time: 0,
+            },
+            Event::Switch { time: 0, task: 1 },
+            call(0, 0x100, false),
+            Event::Switch { time: 4, task: 2 },
+            call(4, 0x100, false),
+            call(10, 0x100, true),
+            Event::Switch { time: 10, task: 1 },
+            call(12, 0x100, true),
+        ] {
+            p.event(&e);
+        }
+        let w = p.take_window();
+        assert_eq!(
+            figures(&w, 0x100),
+            LiveFigures {
+                calls: 2,
+                self_ticks: 12,
+                total_ticks: 12
+            }
+        );
     }
 }
