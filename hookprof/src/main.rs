@@ -870,33 +870,65 @@ struct TiArgs {
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["gdb", "tcp", "serial"])))]
 struct RecordArgs {
-    /// A GDB server's HOST:PORT (needs --exe, whose `_SEGGER_RTT` symbol locates the ring).
-    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
-    gdb: Option<String>,
-    /// An RTT server's HOST:PORT: the up-buffer's bytes as they come.
-    #[arg(long, value_name = "HOST:PORT")]
-    tcp: Option<String>,
-    /// A UART device, FIFO or file carrying the up-buffer's bytes.
-    #[arg(long, value_name = "PATH")]
-    serial: Option<PathBuf>,
+    #[command(flatten)]
+    stream: StreamArgs,
     /// With --serial on a regular file: keep reading as it grows, until the stream's end or
     /// Ctrl-C.
     #[arg(long)]
     follow: bool,
-    /// The firmware's ELF file (byte order, pointer size, the control block's address).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
     /// The trace to write.
     #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
     output: PathBuf,
-    /// The time between two reads of the ring (--gdb), or between two looks at a file that
-    /// has not grown (--follow): a number and its unit (10ms, 500us). The ring must not fill
-    /// in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
-    poll_interval: u64,
     /// No progress line on stderr.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// Where a firmware's stream comes from (`record`, `top`): docs/baremetal.md, "Streaming".
+#[derive(clap::Args, Debug)]
+struct StreamArgs {
+    /// A firmware's stream through a GDB server at HOST:PORT (qemu's gdb stub, OpenOCD, J-Link
+    /// GDB Server, pyOCD); needs --exe, whose `_SEGGER_RTT` symbol locates the ring.
+    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
+    gdb: Option<String>,
+    /// A firmware's stream from an RTT server's (or a UART's) TCP port at HOST:PORT: the
+    /// up-buffer's bytes as they come.
+    #[arg(long, value_name = "HOST:PORT")]
+    tcp: Option<String>,
+    /// A firmware's stream from a UART device, a FIFO or a file carrying the up-buffer's bytes.
+    #[arg(long, value_name = "PATH")]
+    serial: Option<PathBuf>,
+    /// The firmware's ELF file (byte order, pointer size, the control block's address,
+    /// function names).
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// The time between two reads of the ring (--gdb), or between two looks at a file that
+    /// has not grown (record's --follow): a number and its unit (10ms, 500us). The ring must
+    /// not fill in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    poll_interval: u64,
+}
+
+impl StreamArgs {
+    /// The source the options name, if any; `follow`: a regular file is followed as it grows.
+    fn source(&self, follow: bool) -> Result<Option<hookprof::commands::record::Source>> {
+        use hookprof::commands::record::Source;
+        Ok(if let Some(address) = &self.gdb {
+            Some(Source::Gdb {
+                address: address.clone(),
+                exe: self.exe.clone().context("--gdb needs --exe")?,
+            })
+        } else if let Some(address) = &self.tcp {
+            Some(Source::Tcp {
+                address: address.clone(),
+            })
+        } else {
+            self.serial.as_ref().map(|path| Source::Serial {
+                path: path.clone(),
+                follow,
+            })
+        })
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -925,25 +957,10 @@ struct TopArgs {
     /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
     #[arg(long, value_name = "TRACE")]
     follow: Option<PathBuf>,
-    /// Instead of a process: a firmware's stream through a GDB server at HOST:PORT (qemu's
-    /// gdb stub, OpenOCD, J-Link GDB Server), read as `hookprof record --gdb` reads it; needs
-    /// --exe. Times are the target's clock, each task's CPU time.
-    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
-    gdb: Option<String>,
-    /// Instead of a process: a firmware's stream from an RTT server's (or a UART's) TCP port.
-    #[arg(long, value_name = "HOST:PORT")]
-    tcp: Option<String>,
-    /// Instead of a process: a firmware's stream from a UART device, a FIFO or a file (a file
-    /// is read to its end, then the view stays until q).
-    #[arg(long, value_name = "PATH")]
-    serial: Option<PathBuf>,
-    /// The firmware's ELF file, for --gdb, --tcp, --serial: function names, byte order, the
-    /// RTT control block.
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// With --gdb: the time between two reads of the ring (as `hookprof record`'s).
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
-    poll_interval: u64,
+    /// Instead of a process: a firmware's stream (--gdb, --tcp or --serial, with --exe), read as
+    /// `hookprof record` reads it. Times are the target's clock, each task's CPU time.
+    #[command(flatten)]
+    stream: StreamArgs,
     /// How often a window ends and the view is redrawn.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     interval: u64,
@@ -1397,7 +1414,6 @@ fn attach(args: &AttachArgs) -> Result<()> {
 }
 
 fn top(args: &TopArgs) -> Result<()> {
-    use hookprof::commands::record::Source;
     use hookprof::commands::top::{follow, stream, top, TopOptions};
     stop_on_sigint();
     let temporary = match &args.dir {
@@ -1417,24 +1433,16 @@ fn top(args: &TopArgs) -> Result<()> {
         rows: args.rows,
         iterations: args.iterations,
     };
-    let source = if let Some(address) = &args.gdb {
-        Some(Source::Gdb {
-            address: address.clone(),
-            exe: args.exe.clone().context("--gdb needs --exe")?,
-        })
-    } else if let Some(address) = &args.tcp {
-        Some(Source::Tcp {
-            address: address.clone(),
-        })
-    } else {
-        args.serial.as_ref().map(|path| Source::Serial {
-            path: path.clone(),
-            follow: false,
-        })
-    };
+    let source = args.stream.source(false)?;
     if let Some(source) = source {
-        let poll = std::time::Duration::from_nanos(args.poll_interval);
-        return stream(&source, args.exe.as_deref(), poll, &options, &RECORD_STOP);
+        let poll = std::time::Duration::from_nanos(args.stream.poll_interval);
+        return stream(
+            &source,
+            args.stream.exe.as_deref(),
+            poll,
+            &options,
+            &RECORD_STOP,
+        );
     }
     match &args.follow {
         Some(trace) => follow(trace, &options, &RECORD_STOP),
@@ -1443,32 +1451,20 @@ fn top(args: &TopArgs) -> Result<()> {
 }
 
 fn record(args: &RecordArgs) -> Result<()> {
-    use hookprof::commands::record::{Options, Source};
+    use hookprof::commands::record::Options;
     stop_on_sigint();
-    let source = if let Some(address) = &args.gdb {
-        Source::Gdb {
-            address: address.clone(),
-            exe: args.exe.clone().context("--gdb needs --exe")?,
-        }
-    } else if let Some(address) = &args.tcp {
-        Source::Tcp {
-            address: address.clone(),
-        }
-    } else if let Some(path) = &args.serial {
-        Source::Serial {
-            path: path.clone(),
-            follow: args.follow,
-        }
-    } else {
-        bail!("one of --gdb, --tcp or --serial is needed");
-    };
+    let source = args
+        .stream
+        .source(args.follow)?
+        .context("one of --gdb, --tcp or --serial is needed")?;
     let options = Options {
         output: args.output.clone(),
-        poll_interval: std::time::Duration::from_nanos(args.poll_interval),
+        poll_interval: std::time::Duration::from_nanos(args.stream.poll_interval),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        exe: args.exe.clone(),
+        exe: args.stream.exe.clone(),
     };
-    let s = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
+    let summary = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
+    let s = &summary.counts;
     let firmware = match s.end {
         Some((records, lost)) => format!(
             "; the firmware made {records} records and dropped {lost}{}",
@@ -1488,24 +1484,24 @@ fn record(args: &RecordArgs) -> Result<()> {
     } else {
         firmware
     };
-    let polls = match s.high_water {
+    let polls = match summary.high_water {
         Some((most, size)) => format!(
             "{} polls (the fullest found {most} of the ring's {size} bytes), ",
-            s.polls
+            summary.polls
         ),
         None => String::new(),
     };
     eprintln!(
         "hookprof record: {} bytes, {} calls' records ({:.2} bytes each), {} task switches, {} \
          tasks created, {} lost ({} places), {polls}{}{firmware}; wrote {}",
-        s.bytes,
+        summary.bytes,
         s.calls,
-        s.call_bytes as f64 / s.calls.max(1) as f64,
+        summary.call_bytes as f64 / s.calls.max(1) as f64,
         s.switches,
         s.created,
         s.lost,
         s.lost_markers,
-        s.ended_by,
+        summary.ended_by,
         args.output.display()
     );
     if let Some((records, lost)) = s.end {
@@ -1519,10 +1515,10 @@ fn record(args: &RecordArgs) -> Result<()> {
             ));
         }
     }
-    if s.trailing_bytes != 0 {
+    if summary.trailing_bytes != 0 {
         warn(&format!(
             "the stream ends inside a record ({} bytes after the last whole one)",
-            s.trailing_bytes
+            summary.trailing_bytes
         ));
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! requests on 127.0.0.1; its traces decoded and compared with its own counters; bad clients;
 //! the socket directory's and the peer's checks.
 
+use hookcc_tests::tmux::{pane_showing, pane_until, start_view, tmux, wait_until_quit, TmuxGuard};
 use hookcc_tests::{build_traced, call_counts, hookprof, run_ok};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -484,31 +485,6 @@ fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
     }
 }
 
-/// tmux on its own server (`-L`), so that the test touches no one's sessions.
-fn tmux(server: &str, args: &[&str]) -> String {
-    let out = Command::new("tmux")
-        .arg("-L")
-        .arg(server)
-        .args(args)
-        .output()
-        .expect("run tmux");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Kills its tmux server when dropped: a test that fails leaves no tmux and no view running.
-struct TmuxGuard(String);
-
-impl Drop for TmuxGuard {
-    fn drop(&mut self) {
-        let _ = tmux(&self.0, &["kill-server"]);
-        // tmux leaves its socket's name behind: $TMUX_TMPDIR (or /tmp)/tmux-UID/NAME.
-        let base = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::geteuid() };
-        let _ = std::fs::remove_file(Path::new(&base).join(format!("tmux-{uid}")).join(&self.0));
-    }
-}
-
 /// Stops a load thread when dropped: a panic inside `thread::scope` would otherwise wait
 /// for it forever.
 struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
@@ -516,39 +492,6 @@ struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(false, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Waits until `ready` holds for a whole screen (its last line, the keys, drawn); returns it.
-fn pane_until(server: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
-    let began = Instant::now();
-    loop {
-        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
-        if pane.contains("keys:") && ready(&pane) {
-            return pane;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(30),
-            "no {what} in\n{pane}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Waits until the pane shows `text` on a whole screen (its last line, the keys, drawn: a
-/// capture may fall between a screen's clearing and its last line); returns the pane.
-fn pane_showing(server: &str, text: &str) -> String {
-    let began = Instant::now();
-    loop {
-        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
-        if pane.contains(text) && pane.contains("keys:") {
-            return pane;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(30),
-            "no {text:?} in\n{pane}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -569,20 +512,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         server.pid()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (120, 40), &command);
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&load);
@@ -625,14 +555,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
             "{pane}"
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-        let began = Instant::now();
-        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-            assert!(
-                began.elapsed() < Duration::from_secs(20),
-                "top did not quit"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_quit(&tmux_server, "top");
         load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);
@@ -659,20 +582,7 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         trace.display()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "160",
-            "-y",
-            "30",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (160, 30), &command);
     // The report beside the tree, the tree folded at main.
     let pane = pane_showing(&tmux_server, "hookprof tui: call tree");
     assert!(pane.contains("+ main") && pane.contains("1973"), "{pane}");
@@ -713,14 +623,7 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
         "{pane}"
     );
     tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-    let began = Instant::now();
-    while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-        assert!(
-            began.elapsed() < Duration::from_secs(20),
-            "tui did not quit"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_quit(&tmux_server, "tui");
     tmux(&tmux_server, &["kill-server"]);
 }
 
@@ -747,20 +650,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         trace.display()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (120, 40), &command);
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&load);
@@ -787,14 +677,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
             "{pane}"
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-        let began = Instant::now();
-        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-            assert!(
-                began.elapsed() < Duration::from_secs(20),
-                "top did not quit"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_quit(&tmux_server, "top");
         load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);

@@ -1706,15 +1706,6 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
     }
 }
 
-/// A free TCP port on the loopback interface (for qemu's gdb stub).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// What a streamed run printed: the firmware's numbers (examples/baremetal/freertos/
 /// stream_app.c) and hookprof record's summary line.
 #[derive(Debug, Default)]

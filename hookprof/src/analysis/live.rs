@@ -388,6 +388,32 @@ mod tests {
         }
     }
 
+    /// A profile fed `events`.
+    fn fed(events: &[Event]) -> LiveProfile {
+        let mut p = LiveProfile::new();
+        for e in events {
+            p.event(e);
+        }
+        p
+    }
+
+    fn figures_of(calls: u64, self_ticks: u64, total_ticks: u64) -> LiveFigures {
+        LiveFigures {
+            calls,
+            self_ticks,
+            total_ticks,
+        }
+    }
+
+    /// The stream's START: a 1 kHz clock from 0.
+    fn start() -> Event {
+        Event::Start {
+            pointer_size: 4,
+            ticks_per_second: 1000,
+            time: 0,
+        }
+    }
+
     fn figures(window: &LiveWindow, address: u64) -> LiveFigures {
         window
             .functions
@@ -399,13 +425,8 @@ mod tests {
 
     #[test]
     fn self_and_total_time_are_cpu_time_split_at_the_windows() {
-        let mut p = LiveProfile::new();
-        for e in [
-            Event::Start {
-                pointer_size: 4,
-                ticks_per_second: 1000,
-                time: 0,
-            },
+        let mut p = fed(&[
+            start(),
             Event::Created {
                 time: 0,
                 task: 7,
@@ -423,37 +444,14 @@ mod tests {
             call(20, 0x300, false),
             call(50, 0x300, true), // b: 30 ticks
             Event::Switch { time: 60, task: 7 },
-        ] {
-            p.event(&e);
-        }
+        ]);
         let w = p.take_window();
         assert_eq!(w.ticks, 60);
         assert_eq!(w.ticks_per_second, 1000);
-        assert_eq!(
-            figures(&w, 0x300),
-            LiveFigures {
-                calls: 1,
-                self_ticks: 30,
-                total_ticks: 30
-            }
-        );
+        assert_eq!(figures(&w, 0x300), figures_of(1, 30, 30));
         // inner ran 10 ticks before the switch; a was switched out 40 ticks after.
-        assert_eq!(
-            figures(&w, 0x200),
-            LiveFigures {
-                calls: 1,
-                self_ticks: 10,
-                total_ticks: 10
-            }
-        );
-        assert_eq!(
-            figures(&w, 0x100),
-            LiveFigures {
-                calls: 1,
-                self_ticks: 10,
-                total_ticks: 20
-            }
-        );
+        assert_eq!(figures(&w, 0x200), figures_of(1, 10, 10));
+        assert_eq!(figures(&w, 0x100), figures_of(1, 10, 20));
         let a = w.stacks.iter().find(|s| s.task == "a").unwrap();
         assert_eq!(a.frames, vec![0x100, 0x200]);
         assert!(a.running);
@@ -462,64 +460,31 @@ mod tests {
         p.event(&call(70, 0x100, true));
         let w = p.take_window();
         assert_eq!(w.ticks, 10);
-        assert_eq!(
-            figures(&w, 0x200),
-            LiveFigures {
-                calls: 0,
-                self_ticks: 5,
-                total_ticks: 5
-            }
-        );
-        assert_eq!(
-            figures(&w, 0x100),
-            LiveFigures {
-                calls: 0,
-                self_ticks: 5,
-                total_ticks: 10
-            }
-        );
+        assert_eq!(figures(&w, 0x200), figures_of(0, 5, 5));
+        assert_eq!(figures(&w, 0x100), figures_of(0, 5, 10));
         assert!(w.stacks.is_empty());
     }
 
     #[test]
     fn recursion_counts_its_total_once_and_unmatched_exits_are_ignored() {
-        let mut p = LiveProfile::new();
-        for e in [
-            Event::Start {
-                pointer_size: 4,
-                ticks_per_second: 1000,
-                time: 0,
-            },
+        let mut p = fed(&[
+            start(),
             call(0, 0x100, false),
             call(1, 0x100, false),
             call(3, 0x100, true),
             call(4, 0x400, true), // never entered
             call(6, 0x100, true),
-        ] {
-            p.event(&e);
-        }
+        ]);
         let w = p.take_window();
-        assert_eq!(
-            figures(&w, 0x100),
-            LiveFigures {
-                calls: 2,
-                self_ticks: 6,
-                total_ticks: 6
-            }
-        );
+        assert_eq!(figures(&w, 0x100), figures_of(2, 6, 6));
         assert_eq!(figures(&w, 0x400), LiveFigures::default());
         assert_eq!(w.records, 6);
     }
 
     #[test]
     fn a_loss_closes_the_open_frames_and_is_counted() {
-        let mut p = LiveProfile::new();
-        for e in [
-            Event::Start {
-                pointer_size: 4,
-                ticks_per_second: 1000,
-                time: 0,
-            },
+        let mut p = fed(&[
+            start(),
             call(0, 0x100, false),
             Event::Lost {
                 time: 5,
@@ -527,9 +492,7 @@ mod tests {
                 task: Some(3),
             },
             call(8, 0x100, true), // its frame was closed at the gap
-        ] {
-            p.event(&e);
-        }
+        ]);
         let w = p.take_window();
         assert_eq!(w.lost, 9);
         assert_eq!(figures(&w, 0x100).self_ticks, 5);
@@ -538,13 +501,8 @@ mod tests {
 
     #[test]
     fn two_tasks_in_one_function_each_count_their_total() {
-        let mut p = LiveProfile::new();
-        for e in [
-            Event::Start {
-                pointer_size: 4,
-                ticks_per_second: 1000,
-                time: 0,
-            },
+        let mut p = fed(&[
+            start(),
             Event::Switch { time: 0, task: 1 },
             call(0, 0x100, false),
             Event::Switch { time: 4, task: 2 },
@@ -552,17 +510,8 @@ mod tests {
             call(10, 0x100, true),
             Event::Switch { time: 10, task: 1 },
             call(12, 0x100, true),
-        ] {
-            p.event(&e);
-        }
+        ]);
         let w = p.take_window();
-        assert_eq!(
-            figures(&w, 0x100),
-            LiveFigures {
-                calls: 2,
-                self_ticks: 12,
-                total_ticks: 12
-            }
-        );
+        assert_eq!(figures(&w, 0x100), figures_of(2, 12, 12));
     }
 }

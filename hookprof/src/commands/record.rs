@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use object::{Object, ObjectSymbol};
 
 use crate::input::format::Endian;
-use crate::input::stream::{Decoder, Event, PushError};
+use crate::input::stream::{Decoder, Event, PushError, StreamCounts};
 use crate::output::stream_trace::TraceBuilder;
 
 /// How long a GDB server has to complete a reply (or a stop reply after a halt).
@@ -81,17 +81,10 @@ pub struct Options {
 pub struct Summary {
     pub bytes: u64,
     pub records: u64,
-    pub calls: u64,
     /// Bytes of the stream's entries and exits (the rest: task switches, creations, LOST).
     pub call_bytes: u64,
-    pub switches: u64,
-    pub created: u64,
-    pub lost: u64,
-    pub lost_markers: u64,
-    /// Records a flight recorder (the packed RAM buffer's) wrote over before its window.
-    pub overwritten: u64,
-    /// The firmware's own counts (its END record): records made, records dropped.
-    pub end: Option<(u64, u64)>,
+    /// The records by kind and the losses; `lost_markers` counts a cut's mark too.
+    pub counts: StreamCounts,
     /// Polls of the ring (GDB), and how the recording ended.
     pub polls: u64,
     /// The most bytes one poll found in the ring, and the ring's size (GDB): how close the
@@ -102,14 +95,6 @@ pub struct Summary {
     pub trailing_bytes: usize,
     /// Where the writes went.
     pub output: PathBuf,
-}
-
-impl Summary {
-    /// Records the trace holds of what the END record counts (calls' records, task switches
-    /// and creations).
-    pub fn records_kept(&self) -> u64 {
-        self.calls + self.switches + self.created
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,7 +116,7 @@ pub enum RecordError {
         "{cause}; the recording stopped there: {} keeps the {} calls' records read before it, \
          a LOST mark where it stops, and is marked incomplete",
         kept.output.display(),
-        kept.calls
+        kept.counts.calls
     )]
     Cut {
         cause: Box<RecordError>,
@@ -236,34 +221,13 @@ pub trait Consumer {
     fn finish(self, cut: bool) -> io::Result<()>;
 }
 
-/// What a stream said: its records by kind, and its losses.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StreamCounts {
-    pub calls: u64,
-    pub switches: u64,
-    pub created: u64,
-    pub lost: u64,
-    pub lost_markers: u64,
-    pub overwritten: u64,
-    /// The END record's counts, if the firmware ended the stream.
-    pub end: Option<(u64, u64)>,
-}
-
 impl Consumer for TraceBuilder {
     fn event(&mut self, event: Event) -> io::Result<()> {
         TraceBuilder::event(self, event)
     }
 
     fn counts(&self) -> StreamCounts {
-        StreamCounts {
-            calls: self.calls,
-            switches: self.switches,
-            created: self.created,
-            lost: self.lost,
-            lost_markers: self.lost_markers,
-            overwritten: self.overwritten,
-            end: self.end,
-        }
+        self.counts
     }
 
     fn finish(self, cut: bool) -> io::Result<()> {
@@ -367,14 +331,11 @@ impl<C: Consumer> Sink<C> {
         let summary = Summary {
             bytes: self.decoder.bytes,
             records: self.decoder.records,
-            calls: counts.calls,
             call_bytes: self.decoder.call_bytes,
-            switches: counts.switches,
-            created: counts.created,
-            lost: counts.lost,
-            lost_markers: counts.lost_markers + u64::from(cut),
-            overwritten: counts.overwritten,
-            end: counts.end,
+            counts: StreamCounts {
+                lost_markers: counts.lost_markers + u64::from(cut),
+                ..counts
+            },
             polls,
             high_water: None,
             ended_by: ended_by.to_string(),

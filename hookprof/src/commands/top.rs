@@ -20,9 +20,9 @@ use crate::analysis::ids::HashMap;
 use crate::analysis::live::{LiveProfile, LiveWindow};
 use crate::commands::attach::request;
 use crate::commands::record::{
-    read_stream, Consumer, Options as RecordOptions, RecordError, Source, StreamCounts, Summary,
+    read_stream, Consumer, Options as RecordOptions, RecordError, Source, Summary,
 };
-use crate::input::stream::Event;
+use crate::input::stream::{Event, StreamCounts};
 use crate::input::symbols::Symbolizer;
 use crate::input::symbols::{demangle, hex_name, ElfSymbols};
 use crate::input::trace_file::TraceFile;
@@ -645,7 +645,7 @@ pub fn stream(
 /// What the view says when the stream has ended: its records, and how fast they were read
 /// (a file is read as fast as this machine decodes it).
 fn stream_end_note(summary: &Summary, took: Duration) -> String {
-    let firmware = match summary.end {
+    let firmware = match summary.counts.end {
         Some((records, lost)) => {
             format!("; the firmware made {records} records and dropped {lost}")
         }
@@ -657,7 +657,7 @@ fn stream_end_note(summary: &Summary, took: Duration) -> String {
         summary.records,
         took.as_secs_f64(),
         summary.records as f64 / took.as_secs_f64().max(1e-9),
-        summary.lost
+        summary.counts.lost
     )
 }
 
@@ -724,19 +724,7 @@ impl LiveConsumer<'_> {
 
 impl Consumer for LiveConsumer<'_> {
     fn event(&mut self, event: Event) -> std::io::Result<()> {
-        let c = &mut self.counts;
-        match &event {
-            Event::Call { .. } | Event::Escape { .. } => c.calls += 1,
-            Event::Switch { .. } => c.switches += 1,
-            Event::Created { .. } => c.created += 1,
-            Event::Lost { count, .. } => {
-                c.lost += count;
-                c.lost_markers += 1;
-            }
-            Event::Ring { count, .. } => c.overwritten += count,
-            Event::End { records, lost, .. } => c.end = Some((*records, *lost)),
-            Event::Start { .. } | Event::Name { .. } => {}
-        }
+        self.counts.count(&event);
         self.batch.push(event);
         if self.batch.len() >= 1 << 16 {
             self.publish();
