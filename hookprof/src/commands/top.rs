@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::analysis::ids::HashMap;
@@ -317,6 +317,11 @@ fn read_keys(view: &mut View, timeout: Duration) {
     let mut buf = [0u8; 64];
     // SAFETY: reads into our buffer, at most its length.
     let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+    if n == 0 {
+        // No more keys (stdin at its end: /dev/null, a script): poll would say so at once
+        // again, and the loop would spin; wait as a terminal without keys would.
+        std::thread::sleep(timeout);
+    }
     if n <= 0 {
         return;
     }
@@ -592,7 +597,7 @@ pub fn stream(
             let result = read_stream(source, &record_options, &reader_stop, |_| {
                 Ok(LiveConsumer {
                     shared: &shared,
-                    batch: Vec::new(),
+                    held: None,
                     counts: StreamCounts::default(),
                 })
             });
@@ -705,35 +710,26 @@ fn stream_window(
     window
 }
 
-/// The stream's records into the live profile: taken a read at a time (one lock a read, not a
-/// record).
+/// The stream's records into the live profile, under its lock for the whole of a read (one
+/// lock a read, not a record; the view waits at most for one read's records).
 struct LiveConsumer<'a> {
     shared: &'a Mutex<LiveProfile>,
-    batch: Vec<Event>,
+    held: Option<MutexGuard<'a, LiveProfile>>,
     counts: StreamCounts,
-}
-
-impl LiveConsumer<'_> {
-    fn publish(&mut self) {
-        let mut profile = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        for event in self.batch.drain(..) {
-            profile.event(&event);
-        }
-    }
 }
 
 impl Consumer for LiveConsumer<'_> {
     fn event(&mut self, event: Event) -> std::io::Result<()> {
         self.counts.count(&event);
-        self.batch.push(event);
-        if self.batch.len() >= 1 << 16 {
-            self.publish();
-        }
+        let shared = self.shared;
+        self.held
+            .get_or_insert_with(|| shared.lock().unwrap_or_else(|e| e.into_inner()))
+            .event(&event);
         Ok(())
     }
 
     fn pushed(&mut self) -> std::io::Result<()> {
-        self.publish();
+        self.held = None;
         Ok(())
     }
 
@@ -741,8 +737,7 @@ impl Consumer for LiveConsumer<'_> {
         self.counts
     }
 
-    fn finish(mut self, _cut: bool) -> std::io::Result<()> {
-        self.publish();
+    fn finish(self, _cut: bool) -> std::io::Result<()> {
         Ok(())
     }
 }
