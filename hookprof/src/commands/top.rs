@@ -605,6 +605,9 @@ pub fn stream(
         });
         let mut reported_end = false;
         let mut any = false;
+        // An error that stopped the stream after records came: said in the view, returned
+        // when it quits.
+        let mut failed: Option<RecordError> = None;
         let view = live(options, &title, stop, |wall_seconds| {
             if reported_end {
                 return Ok(None);
@@ -635,15 +638,20 @@ pub fn stream(
                         return Err(cause.into());
                     }
                     reported_end = true;
-                    Some(format!(
-                        "the stream stopped: {cause} (the view shows what came before)"
-                    ))
+                    let note =
+                        format!("the stream stopped: {cause} (the view shows what came before)");
+                    failed = Some(cause);
+                    Some(note)
                 }
             };
             Ok(Some(stream_window(live, wall_seconds, note, &mut name)))
         });
         reader_stop.store(true, Ordering::Relaxed);
-        view
+        view?;
+        match failed {
+            Some(cause) => Err(cause.into()),
+            None => Ok(()),
+        }
     })
 }
 
