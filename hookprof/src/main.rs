@@ -942,10 +942,15 @@ struct AttachArgs {
     /// globs, `!` leaves out: 'parse_*,!parse_space'); the program's own choice is back after.
     #[arg(long, value_name = "GLOBS")]
     functions: Option<String>,
-    /// The trace to write (the program writes it, as its user). Default:
-    /// <program>.<pid>.attach.hktrace.
+    /// The trace to write (the program writes it, as its user; with --stream, hookprof).
+    /// Default: <program>.<pid>.attach.hktrace.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Have the records sent to hookprof as they are written (the program writes its trace
+    /// into a FIFO hookprof reads), and write the trace here: the program needs no access to
+    /// the output's place and writes nothing on its own. Default mode only.
+    #[arg(long)]
+    stream: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -1386,6 +1391,7 @@ fn attach(args: &AttachArgs) -> Result<()> {
         duration: args.duration.map(std::time::Duration::from_nanos),
         functions: args.functions.clone(),
         output,
+        stream: args.stream,
         on_started: |path| {
             if path.is_empty() {
                 eprintln!("hookprof attach: recording (a snapshot at the end); Ctrl-C stops");
@@ -1395,7 +1401,7 @@ fn attach(args: &AttachArgs) -> Result<()> {
         },
     };
     let s = attach(&options, &RECORD_STOP)?;
-    if s.mode == "trace" {
+    if s.mode == "trace" || s.mode == "stream" {
         eprintln!(
             "hookprof attach: {} records in {:.2} s; wrote {}",
             s.records,

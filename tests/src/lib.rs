@@ -123,7 +123,8 @@ pub struct Row {
     pub exclusive_ns: f64,
 }
 
-/// Parses `hookprof report --format=csv` output (with or without a `thread` column).
+/// Parses `hookprof report --format=csv` output (with or without a `thread` column; times in
+/// ticks where the trace has no clock rate).
 pub fn parse_report_csv(text: &str) -> Vec<Row> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers().expect("csv header").clone();
@@ -131,8 +132,13 @@ pub fn parse_report_csv(text: &str) -> Vec<Row> {
     let (f, c, i, e) = (
         col("function").expect("function column"),
         col("calls").expect("calls column"),
-        col("inclusive_ns").expect("inclusive_ns column"),
-        col("exclusive_ns").expect("exclusive_ns column"),
+        // In ticks where the trace has no clock rate (a program killed on x86).
+        col("inclusive_ns")
+            .or_else(|| col("inclusive_ticks"))
+            .expect("inclusive_ns column"),
+        col("exclusive_ns")
+            .or_else(|| col("exclusive_ticks"))
+            .expect("exclusive_ns column"),
     );
     let t = col("thread");
     reader

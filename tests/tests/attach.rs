@@ -349,6 +349,98 @@ fn bad_requests_and_vanishing_clients_leave_the_program_running() {
     assert!(server.quit().success());
 }
 
+#[test]
+fn a_streamed_attach_has_its_window_and_a_client_killed_mid_stream_leaves_the_program_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+
+    // --stream: the records come to hookprof, which writes the trace; exactly the window's.
+    server.requests(2, 50);
+    let streamed = dir.path().join("streamed.hktrace");
+    let (child, stderr) = attach(&server, &["--stream", "-o", streamed.to_str().unwrap()]);
+    server.requests(4, 100);
+    let said = interrupt(child, stderr);
+    assert!(said.contains("wrote"), "{said}");
+    let (rows, warnings) = hookcc_tests::report_csv(&streamed, &[]);
+    let calls = |name: &str| rows.iter().find(|r| r.function == name).map(|r| r.calls);
+    assert_eq!(calls("handle_request"), Some(400), "{warnings}");
+    assert_eq!(calls("parse_request"), Some(400), "{warnings}");
+    // Finished: the stream's CLOCK chunk ends it (no "incomplete" warning).
+    assert!(!warnings.contains("incomplete"), "{warnings}");
+    let info = run_ok(hookprof().arg("info").arg(&streamed));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("complete:          yes (written as a stream"),
+        "{info}"
+    );
+
+    // A streaming client killed mid-stream: the program serves on (its writes to the FIFO
+    // fail, records counted lost); the client's file decodes with what came before; detach
+    // ends the recording.
+    let killed = dir.path().join("killed-stream.hktrace");
+    let (child, _stderr) = attach(&server, &["--stream", "-o", killed.to_str().unwrap()]);
+    // Killed also if the test fails before it does.
+    struct KillOnDrop(Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = KillOnDrop(child);
+    server.requests(3, 100);
+    // The connections' threads write their last buffers as they end: wait until all 300 calls
+    // have come through, read from the file while it is being written.
+    let handled_in = |trace: &Path| -> Option<u64> {
+        let out = hookprof()
+            .arg("report")
+            .arg(trace)
+            .arg("--format=csv")
+            .output()
+            .ok()?;
+        let rows = hookcc_tests::parse_report_csv(&String::from_utf8_lossy(&out.stdout));
+        let row = rows.into_iter().find(|r| r.function == "handle_request");
+        row.filter(|_| out.status.success()).map(|r| r.calls)
+    };
+    let began = Instant::now();
+    while handled_in(&killed) != Some(300) {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "{:?} calls of handle_request came",
+            handled_in(&killed)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(child); // SIGKILL
+    server.requests(3, 100);
+    let (handled, _) = server.counters();
+    assert_eq!(handled, 100 + 400 + 300 + 300);
+    let counts = call_counts(&killed, &[]);
+    assert_eq!(counts.get("handle_request"), Some(&300), "{counts:?}");
+    run_ok(
+        hookprof_in(&xdg)
+            .arg("detach")
+            .arg(server.pid().to_string()),
+    );
+    let status = control(&server.socket(), b"status\n");
+    assert!(status.contains(" recording=0 "), "{status}");
+    server.requests(1, 10);
+    assert!(server.quit().success());
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("own")
+        {
+            call_counts(&path, &[]); // decodes
+        }
+    }
+}
+
 /// Whether this test runs as root (it needs to act as another user).
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
