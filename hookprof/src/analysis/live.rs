@@ -96,6 +96,8 @@ pub struct LiveProfile {
     window_start: u64,
     ticks_per_second: u64,
     started: bool,
+    /// A resync escape came: the next entry is where a `longjmp` landed, not a call.
+    resync: bool,
     records: u64,
     lost: u64,
 }
@@ -125,6 +127,7 @@ impl LiveProfile {
             window_start: 0,
             ticks_per_second: 0,
             started: false,
+            resync: false,
             records: 0,
             lost: 0,
         }
@@ -222,6 +225,8 @@ impl LiveProfile {
                 let task = self.running;
                 if exit {
                     self.exit(task, address);
+                } else if std::mem::take(&mut self.resync) {
+                    self.land(task, address);
                 } else {
                     self.entry(task, address);
                 }
@@ -271,9 +276,11 @@ impl LiveProfile {
                     self.switch_to(t, time);
                 }
             }
-            Event::Escape { time } | Event::Ring { time, .. } | Event::End { time, .. } => {
-                self.advance(time)
+            Event::Escape { time } => {
+                self.advance(time);
+                self.resync = true;
             }
+            Event::Ring { time, .. } | Event::End { time, .. } => self.advance(time),
         }
     }
 
@@ -314,6 +321,25 @@ impl LiveProfile {
         };
         let cpu = self.cpu_now(task);
         while self.tasks[task].stack.len() > at {
+            self.close_top(task, cpu);
+        }
+    }
+
+    /// A `longjmp` landed in `address`'s innermost open frame (docs/trace-format.md, "Resync
+    /// records"): the frames above it are closed; without one, nothing is.
+    fn land(&mut self, task: usize, address: u64) {
+        let Some(function) = self.ids.get(address) else {
+            return;
+        };
+        let Some(at) = self.tasks[task]
+            .stack
+            .iter()
+            .rposition(|f| f.function == function)
+        else {
+            return;
+        };
+        let cpu = self.cpu_now(task);
+        while self.tasks[task].stack.len() > at + 1 {
             self.close_top(task, cpu);
         }
     }
@@ -513,5 +539,22 @@ mod tests {
         ]);
         let w = p.take_window();
         assert_eq!(figures(&w, 0x100), figures_of(2, 12, 12));
+    }
+
+    #[test]
+    fn a_longjmp_closes_the_frames_above_where_it_lands() {
+        let mut p = fed(&[
+            start(),
+            call(0, 0x100, false),
+            call(1, 0x200, false),
+            call(2, 0x300, false),
+            Event::Escape { time: 5 },
+            call(5, 0x100, false), // the landing in 0x100: not a call
+            call(7, 0x100, true),
+        ]);
+        let w = p.take_window();
+        assert_eq!(figures(&w, 0x100), figures_of(1, 3, 7));
+        assert_eq!(figures(&w, 0x300), figures_of(1, 3, 3));
+        assert!(w.stacks.is_empty());
     }
 }
