@@ -64,6 +64,8 @@ struct Window {
     stacks: Vec<(String, Vec<String>)>,
     /// What the view says under its title (a stream that ended, and how).
     note: Option<String>,
+    /// Its seconds are the target's clock's (a firmware's stream), not the wall clock's.
+    target_time: bool,
 }
 
 /// The order of the rows.
@@ -200,13 +202,18 @@ fn draw(
     };
     let mut lines = vec![
         format!(
-            "hookprof top: {}, the last {:.1} s{}",
+            "hookprof top: {}, the last {:.1} s{}{}",
             if options.pid == 0 {
                 program.to_string()
             } else {
                 format!("pid {} ({program})", options.pid)
             },
             seconds,
+            if windows.back().is_some_and(|w| w.target_time) {
+                " of the target's time"
+            } else {
+                ""
+            },
             if view.frozen { "  [frozen]" } else { "" }
         ),
         format!(
@@ -697,6 +704,7 @@ fn stream_window(
         records: live.records,
         lost: live.lost,
         note,
+        target_time: rate > 0,
         ..Window::default()
     };
     for (address, f) in live.functions {
