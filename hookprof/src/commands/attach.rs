@@ -322,7 +322,8 @@ fn attach_trace(
 /// thread of ours copies what comes into `output`, until the process finishes the stream at
 /// `stop` (its CLOCK chunk, then the end of the FIFO). A client killed meanwhile: the process's
 /// writes fail (EPIPE), its records are counted lost, it runs on; `output` holds what came,
-/// decodable up to there; `hookprof detach` ends the recording.
+/// decodable up to there; `hookprof detach` ends the recording. The FIFO's name is removed
+/// once both ends are open.
 fn attach_stream(
     options: &AttachOptions,
     output: &Path,
@@ -380,6 +381,10 @@ fn attach_stream(
         // is the end of the stream.
         writer_opened.store(true, Ordering::Release);
         drop(started);
+        // Both ends are open: the name is no longer needed, and a client killed later leaves
+        // nothing behind.
+        let _ = std::fs::remove_file(&fifo);
+        let _ = std::fs::remove_dir(dir.path());
         (options.on_started)(&output.display().to_string());
         let start = Instant::now();
         wait(options.duration, stop);
