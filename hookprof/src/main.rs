@@ -1754,11 +1754,14 @@ fn main() -> ExitCode {
         Command::Top(args) => top(args),
         Command::Tui(args) => hookprof::commands::tui::tui(&args.trace),
         Command::Detach(args) => hookprof::commands::attach::detach(args.pid).map(|reply| {
+            let records = reply.get("records").unwrap_or("0");
             match reply.get("path").filter(|p| !p.is_empty()) {
-                Some(path) => eprintln!(
-                    "hookprof detach: {} records; wrote {path}",
-                    reply.get("records").unwrap_or("0")
+                // A killed `attach --stream`'s FIFO, its name removed: no file to name.
+                Some(path) if !std::path::Path::new(path).exists() => eprintln!(
+                    "hookprof detach: recording off; the stream's reader ({path}) had gone: \
+                     its records since are counted as lost"
                 ),
+                Some(path) => eprintln!("hookprof detach: {records} records; wrote {path}"),
                 None => eprintln!("hookprof detach: recording off (no file was open)"),
             }
         }),
