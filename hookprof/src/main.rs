@@ -155,7 +155,8 @@ calls it had in progress. See docs/ti-post.md.")]
     /// attach to anyone's). Through its control channel (a Unix socket of its own runtime,
     /// docs/recording.md, "Attaching and watching live") hookprof has it open the trace file
     /// -o names, switch recording on, and after --duration or Ctrl-C switch it off and finish
-    /// the file. In ring or profile mode it takes a snapshot at the end instead and copies the
+    /// the file. With --stream the records come to hookprof through a FIFO and hookprof writes
+    /// the trace. In ring or profile mode it takes a snapshot at the end instead and copies the
     /// program's file. `hookprof ps` lists the programs there are.
     Attach(AttachArgs),
     /// Stop a recording `hookprof attach` left on (its client was killed): finish the file.
