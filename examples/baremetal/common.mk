@@ -15,6 +15,7 @@
 #   make run HOOKS=packed                                     packed RAM buffer: firmware.hkpacked
 #   make stream HOOKS=stream                                  streamed while it runs: qemu's gdb
 #                                                             stub read by hookprof record --gdb
+#   make top HOOKS=stream                                     … watched live: hookprof top --gdb
 #
 # Compiling: CC is hookcc; make exports NITRO_PROFILE (hookcc's -profile) and
 # NITRO_PROFILE_TYPE (which runtime component) to it, as NITRO-SDK's build did.
@@ -159,6 +160,19 @@ stream: firmware.elf
 	$(HOOKPROF) record --gdb 127.0.0.1:$(GDB_PORT) --exe firmware.elf -o firmware.hktrace $(RECORD_FLAGS); \
 	status=$$?; if [ $$status -ne 0 ]; then kill $$qemu; fi; \
 	wait $$qemu; qemu_status=$$?; if [ $$status -ne 0 ]; then exit $$status; fi; exit $$qemu_status
+
+# The same stream watched live: hookprof top --gdb shows the functions by self time, calls a
+# second and each task's open functions while the firmware runs, until q (then qemu is
+# stopped). The firmware's console goes to console.txt (the terminal is the view's).
+# ICOUNT=-icount shift=0 (the default, without sleep=off) keeps target time near wall time.
+TOP_FLAGS ?=
+TOP_TIMEOUT ?= 3600
+top: firmware.elf
+	timeout $(TOP_TIMEOUT) $(QEMU) $(QEMU_FLAGS) -kernel firmware.elf -S -gdb tcp:127.0.0.1:$(GDB_PORT) \
+		</dev/null >console.txt 2>&1 & \
+	qemu=$$!; \
+	$(HOOKPROF) top --gdb 127.0.0.1:$(GDB_PORT) --exe firmware.elf $(TOP_FLAGS); \
+	status=$$?; kill $$qemu 2>/dev/null; wait $$qemu; exit $$status
 
 # The TI record buffer taken out by a debugger: gdb-multiarch stops the firmware at
 # hookcc_ti_done(), dumps ProfileData into ti.bin, and lets it finish (docs/baremetal.md).

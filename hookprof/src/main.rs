@@ -155,22 +155,24 @@ calls it had in progress. See docs/ti-post.md.")]
     /// attach to anyone's). Through its control channel (a Unix socket of its own runtime,
     /// docs/recording.md, "Attaching and watching live") hookprof has it open the trace file
     /// -o names, switch recording on, and after --duration or Ctrl-C switch it off and finish
-    /// the file. In ring or profile mode it takes a snapshot at the end instead and copies the
+    /// the file. With --stream the records come to hookprof through a FIFO and hookprof writes
+    /// the trace. In ring or profile mode it takes a snapshot at the end instead and copies the
     /// program's file. `hookprof ps` lists the programs there are.
     Attach(AttachArgs),
     /// Stop a recording `hookprof attach` left on (its client was killed): finish the file.
     Detach(DetachArgs),
     /// List the running traced programs this user may attach to.
     Ps,
-    /// A live view of a running traced program (or of a trace being written, --follow): its
-    /// functions by self time over the last seconds, calls a second, records lost, each
-    /// thread's open functions.
+    /// A live view of a running traced program (or of a trace being written, --follow, or of a
+    /// firmware's stream, --gdb/--tcp/--serial): its functions by self time over the last
+    /// seconds, calls a second, records lost, each thread's or task's open functions.
     ///
     /// As `attach` (the program started with HOOKCC_DISABLE=1, default mode), but in windows:
     /// every --interval the program finishes its window's file and goes on in the next, and
-    /// the view adds up the last --windows of them. Keys: s, t, c, n sort by self time, total
-    /// time, calls, name; / filters by name (Enter ends, Esc clears); f freezes; q quits.
-    /// Recording is switched off at the end.
+    /// the view adds up the last --windows of them. A firmware's stream is read as `hookprof
+    /// record` reads it and profiled as it comes (the target's clock, each task's CPU time).
+    /// Keys: s, t, c, n sort by self time, total time, calls, name; / filters by name (Enter
+    /// ends, Esc clears); f freezes; q quits. Recording is switched off at the end.
     Top(TopArgs),
     /// Browse a trace's calls in the terminal: the call tree beside the flat report.
     ///
@@ -869,33 +871,65 @@ struct TiArgs {
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["gdb", "tcp", "serial"])))]
 struct RecordArgs {
-    /// A GDB server's HOST:PORT (needs --exe, whose `_SEGGER_RTT` symbol locates the ring).
-    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
-    gdb: Option<String>,
-    /// An RTT server's HOST:PORT: the up-buffer's bytes as they come.
-    #[arg(long, value_name = "HOST:PORT")]
-    tcp: Option<String>,
-    /// A UART device, FIFO or file carrying the up-buffer's bytes.
-    #[arg(long, value_name = "PATH")]
-    serial: Option<PathBuf>,
+    #[command(flatten)]
+    stream: StreamArgs,
     /// With --serial on a regular file: keep reading as it grows, until the stream's end or
     /// Ctrl-C.
     #[arg(long)]
     follow: bool,
-    /// The firmware's ELF file (byte order, pointer size, the control block's address).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
     /// The trace to write.
     #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
     output: PathBuf,
-    /// The time between two reads of the ring (--gdb), or between two looks at a file that
-    /// has not grown (--follow): a number and its unit (10ms, 500us). The ring must not fill
-    /// in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
-    poll_interval: u64,
     /// No progress line on stderr.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// Where a firmware's stream comes from (`record`, `top`): docs/baremetal.md, "Streaming".
+#[derive(clap::Args, Debug)]
+struct StreamArgs {
+    /// A firmware's stream through a GDB server at HOST:PORT (qemu's gdb stub, OpenOCD, J-Link
+    /// GDB Server, pyOCD); needs --exe, whose `_SEGGER_RTT` symbol locates the ring.
+    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
+    gdb: Option<String>,
+    /// A firmware's stream from an RTT server's (or a UART's) TCP port at HOST:PORT: the
+    /// up-buffer's bytes as they come.
+    #[arg(long, value_name = "HOST:PORT")]
+    tcp: Option<String>,
+    /// A firmware's stream from a UART device, a FIFO or a file carrying the up-buffer's bytes.
+    #[arg(long, value_name = "PATH")]
+    serial: Option<PathBuf>,
+    /// The firmware's ELF file (byte order, pointer size, the control block's address,
+    /// function names).
+    #[arg(long, value_name = "ELF")]
+    exe: Option<PathBuf>,
+    /// The time between two reads of the ring (--gdb), or between two looks at a file that
+    /// has not grown (record's --follow): a number and its unit (10ms, 500us). The ring must
+    /// not fill in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
+    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
+    poll_interval: u64,
+}
+
+impl StreamArgs {
+    /// The source the options name, if any; `follow`: a regular file is followed as it grows.
+    fn source(&self, follow: bool) -> Result<Option<hookprof::commands::record::Source>> {
+        use hookprof::commands::record::Source;
+        Ok(if let Some(address) = &self.gdb {
+            Some(Source::Gdb {
+                address: address.clone(),
+                exe: self.exe.clone().context("--gdb needs --exe")?,
+            })
+        } else if let Some(address) = &self.tcp {
+            Some(Source::Tcp {
+                address: address.clone(),
+            })
+        } else {
+            self.serial.as_ref().map(|path| Source::Serial {
+                path: path.clone(),
+                follow,
+            })
+        })
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -909,21 +943,30 @@ struct AttachArgs {
     /// globs, `!` leaves out: 'parse_*,!parse_space'); the program's own choice is back after.
     #[arg(long, value_name = "GLOBS")]
     functions: Option<String>,
-    /// The trace to write (the program writes it, as its user). Default:
-    /// <program>.<pid>.attach.hktrace.
+    /// The trace to write (the program writes it, as its user; with --stream, hookprof).
+    /// Default: <program>.<pid>.attach.hktrace.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Have the records sent to hookprof as they are written (the program writes its trace
+    /// into a FIFO hookprof reads), and write the trace here: the program needs no access to
+    /// the output's place and writes nothing on its own. Default mode only.
+    #[arg(long)]
+    stream: bool,
 }
 
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("watched").required(true).args(["pid", "follow", "gdb", "tcp", "serial"])))]
 struct TopArgs {
     /// The process to watch.
-    #[arg(required_unless_present = "follow", conflicts_with = "follow")]
     pid: Option<u32>,
     /// Instead of a process: a trace still being written, read again every interval (its
     /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
     #[arg(long, value_name = "TRACE")]
     follow: Option<PathBuf>,
+    /// Instead of a process: a firmware's stream (--gdb, --tcp or --serial, with --exe), read as
+    /// `hookprof record` reads it. Times are the target's clock, each task's CPU time.
+    #[command(flatten)]
+    stream: StreamArgs,
     /// How often a window ends and the view is redrawn.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     interval: u64,
@@ -1349,6 +1392,7 @@ fn attach(args: &AttachArgs) -> Result<()> {
         duration: args.duration.map(std::time::Duration::from_nanos),
         functions: args.functions.clone(),
         output,
+        stream: args.stream,
         on_started: |path| {
             if path.is_empty() {
                 eprintln!("hookprof attach: recording (a snapshot at the end); Ctrl-C stops");
@@ -1358,7 +1402,7 @@ fn attach(args: &AttachArgs) -> Result<()> {
         },
     };
     let s = attach(&options, &RECORD_STOP)?;
-    if s.mode == "trace" {
+    if s.mode == "trace" || s.mode == "stream" {
         eprintln!(
             "hookprof attach: {} records in {:.2} s; wrote {}",
             s.records,
@@ -1377,11 +1421,11 @@ fn attach(args: &AttachArgs) -> Result<()> {
 }
 
 fn top(args: &TopArgs) -> Result<()> {
-    use hookprof::commands::top::{follow, top, TopOptions};
+    use hookprof::commands::top::{follow, stream, top, TopOptions};
     stop_on_sigint();
     let temporary = match &args.dir {
         Some(_) => None,
-        None if args.follow.is_some() => None,
+        None if args.pid.is_none() => None,
         None => Some(tempfile::Builder::new().prefix("hookprof-top").tempdir()?),
     };
     let options = TopOptions {
@@ -1396,6 +1440,17 @@ fn top(args: &TopArgs) -> Result<()> {
         rows: args.rows,
         iterations: args.iterations,
     };
+    let source = args.stream.source(false)?;
+    if let Some(source) = source {
+        let poll = std::time::Duration::from_nanos(args.stream.poll_interval);
+        return stream(
+            &source,
+            args.stream.exe.as_deref(),
+            poll,
+            &options,
+            &RECORD_STOP,
+        );
+    }
     match &args.follow {
         Some(trace) => follow(trace, &options, &RECORD_STOP),
         None => top(&options, &RECORD_STOP),
@@ -1403,32 +1458,20 @@ fn top(args: &TopArgs) -> Result<()> {
 }
 
 fn record(args: &RecordArgs) -> Result<()> {
-    use hookprof::commands::record::{Options, Source};
+    use hookprof::commands::record::Options;
     stop_on_sigint();
-    let source = if let Some(address) = &args.gdb {
-        Source::Gdb {
-            address: address.clone(),
-            exe: args.exe.clone().context("--gdb needs --exe")?,
-        }
-    } else if let Some(address) = &args.tcp {
-        Source::Tcp {
-            address: address.clone(),
-        }
-    } else if let Some(path) = &args.serial {
-        Source::Serial {
-            path: path.clone(),
-            follow: args.follow,
-        }
-    } else {
-        bail!("one of --gdb, --tcp or --serial is needed");
-    };
+    let source = args
+        .stream
+        .source(args.follow)?
+        .context("one of --gdb, --tcp or --serial is needed")?;
     let options = Options {
         output: args.output.clone(),
-        poll_interval: std::time::Duration::from_nanos(args.poll_interval),
+        poll_interval: std::time::Duration::from_nanos(args.stream.poll_interval),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        exe: args.exe.clone(),
+        exe: args.stream.exe.clone(),
     };
-    let s = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
+    let summary = hookprof::commands::record::record(&source, &options, &RECORD_STOP)?;
+    let s = &summary.counts;
     let firmware = match s.end {
         Some((records, lost)) => format!(
             "; the firmware made {records} records and dropped {lost}{}",
@@ -1448,24 +1491,24 @@ fn record(args: &RecordArgs) -> Result<()> {
     } else {
         firmware
     };
-    let polls = match s.high_water {
+    let polls = match summary.high_water {
         Some((most, size)) => format!(
             "{} polls (the fullest found {most} of the ring's {size} bytes), ",
-            s.polls
+            summary.polls
         ),
         None => String::new(),
     };
     eprintln!(
         "hookprof record: {} bytes, {} calls' records ({:.2} bytes each), {} task switches, {} \
          tasks created, {} lost ({} places), {polls}{}{firmware}; wrote {}",
-        s.bytes,
+        summary.bytes,
         s.calls,
-        s.call_bytes as f64 / s.calls.max(1) as f64,
+        summary.call_bytes as f64 / s.calls.max(1) as f64,
         s.switches,
         s.created,
         s.lost,
         s.lost_markers,
-        s.ended_by,
+        summary.ended_by,
         args.output.display()
     );
     if let Some((records, lost)) = s.end {
@@ -1479,10 +1522,10 @@ fn record(args: &RecordArgs) -> Result<()> {
             ));
         }
     }
-    if s.trailing_bytes != 0 {
+    if summary.trailing_bytes != 0 {
         warn(&format!(
             "the stream ends inside a record ({} bytes after the last whole one)",
-            s.trailing_bytes
+            summary.trailing_bytes
         ));
     }
     Ok(())
@@ -1712,11 +1755,14 @@ fn main() -> ExitCode {
         Command::Top(args) => top(args),
         Command::Tui(args) => hookprof::commands::tui::tui(&args.trace),
         Command::Detach(args) => hookprof::commands::attach::detach(args.pid).map(|reply| {
+            let records = reply.get("records").unwrap_or("0");
             match reply.get("path").filter(|p| !p.is_empty()) {
-                Some(path) => eprintln!(
-                    "hookprof detach: {} records; wrote {path}",
-                    reply.get("records").unwrap_or("0")
+                // A killed `attach --stream`'s FIFO, its name removed: no file to name.
+                Some(path) if !std::path::Path::new(path).exists() => eprintln!(
+                    "hookprof detach: recording off; the stream's reader ({path}) had gone: \
+                     its records since are counted as lost"
                 ),
+                Some(path) => eprintln!("hookprof detach: {records} records; wrote {path}"),
                 None => eprintln!("hookprof detach: recording off (no file was open)"),
             }
         }),

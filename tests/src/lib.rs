@@ -123,7 +123,8 @@ pub struct Row {
     pub exclusive_ns: f64,
 }
 
-/// Parses `hookprof report --format=csv` output (with or without a `thread` column).
+/// Parses `hookprof report --format=csv` output (with or without a `thread` column; times in
+/// ticks where the trace has no clock rate).
 pub fn parse_report_csv(text: &str) -> Vec<Row> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers().expect("csv header").clone();
@@ -131,8 +132,13 @@ pub fn parse_report_csv(text: &str) -> Vec<Row> {
     let (f, c, i, e) = (
         col("function").expect("function column"),
         col("calls").expect("calls column"),
-        col("inclusive_ns").expect("inclusive_ns column"),
-        col("exclusive_ns").expect("exclusive_ns column"),
+        // In ticks where the trace has no clock rate (a program killed on x86).
+        col("inclusive_ns")
+            .or_else(|| col("inclusive_ticks"))
+            .expect("inclusive_ns column"),
+        col("exclusive_ns")
+            .or_else(|| col("exclusive_ticks"))
+            .expect("exclusive_ns column"),
     );
     let t = col("thread");
     reader
@@ -492,6 +498,15 @@ pub fn make_baremetal<S: AsRef<std::ffi::OsStr>>(
         .unwrap_or_else(|e| panic!("cannot run make in {}: {e}", project.display()))
 }
 
+/// A free TCP port on the loopback interface (for qemu's gdb stub, a server under test).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// True if what the bare-metal examples need is installed (qemu for both boards' families,
 /// both cross compilers, picolibc for both, make); otherwise fails in CI, and says what is
 /// missing elsewhere.
@@ -517,4 +532,102 @@ pub fn have_baremetal_tools() -> bool {
             "gcc-riscv64-unknown-elf",
         )
         && have_tool("make", &["--version"], "make")
+}
+
+/// Driving a terminal view (`hookprof top`, `tui`) in tmux: a session named `top` on a tmux
+/// server of the test's own, its screen read with `capture-pane`.
+pub mod tmux {
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    /// tmux on its own server (`-L`), so that the test touches no one's sessions.
+    pub fn tmux(server: &str, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(server)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Kills its tmux server when dropped: a test that fails leaves no tmux and no view running.
+    pub struct TmuxGuard(pub String);
+
+    impl Drop for TmuxGuard {
+        fn drop(&mut self) {
+            let _ = tmux(&self.0, &["kill-server"]);
+            // tmux leaves its socket's name behind: $TMUX_TMPDIR (or /tmp)/tmux-UID/NAME.
+            let base = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let uid = unsafe { libc::geteuid() };
+            let _ =
+                std::fs::remove_file(Path::new(&base).join(format!("tmux-{uid}")).join(&self.0));
+        }
+    }
+
+    /// Waits until `ready` holds for a whole screen (its last line, the keys, drawn); returns it.
+    pub fn pane_until(server: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let began = Instant::now();
+        loop {
+            let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
+            if pane.contains("keys:") && ready(&pane) {
+                return pane;
+            }
+            assert!(
+                began.elapsed() < Duration::from_secs(30),
+                "no {what} in\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits until the pane shows `text` on a whole screen (its last line, the keys, drawn: a
+    /// capture may fall between a screen's clearing and its last line); returns the pane.
+    pub fn pane_showing(server: &str, text: &str) -> String {
+        let began = Instant::now();
+        loop {
+            let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
+            if pane.contains(text) && pane.contains("keys:") {
+                return pane;
+            }
+            assert!(
+                began.elapsed() < Duration::from_secs(30),
+                "no {text:?} in\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Starts `command` (a shell command line) in the session `top`, of `size` (columns, rows).
+    pub fn start_view(server: &str, size: (u16, u16), command: &str) {
+        let (x, y) = (size.0.to_string(), size.1.to_string());
+        tmux(
+            server,
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                "top",
+                "-x",
+                &x,
+                "-y",
+                &y,
+                command,
+            ],
+        );
+    }
+
+    /// Waits (20 s at most) until the session `top` has ended: the view quit.
+    pub fn wait_until_quit(server: &str, what: &str) {
+        let began = Instant::now();
+        while tmux(server, &["list-sessions"]).contains("top:") {
+            assert!(
+                began.elapsed() < Duration::from_secs(20),
+                "{what} did not quit"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }

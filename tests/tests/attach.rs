@@ -4,6 +4,7 @@
 //! requests on 127.0.0.1; its traces decoded and compared with its own counters; bad clients;
 //! the socket directory's and the peer's checks.
 
+use hookcc_tests::tmux::{pane_showing, pane_until, start_view, tmux, wait_until_quit, TmuxGuard};
 use hookcc_tests::{build_traced, call_counts, hookprof, run_ok};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -348,6 +349,98 @@ fn bad_requests_and_vanishing_clients_leave_the_program_running() {
     assert!(server.quit().success());
 }
 
+#[test]
+fn a_streamed_attach_has_its_window_and_a_client_killed_mid_stream_leaves_the_program_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_server(dir.path());
+    let xdg = runtime_dir(dir.path());
+    let server = start_server(dir.path(), &program, &xdg, &[]);
+
+    // --stream: the records come to hookprof, which writes the trace; exactly the window's.
+    server.requests(2, 50);
+    let streamed = dir.path().join("streamed.hktrace");
+    let (child, stderr) = attach(&server, &["--stream", "-o", streamed.to_str().unwrap()]);
+    server.requests(4, 100);
+    let said = interrupt(child, stderr);
+    assert!(said.contains("wrote"), "{said}");
+    let (rows, warnings) = hookcc_tests::report_csv(&streamed, &[]);
+    let calls = |name: &str| rows.iter().find(|r| r.function == name).map(|r| r.calls);
+    assert_eq!(calls("handle_request"), Some(400), "{warnings}");
+    assert_eq!(calls("parse_request"), Some(400), "{warnings}");
+    // Finished: the stream's CLOCK chunk ends it (no "incomplete" warning).
+    assert!(!warnings.contains("incomplete"), "{warnings}");
+    let info = run_ok(hookprof().arg("info").arg(&streamed));
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("complete:          yes (written as a stream"),
+        "{info}"
+    );
+
+    // A streaming client killed mid-stream: the program serves on (its writes to the FIFO
+    // fail, records counted lost); the client's file decodes with what came before; detach
+    // ends the recording.
+    let killed = dir.path().join("killed-stream.hktrace");
+    let (child, _stderr) = attach(&server, &["--stream", "-o", killed.to_str().unwrap()]);
+    // Killed also if the test fails before it does.
+    struct KillOnDrop(Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = KillOnDrop(child);
+    server.requests(3, 100);
+    // The connections' threads write their last buffers as they end: wait until all 300 calls
+    // have come through, read from the file while it is being written.
+    let handled_in = |trace: &Path| -> Option<u64> {
+        let out = hookprof()
+            .arg("report")
+            .arg(trace)
+            .arg("--format=csv")
+            .output()
+            .ok()?;
+        let rows = hookcc_tests::parse_report_csv(&String::from_utf8_lossy(&out.stdout));
+        let row = rows.into_iter().find(|r| r.function == "handle_request");
+        row.filter(|_| out.status.success()).map(|r| r.calls)
+    };
+    let began = Instant::now();
+    while handled_in(&killed) != Some(300) {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "{:?} calls of handle_request came",
+            handled_in(&killed)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(child); // SIGKILL
+    server.requests(3, 100);
+    let (handled, _) = server.counters();
+    assert_eq!(handled, 100 + 400 + 300 + 300);
+    let counts = call_counts(&killed, &[]);
+    assert_eq!(counts.get("handle_request"), Some(&300), "{counts:?}");
+    run_ok(
+        hookprof_in(&xdg)
+            .arg("detach")
+            .arg(server.pid().to_string()),
+    );
+    let status = control(&server.socket(), b"status\n");
+    assert!(status.contains(" recording=0 "), "{status}");
+    server.requests(1, 10);
+    assert!(server.quit().success());
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("own")
+        {
+            call_counts(&path, &[]); // decodes
+        }
+    }
+}
+
 /// Whether this test runs as root (it needs to act as another user).
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -484,31 +577,6 @@ fn an_attach_to_a_ring_or_a_profile_takes_a_snapshot() {
     }
 }
 
-/// tmux on its own server (`-L`), so that the test touches no one's sessions.
-fn tmux(server: &str, args: &[&str]) -> String {
-    let out = Command::new("tmux")
-        .arg("-L")
-        .arg(server)
-        .args(args)
-        .output()
-        .expect("run tmux");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Kills its tmux server when dropped: a test that fails leaves no tmux and no view running.
-struct TmuxGuard(String);
-
-impl Drop for TmuxGuard {
-    fn drop(&mut self) {
-        let _ = tmux(&self.0, &["kill-server"]);
-        // tmux leaves its socket's name behind: $TMUX_TMPDIR (or /tmp)/tmux-UID/NAME.
-        let base = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::geteuid() };
-        let _ = std::fs::remove_file(Path::new(&base).join(format!("tmux-{uid}")).join(&self.0));
-    }
-}
-
 /// Stops a load thread when dropped: a panic inside `thread::scope` would otherwise wait
 /// for it forever.
 struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
@@ -516,39 +584,6 @@ struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(false, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Waits until `ready` holds for a whole screen (its last line, the keys, drawn); returns it.
-fn pane_until(server: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
-    let began = Instant::now();
-    loop {
-        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
-        if pane.contains("keys:") && ready(&pane) {
-            return pane;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(30),
-            "no {what} in\n{pane}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Waits until the pane shows `text` on a whole screen (its last line, the keys, drawn: a
-/// capture may fall between a screen's clearing and its last line); returns the pane.
-fn pane_showing(server: &str, text: &str) -> String {
-    let began = Instant::now();
-    loop {
-        let pane = tmux(server, &["capture-pane", "-p", "-t", "top"]);
-        if pane.contains(text) && pane.contains("keys:") {
-            return pane;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(30),
-            "no {text:?} in\n{pane}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -569,20 +604,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         server.pid()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (120, 40), &command);
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&load);
@@ -625,14 +647,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
             "{pane}"
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-        let began = Instant::now();
-        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-            assert!(
-                began.elapsed() < Duration::from_secs(20),
-                "top did not quit"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_quit(&tmux_server, "top");
         load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);
@@ -659,20 +674,7 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         trace.display()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "160",
-            "-y",
-            "30",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (160, 30), &command);
     // The report beside the tree, the tree folded at main.
     let pane = pane_showing(&tmux_server, "hookprof tui: call tree");
     assert!(pane.contains("+ main") && pane.contains("1973"), "{pane}");
@@ -713,14 +715,7 @@ fn tui_browses_the_call_tree_folds_searches_and_shows_callers_in_tmux() {
         "{pane}"
     );
     tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-    let began = Instant::now();
-    while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-        assert!(
-            began.elapsed() < Duration::from_secs(20),
-            "tui did not quit"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until_quit(&tmux_server, "tui");
     tmux(&tmux_server, &["kill-server"]);
 }
 
@@ -747,20 +742,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
         hookcc_tests::tool("hookprof").display(),
         trace.display()
     );
-    tmux(
-        &tmux_server,
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            "top",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &command,
-        ],
-    );
+    start_view(&tmux_server, (120, 40), &command);
     let load = std::sync::atomic::AtomicBool::new(true);
     std::thread::scope(|s| {
         let _stop = StopOnDrop(&load);
@@ -787,14 +769,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
             "{pane}"
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
-        let began = Instant::now();
-        while tmux(&tmux_server, &["list-sessions"]).contains("top:") {
-            assert!(
-                began.elapsed() < Duration::from_secs(20),
-                "top did not quit"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_quit(&tmux_server, "top");
         load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);

@@ -1706,15 +1706,6 @@ fn bare_metal_trace_task_switches_become_threads_on_the_host() {
     }
 }
 
-/// A free TCP port on the loopback interface (for qemu's gdb stub).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// What a streamed run printed: the firmware's numbers (examples/baremetal/freertos/
 /// stream_app.c) and hookprof record's summary line.
 #[derive(Debug, Default)]
@@ -2746,4 +2737,54 @@ fn a_gdb_server_that_makes_no_sense_is_an_error_within_bounds() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+/// `hookprof top --serial` on the UART's stream (the path `top --gdb` and `--tcp` take too:
+/// record's decoder, then the live profile): the file is read to its end, the view says so with
+/// the firmware's own counts, and its rows have stream_calls.c's calls in their proportions
+/// (`top` 2 000, `mid` 6 000, `leaf` 12 000 in the stream's one window).
+#[test]
+fn top_serial_shows_a_uart_streams_calls_and_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_, elf)) = uart_stream(dir.path()) else {
+        return;
+    };
+    let out = hookprof()
+        .args(["top", "--serial"])
+        .arg(elf.with_file_name("uart.bin"))
+        .arg("--exe")
+        .arg(&elf)
+        .args(["--interval", "100ms", "--iterations", "50"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text
+        .rsplit("\x1b[H\x1b[2J")
+        .next()
+        .unwrap()
+        .replace('\r', "");
+    assert!(
+        last.contains("the stream ended (end of stream): ")
+            && last.contains("the firmware made 40002 records and dropped 0")
+            && last.contains(", lost 0 "),
+        "{last}"
+    );
+    // calls a second: the fourth column (fixed widths: self% 6, then 10 each).
+    let calls = |function: &str| -> f64 {
+        last.lines()
+            .find(|l| l.ends_with(&format!("  {function}")))
+            .and_then(|l| l.get(29..39)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no row of {function}:\n{last}"))
+    };
+    let (top, mid, leaf) = (calls("top"), calls("mid"), calls("leaf"));
+    assert!(
+        top > 0.0 && (mid / top - 3.0).abs() < 0.01 && (leaf / top - 6.0).abs() < 0.01,
+        "{last}"
+    );
 }

@@ -371,14 +371,6 @@ fn sccache_through_hookcc_never_hands_back_an_object_built_with_other_hook_setti
     );
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The directory cargo unpacked crate `name` (`version`, exact) into: a throwaway project
 /// depending on it, `cargo fetch`, and `cargo metadata` to say where (as bench/bench.py fetches
 /// Lua).

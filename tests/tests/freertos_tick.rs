@@ -13,14 +13,6 @@
 
 use hookcc_tests::*;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// How the firmware is run and its trace taken out.
 enum Way {
     /// `make run HOOKS=trace` with this ICOUNT: the RAM trace written at exit.

@@ -12,6 +12,8 @@
 //!   trace, or a TI or NITRO dump converted);
 //! - [`ti`]: a TI dump's calls per task and its load bias; [`nitro`]: a NITRO function cost
 //!   buffer's calls paired and converted for the views;
+//! - [`live`]: a bare-metal stream's records profiled as they come, window by window
+//!   (`hookprof top --gdb`), paired as the replay pairs a trace's;
 //! - [`warnings`]: what every command says about a trace itself; [`unload`]: which module an
 //!   address was when it was recorded (libraries dlclose unloaded).
 //!
@@ -20,6 +22,7 @@
 
 pub mod compensation;
 pub mod ids;
+pub mod live;
 pub mod model;
 pub mod nitro;
 pub mod replay;

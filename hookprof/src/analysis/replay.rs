@@ -711,6 +711,13 @@ impl TraceSummary {
         }
     }
 
+    /// The writer finished the trace: its header says so, or, written as a stream (a FIFO,
+    /// `hookprof attach --stream`), whose header is never rewritten, it ends with its CLOCK
+    /// chunk.
+    pub fn finished(&self) -> bool {
+        self.header.is_complete() || (self.header.is_stream() && self.clock.is_some())
+    }
+
     /// Ticks per second from the header, else from the CLOCK chunk; `None` if neither
     /// knows (reports then show ticks).
     pub fn ticks_per_second(&self) -> Option<u64> {

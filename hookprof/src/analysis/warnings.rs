@@ -17,7 +17,7 @@ pub fn incomplete_why(s: &TraceSummary) -> &'static str {
 /// Warnings about the trace itself that every report shares.
 pub fn profile_warnings(s: &TraceSummary) -> Vec<String> {
     let mut warnings = Vec::new();
-    if !s.header.is_complete() {
+    if !s.finished() {
         warnings.push(format!(
             "the trace is incomplete ({}): frames still open are closed at each thread's last \
              record",

@@ -7,6 +7,7 @@
 
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -216,6 +217,9 @@ pub struct AttachOptions {
     pub output: PathBuf,
     /// Called once recording is on (the path the process opened).
     pub on_started: fn(&str),
+    /// The records come to hookprof, which writes `output` (default mode only): the process
+    /// writes its trace into a FIFO hookprof reads, and nothing on its own.
+    pub stream: bool,
 }
 
 /// What an attach recorded.
@@ -225,7 +229,7 @@ pub struct AttachSummary {
     pub records: u64,
     pub seconds: f64,
     /// The mode the process records in: "trace", or "ring"/"profile" (then a snapshot was
-    /// taken and copied).
+    /// taken and copied); "stream" where the records came to hookprof (`--stream`).
     pub mode: String,
 }
 
@@ -269,8 +273,15 @@ pub fn attach(options: &AttachOptions, stop: &AtomicBool) -> Result<AttachSummar
             );
         }
     }
-    let result = if mode == "trace" {
+    let result = if mode == "trace" && options.stream {
+        attach_stream(options, &output, stop)
+    } else if mode == "trace" {
         attach_trace(options, &output, stop)
+    } else if options.stream {
+        Err(anyhow::anyhow!(
+            "process {pid} records in {mode} mode: --stream is for the default mode (without \
+             it, attach takes a snapshot)"
+        ))
     } else {
         attach_snapshot(options, &output, &mode, stop)
     };
@@ -304,6 +315,134 @@ fn attach_trace(
         seconds: start.elapsed().as_secs_f64(),
         mode: "trace".into(),
     })
+}
+
+/// `--stream`: the process writes its trace into a FIFO of a private directory of ours (its
+/// runtime writes a FIFO as a stream: docs/reliability.md, "HOOKCC_OUTPUT a FIFO"), and a
+/// thread of ours copies what comes into `output`, until the process finishes the stream at
+/// `stop` (its CLOCK chunk, then the end of the FIFO). A client killed meanwhile: the process's
+/// writes fail (EPIPE), its records are counted lost, it runs on; `output` holds what came,
+/// decodable up to there; `hookprof detach` ends the recording. The FIFO's name is removed
+/// once both ends are open.
+fn attach_stream(
+    options: &AttachOptions,
+    output: &Path,
+    stop: &AtomicBool,
+) -> Result<AttachSummary> {
+    let pid = options.pid;
+    let dir = tempfile::Builder::new()
+        .prefix("hookprof-attach")
+        .tempdir()
+        .context("a directory for the FIFO")?;
+    let fifo = dir.path().join("trace.fifo");
+    let c_fifo = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())?;
+    // SAFETY: mkfifo with a NUL-terminated path of ours.
+    if unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) } != 0 {
+        bail!(
+            "cannot make {}: {}",
+            fifo.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    let owner = std::fs::metadata(format!("/proc/{pid}")).map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if let (0, Ok(uid)) = (unsafe { libc::geteuid() }, owner) {
+        // Root attaching to another user's process: that user opens the FIFO.
+        std::os::unix::fs::chown(dir.path(), Some(uid), None)?;
+        std::os::unix::fs::chown(&fifo, Some(uid), None)?;
+    }
+    // Open for reading first, without waiting for a writer: the runtime's open then finds a
+    // reader at once (it waits 5 s at most).
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .with_context(|| format!("opening {}", fifo.display()))?;
+    let mut file =
+        std::fs::File::create(output).with_context(|| format!("creating {}", output.display()))?;
+    let writer_opened = AtomicBool::new(false);
+    let abandon = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let copier = scope.spawn(|| copy_stream(reader, &mut file, &writer_opened, &abandon));
+        let started = request(pid, &format!("start {}", fifo.display()));
+        let started = match started {
+            Ok(reply) => reply,
+            Err(e) => {
+                abandon.store(true, Ordering::Relaxed);
+                let _ = copier.join();
+                let _ = std::fs::remove_file(output);
+                return Err(e.context("starting a stream"));
+            }
+        };
+        // The runtime has opened the FIFO (and written its header): an end of it from now on
+        // is the end of the stream.
+        writer_opened.store(true, Ordering::Release);
+        drop(started);
+        // Both ends are open: the name is no longer needed, and a client killed later leaves
+        // nothing behind.
+        let _ = std::fs::remove_file(&fifo);
+        let _ = std::fs::remove_dir(dir.path());
+        (options.on_started)(&output.display().to_string());
+        let start = Instant::now();
+        wait(options.duration, stop);
+        let stopped = request(pid, "stop").context("stopping the stream");
+        if stopped.is_err() {
+            abandon.store(true, Ordering::Relaxed);
+        }
+        let copied = copier
+            .join()
+            .map_err(|_| anyhow::anyhow!("the stream's reader panicked"))?
+            .with_context(|| format!("writing {}", output.display()));
+        let stopped = stopped?;
+        copied?;
+        Ok(AttachSummary {
+            path: output.to_path_buf(),
+            records: stopped.number("records"),
+            seconds: start.elapsed().as_secs_f64(),
+            mode: "stream".into(),
+        })
+    })
+}
+
+/// Copies the FIFO into `out` until its end after `writer_opened` (before, the FIFO has no
+/// writer yet and reads nothing), or until `abandon`. Returns the bytes copied.
+fn copy_stream(
+    mut fifo: std::fs::File,
+    out: &mut std::fs::File,
+    writer_opened: &AtomicBool,
+    abandon: &AtomicBool,
+) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut copied = 0u64;
+    while !abandon.load(Ordering::Relaxed) {
+        // Read the flag before the read: an end seen after the writer opened is the end.
+        let opened = writer_opened.load(Ordering::Acquire);
+        match fifo.read(&mut buf) {
+            Ok(0) if opened => break,
+            Ok(0) => std::thread::sleep(Duration::from_millis(2)),
+            Ok(n) => {
+                out.write_all(&buf[..n])?;
+                copied += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let mut p = libc::pollfd {
+                    fd: std::os::unix::io::AsRawFd::as_raw_fd(&fifo),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd of ours.
+                unsafe { libc::poll(&mut p, 1, 50) };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.flush()?;
+    Ok(copied)
 }
 
 /// Ring and profile mode: the process keeps its own file; a snapshot at the end writes what

@@ -2,7 +2,9 @@
 //! runtime/src/trace_stream.h) read while the firmware runs, into a `.hktrace`
 //! (docs/baremetal.md, "Streaming").
 //!
-//! Three ways in, one decoder ([`crate::input::stream`]):
+//! Three ways in, one decoder ([`crate::input::stream`]), and what takes the records behind a
+//! [`Consumer`]: the trace file here, the live view in `hookprof top --gdb`
+//! ([`crate::commands::top`]):
 //! - [`Source::Gdb`]: the GDB remote serial protocol (qemu's gdbstub, OpenOCD, J-Link GDB
 //!   Server, pyOCD): the control block found by its ELF symbol `_SEGGER_RTT`, then, every poll
 //!   interval, the target halted (a `^C`), `WrOff`/`RdOff` and the new bytes read (`m`),
@@ -37,7 +39,7 @@ use std::time::{Duration, Instant};
 use object::{Object, ObjectSymbol};
 
 use crate::input::format::Endian;
-use crate::input::stream::{Decoder, Event, PushError};
+use crate::input::stream::{Decoder, Event, PushError, StreamCounts};
 use crate::output::stream_trace::TraceBuilder;
 
 /// How long a GDB server has to complete a reply (or a stop reply after a halt).
@@ -79,17 +81,10 @@ pub struct Options {
 pub struct Summary {
     pub bytes: u64,
     pub records: u64,
-    pub calls: u64,
     /// Bytes of the stream's entries and exits (the rest: task switches, creations, LOST).
     pub call_bytes: u64,
-    pub switches: u64,
-    pub created: u64,
-    pub lost: u64,
-    pub lost_markers: u64,
-    /// Records a flight recorder (the packed RAM buffer's) wrote over before its window.
-    pub overwritten: u64,
-    /// The firmware's own counts (its END record): records made, records dropped.
-    pub end: Option<(u64, u64)>,
+    /// The records by kind and the losses; `lost_markers` counts a cut's mark too.
+    pub counts: StreamCounts,
     /// Polls of the ring (GDB), and how the recording ended.
     pub polls: u64,
     /// The most bytes one poll found in the ring, and the ring's size (GDB): how close the
@@ -100,14 +95,6 @@ pub struct Summary {
     pub trailing_bytes: usize,
     /// Where the writes went.
     pub output: PathBuf,
-}
-
-impl Summary {
-    /// Records the trace holds of what the END record counts (calls' records, task switches
-    /// and creations).
-    pub fn records_kept(&self) -> u64 {
-        self.calls + self.switches + self.created
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -129,7 +116,7 @@ pub enum RecordError {
         "{cause}; the recording stopped there: {} keeps the {} calls' records read before it, \
          a LOST mark where it stops, and is marked incomplete",
         kept.output.display(),
-        kept.calls
+        kept.counts.calls
     )]
     Cut {
         cause: Box<RecordError>,
@@ -218,42 +205,82 @@ fn firmware(path: &Path) -> Result<Firmware, RecordError> {
     })
 }
 
-/// The decoder and the trace it writes, with the progress line.
-struct Sink {
+/// What takes the decoded records: the trace file ([`TraceBuilder`], `hookprof record`) or
+/// the live view (`hookprof top --gdb`, [`crate::analysis::live`]). The transports and the
+/// decoder are the same for both.
+pub trait Consumer {
+    /// Takes one decoded record.
+    fn event(&mut self, event: Event) -> io::Result<()>;
+    /// The records of one read have all been given (the live view publishes them then).
+    fn pushed(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// What the stream said so far, for the summary.
+    fn counts(&self) -> StreamCounts;
+    /// The stream ended (`cut`: where it should have gone on).
+    fn finish(self, cut: bool) -> io::Result<()>;
+}
+
+impl Consumer for TraceBuilder {
+    fn event(&mut self, event: Event) -> io::Result<()> {
+        TraceBuilder::event(self, event)
+    }
+
+    fn counts(&self) -> StreamCounts {
+        self.counts
+    }
+
+    fn finish(self, cut: bool) -> io::Result<()> {
+        if cut {
+            self.finish_cut()
+        } else {
+            TraceBuilder::finish(self)
+        }
+    }
+}
+
+/// `hookprof record`'s consumer: the trace file at `options.output`.
+fn trace_file(options: &Options, endian: Endian) -> Result<TraceBuilder, RecordError> {
+    TraceBuilder::create(&options.output, endian, options.exe.as_deref()).map_err(|e| {
+        RecordError::File {
+            path: options.output.clone(),
+            message: format!("cannot create the trace: {e}"),
+        }
+    })
+}
+
+/// The decoder and what takes its records, with the progress line.
+struct Sink<C: Consumer> {
     decoder: Decoder,
-    builder: Option<TraceBuilder>,
+    consumer: Option<C>,
     output: PathBuf,
     progress: bool,
     last_progress: Instant,
     ended: bool,
 }
 
-impl Sink {
-    fn new(options: &Options, endian: Endian) -> Result<Self, RecordError> {
-        let builder = TraceBuilder::create(&options.output, endian, options.exe.as_deref())
-            .map_err(|e| RecordError::File {
-                path: options.output.clone(),
-                message: format!("cannot create the trace: {e}"),
-            })?;
-        Ok(Sink {
+impl<C: Consumer> Sink<C> {
+    fn new(options: &Options, consumer: C) -> Self {
+        Sink {
             decoder: Decoder::new(),
-            builder: Some(builder),
+            consumer: Some(consumer),
             output: options.output.clone(),
             progress: options.progress,
             last_progress: Instant::now(),
             ended: false,
-        })
+        }
     }
 
     fn push(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
-        let builder = self.builder.as_mut().expect("not finished");
+        let consumer = self.consumer.as_mut().expect("not finished");
         let ended = &mut self.ended;
         let result = self.decoder.push(bytes, &mut |event| {
             if matches!(event, Event::End { .. }) {
                 *ended = true;
             }
-            builder.event(event)
+            consumer.event(event)
         });
+        let result = result.and_then(|()| consumer.pushed().map_err(PushError::Io));
         match result {
             Ok(()) => {}
             Err(PushError::Stream(error)) => {
@@ -271,10 +298,10 @@ impl Sink {
         }
         if self.progress && self.last_progress.elapsed() >= Duration::from_millis(500) {
             self.last_progress = Instant::now();
-            let b = self.builder.as_ref().expect("not finished");
+            let lost = self.consumer.as_ref().expect("not finished").counts().lost;
             eprint!(
-                "\rhookprof record: {} bytes, {} events, {} lost   ",
-                self.decoder.bytes, self.decoder.records, b.lost
+                "\rhookprof record: {} bytes, {} events, {lost} lost   ",
+                self.decoder.bytes, self.decoder.records
             );
         }
         Ok(())
@@ -299,34 +326,23 @@ impl Sink {
     }
 
     fn finish_as(mut self, ended_by: &str, polls: u64, cut: bool) -> Result<Summary, RecordError> {
-        let builder = self.builder.take().expect("not finished");
+        let consumer = self.consumer.take().expect("not finished");
+        let counts = consumer.counts();
         let summary = Summary {
             bytes: self.decoder.bytes,
             records: self.decoder.records,
-            calls: builder.calls,
             call_bytes: self.decoder.call_bytes,
-            switches: builder.switches,
-            created: builder.created,
-            lost: builder.lost,
-            lost_markers: builder.lost_markers,
-            overwritten: builder.overwritten,
-            end: builder.end,
+            counts: StreamCounts {
+                lost_markers: counts.lost_markers + u64::from(cut),
+                ..counts
+            },
             polls,
             high_water: None,
             ended_by: ended_by.to_string(),
             trailing_bytes: self.decoder.pending_bytes(),
             output: self.output.clone(),
         };
-        let finished = if cut {
-            builder.finish_cut()
-        } else {
-            builder.finish()
-        };
-        let summary = Summary {
-            lost_markers: summary.lost_markers + u64::from(cut),
-            ..summary
-        };
-        finished.map_err(|e| RecordError::File {
+        consumer.finish(cut).map_err(|e| RecordError::File {
             path: self.output.clone(),
             message: format!("cannot finish the trace: {e}"),
         })?;
@@ -343,15 +359,27 @@ pub fn record(
     options: &Options,
     stop: &AtomicBool,
 ) -> Result<Summary, RecordError> {
+    read_stream(source, options, stop, |endian| trace_file(options, endian))
+}
+
+/// Reads the stream from `source` until the target ends or `stop` is set, decodes it and hands
+/// its records to the consumer `make` returns for the target's byte order (made once the
+/// source is open: a source that cannot be opened leaves nothing behind).
+pub fn read_stream<C: Consumer>(
+    source: &Source,
+    options: &Options,
+    stop: &AtomicBool,
+    make: impl FnOnce(Endian) -> Result<C, RecordError>,
+) -> Result<Summary, RecordError> {
     match source {
-        Source::Gdb { address, exe } => record_gdb(address, exe, options, stop),
+        Source::Gdb { address, exe } => record_gdb(address, exe, options, stop, make),
         Source::Tcp { address } => {
             let endian = endian_of(options)?;
             let mut stream = connect(address, stop)?;
             stream
                 .set_read_timeout(Some(WAKE))
                 .map_err(|e| connect_error(address, e))?;
-            let mut sink = Sink::new(options, endian)?;
+            let mut sink = Sink::new(options, make(endian)?);
             let ended_by = read_bytes(&mut stream, &mut sink, stop, None, |e| {
                 RecordError::Connect {
                     address: address.clone(),
@@ -370,7 +398,7 @@ pub fn record(
                 message: e.to_string(),
             })?;
             let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-            let mut sink = Sink::new(options, endian)?;
+            let mut sink = Sink::new(options, make(endian)?);
             // A regular file ends at its end, unless followed as it grows.
             let idle = (regular && *follow).then_some(options.poll_interval);
             let ended_by = read_bytes(&mut file, &mut sink, stop, idle, |e| RecordError::File {
@@ -445,9 +473,9 @@ fn connect(address: &str, stop: &AtomicBool) -> Result<TcpStream, RecordError> {
 
 /// Bytes from `input` into `sink` until its end, the stream's END record, or `stop`.
 /// `idle`: at the end of the input, wait this long and read again (a file that grows).
-fn read_bytes(
+fn read_bytes<C: Consumer>(
     input: &mut dyn Read,
-    sink: &mut Sink,
+    sink: &mut Sink<C>,
     stop: &AtomicBool,
     idle: Option<Duration>,
     error: impl Fn(io::Error) -> RecordError,
@@ -774,11 +802,12 @@ struct UpBuffer {
     size: u32,
 }
 
-fn record_gdb(
+fn record_gdb<C: Consumer>(
     address: &str,
     exe: &Path,
     options: &Options,
     stop: &AtomicBool,
+    make: impl FnOnce(Endian) -> Result<C, RecordError>,
 ) -> Result<Summary, RecordError> {
     let firmware = firmware(exe)?;
     let cb = firmware.control_block.ok_or_else(|| RecordError::File {
@@ -814,7 +843,7 @@ fn record_gdb(
         if matches!(state.first(), Some(b'W') | Some(b'X')) {
             return Err(gdb.error("the target has exited already".into()));
         }
-        poll_gdb(&mut gdb, cb, &firmware, exe, options, stop)
+        poll_gdb(&mut gdb, cb, &firmware, exe, options, stop, make)
     })();
     if result.is_err() {
         // Leave the target running, whatever went wrong.
@@ -823,13 +852,14 @@ fn record_gdb(
     result
 }
 
-fn poll_gdb(
+fn poll_gdb<C: Consumer>(
     gdb: &mut Gdb<'_>,
     cb: u64,
     firmware: &Firmware,
     exe: &Path,
     options: &Options,
     stop: &AtomicBool,
+    make: impl FnOnce(Endian) -> Result<C, RecordError>,
 ) -> Result<Summary, RecordError> {
     let (endian, pointer) = (firmware.endian, firmware.pointer);
     let word = |b: &[u8]| -> u64 {
@@ -901,7 +931,7 @@ fn poll_gdb(
             ram.join(", ")
         )));
     }
-    let mut sink = Sink::new(options, endian)?;
+    let mut sink = Sink::new(options, make(endian)?);
     let mut polls = 0u64;
     let mut high_water = 0u32;
     let result = drain(
@@ -930,11 +960,11 @@ fn poll_gdb(
 
 /// Polls the ring until the target ends or Ctrl-C: how the recording ended.
 #[allow(clippy::too_many_arguments)]
-fn drain(
+fn drain<C: Consumer>(
     gdb: &mut Gdb<'_>,
     up: &UpBuffer,
     endian: Endian,
-    sink: &mut Sink,
+    sink: &mut Sink<C>,
     polls: &mut u64,
     high_water: &mut u32,
     options: &Options,

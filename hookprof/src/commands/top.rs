@@ -1,5 +1,6 @@
 //! `hookprof top PID`: a live view of a running traced program, through its control channel
-//! ([`crate::commands::attach`]).
+//! ([`crate::commands::attach`]); `--follow TRACE`, a trace being written; `--gdb`, `--tcp`,
+//! `--serial`, a firmware's stream ([`stream`]).
 //!
 //! The program records into a file of a temporary directory; every interval the runtime is
 //! asked to finish it and go on in the next (`rotate`), and the finished window is read as any
@@ -12,10 +13,18 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::analysis::ids::HashMap;
+use crate::analysis::live::{LiveProfile, LiveWindow};
 use crate::commands::attach::request;
+use crate::commands::record::{
+    read_stream, Consumer, Options as RecordOptions, RecordError, Source, Summary,
+};
+use crate::input::stream::{Event, StreamCounts};
 use crate::input::symbols::Symbolizer;
+use crate::input::symbols::{demangle, hex_name, ElfSymbols};
 use crate::input::trace_file::TraceFile;
 use crate::output::report::columns::{human_time, short_name};
 use crate::output::report::flat::{FlatReport, TimeBasis, Unit};
@@ -53,6 +62,10 @@ struct Window {
     functions: BTreeMap<String, Figures>,
     /// Per thread (its name and tid): the functions open at the window's end, outermost first.
     stacks: Vec<(String, Vec<String>)>,
+    /// What the view says under its title (a stream that ended, and how).
+    note: Option<String>,
+    /// Its seconds are the target's clock's (a firmware's stream), not the wall clock's.
+    target_time: bool,
 }
 
 /// The order of the rows.
@@ -189,13 +202,18 @@ fn draw(
     };
     let mut lines = vec![
         format!(
-            "hookprof top: {}, the last {:.1} s{}",
+            "hookprof top: {}, the last {:.1} s{}{}",
             if options.pid == 0 {
                 program.to_string()
             } else {
                 format!("pid {} ({program})", options.pid)
             },
             seconds,
+            if windows.back().is_some_and(|w| w.target_time) {
+                " of the target's time"
+            } else {
+                ""
+            },
             if view.frozen { "  [frozen]" } else { "" }
         ),
         format!(
@@ -216,12 +234,17 @@ fn draw(
                 )
             }
         ),
+    ];
+    if let Some(note) = windows.back().and_then(|w| w.note.as_ref()) {
+        lines.push(note.clone());
+    }
+    lines.extend([
         String::new(),
         format!(
             "{:>6} {:>10} {:>10} {:>10} {:>9}  function",
             "self%", "self/s", "total/s", "calls/s", "per call"
         ),
-    ];
+    ]);
     let all_self: u64 = rows.iter().map(|r| r.1.self_ns).sum();
     for (name, f) in rows.iter().take(options.rows) {
         let share = if all_self > 0 {
@@ -301,6 +324,11 @@ fn read_keys(view: &mut View, timeout: Duration) {
     let mut buf = [0u8; 64];
     // SAFETY: reads into our buffer, at most its length.
     let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+    if n == 0 {
+        // No more keys (stdin at its end: /dev/null, a script): poll would say so at once
+        // again, and the loop would spin; wait as a terminal without keys would.
+        std::thread::sleep(timeout);
+    }
     if n <= 0 {
         return;
     }
@@ -377,7 +405,7 @@ fn run(options: &TopOptions, program: &str, n: &mut u64, stop: &AtomicBool) -> R
         let window = read_window(&finished, seconds)
             .with_context(|| format!("reading {}", finished.display()));
         let _ = std::fs::remove_file(&finished);
-        window
+        window.map(Some)
     })
 }
 
@@ -414,17 +442,17 @@ pub fn follow(trace: &Path, options: &TopOptions, stop: &AtomicBool) -> Result<(
             }
         }
         previous = current;
-        Ok(window)
+        Ok(Some(window))
     })
 }
 
-/// The view's loop: every interval `next_window(seconds)` gives a window, the view is redrawn;
-/// keys between.
+/// The view's loop: every interval `next_window(seconds)` gives a window (`None`: nothing new,
+/// a stream that ended), the view is redrawn; keys between.
 fn live(
     options: &TopOptions,
     program: &str,
     stop: &AtomicBool,
-    mut next_window: impl FnMut(f64) -> Result<Window>,
+    mut next_window: impl FnMut(f64) -> Result<Option<Window>>,
 ) -> Result<()> {
     let _raw = RawTerminal::new();
     let mut out = std::io::stdout();
@@ -482,7 +510,13 @@ fn live(
         let seconds = began.elapsed().as_secs_f64();
         let window = next_window(seconds);
         began = Instant::now();
-        windows.push_back(window?);
+        let Some(window) = window? else {
+            if options.iterations.is_some() {
+                break;
+            }
+            continue;
+        };
+        windows.push_back(window);
         while windows.len() > options.windows.max(1) {
             windows.pop_front();
         }
@@ -516,4 +550,210 @@ fn redraw(
     out.write_all(screen.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// `hookprof top --gdb/--tcp/--serial`: a firmware's stream, read by `hookprof record`'s
+/// transports and decoder ([`crate::commands::record::read_stream`]) on a thread of its own and
+/// profiled as it comes ([`LiveProfile`]); every interval the view takes the window. Times are
+/// the target's: its clock (the stream's START record says its rate) and each task's CPU time.
+pub fn stream(
+    source: &Source,
+    exe: Option<&Path>,
+    poll_interval: Duration,
+    options: &TopOptions,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let symbols = match exe {
+        Some(exe) => Some(ElfSymbols::load(exe)?),
+        None => None,
+    };
+    let label = match source {
+        Source::Gdb { address, .. } | Source::Tcp { address } => address.clone(),
+        Source::Serial { path, .. } => path.display().to_string(),
+    };
+    let title = match exe {
+        Some(exe) => format!(
+            "{} through {label}",
+            exe.file_name().unwrap_or(exe.as_os_str()).to_string_lossy()
+        ),
+        None => label.clone(),
+    };
+    let record_options = RecordOptions {
+        output: PathBuf::from(&label),
+        poll_interval,
+        progress: false,
+        exe: exe.map(Path::to_path_buf),
+    };
+    let shared = Mutex::new(LiveProfile::new());
+    let reader_stop = AtomicBool::new(false);
+    type Ended = (std::result::Result<Summary, RecordError>, Duration);
+    let ended: Mutex<Option<Ended>> = Mutex::new(None);
+    let mut names: HashMap<u64, String> = HashMap::default();
+    let mut name = |address: u64| -> String {
+        names
+            .entry(address)
+            .or_insert_with(|| match symbols.as_ref().and_then(|s| s.lookup(address)) {
+                Some(hit) => demangle(hit.name),
+                None => hex_name(address),
+            })
+            .clone()
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let began = Instant::now();
+            let result = read_stream(source, &record_options, &reader_stop, |_| {
+                Ok(LiveConsumer {
+                    shared: &shared,
+                    held: None,
+                    counts: StreamCounts::default(),
+                })
+            });
+            *ended.lock().unwrap_or_else(|e| e.into_inner()) = Some((result, began.elapsed()));
+        });
+        let mut reported_end = false;
+        let mut any = false;
+        // An error that stopped the stream after records came: said in the view, returned
+        // when it quits.
+        let mut failed: Option<RecordError> = None;
+        let view = live(options, &title, stop, |wall_seconds| {
+            if reported_end {
+                return Ok(None);
+            }
+            // Whether the reader had ended before the window is taken: then the window has
+            // all it read.
+            let end = ended.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let live = shared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take_window();
+            any |= live.records > 0;
+            let note = match end {
+                None if !any => Some(format!("waiting for the stream from {label}")),
+                None => None,
+                Some((Ok(summary), took)) => {
+                    reported_end = true;
+                    Some(stream_end_note(&summary, took))
+                }
+                Some((Err(e), _)) => {
+                    // `hookprof record`'s error says what its trace file kept; here there is
+                    // no file: what stopped the stream is the error.
+                    let cause = match e {
+                        RecordError::Cut { cause, .. } => *cause,
+                        e => e,
+                    };
+                    if !any {
+                        return Err(cause.into());
+                    }
+                    reported_end = true;
+                    let note =
+                        format!("the stream stopped: {cause} (the view shows what came before)");
+                    failed = Some(cause);
+                    Some(note)
+                }
+            };
+            Ok(Some(stream_window(live, wall_seconds, note, &mut name)))
+        });
+        reader_stop.store(true, Ordering::Relaxed);
+        view?;
+        match failed {
+            Some(cause) => Err(cause.into()),
+            None => Ok(()),
+        }
+    })
+}
+
+/// What the view says when the stream has ended: its records, and how fast they were read
+/// (a file is read as fast as this machine decodes it).
+fn stream_end_note(summary: &Summary, took: Duration) -> String {
+    let firmware = match summary.counts.end {
+        Some((records, lost)) => {
+            format!("; the firmware made {records} records and dropped {lost}")
+        }
+        None => String::new(),
+    };
+    format!(
+        "the stream ended ({}): {} records in {:.2} s ({:.0} a second), {} lost{firmware}",
+        summary.ended_by,
+        summary.records,
+        took.as_secs_f64(),
+        summary.records as f64 / took.as_secs_f64().max(1e-9),
+        summary.counts.lost
+    )
+}
+
+/// A stream's window as the view shows it: times in nanoseconds of the target's clock.
+fn stream_window(
+    live: LiveWindow,
+    wall_seconds: f64,
+    note: Option<String>,
+    name: &mut impl FnMut(u64) -> String,
+) -> Window {
+    let rate = live.ticks_per_second;
+    let ns = |t: u64| match rate {
+        0 => t,
+        rate => (t as u128 * 1_000_000_000 / rate as u128) as u64,
+    };
+    let mut window = Window {
+        // The target's time where its clock's rate is known (qemu's -icount runs it faster
+        // or slower than the wall clock); the wall clock's until then.
+        seconds: if rate > 0 {
+            live.ticks as f64 / rate as f64
+        } else {
+            wall_seconds
+        },
+        records: live.records,
+        lost: live.lost,
+        note,
+        target_time: rate > 0,
+        ..Window::default()
+    };
+    for (address, f) in live.functions {
+        let row = window.functions.entry(name(address)).or_default();
+        row.calls += f.calls;
+        row.self_ns += ns(f.self_ticks);
+        row.total_ns += ns(f.total_ticks);
+    }
+    for stack in live.stacks {
+        let label = format!(
+            "{}{}",
+            stack.task,
+            if stack.running { " (running)" } else { "" }
+        );
+        window
+            .stacks
+            .push((label, stack.frames.into_iter().map(&mut *name).collect()));
+    }
+    window
+}
+
+/// The stream's records into the live profile, under its lock for the whole of a read (one
+/// lock a read, not a record; the view waits at most for one read's records).
+struct LiveConsumer<'a> {
+    shared: &'a Mutex<LiveProfile>,
+    held: Option<MutexGuard<'a, LiveProfile>>,
+    counts: StreamCounts,
+}
+
+impl Consumer for LiveConsumer<'_> {
+    fn event(&mut self, event: Event) -> std::io::Result<()> {
+        self.counts.count(&event);
+        let shared = self.shared;
+        self.held
+            .get_or_insert_with(|| shared.lock().unwrap_or_else(|e| e.into_inner()))
+            .event(&event);
+        Ok(())
+    }
+
+    fn pushed(&mut self) -> std::io::Result<()> {
+        self.held = None;
+        Ok(())
+    }
+
+    fn counts(&self) -> StreamCounts {
+        self.counts
+    }
+
+    fn finish(self, _cut: bool) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -36,6 +36,10 @@ pub const FLAG_CHECKED: u64 = 2;
 /// Bit 0 of each SWITCH pair's switch-out time says the thread was preempted (still ready to
 /// run); clear, it blocked or yielded. The times are then to 2 ns.
 pub const FLAG_SWITCH_REASONS: u64 = 4;
+/// `flags` bit 3: written in order to a FIFO, terminal or socket, where nothing can be
+/// rewritten: the header stays as written first (never *complete*); the CLOCK chunk ends a
+/// finished trace.
+pub const FLAG_STREAM: u64 = 8;
 
 /// Version 1: bits 0–61 of a record's first word hold the timestamp, bits 62–63 its kind.
 pub const V1_TIME_MASK: u64 = (1 << 62) - 1;
@@ -280,6 +284,12 @@ impl Header {
     /// The runtime finished the file (flags bit 0).
     pub fn is_complete(&self) -> bool {
         self.flags & FLAG_COMPLETE != 0
+    }
+
+    /// Written as a stream (flags bit 3): finished where it has its CLOCK chunk
+    /// ([`crate::analysis::replay::TraceSummary::finished`]).
+    pub fn is_stream(&self) -> bool {
+        self.flags & FLAG_STREAM != 0
     }
 
     /// Mask applied to every address: the low 32 bits on a 32-bit target.

@@ -84,6 +84,47 @@ pub enum Event {
     },
 }
 
+/// What a stream said: its records by kind, and its losses (`hookprof record`'s summary; what
+/// `hookprof top` counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamCounts {
+    /// Entries and exits (a resync escape is one).
+    pub calls: u64,
+    pub switches: u64,
+    pub created: u64,
+    /// Records the target dropped, and the places it did.
+    pub lost: u64,
+    pub lost_markers: u64,
+    /// Records a flight recorder (the packed RAM buffer's) wrote over before its window.
+    pub overwritten: u64,
+    /// The END record's counts (records made, records dropped), if the firmware ended the
+    /// stream.
+    pub end: Option<(u64, u64)>,
+}
+
+impl StreamCounts {
+    /// Counts one record.
+    pub fn count(&mut self, event: &Event) {
+        match *event {
+            Event::Call { .. } | Event::Escape { .. } => self.calls += 1,
+            Event::Switch { .. } => self.switches += 1,
+            Event::Created { .. } => self.created += 1,
+            Event::Lost { count, .. } => {
+                self.lost += count;
+                self.lost_markers += 1;
+            }
+            Event::Ring { count, .. } => self.overwritten += count,
+            Event::End { records, lost, .. } => self.end = Some((records, lost)),
+            Event::Start { .. } | Event::Name { .. } => {}
+        }
+    }
+
+    /// Records of what the END record counts (calls' records, task switches and creations).
+    pub fn records_kept(&self) -> u64 {
+        self.calls + self.switches + self.created
+    }
+}
+
 /// A stream that cannot be decoded, at a byte offset of the stream.
 #[derive(Debug, thiserror::Error)]
 #[error("stream byte {offset}: {message}")]

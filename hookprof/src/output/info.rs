@@ -25,6 +25,9 @@ pub fn render(path: &Path, s: &TraceSummary) -> String {
         "complete",
         if h.is_complete() {
             "yes".to_string()
+        } else if s.finished() {
+            "yes (written as a stream: its header stays as written, the CLOCK chunk ends it)"
+                .to_string()
         } else {
             format!(
                 "no ({}; counts below are what the file holds)",

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::input::format::{
     Clock, Endian, Header, Module, Record, RecordKind, Writer, FLAG_COMPLETE,
 };
-use crate::input::stream::Event;
+use crate::input::stream::{Event, StreamCounts};
 
 /// Records of one thread are written as a PACKED chunk once this many are held.
 const CHUNK_RECORDS: usize = 65536;
@@ -41,19 +41,12 @@ pub struct TraceBuilder {
     next_thread: u64,
     clock: Clock,
     /// What the stream said, for the summary.
-    pub calls: u64,
-    pub switches: u64,
-    pub created: u64,
-    pub lost: u64,
-    pub lost_markers: u64,
-    /// Records a flight recorder wrote over before its window (RING records), and the threads
-    /// given a RING chunk for it: the one running at the window's start, and each other the
-    /// first time it runs with no records before (its exits of frames entered before the
-    /// window are then told apart from unmatched ones).
-    pub overwritten: u64,
+    pub counts: StreamCounts,
+    /// The threads given a RING chunk for the records a flight recorder wrote over before its
+    /// window: the one running at the window's start, and each other the first time it runs
+    /// with no records before (its exits of frames entered before the window are then told
+    /// apart from unmatched ones).
     ring_marked: std::collections::BTreeSet<u64>,
-    /// The END record's counts, if the firmware ended the stream.
-    pub end: Option<(u64, u64)>,
     started: bool,
     last_time: u64,
 }
@@ -107,14 +100,8 @@ impl TraceBuilder {
                 last_tick: 0,
                 header_check: None,
             },
-            calls: 0,
-            switches: 0,
-            created: 0,
-            lost: 0,
-            lost_markers: 0,
-            overwritten: 0,
+            counts: StreamCounts::default(),
             ring_marked: std::collections::BTreeSet::new(),
-            end: None,
             started: false,
             last_time: 0,
         })
@@ -144,6 +131,7 @@ impl TraceBuilder {
 
     /// Takes one decoded record.
     pub fn event(&mut self, event: Event) -> io::Result<()> {
+        self.counts.count(&event);
         match event {
             Event::Start {
                 pointer_size,
@@ -163,7 +151,6 @@ impl TraceBuilder {
                 address,
                 exit,
             } => {
-                self.calls += 1;
                 self.last_time = time;
                 self.held.push(Record {
                     time,
@@ -179,7 +166,6 @@ impl TraceBuilder {
                 }
             }
             Event::Escape { time } => {
-                self.calls += 1;
                 self.last_time = time;
                 self.held.push(Record {
                     time,
@@ -193,8 +179,6 @@ impl TraceBuilder {
                 // may have run meanwhile: every other thread gets a marker of no records
                 // there (a gap: its open frames may have lost their exits), and the task
                 // running now is switched in.
-                self.lost += count;
-                self.lost_markers += 1;
                 self.last_time = self.last_time.max(time);
                 self.flush_held()?;
                 self.writer.lost_at(self.thread, count, time)?;
@@ -208,14 +192,12 @@ impl TraceBuilder {
                 }
             }
             Event::Switch { time, task } => {
-                self.switches += 1;
                 self.last_time = self.last_time.max(time);
                 self.flush_held()?;
                 let next = self.thread_of(task);
                 self.switch_to(next, time)?;
             }
             Event::Created { time, task, name } => {
-                self.created += 1;
                 self.last_time = self.last_time.max(time);
                 let thread = self.next_thread;
                 self.next_thread += 1;
@@ -228,7 +210,6 @@ impl TraceBuilder {
                 // window are told apart from unmatched ones.
                 self.last_time = self.last_time.max(time);
                 if count != 0 {
-                    self.overwritten += count;
                     self.flush_held()?;
                     self.ring_chunk(self.thread, count)?;
                 }
@@ -248,13 +229,8 @@ impl TraceBuilder {
                     }
                 }
             }
-            Event::End {
-                time,
-                records,
-                lost,
-            } => {
+            Event::End { time, .. } => {
                 self.last_time = self.last_time.max(time);
-                self.end = Some((records, lost));
             }
         }
         Ok(())
@@ -265,7 +241,9 @@ impl TraceBuilder {
     fn switch_to(&mut self, next: u64, time: u64) -> io::Result<()> {
         self.gaps_seen.insert(self.thread, self.gaps);
         self.thread = next;
-        if self.overwritten != 0 && !self.used.contains(&next) && !self.ring_marked.contains(&next)
+        if self.counts.overwritten != 0
+            && !self.used.contains(&next)
+            && !self.ring_marked.contains(&next)
         {
             // Which task's records were written over is not known: the count is the running
             // thread's; the others' chunks carry none (their frames go on), and still mark
@@ -308,7 +286,7 @@ impl TraceBuilder {
         self.flush_held()?;
         self.writer.lost_at(self.thread, 0, self.last_time)?;
         self.used.insert(self.thread);
-        self.lost_markers += 1;
+        self.counts.lost_markers += 1;
         self.finish_with(0)
     }
 
@@ -337,8 +315,8 @@ impl TraceBuilder {
         self.header.flags = flags;
         self.header.ticks_per_second = self.clock.ticks_per_second;
         if flags & FLAG_COMPLETE != 0 {
-            self.header.records = self.calls;
-            self.header.lost = self.lost;
+            self.header.records = self.counts.calls;
+            self.header.lost = self.counts.lost;
         }
         self.file.seek(SeekFrom::Start(0))?;
         self.file.write_all(&self.header.encode())?;

@@ -405,7 +405,7 @@ impl FlatReport {
             .collect();
         FlatReport {
             summary: Summary {
-                complete: s.header.is_complete(),
+                complete: s.finished(),
                 unit,
                 threads: s.threads.len(),
                 records: s.records,
