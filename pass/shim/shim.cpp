@@ -393,7 +393,13 @@ extern "C" LLVMValueRef hookcc_outline_hooked(LLVMValueRef fn, LLVMValueRef on) 
     Args.push_back(&A);
   CallInst *Call = B.CreateCall(Clone, Args);
   Call->setCallingConv(F->getCallingConv());
-  Call->setAttributes(F->getAttributes());
+  // The arguments' and the result's attributes (ABI: sret, byval, zeroext…), not the
+  // function's own (optnone, for one, is no call's).
+  AttributeList Attrs = F->getAttributes();
+  SmallVector<AttributeSet, 8> ParamAttrs;
+  for (unsigned I = 0; I < F->arg_size(); I++)
+    ParamAttrs.push_back(Attrs.getParamAttrs(I));
+  Call->setAttributes(AttributeList::get(Ctx, AttributeSet(), Attrs.getRetAttrs(), ParamAttrs));
   Call->setTailCallKind(CallInst::TCK_Tail);
   if (F->getReturnType()->isVoidTy())
     B.CreateRetVoid();

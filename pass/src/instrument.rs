@@ -199,9 +199,8 @@ pub fn instrument_module(
         if !should_instrument(function, config) {
             continue;
         }
-        let switch = switched.then(|| function_switch(module, function));
+        let mut switch = switched.then(|| function_switch(module, function));
         switches += usize::from(switch.is_some());
-        let mut switch = switch;
         let hooked = match switch.as_mut() {
             Some(switch) if outlines(config, function) => {
                 let clone = ffi::outline_hooked(function, switch.on_field());
