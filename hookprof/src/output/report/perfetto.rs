@@ -33,7 +33,7 @@
 use std::io::{self, Write};
 
 use crate::analysis::replay::SwitchReason;
-use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::analysis::view::{EventClock, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
 use crate::output::block_writer::BlockWriter;
 
@@ -121,7 +121,7 @@ fn reason_index(reason: SwitchReason) -> usize {
 /// Writes a Perfetto trace to `out` as the frames come.
 pub struct Perfetto<W: Write> {
     w: BlockWriter<W>,
-    clock: TimeBase,
+    clock: EventClock,
     pid: u64,
     tracks: Vec<Track>,
     /// TID → index in `tracks`.
@@ -162,11 +162,11 @@ impl<W: Write> Perfetto<W> {
     pub fn begin(out: W) -> Self {
         Perfetto {
             w: BlockWriter::new(out),
-            clock: TimeBase {
+            clock: EventClock::new(TimeBase {
                 base: 0,
                 ticks_per_second: None,
                 offset: 0,
-            },
+            }),
             pid: 0,
             tracks: Vec::new(),
             tids: TidIndex::default(),
@@ -204,7 +204,7 @@ impl<W: Write> Perfetto<W> {
         uint(b, SEQUENCE_ID, u64::from(uuid));
         close(b, packet);
         self.pid = pid;
-        self.clock = info.clock;
+        self.clock = EventClock::new(info.clock);
         self.tracks.clear();
         self.tids = TidIndex::default();
         self.begins.clear();
