@@ -67,67 +67,87 @@ impl Compensator {
         let Some(first) = records.first() else {
             return;
         };
-        let o = self.overhead;
-        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
-        // The hooks' time in a gap, by (previous record is an exit, this one is an exit).
-        let hooks_in_gap = [half_pair, o.self_ticks, o.child_ticks, half_pair];
-        // Kept in locals for the loop, which runs on every record of a report. The thread's
-        // first record has no gap before it: it is its own "previous" record (a gap of 0).
-        let (mut prev_time, mut prev_exit) = self.prev.unwrap_or((first.time, false));
-        let (mut shift, mut in_resync, mut pause) = (self.shift, self.in_resync, self.pause);
-        let mut owed = self.owed;
-        let per_mark = if o.count_calls != 0 { o.count_ticks } else { 0 };
-        let mut rest = &mut records[..];
+        // The thread's first record has no gap before it: it is its own "previous" record
+        // (a gap of 0).
+        self.prev.get_or_insert((first.time, false));
+        let mut rest = records;
         loop {
-            if pause == 0 && owed == 0 && !in_resync {
-                // Nearly every record: an entry, or an exit of a function (not a resync
-                // escape, address 0, nor a count mark, address 4), with nothing paused or
-                // owed: its gap less the hooks' time in it, never below zero. A third of the
-                // instructions of the general step below.
-                let mut done = 0;
-                for r in rest.iter_mut() {
-                    let exit = r.kind == RecordKind::Exit;
-                    if exit && (r.address & !COUNT_MARK) == 0 {
-                        break;
-                    }
-                    let raw = r.time;
-                    let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)];
-                    shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
-                    (prev_time, prev_exit) = (raw, exit);
-                    r.time = raw.saturating_sub(shift);
-                    done += 1;
-                }
+            if self.pause == 0 && self.owed == 0 && !self.in_resync {
+                let done = self.plain_run(rest);
                 rest = &mut rest[done..];
             }
             let Some((r, after)) = rest.split_first_mut() else {
                 break;
             };
+            self.step(r);
             rest = after;
-            let raw = r.time;
+        }
+    }
+
+    /// The hooks' time in a gap, by (previous record is an exit, this one is an exit).
+    #[inline(always)]
+    fn hooks_in_gap(&self) -> [u64; 4] {
+        let o = self.overhead;
+        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
+        [half_pair, o.self_ticks, o.child_ticks, half_pair]
+    }
+
+    /// Nearly every record, from the start of `records` while nothing is paused, owed or
+    /// pending: an entry, or an exit of a function (not a resync escape, address 0, nor a
+    /// count mark, address 4): its gap less the hooks' time in it, never below zero, which is
+    /// what [`Self::step`] does for it, in a third of the instructions (its state in locals,
+    /// for the loop that runs on every record of a report). Returns how many it took.
+    #[inline(always)]
+    fn plain_run(&mut self, records: &mut [Record]) -> usize {
+        let hooks_in_gap = self.hooks_in_gap();
+        let Some((mut prev_time, mut prev_exit)) = self.prev else {
+            return 0;
+        };
+        let mut shift = self.shift;
+        let mut done = 0;
+        for r in records.iter_mut() {
             let exit = r.kind == RecordKind::Exit;
-            let escape = exit & (r.address == 0);
-            if !(escape | in_resync) {
-                let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
-                    .wrapping_add(pause);
-                pause = 0;
-                if exit & (r.address == COUNT_MARK) {
-                    owed = owed.saturating_add(per_mark);
-                }
-                // Each step is at most the gap, so that times stay in order; the sum of the
-                // steps is at most the thread's time span (wrapping only on a corrupt trace,
-                // whose times are wrong anyway, never a panic).
-                let gap = raw.saturating_sub(prev_time);
-                let step = hooks.min(gap);
-                let paid = owed.min(gap - step);
-                owed -= paid;
-                shift = shift.wrapping_add(step + paid);
-                (prev_time, prev_exit) = (raw, exit);
+            if exit && (r.address & !COUNT_MARK) == 0 {
+                break;
             }
-            in_resync = escape;
+            let raw = r.time;
+            let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)];
+            shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
+            (prev_time, prev_exit) = (raw, exit);
             r.time = raw.saturating_sub(shift);
+            done += 1;
         }
         self.prev = Some((prev_time, prev_exit));
-        (self.shift, self.in_resync, self.pause, self.owed) = (shift, in_resync, pause, owed);
+        self.shift = shift;
+        done
+    }
+
+    /// One record, of any kind (the general step).
+    fn step(&mut self, r: &mut Record) {
+        let raw = r.time;
+        let exit = r.kind == RecordKind::Exit;
+        let escape = exit & (r.address == 0);
+        let (prev_time, prev_exit) = self.prev.unwrap_or((raw, false));
+        if !(escape | self.in_resync) {
+            let hooks = self.hooks_in_gap()[(usize::from(prev_exit) << 1) | usize::from(exit)]
+                .wrapping_add(self.pause);
+            self.pause = 0;
+            let o = self.overhead;
+            if exit & (r.address == COUNT_MARK) && o.count_calls != 0 {
+                self.owed = self.owed.saturating_add(o.count_ticks);
+            }
+            // Each step is at most the gap, so that times stay in order; the sum of the
+            // steps is at most the thread's time span (wrapping only on a corrupt trace,
+            // whose times are wrong anyway, never a panic).
+            let gap = raw.saturating_sub(prev_time);
+            let step = hooks.min(gap);
+            let paid = self.owed.min(gap - step);
+            self.owed -= paid;
+            self.shift = self.shift.wrapping_add(step + paid);
+            self.prev = Some((raw, exit));
+        }
+        self.in_resync = escape;
+        r.time = raw.saturating_sub(self.shift);
     }
 
     /// A raw time after the thread's last record (its end), compensated like it.
@@ -140,39 +160,13 @@ impl Compensator {
 mod tests {
     use super::*;
 
-    /// The general step of [`Compensator::apply`] alone, for every record (its loop before
-    /// the fast path): what the fast path must give.
+    /// The general step of [`Compensator::apply`] alone, for every record: what the fast
+    /// path must give.
     fn apply_slowly(c: &mut Compensator, records: &mut [Record]) {
-        let Some(first) = records.first() else {
-            return;
-        };
-        let o = c.overhead;
-        let half_pair = o.self_ticks / 2 + o.child_ticks / 2 + (o.self_ticks & o.child_ticks & 1);
-        let hooks_in_gap = [half_pair, o.self_ticks, o.child_ticks, half_pair];
-        let (mut prev_time, mut prev_exit) = c.prev.unwrap_or((first.time, false));
-        let per_mark = if o.count_calls != 0 { o.count_ticks } else { 0 };
-        for r in records {
-            let raw = r.time;
-            let exit = r.kind == RecordKind::Exit;
-            let escape = exit & (r.address == 0);
-            if !(escape | c.in_resync) {
-                let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)]
-                    .wrapping_add(c.pause);
-                c.pause = 0;
-                if exit & (r.address == COUNT_MARK) {
-                    c.owed = c.owed.saturating_add(per_mark);
-                }
-                let gap = raw.saturating_sub(prev_time);
-                let step = hooks.min(gap);
-                let paid = c.owed.min(gap - step);
-                c.owed -= paid;
-                c.shift = c.shift.wrapping_add(step + paid);
-                (prev_time, prev_exit) = (raw, exit);
-            }
-            c.in_resync = escape;
-            r.time = raw.saturating_sub(c.shift);
+        if let Some(first) = records.first() {
+            c.prev.get_or_insert((first.time, false));
         }
-        c.prev = Some((prev_time, prev_exit));
+        records.iter_mut().for_each(|r| c.step(r));
     }
 
     /// Batches of every kind of record (escapes and their targets, count marks, pauses
