@@ -1497,16 +1497,20 @@ mod tests {
         assert_eq!((f.depth, f.min_duration_ns, note), (Some(2), 0, None));
     }
 
-    /// [`EventClock::time`] gives what [`TimeBase::time`] gives.
-    #[test]
-    fn the_event_clock_is_the_time_base_s() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
+    /// xorshift64 from `x`: the tests' random numbers.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// [`EventClock::time`] gives what [`TimeBase::time`] gives.
+    #[test]
+    fn the_event_clock_is_the_time_base_s() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let rates = [
             None,
             Some(0),
@@ -1568,14 +1572,7 @@ mod tests {
             let tps = u128::from(tps);
             u64::try_from((u128::from(ticks) * 1_000_000_000 + tps / 2) / tps).unwrap_or(u64::MAX)
         };
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            // xorshift64
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let rates = [
             1,
             3,
