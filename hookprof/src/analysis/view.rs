@@ -243,20 +243,28 @@ impl std::fmt::Debug for Progress {
 }
 
 /// A frame the filter shows, on the view's stack (outermost first).
+///
+/// In this order (`repr(C)`), so that no two fields the view layer copies from the
+/// replay's new frame lie side by side: the compiler copied `address` and `entry_time` in
+/// one 16-byte load, right after the replay had stored them as two 8-byte words, and a
+/// load that spans two stores waits for them to reach the cache (`perf` put a quarter of
+/// the replay loop's samples just after it). Timeline 43.6 -> 41.5 ms, Perfetto 43.2 ->
+/// 38.5 on 2 M records; the flame graph's time did not change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct ViewFrame {
     /// Entry point of the function.
     pub address: u64,
     /// The function's number in [`Names`] (one per address, for the whole trace).
     pub function: u32,
-    /// Timestamp of the entry, in ticks.
-    pub entry_time: u64,
-    /// Inclusive ticks of the shown children closed so far.
-    pub child_ticks: u64,
-    /// From the replay: no other frame of the same function is below this one.
-    pub outermost: bool,
     /// Free for the view: set in [`View::enter`], read back in [`View::exit`].
     pub user: u32,
+    /// Timestamp of the entry, in ticks.
+    pub entry_time: u64,
+    /// From the replay: no other frame of the same function is below this one.
+    pub outermost: bool,
+    /// Inclusive ticks of the shown children closed so far.
+    pub child_ticks: u64,
 }
 
 impl ViewFrame {
@@ -439,6 +447,66 @@ impl TimeBase {
             "ns"
         } else {
             "ticks"
+        }
+    }
+}
+
+/// [`TimeBase::time`] for every event of a streamed view: the same values, with the
+/// division by the clock rate done as a multiplication by its reciprocal and one
+/// correction (a 64-bit `div` takes some 40 cycles here, twice a call in a timeline).
+#[derive(Clone, Copy, Debug)]
+pub struct EventClock {
+    clock: TimeBase,
+    /// The clock rate (at least 1) and `floor(2^64 / rate)` (0 for a rate of 1).
+    rate: u64,
+    reciprocal: u64,
+}
+
+impl EventClock {
+    pub fn new(clock: TimeBase) -> Self {
+        let rate = clock.ticks_per_second.unwrap_or(1).max(1);
+        let reciprocal = if rate > 1 {
+            ((1u128 << 64) / u128::from(rate)) as u64
+        } else {
+            0
+        };
+        EventClock {
+            clock,
+            rate,
+            reciprocal,
+        }
+    }
+
+    /// What [`TimeBase::time`] gives for `ticks`.
+    #[inline(always)]
+    pub fn time(&self, ticks: u64) -> u64 {
+        const NS: u64 = 1_000_000_000;
+        let ticks = ticks.saturating_sub(self.clock.base);
+        let duration = if self.clock.ticks_per_second.is_none() {
+            ticks
+        } else if let Some(n) = ticks
+            .checked_mul(NS)
+            .and_then(|t| t.checked_add(self.rate / 2))
+        {
+            self.divide(n)
+        } else {
+            self.clock.duration(ticks)
+        };
+        duration + self.clock.offset
+    }
+
+    /// `n / rate`: the reciprocal's quotient is the exact one or one less (`n · reciprocal /
+    /// 2^64` lies within 1 below `n / rate`, as `n < 2^64`).
+    #[inline(always)]
+    fn divide(&self, n: u64) -> u64 {
+        if self.rate == 1 {
+            return n;
+        }
+        let q = ((u128::from(n) * u128::from(self.reciprocal)) >> 64) as u64;
+        if n - q * self.rate >= self.rate {
+            q + 1
+        } else {
+            q
         }
     }
 }
@@ -1030,12 +1098,47 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
         self.view.aggregate(tid, &frames, calls, &self.names);
     }
 
+    /// Without filters, inlined into the replay's loop (the call's saving and restoring of
+    /// registers was a fifth of the view layer's instructions).
+    #[inline(always)]
     fn enter(&mut self, tid: u64, stack: &[Frame]) {
         self.count_record();
         let Some(frame) = stack.last() else { return };
         if self.plain {
             return self.enter_plain(tid, frame);
         }
+        self.enter_filtered(tid, frame);
+    }
+
+    fn lost(&mut self, tid: u64, time: u64, count: u64) {
+        // Another thread's side of a loss (no records of its own dropped) is only a gap.
+        if count == 0 || time < self.time_range.0 || time >= self.time_range.1 {
+            return;
+        }
+        if !self.plain {
+            let t = self.thread_index(tid);
+            if !self.threads[t].shown {
+                return;
+            }
+        }
+        self.view.lost(tid, time, count, &self.names);
+    }
+
+    /// Inlined as [`Self::enter`] is.
+    #[inline(always)]
+    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
+        self.count_record();
+        if self.plain {
+            return self.exit_plain(tid, time);
+        }
+        self.exit_filtered(tid, time);
+    }
+}
+
+impl<V: View> Viewer<'_, V> {
+    /// [`ReplayVisitor::enter`] with filters.
+    #[inline(never)]
+    fn enter_filtered(&mut self, tid: u64, frame: &Frame) {
         let t = self.thread_index(tid);
         if !self.threads[t].shown {
             return;
@@ -1067,25 +1170,9 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
         thread.raw.push(bits);
     }
 
-    fn lost(&mut self, tid: u64, time: u64, count: u64) {
-        // Another thread's side of a loss (no records of its own dropped) is only a gap.
-        if count == 0 || time < self.time_range.0 || time >= self.time_range.1 {
-            return;
-        }
-        if !self.plain {
-            let t = self.thread_index(tid);
-            if !self.threads[t].shown {
-                return;
-            }
-        }
-        self.view.lost(tid, time, count, &self.names);
-    }
-
-    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
-        self.count_record();
-        if self.plain {
-            return self.exit_plain(tid, time);
-        }
+    /// [`ReplayVisitor::exit`] with filters.
+    #[inline(never)]
+    fn exit_filtered(&mut self, tid: u64, time: u64) {
         let t = self.thread_index(tid);
         let thread = &mut self.threads[t];
         if !thread.shown {
@@ -1347,6 +1434,7 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::parse_duration;
+    use super::EventClock;
     use super::TimeBase;
 
     #[test]
@@ -1409,6 +1497,74 @@ mod tests {
         assert_eq!((f.depth, f.min_duration_ns, note), (Some(2), 0, None));
     }
 
+    /// xorshift64 from `x`: the tests' random numbers.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// [`EventClock::time`] gives what [`TimeBase::time`] gives.
+    #[test]
+    fn the_event_clock_is_the_time_base_s() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let rates = [
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(3),
+            Some(999_999_937),
+            Some(1_000_000_000),
+            Some(2_200_000_095),
+            Some(2_918_400_000),
+            Some((1 << 33) - 1),
+            Some(1 << 33),
+            Some(1 << 40),
+            Some(u64::MAX - 1),
+            Some(u64::MAX),
+        ];
+        for ticks_per_second in rates {
+            for (base, offset) in [(0, 0), (52_550_664_521_779, 0), (12_345, 1_000_000)] {
+                let clock = TimeBase {
+                    base,
+                    ticks_per_second,
+                    offset,
+                };
+                let fast = EventClock::new(clock);
+                let tps = ticks_per_second.unwrap_or(1).max(1);
+                let edges = [
+                    0,
+                    base,
+                    base + 1,
+                    base + tps / 2,
+                    base.saturating_add(tps - 1),
+                    base.saturating_add(tps),
+                    base.saturating_add(u64::MAX / 1_000_000_000),
+                    base.saturating_add(u64::MAX / 1_000_000_000 + 1),
+                    u64::MAX / 2,
+                ];
+                for ticks in edges
+                    .into_iter()
+                    .chain((0..20_000).map(|i| base.saturating_add(next() >> (i % 64))))
+                {
+                    // (`time` overflows past u64::MAX ns after the offset, both ways.)
+                    let duration = clock.duration(ticks.saturating_sub(base));
+                    if duration.checked_add(offset).is_some() {
+                        assert_eq!(
+                            fast.time(ticks),
+                            clock.time(ticks),
+                            "{ticks} ticks at {ticks_per_second:?}/s from {base}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// The 64-bit paths of `duration` give what the exact 128-bit formula gives.
     #[test]
     fn duration_is_the_rounded_exact_quotient() {
@@ -1416,14 +1572,7 @@ mod tests {
             let tps = u128::from(tps);
             u64::try_from((u128::from(ticks) * 1_000_000_000 + tps / 2) / tps).unwrap_or(u64::MAX)
         };
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            // xorshift64
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let rates = [
             1,
             3,

@@ -1046,8 +1046,9 @@ impl<'a> PackDecoder<'a> {
         let Some(last_window) = stream.len().checked_sub(FAST_WINDOW) else {
             return n;
         };
-        let mut slots = out[n..n + due].iter_mut();
-        while pos <= last_window && slots.len() > 0 {
+        let slots = &mut out[n..n + due];
+        let mut done = 0;
+        while done < slots.len() && pos <= last_window {
             // One length check per record: what follows reads inside the window.
             let Some(window) = stream[pos..].first_chunk::<FAST_WINDOW>() else {
                 break;
@@ -1062,9 +1063,8 @@ impl<'a> PackDecoder<'a> {
                 after_escape = address == 0;
                 now = now.wrapping_add(u64::from(first >> 2));
                 pos += 1;
-                if let Some(slot) = slots.next() {
-                    *slot = Record::exit(now, address & mask);
-                }
+                slots[done] = Record::exit(now, address & mask);
+                done += 1;
                 continue;
             }
             if first & 0x83 == pack::ENTRY_INDEX as u8 && window[1] < 0x80 && !after_escape {
@@ -1073,9 +1073,8 @@ impl<'a> PackDecoder<'a> {
                     depth += 1;
                     now = now.wrapping_add(u64::from(first >> 2));
                     pos += 2;
-                    if let Some(slot) = slots.next() {
-                        *slot = Record::entry(now, address & mask);
-                    }
+                    slots[done] = Record::entry(now, address & mask);
+                    done += 1;
                     continue;
                 }
             }
@@ -1109,15 +1108,13 @@ impl<'a> PackDecoder<'a> {
             };
             pos += used;
             now = time;
-            if let Some(slot) = slots.next() {
-                *slot = Record {
-                    time,
-                    kind,
-                    address: address & mask,
-                };
-            }
+            slots[done] = Record {
+                time,
+                kind,
+                address: address & mask,
+            };
+            done += 1;
         }
-        let done = due - slots.len();
         self.pos = pos;
         self.now = now;
         self.depth = depth;

@@ -60,3 +60,52 @@ impl<W: Write> BlockWriter<W> {
         Ok(())
     }
 }
+
+/// Text kept padded with zeros to whole [`Padded::CHUNK`]s, so that [`BlockWriter::put`]
+/// appends it a chunk at a time (fixed-size copies, where a slice of any length is a call of
+/// `memcpy`) and cuts off the excess. For the pieces a streamed view repeats in every event.
+#[derive(Clone, Debug)]
+pub struct Padded {
+    bytes: Box<[u8]>,
+    len: usize,
+}
+
+impl Padded {
+    pub const CHUNK: usize = 32;
+
+    pub fn new(text: &[u8]) -> Self {
+        let mut bytes = text.to_vec();
+        bytes.resize(text.len().div_ceil(Self::CHUNK).max(1) * Self::CHUNK, 0);
+        Padded {
+            bytes: bytes.into_boxed_slice(),
+            len: text.len(),
+        }
+    }
+
+    /// The text.
+    pub fn text(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl<W: Write> BlockWriter<W> {
+    /// Appends `piece`'s text.
+    #[inline(always)]
+    pub fn put(&mut self, piece: &Padded) {
+        let start = self.buf.len();
+        for chunk in piece.bytes.chunks_exact(Padded::CHUNK) {
+            let chunk: &[u8; Padded::CHUNK] = chunk.try_into().expect("a whole chunk");
+            self.buf.extend_from_slice(chunk);
+        }
+        self.buf.truncate(start + piece.len);
+    }
+
+    /// Appends the first `len` bytes of `line` (a fixed-size copy of all of it, the rest cut
+    /// off).
+    #[inline(always)]
+    pub fn put_prefix<const N: usize>(&mut self, line: &[u8; N], len: usize) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(line);
+        self.buf.truncate(start + len.min(N));
+    }
+}

@@ -23,34 +23,57 @@
 use std::io::{self, Write};
 
 use crate::analysis::replay::SwitchReason;
-use crate::analysis::view::{Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
+use crate::analysis::view::{EventClock, Names, TidIndex, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
-use crate::output::block_writer::BlockWriter;
+use crate::output::block_writer::{BlockWriter, Padded};
 
 /// A function's `B` and `E` event ends (see [`Timeline::tails`]).
-type Tails = (Box<[u8]>, Box<[u8]>);
+type Tails = (Padded, Padded);
+
+/// Bytes of a thread's event head with the whole part of its time ([`ThreadOut::begin`]):
+/// `,\n{"ph":"B","pid":` (18), two numbers of at most 20 digits, `,"tid":` (7), `,"ts":`
+/// (6) and the whole part's at most 20 digits.
+const LINE: usize = 96;
 
 /// A thread's events' beginnings and the time of its last event.
 struct ThreadOut {
-    /// `,\n{"ph":"B","pid":P,"tid":T,"ts":` and the same with `E`.
-    begin: Box<[u8]>,
-    end: Box<[u8]>,
+    /// `,\n{"ph":"B","pid":P,"tid":T,"ts":` and the same with `E` (`head_len` bytes), each
+    /// followed by the digits of `whole` (`whole_len` bytes): events come some tens of
+    /// nanoseconds apart, so most have the same whole part as the one before, and an event
+    /// starts with one fixed-size copy of these.
+    begin: [u8; LINE],
+    end: [u8; LINE],
+    head_len: u8,
     /// The time of its last event in ns (ticks), and how many events before it had that
-    /// time ([`Timeline::push_ts`]).
+    /// time ([`Timeline::stamp`]).
     last_time: u64,
     ties: u32,
-    /// The whole part of its last event's `ts` (µs, or ticks) and its digits: events come
-    /// some tens of nanoseconds apart, so most have the same whole part as the one before.
+    /// The whole part of its last event's `ts` (µs, or ticks).
     whole: u64,
-    whole_digits: [u8; 20],
     whole_len: u8,
 }
+
+/// `.` and three digits, for every number below 1000: the fraction of a `ts` in µs.
+static DOT_DIGITS: [[u8; 4]; 1000] = {
+    let mut table = [[0u8; 4]; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        table[n] = [
+            b'.',
+            b'0' + (n / 100) as u8,
+            b'0' + (n / 10 % 10) as u8,
+            b'0' + (n % 10) as u8,
+        ];
+        n += 1;
+    }
+    table
+};
 
 /// Writes Chrome trace events to `out` as the frames come.
 pub struct Timeline<W: Write> {
     w: BlockWriter<W>,
     pid: u64,
-    clock: TimeBase,
+    clock: EventClock,
     /// Per function, made at its first event: the rest of its `B` events after `ts`
     /// (`,"name":…,"cat":"function","args":{"address":"0x…"}}`) and of its `E` events
     /// (the same without `cat`). Hex and JSON formatting per event cost more than all the
@@ -63,6 +86,8 @@ pub struct Timeline<W: Write> {
     lines: Option<SourceLines>,
     /// Processes added so far.
     processes: u32,
+    /// The clock has a rate: `ts` is in µs with nanosecond decimals, else in ticks.
+    in_ns: bool,
     /// `--time=cpu`: each interval a thread was switched out is a slice of its own
     /// ([`SwitchReason::slice_name`]) inside the call that was open.
     switched_out: bool,
@@ -85,11 +110,12 @@ impl<W: Write> Timeline<W> {
         Timeline {
             w,
             pid: 0,
-            clock: TimeBase {
+            clock: EventClock::new(TimeBase {
                 base: 0,
                 ticks_per_second: None,
                 offset: 0,
-            },
+            }),
+            in_ns: false,
             tails: Vec::new(),
             lines: None,
             threads: Vec::new(),
@@ -136,7 +162,8 @@ impl<W: Write> Timeline<W> {
             }
         }
         self.pid = pid;
-        self.clock = info.clock;
+        self.clock = EventClock::new(info.clock);
+        self.in_ns = info.clock.ticks_per_second.is_some();
         self.tails.clear();
         self.threads.clear();
         self.tids = TidIndex::default();
@@ -158,11 +185,7 @@ impl<W: Write> Timeline<W> {
     /// Ends the file and returns the writer, or the first write error.
     pub fn finish(mut self) -> io::Result<W> {
         self.w.flush_buffer()?;
-        let unit = if self.clock.ticks_per_second.is_some() {
-            "us"
-        } else {
-            "ticks"
-        };
+        let unit = if self.in_ns { "us" } else { "ticks" };
         // `--time=cpu`: what a reader of the file needs to know about its slices.
         let time = if self.switched_out {
             ",\"time\":\"wall clock; the time each thread was switched out is drawn as slices \
@@ -198,28 +221,29 @@ impl<W: Write> Timeline<W> {
                 ",\n{{\"ph\":\"{phase}\",\"pid\":{},\"tid\":{tid},\"ts\":",
                 self.pid
             )
-            .into_bytes()
-            .into_boxed_slice()
+        };
+        let (begin, end) = (head('B'), head('E'));
+        let line = |text: &str| {
+            let mut line = [0u8; LINE];
+            line[..text.len()].copy_from_slice(text.as_bytes());
+            line
         };
         self.threads.push(ThreadOut {
-            begin: head('B'),
-            end: head('E'),
+            begin: line(&begin),
+            end: line(&end),
+            head_len: begin.len() as u8,
             last_time: u64::MAX,
             ties: 0,
             whole: u64::MAX,
-            whole_digits: [0; 20],
             whole_len: 0,
         });
     }
 
-    /// `ts` as JSON: microseconds with three decimals, or ticks. An event at the same
-    /// nanosecond (tick) as thread `t`'s previous one gets three more decimals, the number
-    /// of such events so far in picoseconds (1/1000 tick), so that its place after the
-    /// previous one is in its time: viewers sort events by time, and speedscope's importer
-    /// pairs a `B` and an `E` of the same time by a guess that breaks calls compensated to
-    /// 0 ns.
-    #[inline]
-    fn push_ts(&mut self, t: usize, time: u64) {
+    /// Thread `t`'s event at `time`: its `ts` as ns (or ticks) and the number of events
+    /// before it at the same nanosecond (tick), at most 999; the digits of its whole part
+    /// are then the ones after the thread's heads.
+    #[inline(always)]
+    fn stamp(&mut self, t: usize, time: u64) -> (u64, u32) {
         let value = self.clock.time(time);
         let thread = &mut self.threads[t];
         let ties = if thread.last_time == value {
@@ -230,21 +254,36 @@ impl<W: Write> Timeline<W> {
             thread.ties = 0;
             0
         };
-        let in_ns = self.clock.ticks_per_second.is_some();
-        let whole = if in_ns { value / 1000 } else { value };
+        let whole = if self.in_ns { value / 1000 } else { value };
         if thread.whole != whole {
-            let mut digits = itoa::Buffer::new();
-            let text = digits.format(whole).as_bytes();
-            thread.whole = whole;
-            thread.whole_digits[..text.len()].copy_from_slice(text);
-            thread.whole_len = text.len() as u8;
+            new_whole(thread, whole);
         }
+        (value, ties)
+    }
+
+    /// The head of an event of thread `t` (`B` or `E`) and its `ts`: microseconds with three
+    /// decimals, or ticks. An event at the same nanosecond (tick) as thread `t`'s previous
+    /// one gets three more decimals, the number of such events so far in picoseconds (1/1000
+    /// tick), so that its place after the previous one is in its time: viewers sort events
+    /// by time, and speedscope's importer pairs a `B` and an `E` of the same time by a guess
+    /// that breaks calls compensated to 0 ns.
+    #[inline(always)]
+    fn push_head(&mut self, t: usize, time: u64, end: bool) {
+        let (value, ties) = self.stamp(t, time);
+        let thread = &self.threads[t];
+        let len = usize::from(thread.head_len) + usize::from(thread.whole_len);
         self.w
-            .buf
-            .extend_from_slice(&thread.whole_digits[..usize::from(thread.whole_len)]);
-        if in_ns {
-            self.w.buf.push(b'.');
-            push_3_digits(&mut self.w.buf, value % 1000);
+            .put_prefix(if end { &thread.end } else { &thread.begin }, len);
+        self.push_fraction(value, ties);
+    }
+
+    /// What follows the whole part of a `ts` (see [`Timeline::push_head`]).
+    #[inline(always)]
+    fn push_fraction(&mut self, value: u64, ties: u32) {
+        if self.in_ns {
+            self.w
+                .buf
+                .extend_from_slice(&DOT_DIGITS[(value % 1000) as usize]);
         } else if ties > 0 {
             self.w.buf.push(b'.');
         }
@@ -257,6 +296,46 @@ impl<W: Write> Timeline<W> {
         self.events += 1;
         self.w.end_event();
     }
+
+    /// The function's `B` and `E` event ends, made at its first event.
+    #[cold]
+    #[inline(never)]
+    fn make_tails(&mut self, frame: &ViewFrame, names: &Names) {
+        let f = frame.function as usize;
+        if self.tails.len() <= f {
+            self.tails.resize(f + 1, None);
+        }
+        let name = json(names.name(frame.function));
+        let source = self
+            .lines
+            .as_ref()
+            .and_then(|l| l.location(frame.address))
+            .map_or_else(String::new, |(file, line)| {
+                format!(",\"source\":{}", json(&format!("{file}:{line}")))
+            });
+        let args = format!(
+            "\"args\":{{\"address\":\"0x{:x}\"{source}}}}}",
+            frame.address
+        );
+        self.tails[f] = Some((
+            Padded::new(format!(",\"name\":{name},\"cat\":\"function\",{args}").as_bytes()),
+            Padded::new(format!(",\"name\":{name},{args}").as_bytes()),
+        ));
+    }
+}
+
+/// Thread `thread`'s events from now on have the whole part `whole`: its digits go after
+/// the heads.
+#[cold]
+#[inline(never)]
+fn new_whole(thread: &mut ThreadOut, whole: u64) {
+    let mut digits = itoa::Buffer::new();
+    let text = digits.format(whole).as_bytes();
+    let at = usize::from(thread.head_len);
+    thread.begin[at..at + text.len()].copy_from_slice(text);
+    thread.end[at..at + text.len()].copy_from_slice(text);
+    thread.whole = whole;
+    thread.whole_len = text.len() as u8;
 }
 
 impl<W: Write> View for Timeline<W> {
@@ -268,36 +347,13 @@ impl<W: Write> View for Timeline<W> {
         }
         let Some(frame) = stack.last() else { return };
         let f = frame.function as usize;
-        if self.tails.len() <= f {
-            self.tails.resize(f + 1, None);
-        }
-        if self.tails[f].is_none() {
-            let name = json(names.name(frame.function));
-            let source = self
-                .lines
-                .as_ref()
-                .and_then(|l| l.location(frame.address))
-                .map_or_else(String::new, |(file, line)| {
-                    format!(",\"source\":{}", json(&format!("{file}:{line}")))
-                });
-            let args = format!(
-                "\"args\":{{\"address\":\"0x{:x}\"{source}}}}}",
-                frame.address
-            );
-            self.tails[f] = Some((
-                format!(",\"name\":{name},\"cat\":\"function\",{args}")
-                    .into_bytes()
-                    .into_boxed_slice(),
-                format!(",\"name\":{name},{args}")
-                    .into_bytes()
-                    .into_boxed_slice(),
-            ));
+        if self.tails.get(f).is_none_or(Option::is_none) {
+            self.make_tails(frame, names);
         }
         let t = self.thread(tid);
-        self.w.buf.extend_from_slice(&self.threads[t].begin);
-        self.push_ts(t, frame.entry_time);
+        self.push_head(t, frame.entry_time, false);
         if let Some((begin, _)) = &self.tails[f] {
-            self.w.buf.extend_from_slice(begin);
+            self.w.put(begin);
         }
         self.end_event();
     }
@@ -320,16 +376,14 @@ impl<W: Write> View for Timeline<W> {
         // query finds it (`cat == "switched out"`).
         let name = reason.slice_name();
         let t = self.thread(tid);
-        self.w.buf.extend_from_slice(&self.threads[t].begin);
-        self.push_ts(t, from);
+        self.push_head(t, from, false);
         self.w.buf.extend_from_slice(b",\"name\":\"");
         self.w.buf.extend_from_slice(name.as_bytes());
         self.w
             .buf
             .extend_from_slice(b"\",\"cat\":\"switched out\",\"args\":{}}");
         self.end_event();
-        self.w.buf.extend_from_slice(&self.threads[t].end);
-        self.push_ts(t, to);
+        self.push_head(t, to, true);
         self.w.buf.extend_from_slice(b",\"name\":\"");
         self.w.buf.extend_from_slice(name.as_bytes());
         self.w.buf.extend_from_slice(b"\",\"args\":{}}");
@@ -348,7 +402,13 @@ impl<W: Write> View for Timeline<W> {
             self.pid
         );
         self.w.buf.extend_from_slice(head.as_bytes());
-        self.push_ts(t, time);
+        let (value, ties) = self.stamp(t, time);
+        let thread = &self.threads[t];
+        let at = usize::from(thread.head_len);
+        self.w
+            .buf
+            .extend_from_slice(&thread.begin[at..at + usize::from(thread.whole_len)]);
+        self.push_fraction(value, ties);
         let tail = format!(
             ",\"name\":\"lost {count} records\",\"cat\":\"lost\",\"args\":{{\"lost\":{count}}}}}"
         );
@@ -361,15 +421,14 @@ impl<W: Write> View for Timeline<W> {
             return;
         }
         let t = self.thread(tid);
-        self.w.buf.extend_from_slice(&self.threads[t].end);
-        self.push_ts(t, time);
+        self.push_head(t, time, true);
         // The same name and args as the frame's B event, made there.
         let tail = stack
             .last()
             .and_then(|frame| self.tails.get(frame.function as usize))
             .and_then(Option::as_ref);
         match tail {
-            Some((_, end)) => self.w.buf.extend_from_slice(end),
+            Some((_, end)) => self.w.put(end),
             None => self.w.buf.push(b'}'),
         }
         self.end_event();
