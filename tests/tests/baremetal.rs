@@ -1,7 +1,8 @@
 //! Bare metal under qemu-system: firmware built by `make` with `CC=hookcc` from
 //! examples/baremetal/<board>/, booted in qemu, its output compared with the seed's.
 //!
-//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385) and a
+//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385), a
+//! Cortex-M4F and a Cortex-M7 with the hard-float ABI (mps2-an386, mps2-an500) and a
 //! rv32imac RISC-V (virt, machine mode): the NITRO-SDK programs of
 //! seeds/nitro-sdk-profiler.txt §3.5.1 (stack mode), §3.5.2 (log mode) and §4.5 (statistics)
 //! built with `make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST`, run, and their
@@ -53,6 +54,18 @@ const BOARDS: &[Board] = &[
     Board {
         dir: "cortex-m3",
         variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m4f",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m4f",
+        variables: &["MACHINE=mps2-an500"],
         addr2line: "arm-none-eabi-addr2line",
         thumb: true,
     },

@@ -17,10 +17,11 @@ use std::process::{Command, Output};
 use hookcc_tests::*;
 
 /// A board of examples/baremetal and its make variables.
-const BOARDS: [(&str, &[&str]); 4] = [
+const BOARDS: [(&str, &[&str]); 5] = [
     ("arm926", &[]),
     ("arm926", &["THUMB=1"]),
     ("cortex-m3", &[]),
+    ("cortex-m4f", &[]),
     ("riscv32", &[]),
 ];
 
