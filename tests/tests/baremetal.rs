@@ -1187,7 +1187,7 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         freertos_trace_on(board);
     }
 }
@@ -1202,7 +1202,7 @@ fn freertos_ending_with_interrupts_on_keeps_its_task_names_and_chunks() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         let what = format!("freertos BOARD={board} EXIT_INTERRUPTS_ON");
         let dir = tempfile::tempdir().unwrap();
         let project = copy_baremetal_example(dir.path(), "freertos");
@@ -1443,7 +1443,7 @@ fn freertos_tasks_in_the_nitro_ti_and_pfp_runtimes() {
         "pause_a_tick",
         "checksum",
     ];
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         let board_variable = format!("BOARD={board}");
         let dir = tempfile::tempdir().unwrap();
         let project = copy_baremetal_example(dir.path(), "freertos");

@@ -157,7 +157,7 @@ __attribute__((naked)) void board_reset(void)
 #endif
 
 /* The vector table: picolibc's crt0 defines a weak one with the core exceptions only; this one
- * replaces it (same name) and adds the external interrupts up to the timer's. */
+ * replaces it (same name) and adds the external interrupts up to the timers'. */
 extern char __stack[];
 void _start(void);
 void arm_nmi_isr(void);
@@ -171,8 +171,12 @@ void arm_pendsv_isr(void);
 void arm_systick_isr(void);
 void arm_ignore_isr(void);
 
+/* CMSDK timer 1 (IRQ 9) is the application's (../freertos/fp_app.c): its handler, if it has one. */
+#define TIMER1_IRQ 9
+void board_timer1_isr(void) __attribute__((weak));
+
 __attribute__((section(".data.init.enter"), used, aligned(128))) void *const
-    __interrupt_vector[16 + TIMER0_IRQ + 1] = {
+    __interrupt_vector[16 + TIMER1_IRQ + 1] = {
         [0] = __stack,
         [1] = BOARD_RESET,
         [2] = arm_nmi_isr,
@@ -185,6 +189,7 @@ __attribute__((section(".data.init.enter"), used, aligned(128))) void *const
         [14] = arm_pendsv_isr,
         [15] = arm_systick_isr,
         [16 + TIMER0_IRQ] = board_timer0_isr,
+        [16 + TIMER1_IRQ] = board_timer1_isr,
 };
 
 /* ---- Tasks (../ti_tasks.c) --------------------------------------------------------------- */
