@@ -1344,41 +1344,14 @@ fn freertos_trace_on(board: &str) {
 
     let trace = project.join("firmware.hktrace");
     let elf = project.join("firmware.elf");
-    // The threads' names, from hookprof info: `#2 tid 2 "producer": … unmatched entries 0, …`.
-    let info = run_ok(hookprof().arg("info").arg(&trace));
-    let info = String::from_utf8_lossy(&info.stdout);
-    let mut names = std::collections::BTreeMap::new();
-    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
-        let sequence = line[1..line.find(' ').unwrap()].to_string();
-        let name = line.split('"').nth(1).expect(line).to_string();
-        assert!(
-            line.contains("unmatched entries 0, unmatched exits 0"),
-            "{what}: thread {name}: {line}"
-        );
-        names.insert(sequence, name);
-    }
+    let (names, rows) = per_task_report(&what, &trace, &elf);
     let expected_threads = ["main", "producer", "consumer", "worker", "IDLE", "Tmr Svc"];
     let mut seen: Vec<&str> = names.values().map(String::as_str).collect();
     seen.sort_unstable();
     let mut expected_sorted = expected_threads.to_vec();
     expected_sorted.sort_unstable();
-    assert_eq!(seen, expected_sorted, "{what}: threads\n{info}");
+    assert_eq!(seen, expected_sorted, "{what}: threads {names:?}");
 
-    let report = run_ok(
-        hookprof()
-            .arg("report")
-            .arg(&trace)
-            .arg("--exe")
-            .arg(&elf)
-            .arg("--per-thread")
-            .arg("--format=csv"),
-    );
-    let stderr = String::from_utf8_lossy(&report.stderr);
-    assert!(
-        stderr.is_empty(),
-        "{what}: hookprof report warned:\n{stderr}"
-    );
-    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
     let mut traced = std::collections::BTreeMap::new();
     let mut ticks_traced = 0;
     for row in &rows {

@@ -77,37 +77,12 @@ fn fp_tasks_under_interrupts(machine: &str) {
     assert_eq!(expected.len(), 4, "{what}: the program's counts\n{stdout}");
 
     let trace = project.join("firmware.hktrace");
-    let info = run_ok(hookprof().arg("info").arg(&trace));
-    let info = String::from_utf8_lossy(&info.stdout);
-    let mut names = BTreeMap::new();
-    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
-        let sequence = line[1..line.find(' ').unwrap()].to_string();
-        let name = line.split('"').nth(1).expect(line).to_string();
-        assert!(
-            line.contains("unmatched entries 0, unmatched exits 0"),
-            "{what}: thread {name}: {line}"
-        );
-        names.insert(sequence, name);
-    }
     let elf = project.join("firmware.elf");
-    let report = run_ok(
-        hookprof()
-            .arg("report")
-            .arg(&trace)
-            .arg("--exe")
-            .arg(&elf)
-            .arg("--per-thread")
-            .arg("--format=csv"),
-    );
-    let stderr = String::from_utf8_lossy(&report.stderr);
-    assert!(
-        stderr.is_empty(),
-        "{what}: hookprof report warned:\n{stderr}"
-    );
+    let (names, rows) = per_task_report(&what, &trace, &elf);
     let mut traced = BTreeMap::new();
     let mut irq_work_in = BTreeMap::new();
     let (mut irq_work, mut irq_fp) = (0, 0);
-    for row in parse_report_csv(&String::from_utf8_lossy(&report.stdout)) {
+    for row in rows {
         let thread = row.thread.as_ref().expect("a thread column");
         let name = names
             .get(thread)
