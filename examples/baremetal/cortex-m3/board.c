@@ -13,7 +13,7 @@
  *   The same timer samples the interrupted PC for gprof (../gprof_sampling.c).
  * - The tasks' context switch (r4-r11, lr; s16-s31 too with an FPU) and their first frames.
  * - With an FPU (__ARM_FP: ../cortex-m4f, hard-float ABI), the reset entry turns it on before
- *   picolibc's start-up runs: an FP instruction with the coprocessors off is a UsageFault.
+ *   the start-up code runs: an FP instruction with the coprocessors off is a UsageFault.
  *
  * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
  */
@@ -137,9 +137,12 @@ BOARD_NOHOOKS void board_stop_tick(void)
 #ifdef __ARM_FP
 /* The reset entry with an FPU: full access to CP10 and CP11 (CPACR bits 20-23; ARMv7-M ARM,
  * B3.2.20), then picolibc's _start. The DSB and ISB make the next instruction see it; nothing
- * before them touches a floating-point register. FPCCR keeps its reset value (ASPEN and LSPEN
- * set): an interrupt of code that used the FPU reserves room for s0-s15 and FPSCR on the stack,
- * saved only if the handler uses the FPU itself (lazy stacking). Naked: no frame, no hooks. */
+ * before them touches a floating-point register. picolibc's crt0 for its +fp multilibs does the
+ * same first (1.8, Debian 12), so here it is for a start-up that does not: a vendor's crt0, or
+ * a board without picolibc (without either, the first FP instruction is a UsageFault, NOCP).
+ * FPCCR keeps its reset value (ASPEN and LSPEN set): an interrupt of code that used the FPU
+ * reserves room for s0-s15 and FPSCR on the stack, saved only if the handler uses the FPU itself
+ * (lazy stacking). Naked: no frame, no hooks. */
 __attribute__((naked)) void board_reset(void)
 {
     __asm__ __volatile__("movw r0, #0xED88\n\t"
