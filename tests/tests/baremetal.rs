@@ -676,6 +676,15 @@ fn runtime_components_are_freestanding_on_every_board() {
         ),
         (
             &[
+                "--target=thumbv7em-none-eabihf",
+                "-mcpu=cortex-m4",
+                "-mfpu=fpv4-sp-d16",
+                "-mfloat-abi=hard",
+            ],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &[
                 "--target=riscv32-unknown-elf",
                 "-march=rv32imac",
                 "-mabi=ilp32",
@@ -797,6 +806,12 @@ fn bare_metal_compile_without_hooks_is_clang_exactly() {
     for flags in [
         &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"][..],
         &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"][..],
+        &[
+            "--target=thumbv7em-none-eabihf",
+            "-mcpu=cortex-m4",
+            "-mfpu=fpv4-sp-d16",
+            "-mfloat-abi=hard",
+        ][..],
         &[
             "--target=riscv32-unknown-elf",
             "-march=rv32imac",
