@@ -1825,9 +1825,8 @@ fn stream_report(what: &str, project: &Path) -> (std::collections::BTreeMap<Stri
 }
 
 /// Streaming while the firmware runs (docs/baremetal.md, "Streaming"): FreeRTOS
-/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 and
-/// the RV32 boards for 60 s
-/// of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
+/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3, the
+/// Cortex-M4F and the RV32 boards for 60 s of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
 /// at once, so it takes seconds), the hooks writing into a SEGGER RTT up-buffer that hookprof
 /// record --gdb drains through qemu's gdb stub while it runs. Nothing is lost: every record the
 /// runtime made is in the trace (calls, task switches, creations), the calls of each function
@@ -1838,7 +1837,7 @@ fn freertos_streamed_over_gdb_for_60_seconds_every_record_there() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         freertos_streamed_on(board);
     }
 }
