@@ -181,6 +181,35 @@ pub fn report_csv(trace: &Path, extra: &[&str]) -> (Vec<Row>, String) {
     )
 }
 
+/// A firmware's trace with a thread for each RTOS task (<hookcc/freertos.h>): each thread's
+/// name by its sequence number, from `hookprof info`'s `#2 tid 2 "producer": …` lines (every
+/// thread's entries and exits must match), and `hookprof report --per-thread`'s rows with
+/// `--exe ELF` (it must not warn). `what` names the run in the assertions.
+pub fn per_task_report(
+    what: &str,
+    trace: &Path,
+    elf: &Path,
+) -> (BTreeMap<String, String>, Vec<Row>) {
+    let info = run_ok(hookprof().arg("info").arg(trace));
+    let info = String::from_utf8_lossy(&info.stdout);
+    let mut names = BTreeMap::new();
+    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
+        let sequence = line[1..line.find(' ').unwrap()].to_string();
+        let name = line.split('"').nth(1).expect(line).to_string();
+        assert!(
+            line.contains("unmatched entries 0, unmatched exits 0"),
+            "{what}: thread {name}: {line}"
+        );
+        names.insert(sequence, name);
+    }
+    let (rows, warnings) = report_csv(trace, &["--exe", elf.to_str().unwrap(), "--per-thread"]);
+    assert!(
+        warnings.is_empty(),
+        "{what}: hookprof report warned:\n{warnings}"
+    );
+    (names, rows)
+}
+
 /// The flag for exact source-level counts: the tests count calls by construction, and at -O1
 /// and above `--trace` places hooks after inlining by default (docs/driver.md).
 pub const SOURCE_PLACEMENT: &str = "--hook-placement=source";

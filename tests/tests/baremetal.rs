@@ -1,7 +1,8 @@
 //! Bare metal under qemu-system: firmware built by `make` with `CC=hookcc` from
 //! examples/baremetal/<board>/, booted in qemu, its output compared with the seed's.
 //!
-//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385) and a
+//! On the ARM926EJ-S (qemu's versatilepb; ARM and Thumb code), a Cortex-M3 (mps2-an385), a
+//! Cortex-M4F and a Cortex-M7 with the hard-float ABI (mps2-an386, mps2-an500) and a
 //! rv32imac RISC-V (virt, machine mode): the NITRO-SDK programs of
 //! seeds/nitro-sdk-profiler.txt §3.5.1 (stack mode), §3.5.2 (log mode) and §4.5 (statistics)
 //! built with `make NITRO_PROFILE=TRUE NITRO_PROFILE_TYPE=CALLTRACE|FUNCTIONCOST`, run, and their
@@ -53,6 +54,18 @@ const BOARDS: &[Board] = &[
     Board {
         dir: "cortex-m3",
         variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m4f",
+        variables: &[],
+        addr2line: "arm-none-eabi-addr2line",
+        thumb: true,
+    },
+    Board {
+        dir: "cortex-m4f",
+        variables: &["MACHINE=mps2-an500"],
         addr2line: "arm-none-eabi-addr2line",
         thumb: true,
     },
@@ -663,6 +676,15 @@ fn runtime_components_are_freestanding_on_every_board() {
         ),
         (
             &[
+                "--target=thumbv7em-none-eabihf",
+                "-mcpu=cortex-m4",
+                "-mfpu=fpv4-sp-d16",
+                "-mfloat-abi=hard",
+            ],
+            "arm-none-eabi-nm",
+        ),
+        (
+            &[
                 "--target=riscv32-unknown-elf",
                 "-march=rv32imac",
                 "-mabi=ilp32",
@@ -784,6 +806,12 @@ fn bare_metal_compile_without_hooks_is_clang_exactly() {
     for flags in [
         &["--target=armv5te-none-eabi", "-mcpu=arm926ej-s", "-mthumb"][..],
         &["--target=thumbv7m-none-eabi", "-mcpu=cortex-m3"][..],
+        &[
+            "--target=thumbv7em-none-eabihf",
+            "-mcpu=cortex-m4",
+            "-mfpu=fpv4-sp-d16",
+            "-mfloat-abi=hard",
+        ][..],
         &[
             "--target=riscv32-unknown-elf",
             "-march=rv32imac",
@@ -1174,7 +1202,7 @@ fn freertos_tasks_each_a_thread_of_the_native_trace_with_the_apps_counts() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         freertos_trace_on(board);
     }
 }
@@ -1189,7 +1217,7 @@ fn freertos_ending_with_interrupts_on_keeps_its_task_names_and_chunks() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         let what = format!("freertos BOARD={board} EXIT_INTERRUPTS_ON");
         let dir = tempfile::tempdir().unwrap();
         let project = copy_baremetal_example(dir.path(), "freertos");
@@ -1331,41 +1359,14 @@ fn freertos_trace_on(board: &str) {
 
     let trace = project.join("firmware.hktrace");
     let elf = project.join("firmware.elf");
-    // The threads' names, from hookprof info: `#2 tid 2 "producer": … unmatched entries 0, …`.
-    let info = run_ok(hookprof().arg("info").arg(&trace));
-    let info = String::from_utf8_lossy(&info.stdout);
-    let mut names = std::collections::BTreeMap::new();
-    for line in info.lines().map(str::trim).filter(|l| l.starts_with('#')) {
-        let sequence = line[1..line.find(' ').unwrap()].to_string();
-        let name = line.split('"').nth(1).expect(line).to_string();
-        assert!(
-            line.contains("unmatched entries 0, unmatched exits 0"),
-            "{what}: thread {name}: {line}"
-        );
-        names.insert(sequence, name);
-    }
+    let (names, rows) = per_task_report(&what, &trace, &elf);
     let expected_threads = ["main", "producer", "consumer", "worker", "IDLE", "Tmr Svc"];
     let mut seen: Vec<&str> = names.values().map(String::as_str).collect();
     seen.sort_unstable();
     let mut expected_sorted = expected_threads.to_vec();
     expected_sorted.sort_unstable();
-    assert_eq!(seen, expected_sorted, "{what}: threads\n{info}");
+    assert_eq!(seen, expected_sorted, "{what}: threads {names:?}");
 
-    let report = run_ok(
-        hookprof()
-            .arg("report")
-            .arg(&trace)
-            .arg("--exe")
-            .arg(&elf)
-            .arg("--per-thread")
-            .arg("--format=csv"),
-    );
-    let stderr = String::from_utf8_lossy(&report.stderr);
-    assert!(
-        stderr.is_empty(),
-        "{what}: hookprof report warned:\n{stderr}"
-    );
-    let rows = parse_report_csv(&String::from_utf8_lossy(&report.stdout));
     let mut traced = std::collections::BTreeMap::new();
     let mut ticks_traced = 0;
     for row in &rows {
@@ -1430,7 +1431,7 @@ fn freertos_tasks_in_the_nitro_ti_and_pfp_runtimes() {
         "pause_a_tick",
         "checksum",
     ];
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         let board_variable = format!("BOARD={board}");
         let dir = tempfile::tempdir().unwrap();
         let project = copy_baremetal_example(dir.path(), "freertos");
@@ -1824,9 +1825,8 @@ fn stream_report(what: &str, project: &Path) -> (std::collections::BTreeMap<Stri
 }
 
 /// Streaming while the firmware runs (docs/baremetal.md, "Streaming"): FreeRTOS
-/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3 and
-/// the RV32 boards for 60 s
-/// of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
+/// (examples/baremetal/freertos/stream_app.c: three tasks and a queue) on the Cortex-M3, the
+/// Cortex-M4F and the RV32 boards for 60 s of target time (the kernel's 60 000 ticks; qemu's -icount sleep=off lets the idle time pass
 /// at once, so it takes seconds), the hooks writing into a SEGGER RTT up-buffer that hookprof
 /// record --gdb drains through qemu's gdb stub while it runs. Nothing is lost: every record the
 /// runtime made is in the trace (calls, task switches, creations), the calls of each function
@@ -1837,7 +1837,7 @@ fn freertos_streamed_over_gdb_for_60_seconds_every_record_there() {
     if !have_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         freertos_streamed_on(board);
     }
 }

@@ -2,10 +2,10 @@
 //! "FreeRTOS", "The tick under -icount"): examples/baremetal/freertos/tick_app.c waits 1 000
 //! ticks of vTaskDelay in wait_ticks(), and wait_ticks' inclusive time in the trace is
 //! 1.00 s ± 1 % by the trace's clock (the board's counter and the frequency its trace
-//! announces) — on the Cortex-M3 (mps2-an385) and the RV32 (virt) boards, in a RAM trace
-//! written at exit (`make run HOOKS=trace`, qemu's `-icount shift=0` and with `sleep=off`) and
-//! streamed while it runs (`make stream HOOKS=stream`, `-icount shift=0,sleep=off` as the
-//! docs run it). Before the Cortex-M3 board counted the periods its tick interrupt had missed,
+//! announces) — on the Cortex-M3 (mps2-an385), Cortex-M4F (mps2-an386) and RV32 (virt) boards,
+//! in a RAM trace written at exit (`make run HOOKS=trace`, qemu's `-icount shift=0` and with
+//! `sleep=off`) and streamed while it runs (`make stream HOOKS=stream`, `-icount
+//! shift=0,sleep=off` as the docs run it). Before the Cortex-M3 board counted the periods its tick interrupt had missed,
 //! the streamed wait took 2.0 s.
 //!
 //! Needs what tests/tests/baremetal.rs needs (scripts/setup.sh): qemu-system-arm,
@@ -77,14 +77,14 @@ fn wait_in_trace(board: &str, way: &Way) -> (String, u64, u64, f64) {
 }
 
 /// 1 000 ticks of vTaskDelay are 1.00 s ± 1 % by the trace's clock, run and streamed, on the
-/// Cortex-M3 and the RV32 boards; the kernel counted the 1 000 ticks (one more when qemu
+/// Cortex-M3, Cortex-M4F and RV32 boards; the kernel counted the 1 000 ticks (one more when qemu
 /// delivered the last one together with the next: see rtos_board.c).
 #[test]
 fn a_thousand_ticks_of_vtaskdelay_are_one_second_of_the_trace() {
     if !have_baremetal_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         for way in [
             Way::Run("-icount shift=0"),
             Way::Run("-icount shift=0,sleep=off"),

@@ -3,7 +3,7 @@
 //! a RAM buffer (examples/baremetal/packed_out.c, `HOOKCC_TRACE_PACKED_BUFFER`), which at exit
 //! is ended (`hookcc_trace_packed_finish`) and written out through semihosting;
 //! `hookprof record --serial` decodes it. On every board (the ARM926 in ARM and Thumb code,
-//! the Cortex-M3, RV32):
+//! the Cortex-M3, the Cortex-M4F and M7 with the hard-float ABI, RV32):
 //! - a buffer that holds everything: calls.c's counts exact, every record the runtime made in
 //!   the trace, under 3 bytes a record;
 //! - a buffer of 256 bytes: it stops when full, and what the trace keeps plus what it says was
@@ -17,10 +17,12 @@ use std::process::{Command, Output};
 use hookcc_tests::*;
 
 /// A board of examples/baremetal and its make variables.
-const BOARDS: [(&str, &[&str]); 4] = [
+const BOARDS: [(&str, &[&str]); 6] = [
     ("arm926", &[]),
     ("arm926", &["THUMB=1"]),
     ("cortex-m3", &[]),
+    ("cortex-m4f", &[]),
+    ("cortex-m4f", &["MACHINE=mps2-an500"]),
     ("riscv32", &[]),
 ];
 
@@ -307,7 +309,7 @@ fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
 }
 
 /// FreeRTOS (examples/baremetal/freertos/rtos_app.c: four tasks, a queue, a timer) with a 4 KiB
-/// packed flight recorder on the Cortex-M3 and RV32 boards: the task switches go in the
+/// packed flight recorder on the Cortex-M3, Cortex-M4F and RV32 boards: the task switches go in the
 /// buffer with the calls, each half begins with the running task, and in the decoded window
 /// every task's entries and exits match (exits of frames entered before it are counted as
 /// such, not unmatched), every task has its name (the finish names them again), and kept +
@@ -317,7 +319,7 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
     if !have_baremetal_tools() {
         return;
     }
-    for board in ["cortex-m3", "riscv32"] {
+    for board in ["cortex-m3", "cortex-m4f", "riscv32"] {
         let what = format!("rtos_app.c on {board}, HOOKS=packed PACKED_RING=1 PACKED_BYTES=4096");
         let dir = tempfile::tempdir().unwrap();
         let project = copy_baremetal_example(dir.path(), "freertos");

@@ -11,7 +11,9 @@
  * - The tick interrupt of ../ti_tasks.c: the CMSDK APB timer 0 (IRQ 8 on AN385), through a
  *   vector table of our own that replaces picolibc's (which has the core exceptions only).
  *   The same timer samples the interrupted PC for gprof (../gprof_sampling.c).
- * - The tasks' context switch (r4-r11, lr) and their first frames.
+ * - The tasks' context switch (r4-r11, lr; s16-s31 too with an FPU) and their first frames.
+ * - With an FPU (__ARM_FP: ../cortex-m4f, hard-float ABI), the reset entry turns it on before
+ *   the start-up code runs: an FP instruction with the coprocessors off is a UsageFault.
  *
  * Nothing here may get hooks: the runtime calls the counter from inside its hooks.
  */
@@ -132,8 +134,33 @@ BOARD_NOHOOKS void board_stop_tick(void)
     TIMER0_CTRL = 0;
 }
 
+#ifdef __ARM_FP
+/* The reset entry with an FPU: full access to CP10 and CP11 (CPACR bits 20-23; ARMv7-M ARM,
+ * B3.2.20), then picolibc's _start. The DSB and ISB make the next instruction see it; nothing
+ * before them touches a floating-point register. picolibc's crt0 for its +fp multilibs does the
+ * same first (1.8, Debian 12), so here it is for a start-up that does not: a vendor's crt0, or
+ * a board without picolibc (without either, the first FP instruction is a UsageFault, NOCP).
+ * FPCCR keeps its reset value (ASPEN and LSPEN set): an interrupt of code that used the FPU
+ * reserves room for s0-s15 and FPSCR on the stack, saved only if the handler uses the FPU itself
+ * (lazy stacking). Naked: no frame, no hooks. */
+__attribute__((naked)) void board_reset(void)
+{
+    __asm__ __volatile__("movw r0, #0xED88\n\t"
+                         "movt r0, #0xE000\n\t"
+                         "ldr r1, [r0]\n\t"
+                         "orr r1, r1, #(0xF << 20)\n\t"
+                         "str r1, [r0]\n\t"
+                         "dsb\n\t"
+                         "isb\n\t"
+                         "b _start");
+}
+#define BOARD_RESET board_reset
+#else
+#define BOARD_RESET _start
+#endif
+
 /* The vector table: picolibc's crt0 defines a weak one with the core exceptions only; this one
- * replaces it (same name) and adds the external interrupts up to the timer's. */
+ * replaces it (same name) and adds the external interrupts up to the timers'. */
 extern char __stack[];
 void _start(void);
 void arm_nmi_isr(void);
@@ -147,10 +174,14 @@ void arm_pendsv_isr(void);
 void arm_systick_isr(void);
 void arm_ignore_isr(void);
 
+/* CMSDK timer 1 (IRQ 9) is the application's (../freertos/fp_app.c): its handler, if it has one. */
+#define TIMER1_IRQ 9
+void board_timer1_isr(void) __attribute__((weak));
+
 __attribute__((section(".data.init.enter"), used, aligned(128))) void *const
-    __interrupt_vector[16 + TIMER0_IRQ + 1] = {
+    __interrupt_vector[16 + TIMER1_IRQ + 1] = {
         [0] = __stack,
-        [1] = _start,
+        [1] = BOARD_RESET,
         [2] = arm_nmi_isr,
         [3] = arm_hardfault_isr,
         [4] = arm_memmanage_isr,
@@ -161,28 +192,39 @@ __attribute__((section(".data.init.enter"), used, aligned(128))) void *const
         [14] = arm_pendsv_isr,
         [15] = arm_systick_isr,
         [16 + TIMER0_IRQ] = board_timer0_isr,
+        [16 + TIMER1_IRQ] = board_timer1_isr,
 };
 
 /* ---- Tasks (../ti_tasks.c) --------------------------------------------------------------- */
 
+/* With an FPU the hard-float ABI's callee-saved s16-s31 are switched too, below r4-r11 and lr. */
+#ifdef __ARM_FP
+#define BOARD_PUSH_FP "vpush {s16-s31}\n\t"
+#define BOARD_POP_FP "vpop {s16-s31}\n\t"
+#define BOARD_FP_WORDS 16
+#else
+#define BOARD_PUSH_FP ""
+#define BOARD_POP_FP ""
+#define BOARD_FP_WORDS 0
+#endif
+
 /* r4-r11 and lr pushed, sp saved; the other stack's frame popped. Naked: no hooks, no frame. */
 __attribute__((naked)) void board_switch_context(void **save, void *load)
 {
-    __asm__ __volatile__("push {r4-r11, lr}\n\t"
-                         "mov r2, sp\n\t"
+    __asm__ __volatile__("push {r4-r11, lr}\n\t" BOARD_PUSH_FP "mov r2, sp\n\t"
                          "str r2, [r0]\n\t"
-                         "mov sp, r1\n\t"
-                         "pop {r4-r11, lr}\n\t"
+                         "mov sp, r1\n\t" BOARD_POP_FP "pop {r4-r11, lr}\n\t"
                          "bx lr");
 }
 
-/* The frame board_switch_context pops: r4-r11 = 0, lr = entry (a Thumb address, bit 0 set). */
+/* The frame board_switch_context pops: s16-s31 = 0 (with an FPU), r4-r11 = 0, lr = entry (a
+ * Thumb address, bit 0 set). */
 BOARD_NOHOOKS void *board_task_stack(void *top, void (*entry)(void))
 {
-    uint32_t *sp = (uint32_t *)top - 9;
-    for (int i = 0; i < 8; i++)
+    uint32_t *sp = (uint32_t *)top - (BOARD_FP_WORDS + 9);
+    for (int i = 0; i < BOARD_FP_WORDS + 8; i++)
         sp[i] = 0;
-    sp[8] = (uint32_t)(uintptr_t)entry;
+    sp[BOARD_FP_WORDS + 8] = (uint32_t)(uintptr_t)entry;
     return sp;
 }
 
