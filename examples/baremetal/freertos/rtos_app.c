@@ -228,6 +228,9 @@ uint64_t hkrt_ticks_extern(void);
 /* A tick switched out: the wall time it takes, in the profilers' ticks, the shortest seen. */
 static uint64_t pause_wall = UINT64_MAX;
 
+/* Set by the producer after its last pause: the consumer ends the run only then. */
+static volatile int producer_done;
+
 NOINLINE void pause_a_tick(void)
 {
     counts[PAUSE].calls++;
@@ -249,6 +252,7 @@ static void producer(void *unused)
         if (wall < pause_wall)
             pause_wall = wall;
     }
+    producer_done = 1;
     vTaskDelete(NULL);
 }
 
@@ -273,7 +277,12 @@ static void consumer(void *unused)
         }
         consume(value);
     }
-    /* Two more ticks for the worker, the timer and the producer's last pause, then the end. */
+    /* The producer's last pause ended (a fixed delay is not enough: where qemu's clock runs
+     * ahead of a busy host, the board's tick handler catches up several ticks at once and the
+     * consumer, woken with the producer, could end the run inside that pause), then two more
+     * ticks for the worker and the timer, then the end. */
+    while (!producer_done)
+        vTaskDelay(1);
     vTaskDelay(2);
     /* make run EXIT_INTERRUPTS_ON=1: the end as an application may write it,
      * the tick still running while the counts are printed and the trace is written out (its
