@@ -378,12 +378,7 @@ fn outlines(config: &Config, function: FunctionValue<'_>) -> bool {
         Outline::All => true,
         Outline::Leaf => calls_nothing(function),
         Outline::UpTo(most) => {
-            calls_nothing(function)
-                || function
-                    .get_basic_block_iter()
-                    .map(|b| b.get_instructions().count())
-                    .sum::<usize>()
-                    <= most as usize
+            calls_nothing(function) || crate::size::instructions(function) <= most as usize
         }
     };
     chosen && ffi::can_outline(function)

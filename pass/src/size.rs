@@ -1,7 +1,7 @@
 //! `--hook-min-size=N`, as XRay's `-fxray-instruction-threshold=N`: small functions cost more
 //! in hooks than they do themselves, and a profile rarely needs them.
 //!
-//! May import: nothing of this crate (instrument calls [`too_small`]).
+//! May import: nothing of this crate (instrument calls [`too_small`] and [`instructions`]).
 
 use inkwell::values::{FunctionValue, InstructionOpcode, Operand};
 
@@ -11,11 +11,10 @@ use inkwell::values::{FunctionValue, InstructionOpcode, Operand};
 /// rustc lay blocks out, every loop has one, so a small function that loops (and may run long)
 /// keeps its hooks.
 pub fn too_small(function: FunctionValue<'_>, min: u32) -> bool {
-    let blocks: Vec<_> = function.get_basic_block_iter().collect();
-    let count: usize = blocks.iter().map(|b| b.get_instructions().count()).sum();
-    if count >= min as usize {
+    if instructions(function) >= min as usize {
         return false;
     }
+    let blocks: Vec<_> = function.get_basic_block_iter().collect();
     for (index, block) in blocks.iter().enumerate() {
         let Some(terminator) = block.get_terminator() else {
             continue;
@@ -35,4 +34,12 @@ pub fn too_small(function: FunctionValue<'_>, min: u32) -> bool {
         }
     }
     true
+}
+
+/// The IR instructions of `function` (also `--hook-outline=N`'s measure).
+pub fn instructions(function: FunctionValue<'_>) -> usize {
+    function
+        .get_basic_block_iter()
+        .map(|b| b.get_instructions().count())
+        .sum()
 }
