@@ -587,6 +587,21 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// Runs `view` while another thread keeps sending `server` requests (2 connections, `each`
+/// requests on each, over and over); the load stops when `view` returns or panics.
+fn under_load(server: &Server, each: usize, view: impl FnOnce()) {
+    let load = std::sync::atomic::AtomicBool::new(true);
+    std::thread::scope(|s| {
+        let _stop = StopOnDrop(&load);
+        s.spawn(|| {
+            while load.load(std::sync::atomic::Ordering::Relaxed) {
+                server.requests(2, each);
+            }
+        });
+        view();
+    });
+}
+
 #[test]
 fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
     if !hookcc_tests::have_tool("tmux", &["-V"], "tmux") {
@@ -605,14 +620,7 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
         server.pid()
     );
     start_view(&tmux_server, (120, 40), &command);
-    let load = std::sync::atomic::AtomicBool::new(true);
-    std::thread::scope(|s| {
-        let _stop = StopOnDrop(&load);
-        s.spawn(|| {
-            while load.load(std::sync::atomic::Ordering::Relaxed) {
-                server.requests(2, 50);
-            }
-        });
+    under_load(&server, 50, || {
         let pane = pane_showing(&tmux_server, "handle_request");
         assert!(
             pane.contains("sorted by self time") && pane.contains("parse_request"),
@@ -648,7 +656,6 @@ fn top_shows_the_live_functions_sorts_filters_and_quits_in_tmux() {
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
         wait_until_quit(&tmux_server, "top");
-        load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);
     let status = control(&server.socket(), b"status\n");
@@ -743,14 +750,7 @@ fn top_follows_a_trace_being_written_in_tmux() {
         trace.display()
     );
     start_view(&tmux_server, (120, 40), &command);
-    let load = std::sync::atomic::AtomicBool::new(true);
-    std::thread::scope(|s| {
-        let _stop = StopOnDrop(&load);
-        s.spawn(|| {
-            while load.load(std::sync::atomic::Ordering::Relaxed) {
-                server.requests(2, 200);
-            }
-        });
+    under_load(&server, 200, || {
         // The requests, and the background thread's loop open at the end of what was written
         // (once that thread's first buffer of 1024 records is in the file).
         let pane = pane_until(
@@ -770,7 +770,6 @@ fn top_follows_a_trace_being_written_in_tmux() {
         );
         tmux(&tmux_server, &["send-keys", "-t", "top", "q"]);
         wait_until_quit(&tmux_server, "top");
-        load.store(false, std::sync::atomic::Ordering::Relaxed);
     });
     tmux(&tmux_server, &["kill-server"]);
     assert!(server.quit().success());

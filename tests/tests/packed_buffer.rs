@@ -57,6 +57,36 @@ fn number_after(text: &str, word: &str) -> u64 {
         .unwrap()
 }
 
+/// A command's stdout and stderr, one after the other (what `make` said).
+fn said(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `hookprof record --serial DUMP --exe ELF -o TRACE`: its stderr and its summary line.
+fn record_dump(dump: &Path, elf: &Path, trace: &Path, what: &str) -> (String, String) {
+    let record = run_ok(
+        hookprof()
+            .arg("record")
+            .arg("--serial")
+            .arg(dump)
+            .arg("--exe")
+            .arg(elf)
+            .arg("-o")
+            .arg(trace),
+    );
+    let stderr = String::from_utf8_lossy(&record.stderr).into_owned();
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("hookprof record: "))
+        .unwrap_or_else(|| panic!("{what}: no summary from hookprof record\n{stderr}"))
+        .to_string();
+    (stderr, summary)
+}
+
 /// calls.c with the packed buffer of `bytes` bytes (the example's default: None) on `board`:
 /// run, its buffer written out, decoded by hookprof record --serial.
 fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: bool) -> Packed {
@@ -82,11 +112,7 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: b
         variables.push("PACKED_RING=1".to_string());
     }
     let out = make_run(&project, &variables);
-    let output = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let output = said(&out);
     assert!(
         out.status.success(),
         "{what}: make run failed with {}\n{output}",
@@ -113,22 +139,7 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: b
     );
     let trace = project.join("firmware.hktrace");
     let elf = project.join("firmware.elf");
-    let record = run_ok(
-        hookprof()
-            .arg("record")
-            .arg("--serial")
-            .arg(&dump)
-            .arg("--exe")
-            .arg(&elf)
-            .arg("-o")
-            .arg(&trace),
-    );
-    let stderr = String::from_utf8_lossy(&record.stderr);
-    let summary = stderr
-        .lines()
-        .find(|l| l.starts_with("hookprof record: "))
-        .unwrap_or_else(|| panic!("{what}: no summary from hookprof record\n{stderr}"))
-        .to_string();
+    let (_, summary) = record_dump(&dump, &elf, &trace, &what);
     assert!(
         summary.contains("end of stream") && !summary.contains("do not add up"),
         "{what}: {summary}"
@@ -333,11 +344,7 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
         ]
         .into();
         let out = make_run(&project, &variables);
-        let output = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let output = said(&out);
         assert!(out.status.success(), "{what}: make run failed\n{output}");
         let line = output
             .lines()
@@ -345,25 +352,16 @@ fn a_packed_flight_recorder_keeps_freertos_tasks_apart() {
             .unwrap_or_else(|| panic!("{what}: no counts\n{output}"));
         let made = number_after(line, "records ");
         let trace = project.join("firmware.hktrace");
-        let record = run_ok(
-            hookprof()
-                .arg("record")
-                .arg("--serial")
-                .arg(project.join("firmware.hkpacked"))
-                .arg("--exe")
-                .arg(project.join("firmware.elf"))
-                .arg("-o")
-                .arg(&trace),
+        let (stderr, summary) = record_dump(
+            &project.join("firmware.hkpacked"),
+            &project.join("firmware.elf"),
+            &trace,
+            &what,
         );
-        let stderr = String::from_utf8_lossy(&record.stderr);
-        let summary = stderr
-            .lines()
-            .find(|l| l.starts_with("hookprof record: "))
-            .unwrap_or_else(|| panic!("{what}: no summary\n{stderr}"));
-        let kept = number_after(summary, "bytes, ")
-            + number_after(summary, "bytes each), ")
-            + number_after(summary, "task switches, ");
-        let overwritten = number_after(summary, "a flight recorder: ");
+        let kept = number_after(&summary, "bytes, ")
+            + number_after(&summary, "bytes each), ")
+            + number_after(&summary, "task switches, ");
+        let overwritten = number_after(&summary, "a flight recorder: ");
         assert!(overwritten > 0, "{what}: {summary}");
         assert_eq!(kept + overwritten, made, "{what}: {summary}");
         assert!(!stderr.contains("warning"), "{what}:\n{stderr}");
@@ -427,39 +425,26 @@ fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
                 variables.push("PACKED_BYTES=4096".into());
             }
             let out = make_baremetal(&project, "gdb-dump", &variables);
-            let output = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let output = said(&out);
             assert!(
                 out.status.success(),
                 "{what}: make gdb-dump failed\n{output}"
             );
             let trace = project.join("firmware.hktrace");
-            let record = run_ok(
-                hookprof()
-                    .arg("record")
-                    .arg("--serial")
-                    .arg(project.join("@packed.bin"))
-                    .arg("--exe")
-                    .arg(project.join("firmware.elf"))
-                    .arg("-o")
-                    .arg(&trace),
+            let (stderr, summary) = record_dump(
+                &project.join("@packed.bin"),
+                &project.join("firmware.elf"),
+                &trace,
+                &what,
             );
-            let stderr = String::from_utf8_lossy(&record.stderr);
-            let summary = stderr
-                .lines()
-                .find(|l| l.starts_with("hookprof record: "))
-                .unwrap_or_else(|| panic!("{what}: no summary\n{stderr}"));
             assert!(
                 summary.contains("end of stream") && !stderr.contains("warning"),
                 "{what}:\n{stderr}"
             );
-            let kept = number_after(summary, "bytes, ");
-            let made = number_after(summary, "the firmware made ");
+            let kept = number_after(&summary, "bytes, ");
+            let made = number_after(&summary, "the firmware made ");
             if ring {
-                let overwritten = number_after(summary, "a flight recorder: ");
+                let overwritten = number_after(&summary, "a flight recorder: ");
                 assert!(overwritten > 0, "{what}: {summary}");
                 assert_eq!(kept + overwritten, made, "{what}: {summary}");
             } else {

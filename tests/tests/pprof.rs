@@ -215,6 +215,17 @@ impl Decoded {
     }
 }
 
+/// `hookprof export --format=pprof -o PROFILE TRACE`, decoded.
+fn export_pprof(trace: &Path, profile: &Path) -> Decoded {
+    run_ok(
+        hookprof()
+            .args(["export", "--format=pprof", "-o"])
+            .arg(profile)
+            .arg(trace),
+    );
+    decode(profile)
+}
+
 /// `hookprof report --format=csv` of `traces` (added up) with `extra`: function → row.
 fn report(traces: &[PathBuf], extra: &[&str]) -> BTreeMap<String, Row> {
     let out = run_ok(
@@ -367,13 +378,7 @@ fn pprof_of_threads_has_the_reports_numbers_and_go_pprof_reads_them() {
         assert!(!switches, "CPU time without the threads' switches");
     }
     let profile = d.join("threads.pb.gz");
-    run_ok(
-        hookprof()
-            .args(["export", "--format=pprof", "-o"])
-            .arg(&profile)
-            .arg(&trace),
-    );
-    let decoded = decode(&profile);
+    let decoded = export_pprof(&trace, &profile);
     let mut expected_types = vec![("calls", "count")];
     if switches {
         expected_types.push(("cpu", "nanoseconds"));
@@ -523,13 +528,7 @@ fn pprof_of_a_call_path_profile_and_of_a_deep_recursion() {
     // has, its parent's gives the rest, so that a path's exclusive times still add up to the
     // report's inclusive time (before, they passed it by 52 to 930 ns on calls.c, one run in
     // three).
-    run_ok(
-        hookprof()
-            .args(["export", "--format=pprof", "-o"])
-            .arg(&profile)
-            .arg(&trace),
-    );
-    let decoded = decode(&profile);
+    let decoded = export_pprof(&trace, &profile);
     // A profile records no context switches: no CPU time, as `report --time=cpu` refuses it.
     assert!(decoded.index("cpu").is_none(), "{:?}", decoded.types);
     let report_rows = report(&[trace], &[]);
@@ -555,13 +554,7 @@ fn pprof_of_a_call_path_profile_and_of_a_deep_recursion() {
             .env("HOOKCC_OUTPUT", &trace),
     );
     let profile = d.join("deep.pb.gz");
-    run_ok(
-        hookprof()
-            .args(["export", "--format=pprof", "-o"])
-            .arg(&profile)
-            .arg(&trace),
-    );
-    let decoded = decode(&profile);
+    let decoded = export_pprof(&trace, &profile);
     let deepest = decoded.samples.iter().map(|s| s.stack.len()).max().unwrap();
     assert_eq!(deepest, 513, "512 frames and the marker");
     let calls = decoded.flat_and_cum(decoded.index("calls").unwrap());
