@@ -10,9 +10,10 @@
 //! [`plugin`]'s `hookcc_instrument_module` for each module; everything else is Rust on inkwell.
 //!
 //! The modules import each other in one direction only, never in a circle:
-//! `plugin` → `instrument` → `setjmp`, `pfp_points`, `size`, `ffi` (LLVM-C helpers, importing
-//! nothing of the crate); `instrument`, `config` and `pfp_points` → `mangling`. `config` and `mangling` are
-//! LLVM-free; each module's doc says what it may import.
+//! `plugin` → `instrument` → `switches`, `setjmp`, `pfp_points`, `size`, `ffi` (LLVM-C
+//! helpers, importing nothing of the crate); `switches` → `size`, `ffi`; `instrument`,
+//! `switches`, `config` and `pfp_points` → `mangling`. `config` and `mangling` are LLVM-free;
+//! each module's doc says what it may import.
 
 pub mod config;
 pub mod mangling;
@@ -31,3 +32,5 @@ mod plugin;
 mod setjmp;
 #[cfg(not(test))]
 mod size;
+#[cfg(not(test))]
+mod switches;
