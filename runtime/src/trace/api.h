@@ -1,4 +1,4 @@
-/* trace.c, part 16 of 17: api.
+/* trace.c, part 19 of 19: api.
  *
  * Start (the constructor registering the main thread) and the public API of <hookcc/trace.h>:
  * flush, enable, disable, enabled, path.

@@ -1,4 +1,4 @@
-/* trace.c, part 17 of 17: control.
+/* trace.c, part 16 of 19: control.
  *
  * The control channel (docs/recording.md, "Attaching and watching live"; the protocol in
  * docs/control-protocol.md): a Unix socket per traced process, `<pid>.sock` in a directory only
@@ -20,7 +20,8 @@
  * Exit and fatal signals remove it (hkrt_control_remove, called from finish.h).
  * HOOKCC_CONTROL=0 turns the channel off.
  *
- * Relies on every part before it (hkrt_finish, hkrt_exec_resume, the public API).
+ * Relies on the parts before it (hkrt_finish, hkrt_exec_resume); the public API
+ * (hookcc_trace_enable, …, api.h) through <hookcc/trace.h>.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 #define HKRT_CTL_MAX_LINE 4096    /* a request longer than this is refused */

@@ -1,29 +1,16 @@
-/* trace.c, part 13 of 17: finish.
+/* trace.c, part 13 of 19: finish.
  *
  * Finishing the file at exit and on fatal signals: every thread's last records, CLOCK, the final
  * header, salvage after a failed write (the file cut where the first failed chunk began), and the
  * _exit/_Exit interposers.
  *
- * Relies on state.h, helpers.h, chunks.h (each thread's last chunks), start.h (hkrt_real_sigaction)
- * and switches.h.
+ * Relies on functions.h, state.h, helpers.h, chunks.h, output.h, switches.h, writer.h,
+ * buffers.h (each thread's last chunks), threads.h; the control channel's hkrt_control_remove and
+ * hkrt_control_wait_rotation through declarations.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Finishing: exit, fatal signals                                                           */
-
-/* Takes another thread's busy flag, waiting up to ~1 s for it to finish a flush. */
-static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
-{
-    for (int i = 0; i < 1000; i++) {
-        int expected = 0;
-        if (__atomic_compare_exchange_n(&t->busy, &expected, 1, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            return 1;
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return 0;
-}
 
 #define HKRT_SALVAGE_THREADS 64 /* threads whose THREAD chunk a salvage can write again */
 

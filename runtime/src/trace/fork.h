@@ -1,10 +1,11 @@
-/* trace.c, part 15 of 17: fork.
+/* trace.c, part 15 of 19: fork.
  *
  * Fork: the atfork handlers (the child gets fresh counters and a file of its own); and the
  * other process events the runtime interposes for the same reason: clone() without CLONE_VM,
  * daemon(), the exec functions; and dlclose (UNLOAD chunks).
  *
- * Relies on state.h, helpers.h, start.h, switches.h, modes.h.
+ * Relies on functions.h, state.h, helpers.h, chunks.h, output.h, switches.h, modes.h, finish.h;
+ * hkrt_control_forget through declarations.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* trace.c, part 1 of 17: per-function switches.
+/* trace.c, part 1 of 19: per-function switches.
  *
  * `hookcc --trace` gives every instrumented function a record in the section `hookcc_fns`
  * (pass/src/instrument.rs, function_switch) and tests its `on` byte before each of the

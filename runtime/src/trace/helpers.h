@@ -1,4 +1,4 @@
-/* trace.c, part 3 of 17: helpers.
+/* trace.c, part 4 of 19: helpers.
  *
  * Small helpers with no stdio (usable after fork and in signal handlers): the tid, decimal
  * formatting, parsing numbers, durations and sizes (for the options), counting lost records; and
@@ -189,4 +189,32 @@ static HKRT_FN int hkrt_lock_from_signal(void)
         nanosleep(&ms, NULL);
     }
     return 0;
+}
+
+/* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
+ * the EVENTS chunk header just before it and `after` bytes after it: maps enough to align,
+ * then unmaps the slack. Returns the buffer, 0 on failure. The thread's first buffer has its
+ * packer after it (its state, then the room where PACKED payloads are made), whose pages are
+ * touched only when a buffer is written. */
+static HKRT_FN uintptr_t hkrt_map_aligned(size_t bytes, size_t after, void **map, size_t *map_size)
+{
+    const size_t header = sizeof(struct hkt_chunk_header);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (page == 0 || (page & (page - 1)) != 0)
+        page = 4096;
+    size_t len = 2 * bytes + header + after + (size_t)page;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return 0;
+    uintptr_t start = (uintptr_t)base, end = start + len;
+    uintptr_t buf = (start + header + bytes - 1) & ~(uintptr_t)(bytes - 1);
+    uintptr_t keep_lo = (buf - header) & ~(page - 1);
+    uintptr_t keep_hi = (buf + bytes + after + page - 1) & ~(page - 1);
+    if (keep_lo > start)
+        munmap(base, keep_lo - start);
+    if (end > keep_hi)
+        munmap((void *)keep_hi, end - keep_hi);
+    *map = (void *)keep_lo;
+    *map_size = keep_hi - keep_lo;
+    return buf;
 }

@@ -1,4 +1,4 @@
-/* trace.c, part 12 of 17: hooks.
+/* trace.c, part 18 of 19: hooks.
  *
  * The hooks: the hot path (__hookcc_enter, __hookcc_exit, __hookcc_resync and the inlined
  * hkrt_record), the slow path it falls into at a buffer boundary (hkrt_record_slow), and the
@@ -11,12 +11,6 @@
 
 /* ---------------------------------------------------------------------------------------- */
 /* Hooks                                                                                    */
-
-static HKRT_FN int hkrt_recording(void)
-{
-    return __atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
-           __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING;
-}
 
 /* The switch of the function timed below: tested before each hook, as the pass tests a
  * function's (functions.h). */

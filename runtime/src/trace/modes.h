@@ -1,12 +1,12 @@
-/* trace.c, part 11 of 17: modes.
+/* trace.c, part 10 of 19: modes.
  *
  * The recording modes besides the plain trace: the ring (HOOKCC_MODE=ring, a flight recorder
  * written at snapshots), the profile (HOOKCC_MODE=profile, records folded into a calling-context
  * tree, trace_cct.h), the triggers (HOOKCC_TRACE_START/STOP, hookcc_trace_trigger),
  * HOOKCC_MIN_DURATION, and snapshots (SIGUSR2, hookcc_trace_snapshot).
  *
- * Relies on state.h, helpers.h, chunks.h, start.h, writer.h; hkrt_take_busy (finish.h, declared
- * here) and hookcc_trace_flush (api.h, declared in <hookcc/trace.h>).
+ * Relies on functions.h, state.h, helpers.h, chunks.h, output.h, writer.h; hkrt_write_packed
+ * (buffers.h) through declarations.h, hookcc_trace_flush (api.h) through <hookcc/trace.h>.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -23,8 +23,6 @@
  * snapshot holds the thread's busy flag the thread cannot start its ring over: a hook that
  * fills it then counts its record lost.
  */
-
-static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t);
 
 /* Writes t's window (see above); `upto` is t's position, read by the caller, who holds t's busy
  * flag. Returns the records written. */
@@ -131,6 +129,25 @@ static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
     t->fold_mark = NULL;
 }
 
+/* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: keeps, at the start of r, the records of n that are
+ * inside the thread's windows (trace_cct.h, "Triggers"), the others dropped; returns how many.
+ * Every way records take to the file comes through here once (the records are cut in place:
+ * the buffer is the caller's to reuse). */
+static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
+                                        uint64_t n)
+{
+    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
+    uint32_t starts = __atomic_load_n(&trig->n_start, __ATOMIC_ACQUIRE);
+    uint32_t stops = __atomic_load_n(&trig->n_stop, __ATOMIC_ACQUIRE);
+    if (starts == 0 || n == 0)
+        return n;
+    t->window.start = (const uint64_t *)trig->start;
+    t->window.n_start = starts < HKRT_MAX_TRIGGERS ? starts : HKRT_MAX_TRIGGERS;
+    t->window.stop = (const uint64_t *)trig->stop;
+    t->window.n_stop = stops < HKRT_MAX_TRIGGERS ? stops : HKRT_MAX_TRIGGERS;
+    return hkt_window_filter(&t->window, (struct hkt_record *)(uintptr_t)r, (size_t)n);
+}
+
 /* Folds n of t's records into its tree (hkrt_write_packed's place in this mode). */
 /* Folds n of t's records into its tree, under its tree lock; counts and returns the records
  * the tree had no room for. */
@@ -155,25 +172,6 @@ static HKRT_FN uint64_t hkrt_fold(struct hkrt_thread *t, const struct hkt_record
     uint64_t lost = hkrt_fold_into_tree(t, r, n);
     __atomic_fetch_add(&g.records, n > lost ? n - lost : 0, __ATOMIC_RELAXED);
     return n;
-}
-
-/* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: keeps, at the start of r, the records of n that are
- * inside the thread's windows (trace_cct.h, "Triggers"), the others dropped; returns how many.
- * Every way records take to the file comes through here once (the records are cut in place:
- * the buffer is the caller's to reuse). */
-static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_record *r,
-                                        uint64_t n)
-{
-    struct hookcc_trace_triggers *trig = &hookcc_trace_triggers;
-    uint32_t starts = __atomic_load_n(&trig->n_start, __ATOMIC_ACQUIRE);
-    uint32_t stops = __atomic_load_n(&trig->n_stop, __ATOMIC_ACQUIRE);
-    if (starts == 0 || n == 0)
-        return n;
-    t->window.start = (const uint64_t *)trig->start;
-    t->window.n_start = starts < HKRT_MAX_TRIGGERS ? starts : HKRT_MAX_TRIGGERS;
-    t->window.stop = (const uint64_t *)trig->stop;
-    t->window.n_stop = stops < HKRT_MAX_TRIGGERS ? stops : HKRT_MAX_TRIGGERS;
-    return hkt_window_filter(&t->window, (struct hkt_record *)(uintptr_t)r, (size_t)n);
 }
 
 HKRT_EXPORT int hookcc_trace_trigger(void (*start)(void), void (*stop)(void))

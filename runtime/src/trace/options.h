@@ -1,9 +1,9 @@
-/* trace.c, part 5 of 17: options.
+/* trace.c, part 5 of 19: options.
  *
  * Configuration: the HOOKCC_* environment variables read at start (hkrt_read_options), and the
  * functions HOOKCC_TRACE_START/STOP name, resolved against the executable's symbols.
  *
- * Relies on state.h (g, where the options go) and helpers.h (the parsers).
+ * Relies on state.h (g, where the options go), functions.h and helpers.h (the parsers).
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */

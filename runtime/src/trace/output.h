@@ -1,4 +1,4 @@
-/* trace.c, part 6 of 17: output.
+/* trace.c, part 7 of 19: output.
  *
  * The output file: its name (HOOKCC_OUTPUT or the default, the next free one after fork or exec),
  * claiming it (never truncating a live process's trace or a file that is not a trace), opening it
@@ -243,4 +243,26 @@ static HKRT_FN void hkrt_open_file(void)
     hkrt_write_modules();
     if (g.overhead.pairs != 0) /* a fork child's file: measured by the parent */
         hkrt_write_chunk(HKT_CHUNK_OVERHEAD, 0, &g.overhead, sizeof g.overhead, NULL);
+}
+
+/* hkrt_file_ok, after opening a fork child's file if that is still to do. A child made by
+ * fork() opens its file when it first has a chunk to write (or its path is asked for), not at
+ * the fork: a child that only calls exec (or _exit) then leaves no empty file behind. Takes
+ * the lock unless this thread holds it or is the finisher (which may run without it). */
+static HKRT_FN int hkrt_file_ready(void)
+{
+    if (HKRT_UNLIKELY(__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE))) {
+        int me = hkrt_my_tid_for_lock();
+        int lock = __atomic_load_n(&g.lock_owner, __ATOMIC_RELAXED) != me &&
+                   __atomic_load_n(&g.finisher_tid, __ATOMIC_ACQUIRE) != me;
+        if (lock)
+            hkrt_lock();
+        if (__atomic_load_n(&g.open_deferred, __ATOMIC_ACQUIRE)) {
+            hkrt_open_file();
+            __atomic_store_n(&g.open_deferred, 0, __ATOMIC_RELEASE);
+        }
+        if (lock)
+            hkrt_unlock();
+    }
+    return hkrt_file_ok();
 }

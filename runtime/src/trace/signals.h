@@ -1,9 +1,9 @@
-/* trace.c, part 14 of 17: signals.
+/* trace.c, part 14 of 19: signals.
  *
  * The program's signal handlers, wrapped (sigaction and signal interposed) so that a handler that
  * interrupts a hook has its records counted lost instead of overwriting the hook's.
  *
- * Relies on state.h, start.h (hkrt_real_sigaction, HKRT_WRAP_HANDLERS).
+ * Relies on state.h (hkrt_real_sigaction, HKRT_WRAP_HANDLERS).
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1,39 +1,12 @@
-/* trace.c, part 7 of 17: start.
+/* trace.c, part 17 of 19: start.
  *
- * Starting the process's recording: the real sigaction, the SIGXFSZ and fatal-signal handlers
- * installed, options read, clock start taken, atexit/atfork registered (hkrt_start_locked,
- * hkrt_ensure_started), and the per-thread guard around the runtime's own work.
+ * Starting the process's recording: the SIGXFSZ and fatal-signal handlers installed, options
+ * read, clock start taken, atexit/atfork registered (hkrt_start_locked, hkrt_ensure_started).
+ * Near the end of the order: it installs the handlers of the parts before it.
  *
- * Relies on state.h, helpers.h, options.h, output.h. Declares the handlers it installs, defined
- * in threads.h (the key destructor), modes.h (SIGUSR2), finish.h (exit, fatal signals) and
- * fork.h.
+ * Relies on state.h, helpers.h, options.h, output.h and the parts whose handlers it installs:
+ * threads.h (the key destructor), modes.h (SIGUSR2), finish.h (exit, fatal signals), fork.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
-
-static HKRT_FN void hkrt_thread_key_destructor(void *arg);
-static HKRT_FN void hkrt_at_exit(void);
-static HKRT_FN void hkrt_atfork_prepare(void);
-static HKRT_FN void hkrt_atfork_parent(void);
-static HKRT_FN void hkrt_atfork_child(void);
-static HKRT_FN void hkrt_on_fatal_signal(int sig, siginfo_t *info, void *context);
-static HKRT_FN void hkrt_on_snapshot_signal(int sig);
-/* The control channel's (control.h): its socket's name removed at exit, forgotten in a fork
- * child; a rotation it is doing waited for at exit. */
-static HKRT_FN void hkrt_control_remove(void);
-static HKRT_FN void hkrt_control_forget(void);
-static HKRT_FN void hkrt_control_wait_rotation(void);
-
-/* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
- * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
-#if defined(__GLIBC__)
-extern int __sigaction(int, const struct sigaction *, struct sigaction *);
-#define hkrt_real_sigaction __sigaction
-#define HKRT_WRAP_HANDLERS 1
-#else
-/* Another libc: no known name for the real one, so the program's handlers are not wrapped
- * (the limit described in "Signal handlers" then stays). */
-#define hkrt_real_sigaction sigaction
-#define HKRT_WRAP_HANDLERS 0
-#endif
 
 static struct sigaction g_old_xfsz;
 
@@ -129,26 +102,6 @@ static HKRT_FN void hkrt_ensure_started(void)
     if (g.state == HKRT_UNINIT)
         hkrt_start_locked();
     hkrt_unlock();
-}
-
-/* The per-thread recursion guard. Taking `busy` and moving pos to held_pos (pos = NULL)
- * sends every hook this thread runs meanwhile (from a signal handler, or from a libc function
- * the runtime calls that the program interposed and instrumented) to the slow path, which sees
- * `busy` and counts the record as lost. Between enter and leave, held_pos is the thread's pos.
- * Returns 0 if busy was already taken (by this thread further up, or by the finisher). */
-static HKRT_FN int hkrt_guard_enter(struct hkrt_thread *t)
-{
-    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
-        return 0;
-    t->held_pos = t->pos;
-    t->pos = NULL;
-    return 1;
-}
-
-static HKRT_FN void hkrt_guard_leave(struct hkrt_thread *t)
-{
-    t->pos = t->life == HKRT_THREAD_LIVE ? t->held_pos : NULL;
-    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Starts the runtime from outside a hook (constructor, public API). */

@@ -1,12 +1,13 @@
-/* trace.c, part 2 of 17: state.
+/* trace.c, part 2 of 19: state.
  *
  * The runtime's state: a thread's record buffer and its bookkeeping (struct hkrt_thread, the
  * local-exec TLS t_self the hot path reads), the hot path's cache line (g_hot: full_mask and the
  * enable switch), the process state (g: options, file, thread list, clock start, overhead), the
- * debugger-visible hookcc_trace_state, the fatal-signal table.
+ * debugger-visible hookcc_trace_state, the fatal-signal table and the real sigaction; the
+ * per-thread guard around the runtime's own work (hkrt_guard_enter/leave) and the busy flag.
  *
  * Relies on the prelude of trace.c (the HKRT_* macros, <hookcc/trace.h>, clock.h, trace_format.h,
- * trace_pack.h, trace_cct.h). Declares hkrt_finish, defined in finish.h.
+ * trace_pack.h, trace_cct.h) and functions.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -137,35 +138,6 @@ hkrt_spill_add(struct hkrt_thread *t, struct hkrt_fn *f, uint64_t n)
     t->spill[s].val = n;
     t->spill_used++;
     return 1;
-}
-
-/* Adds the thread's counts (its cache's and its spill table's) to the records and empties
- * both, after writing them as the thread's COUNTED chunks (each function's calls in this
- * thread); `close`: for good. */
-static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t);
-
-static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
-{
-    if (close)
-        __atomic_store_n(&t->count_closed, 1, __ATOMIC_RELAXED);
-    for (unsigned s = 0; s < HKRT_COUNT_SLOTS; s++) {
-        struct hkrt_fn *f = t->counts[s].key;
-        uint64_t n = t->counts[s].val;
-        t->counts[s].key = NULL;
-        t->counts[s].val = 0;
-        if (f != NULL && n != 0 && !hkrt_spill_add(t, f, n))
-            __atomic_fetch_add(&f->count, n, __ATOMIC_RELAXED);
-    }
-    if (t->spill == NULL)
-        return;
-    hkrt_write_counted(t);
-    for (unsigned s = 0; s < HKRT_SPILL_SLOTS; s++) {
-        if (t->spill[s].key != NULL && t->spill[s].val != 0)
-            __atomic_fetch_add(&t->spill[s].key->count, t->spill[s].val, __ATOMIC_RELAXED);
-        t->spill[s].key = NULL;
-        t->spill[s].val = 0;
-    }
-    t->spill_used = 0;
 }
 
 /* local-exec: the hook reaches its state at a link-time constant %fs offset (x86-64), with no
@@ -299,12 +271,23 @@ static HKRT_FN void hkrt_describe_state(void)
     memcpy(s->magic, HKT_STATE_MAGIC, sizeof s->magic);
 }
 
+/* The real sigaction, for the runtime's own handlers: glibc's __sigaction, which its own
+ * sigaction aliases (the program's calls go through ours, "Signal handlers"). */
+#if defined(__GLIBC__)
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+#define hkrt_real_sigaction __sigaction
+#define HKRT_WRAP_HANDLERS 1
+#else
+/* Another libc: no known name for the real one, so the program's handlers are not wrapped
+ * (the limit described in "Signal handlers" then stays). */
+#define hkrt_real_sigaction sigaction
+#define HKRT_WRAP_HANDLERS 0
+#endif
+
 static const int hkrt_fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define HKRT_NFATAL ((int)(sizeof hkrt_fatal_signals / sizeof hkrt_fatal_signals[0]))
 static struct sigaction g_old_actions[HKRT_NFATAL];
 static int g_handler_installed[HKRT_NFATAL];
-
-static HKRT_FN void hkrt_finish(int from_signal);
 
 /* Bytes of one thread buffer's records: a power of two, the buffer aligned to it. */
 static HKRT_FN size_t hkrt_buffer_bytes(void)
@@ -320,4 +303,45 @@ static HKRT_FN void hkrt_set_enabled(int on)
     __atomic_store_n(&g_hot.enabled, on ? 1 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&g_hot.full_mask, on ? (uintptr_t)hkrt_buffer_bytes() - 1 : 0,
                      __ATOMIC_RELAXED);
+}
+
+/* Whether the hooks record now: enabled, and the process running (not starting or finished). */
+static HKRT_FN int hkrt_recording(void)
+{
+    return __atomic_load_n(&g_hot.enabled, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&g.state, __ATOMIC_ACQUIRE) == HKRT_RUNNING;
+}
+
+/* Takes another thread's busy flag, waiting up to ~1 s for it to finish a flush. */
+static HKRT_FN int hkrt_take_busy(struct hkrt_thread *t)
+{
+    for (int i = 0; i < 1000; i++) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&t->busy, &expected, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            return 1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+/* The per-thread recursion guard. Taking `busy` and moving pos to held_pos (pos = NULL)
+ * sends every hook this thread runs meanwhile (from a signal handler, or from a libc function
+ * the runtime calls that the program interposed and instrumented) to the slow path, which sees
+ * `busy` and counts the record as lost. Between enter and leave, held_pos is the thread's pos.
+ * Returns 0 if busy was already taken (by this thread further up, or by the finisher). */
+static HKRT_FN int hkrt_guard_enter(struct hkrt_thread *t)
+{
+    if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    t->held_pos = t->pos;
+    t->pos = NULL;
+    return 1;
+}
+
+static HKRT_FN void hkrt_guard_leave(struct hkrt_thread *t)
+{
+    t->pos = t->life == HKRT_THREAD_LIVE ? t->held_pos : NULL;
+    __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
 }

@@ -1,4 +1,4 @@
-/* trace.c, part 9 of 17: switches.
+/* trace.c, part 8 of 19: switches.
  *
  * Context switches and CPU-time samples: a perf event ring per traced thread (where Linux
  * allows it), read into SWITCH and SAMPLE chunks; empty stand-ins where perf events are missing

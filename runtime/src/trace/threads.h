@@ -1,11 +1,10 @@
-/* trace.c, part 8 of 17: threads.
+/* trace.c, part 12 of 19: threads.
  *
  * Threads: a thread's alternate signal stack, its record buffer mapped aligned to its size (with
  * the packer's area after it), attaching it to the thread list, and the pthread key destructor
  * that writes its last chunks when it ends.
  *
- * Relies on state.h, helpers.h, chunks.h, start.h (the guard); the context-switch rings and the
- * profile's tree through chunks.h's declarations.
+ * Relies on functions.h, state.h, helpers.h, switches.h, writer.h, modes.h, buffers.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -63,34 +62,6 @@ static HKRT_FN void hkrt_list_remove(struct hkrt_thread *t)
 static HKRT_FN size_t hkrt_pack_cap(size_t bytes)
 {
     return bytes / 4 + 4096;
-}
-
-/* Maps a buffer of `bytes` (a power of two) whose start is aligned to `bytes`, with room for
- * the EVENTS chunk header just before it and `after` bytes after it: maps enough to align,
- * then unmaps the slack. Returns the buffer, 0 on failure. The thread's first buffer has its
- * packer after it (its state, then the room where PACKED payloads are made), whose pages are
- * touched only when a buffer is written. */
-static HKRT_FN uintptr_t hkrt_map_aligned(size_t bytes, size_t after, void **map, size_t *map_size)
-{
-    const size_t header = sizeof(struct hkt_chunk_header);
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (page == 0 || (page & (page - 1)) != 0)
-        page = 4096;
-    size_t len = 2 * bytes + header + after + (size_t)page;
-    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED)
-        return 0;
-    uintptr_t start = (uintptr_t)base, end = start + len;
-    uintptr_t buf = (start + header + bytes - 1) & ~(uintptr_t)(bytes - 1);
-    uintptr_t keep_lo = (buf - header) & ~(page - 1);
-    uintptr_t keep_hi = (buf + bytes + after + page - 1) & ~(page - 1);
-    if (keep_lo > start)
-        munmap(base, keep_lo - start);
-    if (end > keep_hi)
-        munmap((void *)keep_hi, end - keep_hi);
-    *map = (void *)keep_lo;
-    *map_size = keep_hi - keep_lo;
-    return buf;
 }
 
 static HKRT_FN int hkrt_thread_map_buffer(struct hkrt_thread *t, size_t bytes)

@@ -1,10 +1,10 @@
-/* trace.c, part 10 of 17: writer.
+/* trace.c, part 9 of 19: writer.
  *
  * The writer thread: a full buffer is handed to it (futex wait/wake) and the hook goes on in the
  * thread's spare buffer while the writer packs and writes the full one.
  *
- * Relies on state.h, helpers.h, chunks.h, threads.h, switches.h; the ring's and the profile's
- * folding through chunks.h's declarations.
+ * Relies on state.h, helpers.h, chunks.h, output.h, switches.h; hkrt_profile_pause (modes.h)
+ * and hkrt_write_packed (buffers.h) through declarations.h.
  * Included only by trace.c, at its place in the order there: not a header of its own. */
 
 /* ---------------------------------------------------------------------------------------- */
