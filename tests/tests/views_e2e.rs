@@ -479,11 +479,16 @@ fn diff_fail_if_gates_a_planted_regression_and_passes_a_rebuild() {
             .output()
             .unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // Nothing on stderr but what a busy machine may add: the warning that the runtime's
+        // writer thread waited for a core (it says so of the run, not of the diff).
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let unexpected: Vec<&str> = stderr
+            .lines()
+            .filter(|l| {
+                !l.starts_with("hookprof: warning: the runtime's writer thread had no free core")
+            })
+            .collect();
+        assert!(unexpected.is_empty(), "{stderr}");
         (out.status.code(), text)
     };
 
