@@ -70,8 +70,10 @@ BUILDS = {
     # The default build run with tracing off (HOOKCC_DISABLE=1): what a build with hooks costs
     # when nothing is recorded (issue 35: within 1.03x of the plain build).
     "off": ["--trace"],
-    # The same with every function's hooks outlined (docs/recording.md, "Outlined hooks").
+    # The same with every function's hooks outlined (docs/recording.md, "Outlined hooks"),
+    # and with only the leaves' (the default before `auto`).
     "off-outline-all": ["--trace", "--hook-outline=all"],
+    "off-outline-leaf": ["--trace", "--hook-outline=leaf"],
 }
 LEVELS = ["-O0", "-O2"]
 

@@ -80,9 +80,10 @@ cl::opt<unsigned> MinSize("hookcc-min-size",
 cl::opt<std::string>
     OutlineOption("hookcc-outline",
                   cl::desc("which functions have their switched hooks in an outlined clone: "
-                           "leaf (calls nothing but tail calls), all, none, or N (leaf ones "
-                           "and those of at most N IR instructions)"),
-                  cl::init("leaf"), cl::cat(HookccCategory));
+                           "auto (200 on a hosted target, leaf on bare metal), leaf (calls "
+                           "nothing but tail calls), all, none, or N (leaf ones and those of "
+                           "at most N IR instructions)"),
+                  cl::init("auto"), cl::cat(HookccCategory));
 cl::list<std::string> ExcludeCrate("hookcc-exclude-crate",
                                    cl::desc("no hooks in Rust functions defined in this crate"),
                                    cl::value_desc("crate"), cl::cat(HookccCategory));
@@ -122,7 +123,7 @@ struct Settings {
   std::string include, exclude; // newline-separated globs
   unsigned min_size = 0;
   std::string exclude_crates; // newline-separated
-  std::string outline = "leaf";
+  std::string outline = "auto";
 };
 std::mutex SettingsMutex; // rustc optimizes codegen units on several threads
 std::optional<Settings> PipelineSettings;

@@ -199,6 +199,7 @@ pub fn instrument_module(
     let functions: Vec<FunctionValue> = module.get_functions().collect();
     let context = module.get_context();
     let mut switches = 0usize;
+    let hosted = functions_section(module) == FUNCTIONS_SECTION;
     for function in functions {
         if !should_instrument(function, config) {
             continue;
@@ -206,7 +207,7 @@ pub fn instrument_module(
         let mut switch = switched.then(|| function_switch(module, function));
         switches += usize::from(switch.is_some());
         let hooked = match switch.as_mut() {
-            Some(switch) if outlines(config, function) => {
+            Some(switch) if outlines(config, function, hosted) => {
                 let clone = ffi::outline_hooked(function, switch.on_field());
                 switch.entered_on = true;
                 function.add_attribute(

@@ -47,7 +47,7 @@ pub struct RawConfig {
     min_size: c_uint,
     /// Newline-separated crate names (`-hookcc-exclude-crate`).
     exclude_crates: *const c_char,
-    /// `-hookcc-outline`: leaf, all, none or a number.
+    /// `-hookcc-outline`: auto, leaf, all, none or a number.
     outline: *const c_char,
 }
 

@@ -12,7 +12,7 @@ use inkwell::types::StructType;
 use inkwell::values::{FunctionValue, InstructionOpcode, IntValue, PointerValue};
 use inkwell::AddressSpace;
 
-use crate::config::{Config, Outline, Placement};
+use crate::config::{Config, Outline, Placement, OUTLINE_AUTO_HOSTED};
 use crate::ffi;
 use crate::mangling;
 
@@ -151,22 +151,27 @@ impl<'ctx> Switch<'ctx> {
 /// switch's value kept across the body costs a register, and a spill or a move, 7–10. The
 /// price is the body twice in the binary, so only after inlining (before it, the inliner
 /// would copy the test into callers and weigh a body twice its size), and by default
-/// (`--hook-outline=leaf`) only in functions that call nothing but tail calls
-/// ([`calls_nothing`]). sqlite3.c -O2 against the plain build (docs/performance.md,
-/// "Outlined hooks"): inline switches code +14 %; `leaf` (274 of 1 593 functions) code +17 %,
-/// compile time 1.03×, tracing off +8.6 % instructions; `200` (functions of at most 200 IR
-/// instructions too) +46 %, 1.17×, +4.1 %; `all` +111 %, 1.47×, +3.4 %.
-pub(crate) fn outlines(config: &Config, function: FunctionValue<'_>) -> bool {
+/// (`--hook-outline=auto`) only in functions that call nothing but tail calls
+/// ([`calls_nothing`]) and, on a hosted target, functions of at most
+/// [`OUTLINE_AUTO_HOSTED`] IR instructions. sqlite3.c -O2 against the plain build
+/// (docs/performance.md, "Outlined hooks"): inline switches code +14 %; `leaf` (274 of 1 593
+/// functions) code +17 %, compile time 1.03×, tracing off +8.6 % instructions; `200`
+/// (functions of at most 200 IR instructions too) +46 %, 1.17×, +4.1 %; `all` +111 %, 1.47×,
+/// +3.4 %.
+/// `hosted`: the module is for a hosted target (what `auto` decides by).
+pub(crate) fn outlines(config: &Config, function: FunctionValue<'_>, hosted: bool) -> bool {
     if config.placement != Placement::AfterInlining {
         return false;
     }
+    let up_to =
+        |most: u32| calls_nothing(function) || crate::size::instructions(function) <= most as usize;
     let chosen = match config.outline {
         Outline::None => false,
         Outline::All => true,
         Outline::Leaf => calls_nothing(function),
-        Outline::UpTo(most) => {
-            calls_nothing(function) || crate::size::instructions(function) <= most as usize
-        }
+        Outline::UpTo(most) => up_to(most),
+        Outline::Auto if hosted => up_to(OUTLINE_AUTO_HOSTED),
+        Outline::Auto => calls_nothing(function),
     };
     chosen && ffi::can_outline(function)
 }

@@ -220,8 +220,8 @@ pub struct PassConfig {
     pub min_size: u32,
     /// `--hook-exclude-crate=NAME,…`: no hooks in Rust functions defined in these crates.
     pub exclude_crates: Vec<String>,
-    /// `--hook-outline=leaf|all|none|N`: which functions have their switched hooks in an
-    /// outlined clone (the pass's default, `leaf`, when None).
+    /// `--hook-outline=auto|leaf|all|none|N`: which functions have their switched hooks in an
+    /// outlined clone (the pass's default, `auto`, when None).
     pub outline: Option<String>,
     /// No hooks in functions whose user-visible name contains one of these (GCC's
     /// `-finstrument-functions-exclude-function-list=`).
@@ -278,7 +278,7 @@ pub struct HookOptions {
     pub min_size: u32,
     /// `--hook-exclude-crate=NAME,…` (repeatable).
     pub exclude_crates: Vec<String>,
-    /// `--hook-outline=leaf|all|none|N`.
+    /// `--hook-outline=auto|leaf|all|none|N`.
     pub outline: Option<String>,
     /// `--hook-placement=` / `--remove_hooks_when_inlining`, for every dialect; when unset,
     /// the dialect's default (see [`HookOptions::pass_config`]).

@@ -414,9 +414,11 @@ pub fn take_own_options(
                     .map_err(|_| bad("a number of IR instructions, such as 20"))?;
             }
             OwnOption::HookOutline => {
-                if !matches!(value, "leaf" | "all" | "none") && value.parse::<u32>().is_err() {
+                if !matches!(value, "auto" | "leaf" | "all" | "none")
+                    && value.parse::<u32>().is_err()
+                {
                     return Err(bad(
-                        "leaf, all, none, or a number of IR instructions, such as 200",
+                        "auto, leaf, all, none, or a number of IR instructions, such as 200",
                     ));
                 }
                 options.outline = Some(value.to_string());
