@@ -8,14 +8,17 @@
 //!
 //! May import: every floor below. Nothing below imports it (tests/layering.rs).
 
+pub mod arguments;
 pub mod attach;
 pub mod callgraph;
 pub mod callgrind;
+pub mod coredump;
 pub mod diff;
 pub mod export;
 pub mod flame;
 pub mod gmon;
 pub mod gprof;
+pub mod info;
 pub mod nitro;
 pub mod pfp;
 pub mod record;

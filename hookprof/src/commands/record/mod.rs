@@ -29,12 +29,14 @@
 //! [`WAKE`] to see Ctrl-C; the ring's place and size must lie in the firmware's RAM (its ELF's
 //! writable segments and sections); and the trace's work per record is constant.
 
+mod args;
 mod connect;
 mod gdb;
 mod options;
 mod read;
 mod sink;
 
+pub use args::*;
 pub use options::*;
 pub use read::*;
 pub use sink::*;
