@@ -456,7 +456,7 @@ fn report(args: &ReportArgs) -> Result<()> {
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = if hookprof::input::detect::is_hktrace(&args.trace)? {
+    let (bytes, warnings) = if hookprof::input::kind(&args.trace)? == hookprof::input::Kind::Trace {
         if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
                 "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
@@ -472,7 +472,7 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
                 args.trace.display()
             );
         };
-        let options = hookprof::analysis::ti::Options {
+        let options = hookprof::input::ti_calls::Options {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
@@ -660,7 +660,7 @@ fn record(args: &RecordArgs) -> Result<()> {
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
-    let options = hookprof::analysis::ti::Options {
+    let options = hookprof::input::ti_calls::Options {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,

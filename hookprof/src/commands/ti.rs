@@ -2,10 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::ti::{analyse, analyse_file, Analysed, Analysis, Bias, Options};
 use crate::commands::arguments::parse_hex;
 use crate::input::error::TiError as Error;
 use crate::input::ti::{Dump, LayoutChoice};
+use crate::input::ti_calls::{analyse, analyse_file, Analysed, Analysis, Bias, Options};
 use crate::input::ti_program::Program;
 use crate::output::ti::callgraph;
 

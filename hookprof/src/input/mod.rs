@@ -17,7 +17,8 @@
 
 pub mod cct;
 pub mod coredump;
-pub mod detect;
+mod detect;
+pub mod door;
 pub mod error;
 pub mod format;
 pub mod gprof;
@@ -25,10 +26,14 @@ pub mod lines;
 pub mod missing;
 pub mod nitro;
 pub mod nitro_program;
+pub mod nitro_trace;
 pub mod pfp;
 pub mod read;
 pub mod stream;
 pub mod symbols;
 pub mod ti;
+pub mod ti_calls;
 pub mod ti_program;
 pub mod trace_file;
+
+pub use door::{kind, open, Input, Kind};

@@ -25,8 +25,8 @@
 //!
 //! The views themselves are outputs ([`crate::output::report`]: each implements [`View`] and
 //! writes through [`crate::output::block_writer::BlockWriter`]); this module is the analysis
-//! they share, and [`Prepared`] opens a view's input: a `.hktrace`, or a TI or NITRO dump
-//! converted by [`crate::analysis::ti`] or [`crate::analysis::nitro`].
+//! they share, and [`Prepared`] opens a view's input through the door for inputs,
+//! [`crate::input::open`]: a `.hktrace`, or a TI or NITRO dump converted there.
 
 mod clock;
 mod filter;

@@ -64,51 +64,18 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Opens `trace_path`, scans its chunks and prepares its symbols (`exe` overrides the
-    /// executable recorded in the trace). A file that is not a `.hktrace` is read as a NITRO
-    /// function cost measurement buffer or a TI dump of the program `exe` (required then):
-    /// for TI its calls, one thread per task, in cycles of task time, as `hookprof ti` reads
-    /// them.
+    /// Opens `trace_path` through the door for inputs ([`crate::input::open`]: a `.hktrace`,
+    /// or a NITRO function cost buffer or TI dump of the program `exe` converted), scans its
+    /// chunks and prepares its symbols (`exe` overrides the executable recorded in the trace).
     pub fn open(trace_path: &Path, exe: Option<&Path>) -> Result<Prepared, Error> {
-        let (trace, symbols, warnings) = if crate::input::detect::is_hktrace(trace_path)? {
-            (TraceFile::open(trace_path)?, None, Vec::new())
-        } else {
-            let Some(exe) = exe else {
-                return Err(Error::Unsupported {
-                    path: trace_path.to_path_buf(),
-                    message: "not a .hktrace file (it does not start with \"HKTRACE\"); to \
-                              read it as a TI dump (hookcc --hook-runtime=ti) or a NITRO \
-                              function cost buffer, give the program with --exe"
-                        .to_string(),
-                });
-            };
-            if crate::input::detect::is_nitro_dump(trace_path)? {
-                let converted = crate::analysis::nitro::hktrace_file(trace_path, exe)?;
-                let trace = TraceFile::from_bytes(trace_path, converted.trace);
-                return Prepared::finish(
-                    trace_path,
-                    trace,
-                    Some(Symbols::Table(converted.names)),
-                    Some(exe),
-                    converted.warnings,
-                );
-            }
-            let options = crate::analysis::ti::Options {
-                exe: exe.to_path_buf(),
-                all_symbols: false,
-                profile_data: None,
-                record_words: None,
-            };
-            let processed = crate::analysis::ti::analyse_file(trace_path, &options)?;
-            let names = processed.analysis.function_names();
-            let bytes = processed.analysis.to_hktrace();
-            (
-                TraceFile::from_bytes(trace_path, bytes),
-                Some(Symbols::Table(names)),
-                processed.warnings,
-            )
-        };
-        Prepared::finish(trace_path, trace, symbols, exe, warnings)
+        let input = crate::input::open(trace_path, exe)?;
+        Prepared::finish(
+            trace_path,
+            input.trace,
+            input.names.map(Symbols::Table),
+            exe,
+            input.warnings,
+        )
     }
 
     /// Scans `trace` and takes its names from `symbols`, else from its modules' ELF files.
