@@ -125,3 +125,64 @@ pub fn open(path: &Path, exe: Option<&Path>) -> Result<Input, Error> {
         warnings: processed.warnings,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::format::{Endian, Header, Writer};
+
+    /// Every kind told from a file's first bytes, and a view refused the kinds it cannot read
+    /// with the command that reads them.
+    #[test]
+    fn tells_every_kind_by_its_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let trace = Writer::new(Vec::new(), &Header::new(Endian::Little))
+            .unwrap()
+            .into_inner();
+        let mut core = vec![0u8; 64];
+        core[..4].copy_from_slice(b"\x7fELF");
+        core[5] = 1;
+        core[16] = 4;
+        let mut executable = core.clone();
+        executable[16] = 2;
+        let kinds = [
+            ("t.hktrace", trace, Kind::Trace),
+            ("nitro.bin", b"HKNITRO\0and the rest".to_vec(), Kind::Nitro),
+            ("nitro4.bin", b"\0\0\0\0HKNITRO\0".to_vec(), Kind::Nitro),
+            ("pfp.bin", b"HOOKPFP\0and the rest".to_vec(), Kind::Pfp),
+            ("gprof.bin", b"HOOKGPRFand the rest".to_vec(), Kind::Gprof),
+            ("core", core, Kind::Core),
+            ("stream.bin", vec![3, 0, 1, 4, 0x80, 0x01], Kind::Stream),
+            ("ti.dat", b"1651 1 0 0 0\n0x00000000\n".to_vec(), Kind::Ti),
+            ("prog", executable, Kind::Ti),
+        ];
+        for (name, bytes, expected) in kinds {
+            let path = file(name, &bytes);
+            assert_eq!(kind(&path).unwrap(), expected, "{name}");
+        }
+        let exe = Path::new("prog");
+        for (name, command) in [
+            ("pfp.bin", "hookprof pfp"),
+            ("gprof.bin", "hookprof gprof"),
+            ("core", "hookprof core"),
+            ("stream.bin", "hookprof record"),
+        ] {
+            let Err(error) = open(&dir.path().join(name), Some(exe)) else {
+                panic!("{name} opened for a view");
+            };
+            assert!(error.to_string().contains(command), "{name}: {error}");
+        }
+        let Err(error) = open(&dir.path().join("pfp.bin"), None) else {
+            panic!("a dump opened without --exe");
+        };
+        assert!(
+            error.to_string().contains("give the program with --exe"),
+            "{error}"
+        );
+    }
+}
