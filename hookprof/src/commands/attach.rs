@@ -492,6 +492,8 @@ pub struct AttachArgs {
     pub functions: Option<String>,
     /// The trace to write (the program writes it, as its user; with --stream, hookprof).
     /// Default: <program>.<pid>.attach.hktrace.
+    // <program>.<pid> above is help text clap prints as it is, not an HTML tag for rustdoc.
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Have the records sent to hookprof as they are written (the program writes its trace

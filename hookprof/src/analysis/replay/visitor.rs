@@ -42,7 +42,7 @@ pub enum TimeBasis {
     /// before them (its SWITCH chunks), so that every duration, exclusive time and percentile
     /// counts only the time the thread ran. A thread without SWITCH chunks keeps its wall
     /// times: a view refuses `--time=cpu` for a trace without them (see
-    /// [`TraceSummary::has_switches`]).
+    /// [`TraceSummary::has_switches`](super::TraceSummary::has_switches)).
     Cpu,
 }
 
@@ -140,7 +140,7 @@ pub struct Aggregate {
     pub closed_at_end: u64,
 }
 
-/// A visitor that does nothing: replay only for the counts in [`TraceSummary`] (those of the
+/// A visitor that does nothing: replay only for the counts in [`TraceSummary`](super::TraceSummary) (those of the
 /// trees, where a file has trees and records: every call).
 impl ReplayVisitor for () {
     const AGGREGATES: bool = true;

@@ -24,7 +24,7 @@ pub fn replay<V: ReplayVisitor>(
 
 /// [`replay`] of the trace in `data` (the whole file, as [`Trace::new`] takes it), reading
 /// ahead: while it replays records, it asks the processor for the trace's next cache lines
-/// ([`Prefetch`]), which makes `hookprof report` about a sixth faster (docs/performance.md,
+/// ([`Prefetch`](super::prefetch::Prefetch)), which makes `hookprof report` about a sixth faster (docs/performance.md,
 /// "Post tool").
 pub fn replay_bytes<V: ReplayVisitor>(
     data: &[u8],

@@ -69,7 +69,7 @@ impl Names {
     }
 }
 
-/// A view of the shown frames. Times are in ticks; [`TraceInfo::clock`] converts them.
+/// A view of the shown frames. Times are in ticks; [`TraceInfo::clock`](super::TraceInfo::clock) converts them.
 pub trait View {
     /// A shown frame opens: it is the last of `stack`. Called in time order per thread,
     /// but possibly later than the entry itself (see the module's documentation).
@@ -85,7 +85,7 @@ pub trait View {
     fn lost(&mut self, _tid: u64, _time: u64, _count: u64, _names: &Names) {}
     /// The thread was switched out from `from` to `to` (ticks, wall clock), for `reason`,
     /// while the last frame of `stack` was the innermost shown one (only with
-    /// [`TimeBasis::Wall`]).
+    /// [`TimeBasis::Wall`](crate::analysis::replay::TimeBasis::Wall)).
     fn switched_out(
         &mut self,
         _tid: u64,

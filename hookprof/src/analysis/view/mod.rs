@@ -1,8 +1,8 @@
 //! The layer every view (`timeline`, `flame`, `callgrind`, `replay`) reads the trace
 //! through: the replay layer's frames, named, with the shared filters applied.
 //!
-//! [`Viewer`] is a [`ReplayVisitor`]: it names each function once (per address, by the
-//! [`Resolve`] it is given), decides for every frame whether the [`Filter`] shows it, and
+//! [`Viewer`] is a [`ReplayVisitor`](crate::analysis::replay::ReplayVisitor): it names each function once (per address, by the
+//! [`Resolve`](crate::input::symbols::Resolve) it is given), decides for every frame whether the [`Filter`] shows it, and
 //! hands the shown frames to a [`View`], with a stack of its own that holds only the shown
 //! frames. What a filter hides is hidden alike in every view:
 //!

@@ -18,7 +18,7 @@ pub struct TraceInfo {
     /// chunk.
     pub threads: Vec<ThreadInfo>,
     pub clock: TimeBase,
-    /// Records in the EVENTS chunks (each is one [`View`] event at most): what a progress
+    /// Records in the EVENTS chunks (each is one [`View`](super::View) event at most): what a progress
     /// report counts towards.
     pub records: u64,
     /// PROFILE chunks (HOOKCC_MODE=profile): the file is a call-path profile, which views

@@ -6,7 +6,7 @@ use std::fmt;
 /// The bytes every trace starts with.
 pub const MAGIC: [u8; 8] = *b"HKTRACE\0";
 /// The newest format version: the runtime writes 4 for a trace, 5 for a call-path profile
-/// (`HOOKCC_MODE=profile`); the [`Writer`]'s default is 4.
+/// (`HOOKCC_MODE=profile`); the [`Writer`](super::Writer)'s default is 4.
 pub const VERSION: u16 = 5;
 /// The version of a trace (records), what [`Header::new`] writes.
 pub const TRACE_VERSION: u16 = 4;
