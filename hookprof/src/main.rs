@@ -6,19 +6,35 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod install_docs;
 
-use hookprof::analysis::view::Filter;
-use hookprof::commands::callgraph::callgraph_file;
-use hookprof::commands::flame::{FlameFormat, FlameOptions};
-use hookprof::commands::report::ReportOptions;
-use hookprof::commands::timeline::TimelineFormat;
-use hookprof::commands::view_options::ViewOptions;
+use hookprof::commands::attach::{AttachArgs, DetachArgs};
+use hookprof::commands::callgraph::{callgraph_file, CallgraphArgs};
+use hookprof::commands::callgrind::CallgrindViewArgs;
+use hookprof::commands::coredump::CoreArgs;
+use hookprof::commands::diff::{DiffArgs, DiffFormatArg};
+use hookprof::commands::export::{ExportArgs, ExportFormatArg};
+use hookprof::commands::flame::{FlameArgs, FlameFormat, FlameFormatArg, FlameOptions};
+use hookprof::commands::gmon::GmonArgs;
+use hookprof::commands::gprof::GprofArgs;
+use hookprof::commands::info::InfoArgs;
+use hookprof::commands::nitro::NitroArgs;
+use hookprof::commands::pfp::PfpArgs;
+use hookprof::commands::record::RecordArgs;
+use hookprof::commands::replay::ReplayArgs;
+use hookprof::commands::report::{ReportArgs, ReportOptions};
+use hookprof::commands::speedscope::SpeedscopeArgs;
+use hookprof::commands::ti::TiArgs;
+use hookprof::commands::timeline::TimelineArgs;
+use hookprof::commands::top::TopArgs;
+use hookprof::commands::tui::TuiArgs;
+use hookprof::commands::view_options::{ViewArgs, ViewOptions, VIEW_HELP};
+use hookprof::commands::{export, nitro, report, ti};
 use hookprof::input::trace_file::TraceFile;
-use hookprof::output::file::same_file;
-use hookprof::output::report::Format;
+use hookprof::output::file::{maybe_gzip, same_file};
+use hookprof::output::progress::ProgressBar;
 
 /// Reads the .hktrace files written by programs built with `hookcc --trace` and reports
 /// where the time went.
@@ -48,31 +64,7 @@ enum Command {
     /// have every column, raw nanoseconds (or ticks), with stable names. Function names come
     /// from the ELF symbol tables of the traced executable and its shared libraries; unknown
     /// addresses are shown as 0x<hex>.
-    #[command(after_help = "\
-Text columns (--columns=LIST; the name is always last):
-  percent            the sort key's share of the whole (self% where the key has none)
-  sampled_self       sampled self time (CPU time by the trace's samples; in the default
-                     set when the rows are in its order)
-  exclusive (self), inclusive (total), calls, avg (per_call), min, max
-  p50, p90, p99      with --percentiles
-  exclusive_oncpu, exclusive_offcpu, inclusive_oncpu, inclusive_offcpu
-                     where the trace has context switches
-  sampled_total, sampled_percent
-                     where the trace has samples
-CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg_ns,percent
-             [,p50_ns,p90_ns,p99_ns with --percentiles]
-             [,inclusive_oncpu_ns,inclusive_offcpu_ns,exclusive_oncpu_ns,exclusive_offcpu_ns
-               where the trace has context switches]
-             [,sampled_self_ns,sampled_total_ns,sampled_percent where it has samples]
-             [,callers with --callers]
-  thread    with --per-thread: the THREAD chunk's sequence number (1 = first thread),
-            or the Linux TID if the trace has no THREAD chunk for the thread
-  min/max   shortest and longest inclusive time of a single call
-  avg       mean inclusive time per call
-  percent   share of the total exclusive time of all rows (two decimals), also with --top
-  p50..p99  percentiles of the inclusive time of single calls (exact up to 1024 calls of a
-            function, else within 0.1 %; never outside min..max)
-  callers   with --callers: caller×calls;… (<spontaneous>: bottom of a thread's stack)")]
+    #[command(after_help = report::REPORT_AFTER_HELP)]
     Report(ReportArgs),
     /// Describe a trace: header, executable, modules, threads and record counts.
     ///
@@ -99,10 +91,7 @@ CSV columns: [thread,]function,calls,inclusive_ns,exclusive_ns,min_ns,max_ns,avg
     /// fwrite of the buffer). Prints what OS_DumpCallTrace or OS_DumpStatistics would print;
     /// a measurement buffer prints what OS_CalcStatistics into an empty statistics buffer and
     /// OS_DumpStatistics would. Names are read from the program's ELF file (--exe).
-    #[command(after_help = "\
-The first line of a call trace, OS_DumpCallTrace: lr=..., shows where the program called
-OS_DumpCallTrace, which the buffer does not hold: give it with --lr, else it reads lr=????????.
-See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
+    #[command(after_help = nitro::NITRO_AFTER_HELP)]
     Nitro(NitroArgs),
     /// Print the measurement lines of TI profile points from a dump of pfpInst.
     ///
@@ -126,14 +115,7 @@ See docs/nitro.md, \"Decoding a dump with hookprof nitro\".")]
     /// save) or CCS "32-bit Hex - C Style" text (PREFIX.dat), detected; a wrapped circular
     /// buffer is read from its oldest record. The ELF file gives the pointer size, byte order
     /// and names. Writes PREFIX_call_list.csv and PREFIX_profile.csv and prints the status.
-    #[command(after_help = "\
-PREFIX_call_list.csv: Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth
-  one line per completed call, in order of completion (exit)
-PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Valid/Total %;
-  per function ExecuteTimes,TotalExcluCycle,AverageExcluCycle,MaxExcluCycle,MinExcluCycle,
-  AverageIncluCycle,MaxIncluCycle,Percentage, by total exclusive cycles; then the tasks.
-Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
-calls it had in progress. See docs/ti-post.md.")]
+    #[command(after_help = ti::TI_AFTER_HELP)]
     Ti(TiArgs),
     /// Record a bare-metal target's stream while it runs, into a trace.
     ///
@@ -241,11 +223,7 @@ calls it had in progress. See docs/ti-post.md.")]
     /// each run into the same DIR and query them as one dataset. Existing files are never
     /// overwritten. With --format=pprof, one gzipped profile.proto FILE of all the traces
     /// for `go tool pprof`, Pyroscope or Perfetto (a sample per call path and thread).
-    #[command(after_help = "\
-DuckDB: SELECT function, sum(exclusive_ns) FROM read_parquet('DIR/calls/*/*.parquet',
-        hive_partitioning = true) GROUP BY ALL ORDER BY 2 DESC LIMIT 10;
-pprof: hookprof export --format=pprof prog.*.hktrace -o prog.pb.gz; go tool pprof -top prog.pb.gz
-Schema (version 1), the questions it answers, Spark SQL and pprof: docs/export.md.")]
+    #[command(after_help = export::EXPORT_AFTER_HELP)]
     Export(ExportArgs),
     /// gmon.out for GNU gprof: call counts per arc and a histogram of exclusive times.
     ///
@@ -273,38 +251,11 @@ Schema (version 1), the questions it answers, Spark SQL and pprof: docs/export.m
     Man(install_docs::ManArgs),
 }
 
-#[derive(clap::Args, Debug)]
-struct GmonArgs {
-    /// The .hktrace file.
-    trace: PathBuf,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Where to write (never the input trace).
-    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
-    output: PathBuf,
-}
-
 fn gmon(args: &GmonArgs) -> Result<()> {
     check_output(&args.trace, Some(&args.output))?;
     let mut bytes = Vec::new();
     let (warnings, _rate) = hookprof::commands::gmon::gmon_file(&args.trace, &mut bytes)?;
     emit(&warnings, &bytes, &args.trace, Some(&args.output))
-}
-
-#[derive(clap::Args, Debug)]
-struct CoreArgs {
-    /// The program (the same executable the core is of: its symbols find the runtime).
-    program: PathBuf,
-    /// The core file (`core`, `core.PID`, or gcore's).
-    core: PathBuf,
-    /// Where to write the trace (default: CORE.hktrace).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// The clock's rate, where the target does not fix it (x86's TSC): by default measured on
-    /// this machine, right if the core was taken here.
-    #[arg(long, value_name = "N")]
-    ticks_per_second: Option<u64>,
 }
 
 fn core(args: &CoreArgs) -> Result<()> {
@@ -345,91 +296,6 @@ fn core(args: &CoreArgs) -> Result<()> {
         }
     );
     Ok(())
-}
-
-#[derive(clap::Args, Debug)]
-struct DiffArgs {
-    /// The first (baseline) trace.
-    a: PathBuf,
-    /// The second trace.
-    b: PathBuf,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Symbols of A from this executable instead of the path recorded in A.
-    #[arg(long, value_name = "ELF")]
-    exe_a: Option<PathBuf>,
-    /// Symbols of B from this executable instead of the path recorded in B.
-    #[arg(long, value_name = "ELF")]
-    exe_b: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
-    format: DiffFormatArg,
-    /// Only the N largest changes.
-    #[arg(long, value_name = "N")]
-    top: Option<usize>,
-    /// The regression gate: exit with status 3 when a function's METRIC grew by more than
-    /// LIMIT from A to B (`exclusive > +10%`, `calls > +1000`, `inclusive > +2ms`; METRIC is
-    /// calls, exclusive or inclusive). Repeatable. Prints the verdict and the breaches as
-    /// Markdown, for a CI job to post.
-    #[arg(long = "fail-if", value_name = "RULE", value_parser = parse_rule)]
-    fail_if: Vec<hookprof::output::report::diff::Rule>,
-    /// With --fail-if: judge only functions whose time (the rule's, or their inclusive time
-    /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
-    min_time: Option<u64>,
-    /// Compare CPU time (only the time the threads ran, from the traces' context switches) or
-    /// wall time. Default: wall, except that --fail-if judges CPU time when both traces have
-    /// context switches (a busy machine's waiting is not a regression); its verdict says which.
-    #[arg(long, value_enum)]
-    time: Option<TimeArg>,
-    /// Write to FILE instead of standard output (never an input trace).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-}
-
-fn parse_rule(text: &str) -> Result<hookprof::output::report::diff::Rule, String> {
-    text.parse()
-}
-
-#[derive(clap::Args, Debug)]
-struct ExportArgs {
-    /// The traces of the run (each a process), or a TI dump or NITRO function cost buffer with
-    /// --exe and --ticks-per-second.
-    #[arg(required = true, value_name = "TRACE")]
-    traces: Vec<PathBuf>,
-    /// The dataset's directory (created if missing); with --format=pprof, the profile's file.
-    #[arg(short, long, value_name = "DIR")]
-    output: PathBuf,
-    /// The table format.
-    #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
-    format: ExportFormatArg,
-    /// The run's id, its partition: run=ID. Default: the earliest trace's start (UTC) and
-    /// pid, e.g. 20261126T013000Z-4242. With --format=pprof: a `run` label, if given.
-    #[arg(long, value_name = "ID")]
-    run: Option<String>,
-    /// The host column. Default: this machine's host name. With --format=pprof: a `host`
-    /// label, if given.
-    #[arg(long, value_name = "NAME")]
-    host: Option<String>,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Take symbols from this executable instead of the path recorded in the trace.
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// The counter's rate of a trace that does not record one (a TI or NITRO dump), Hz.
-    #[arg(long, value_name = "HZ")]
-    ticks_per_second: Option<u64>,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ExportFormatArg {
-    /// Apache Parquet, snappy-compressed, Hive-partitioned by run.
-    Parquet,
-    /// A gzipped pprof profile.proto (-o is the file): one sample per call path and
-    /// thread, calls/count, cpu/nanoseconds (where switches were recorded), wall/nanoseconds.
-    Pprof,
 }
 
 fn export(args: &ExportArgs) -> Result<()> {
@@ -473,16 +339,6 @@ fn export(args: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum DiffFormatArg {
-    /// Aligned columns and a total line.
-    Text,
-    /// Comma-separated values with a header row (with inclusive deltas).
-    Csv,
-    /// A Markdown table (the format of --fail-if's verdict).
-    Markdown,
-}
-
 /// Exit status of `diff --fail-if` when a rule is broken (1 is an error, 2 a usage error).
 const EXIT_REGRESSION: u8 = 3;
 
@@ -520,740 +376,12 @@ fn diff(args: &DiffArgs) -> Result<ExitCode> {
     })
 }
 
-const VIEW_HELP: &str = "\
-Filters (the same in timeline, flame, callgrind, replay and speedscope):
-  --function=GLOB   only calls of matching functions and the calls made inside them
-  --exclude=GLOB    hide matching functions and the calls made inside them
-  --thread=N        only this thread (its number from `hookprof info`, or its TID)
-  --depth=N         at most N levels of shown calls
-  --min-duration=D  hide calls shorter than D (e.g. 500ns, 20us, 1.5ms, 2s: a number
-                    needs its unit, only 0 goes without)
-  --time-range=A..B only calls starting between A and B after the first record
-                    (e.g. 10ms..20ms, 2s.., ..500us)
-GLOB matches the demangled name: * any text, ? one character, [abc] one of a set.
-The time of a hidden call counts as the own time of the shown call around it.
---time=cpu counts only the time each thread ran (from the trace's context switches);
-the timeline stays on the wall clock and shows the time switched out as slices.
-See docs/views.md.";
-
-/// The trace, symbols, output and filters every view takes.
-#[derive(clap::Args, Debug)]
-struct ViewArgs {
-    /// The .hktrace file, or a TI dump (PREFIX.bin or PREFIX.dat) or a NITRO function cost
-    /// buffer (both with --exe).
-    trace: PathBuf,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Take symbols from this executable instead of the path recorded in the trace (required
-    /// for a TI dump or a NITRO buffer: the program that wrote it).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// Write to FILE instead of standard output (never the input trace).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Only calls of functions matching GLOB, and the calls inside them (repeatable).
-    #[arg(long = "function", value_name = "GLOB", value_parser = Filter::pattern)]
-    functions: Vec<glob::Pattern>,
-    /// Hide functions matching GLOB and the calls inside them (repeatable).
-    #[arg(long, value_name = "GLOB", value_parser = Filter::pattern)]
-    exclude: Vec<glob::Pattern>,
-    /// Only this thread: its number from `hookprof info`, or its TID (repeatable).
-    #[arg(long = "thread", value_name = "N")]
-    threads: Vec<u64>,
-    /// At most N levels of shown calls (1 = only the outermost).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    depth: Option<u64>,
-    /// Hide calls shorter than this: a number with its unit, ns, us, ms or s (`0` alone
-    /// needs none).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    min_duration: Option<u64>,
-    /// Only calls starting in START..END, times since the first record (e.g. 10ms..20ms,
-    /// 2s.., ..500us).
-    #[arg(long, value_name = "START..END", value_parser = parse_time_range)]
-    time_range: Option<(u64, u64)>,
-    /// cpu: count only the time each thread ran (the trace's context switches; refused for a
-    /// trace without them). The timeline keeps the wall clock and draws each switched-out
-    /// interval as a "switched out" slice inside the call that was open. See docs/views.md.
-    #[arg(long, value_enum, default_value_t = TimeArg::Wall)]
-    time: TimeArg,
-}
-
-/// `--time`: which time the views count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TimeArg {
-    /// The wall clock: from a call's entry to its exit, running or waiting.
-    Wall,
-    /// Only the time the thread ran: switched-out time (blocked, preempted) left out.
-    Cpu,
-}
-
-impl From<TimeArg> for hookprof::analysis::replay::TimeBasis {
-    fn from(t: TimeArg) -> Self {
-        match t {
-            TimeArg::Wall => Self::Wall,
-            TimeArg::Cpu => Self::Cpu,
-        }
-    }
-}
-
-/// `START..END` with either side optional, each a duration as [`parse_duration`] takes it.
-fn parse_time_range(text: &str) -> Result<(u64, u64), String> {
-    let Some((start, end)) = text.split_once("..") else {
-        return Err(format!(
-            "{text:?} is not a time range such as 10ms..20ms, 2s.. or ..500us"
-        ));
-    };
-    let start = if start.trim().is_empty() {
-        0
-    } else {
-        parse_duration(start)?
-    };
-    let end = if end.trim().is_empty() {
-        u64::MAX
-    } else {
-        parse_duration(end)?
-    };
-    if end <= start {
-        return Err(format!("{text:?}: the range ends before it starts"));
-    }
-    Ok((start, end))
-}
-
-/// A progress bar on standard error, shown only once a replay has taken more than a second
-/// and only when standard error is a terminal.
-struct ProgressBar {
-    bar: indicatif::ProgressBar,
-    started: std::time::Instant,
-}
-
-impl ProgressBar {
-    fn new() -> std::sync::Arc<ProgressBar> {
-        std::sync::Arc::new(ProgressBar {
-            bar: indicatif::ProgressBar::hidden(),
-            started: std::time::Instant::now(),
-        })
-    }
-
-    fn update(&self, done: u64, total: u64) {
-        if self.bar.is_hidden()
-            && self.started.elapsed() > std::time::Duration::from_secs(1)
-            && std::io::IsTerminal::is_terminal(&std::io::stderr())
-        {
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{spinner} replaying {human_pos}/{human_len} records, {eta} left {wide_bar}",
-            ) {
-                self.bar.set_style(style);
-            }
-        }
-        self.bar.set_length(total.max(done));
-        self.bar.set_position(done);
-    }
-
-    fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-impl From<&ViewArgs> for ViewOptions {
-    fn from(a: &ViewArgs) -> ViewOptions {
-        ViewOptions {
-            progress: None,
-            exe: a.exe.clone(),
-            filter: Filter {
-                functions: a.functions.clone(),
-                exclude: a.exclude.clone(),
-                threads: a.threads.clone(),
-                depth: a.depth.map(|d| d as usize),
-                min_duration_ns: a.min_duration.unwrap_or(0),
-                time_range_ns: a.time_range,
-                time: a.time.into(),
-            },
-            size_limit: None,
-        }
-    }
-}
-
-/// A size in bytes, with an optional unit: K, M, G, T (powers of 1024; `B` or `iB` may follow).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let unit = unit.trim();
-    let unit = unit
-        .strip_suffix("iB")
-        .or_else(|| unit.strip_suffix('B'))
-        .or_else(|| unit.strip_suffix('b'))
-        .unwrap_or(unit);
-    let shift = match unit {
-        "" => 0,
-        "k" | "K" => 10,
-        "m" | "M" => 20,
-        "g" | "G" => 30,
-        "t" | "T" => 40,
-        other => {
-            return Err(format!(
-                "{text:?}: unknown unit {other:?} (use K, M, G or T)"
-            ))
-        }
-    };
-    let value: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size such as 512M, 2G or 1000000"))?;
-    value
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))
-}
-
-/// `--size-limit` of the timeline and speedscope views.
-#[derive(clap::Args, Debug)]
-struct SizeLimitArgs {
-    /// Above this output size (estimated from the records), an unfiltered view leaves out
-    /// calls shorter than 1us and says so; 0: never (K, M, G; a bare number is bytes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "512M")]
-    size_limit: u64,
-}
-
-impl SizeLimitArgs {
-    /// What the library takes: none when the user chose a minimum duration, or 0.
-    fn limit(&self, view: &ViewArgs) -> Option<u64> {
-        (view.min_duration.is_none() && self.size_limit != 0).then_some(self.size_limit)
-    }
-}
-
-/// A duration with its unit (`ns`, `us`, `ms`, `s`; only `0` without) in nanoseconds.
-fn parse_duration(text: &str) -> Result<u64, String> {
-    hookprof::analysis::view::parse_duration(text)
-}
-
-#[derive(clap::Args, Debug)]
-struct TimelineArgs {
-    #[command(flatten)]
-    view: ViewArgs,
-    /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
-    /// of a test suite): each its own process, aligned on the wall clock each trace recorded;
-    /// the traces are named on stderr.
-    #[arg(value_name = "MORE")]
-    more: Vec<PathBuf>,
-    /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
-    /// perfetto for an output name ending in .pftrace or .perfetto-trace (before any .gz),
-    /// else json. An output name ending in .gz is gzip-compressed (both formats).
-    #[arg(long, value_enum)]
-    format: Option<TimelineFormatArg>,
-    #[command(flatten)]
-    size: SizeLimitArgs,
-}
-
-impl TimelineArgs {
-    fn format(&self) -> TimelineFormat {
-        let by_name = self.view.output.as_deref().and_then(|path| {
-            let name = path.file_name()?.to_str()?;
-            let name = name.strip_suffix(".gz").unwrap_or(name);
-            (name.ends_with(".pftrace") || name.ends_with(".perfetto-trace"))
-                .then_some(TimelineFormat::Perfetto)
-        });
-        match self.format {
-            Some(TimelineFormatArg::Json) => TimelineFormat::Json,
-            Some(TimelineFormatArg::Perfetto) => TimelineFormat::Perfetto,
-            None => by_name.unwrap_or(TimelineFormat::Json),
-        }
-    }
-}
-
 /// The output goes through gzip: its name ends in `.gz`.
 fn gzipped(view: &ViewArgs) -> bool {
     view.output
         .as_deref()
         .and_then(|p| p.file_name())
         .is_some_and(|n| n.to_string_lossy().ends_with(".gz"))
-}
-
-/// Runs `write` on `out`, through a gzip encoder when `gzip`.
-fn maybe_gzip(
-    gzip: bool,
-    out: &mut dyn Write,
-    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, hookprof::input::error::Error>,
-) -> Result<Vec<String>, hookprof::input::error::Error> {
-    if !gzip {
-        return write(out);
-    }
-    // Level 3: on the timeline's JSON, 95 % of level 6's ratio at three times its speed.
-    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(3));
-    let warnings = write(&mut encoder)?;
-    encoder
-        .finish()
-        .map_err(|error| hookprof::input::error::Error::Write { error })?;
-    Ok(warnings)
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum TimelineFormatArg {
-    /// Chrome trace-event JSON: Perfetto UI, chrome://tracing, speedscope.
-    Json,
-    /// Perfetto's protobuf trace format: Perfetto UI, trace_processor.
-    Perfetto,
-}
-
-#[derive(clap::Args, Debug)]
-struct CallgrindViewArgs {
-    #[command(flatten)]
-    view: ViewArgs,
-}
-
-#[derive(clap::Args, Debug)]
-struct SpeedscopeArgs {
-    #[command(flatten)]
-    view: ViewArgs,
-    #[command(flatten)]
-    size: SizeLimitArgs,
-}
-
-#[derive(clap::Args, Debug)]
-struct ReplayArgs {
-    #[command(flatten)]
-    view: ViewArgs,
-}
-
-#[derive(clap::Args, Debug)]
-struct FlameArgs {
-    #[command(flatten)]
-    view: ViewArgs,
-    /// More traces: each trace's stacks under a `program [pid]` frame of its own (the traces
-    /// are named on stderr).
-    #[arg(value_name = "MORE")]
-    more: Vec<PathBuf>,
-    /// Folded stacks (text) or an SVG flame graph.
-    #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
-    format: FlameFormatArg,
-    /// Icicle graph: the outermost calls at the top (SVG).
-    #[arg(long)]
-    inverted: bool,
-    /// Put each thread's stacks under a `thread N` frame.
-    #[arg(long)]
-    per_thread: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum FlameFormatArg {
-    /// `frame;frame;… count` lines, sorted.
-    Folded,
-    /// An SVG flame graph.
-    Svg,
-}
-
-#[derive(clap::Args, Debug)]
-struct TiArgs {
-    /// The TI dump: binary or CCS hex.
-    dump: PathBuf,
-    /// The program's ELF file (the build that wrote the dump).
-    #[arg(long, value_name = "ELF")]
-    exe: PathBuf,
-    /// Names from all symbols (static functions and objects too), not only global ones.
-    #[arg(long)]
-    all_symbols: bool,
-    /// Words per record: 4 (hookcc's TI runtime on a 64-bit target: 64-bit address, TSCL,
-    /// TSCH) or 3 (32-bit address: 32-bit targets, and the seed's own hook.c anywhere).
-    /// Default: a 32-bit program's dump has 3; a 64-bit program's is read both ways and the
-    /// layout whose timestamps run in order is used (an error if the dump cannot tell).
-    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
-    record_words: Option<u8>,
-    /// Output prefix (default: DUMP without its extension).
-    #[arg(long, value_name = "PREFIX")]
-    out: Option<PathBuf>,
-    /// The run-time address of ProfileData (hex), for a binary dump of a position-independent
-    /// executable (HOOKCC_TI_VERBOSE=1 prints it); else the load bias is inferred.
-    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
-    profile_data: Option<u64>,
-}
-
-#[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["gdb", "tcp", "serial"])))]
-struct RecordArgs {
-    #[command(flatten)]
-    stream: StreamArgs,
-    /// With --serial on a regular file: keep reading as it grows, until the stream's end or
-    /// Ctrl-C.
-    #[arg(long)]
-    follow: bool,
-    /// The trace to write.
-    #[arg(short, long, value_name = "FILE", default_value = "firmware.hktrace")]
-    output: PathBuf,
-    /// No progress line on stderr.
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-/// Where a firmware's stream comes from (`record`, `top`): docs/baremetal.md, "Streaming".
-#[derive(clap::Args, Debug)]
-struct StreamArgs {
-    /// A firmware's stream through a GDB server at HOST:PORT (qemu's gdb stub, OpenOCD, J-Link
-    /// GDB Server, pyOCD); needs --exe, whose `_SEGGER_RTT` symbol locates the ring.
-    #[arg(long, value_name = "HOST:PORT", requires = "exe")]
-    gdb: Option<String>,
-    /// A firmware's stream from an RTT server's (or a UART's) TCP port at HOST:PORT: the
-    /// up-buffer's bytes as they come.
-    #[arg(long, value_name = "HOST:PORT")]
-    tcp: Option<String>,
-    /// A firmware's stream from a UART device, a FIFO or a file carrying the up-buffer's bytes.
-    #[arg(long, value_name = "PATH")]
-    serial: Option<PathBuf>,
-    /// The firmware's ELF file (byte order, pointer size, the control block's address,
-    /// function names).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// The time between two reads of the ring (--gdb), or between two looks at a file that
-    /// has not grown (record's --follow): a number and its unit (10ms, 500us). The ring must
-    /// not fill in between: see docs/baremetal.md, "Streaming", for the rate that keeps up.
-    #[arg(long, value_name = "DURATION", default_value = "10ms", value_parser = parse_duration)]
-    poll_interval: u64,
-}
-
-impl StreamArgs {
-    /// The source the options name, if any; `follow`: a regular file is followed as it grows.
-    fn source(&self, follow: bool) -> Result<Option<hookprof::commands::record::Source>> {
-        use hookprof::commands::record::Source;
-        Ok(if let Some(address) = &self.gdb {
-            Some(Source::Gdb {
-                address: address.clone(),
-                exe: self.exe.clone().context("--gdb needs --exe")?,
-            })
-        } else if let Some(address) = &self.tcp {
-            Some(Source::Tcp {
-                address: address.clone(),
-            })
-        } else {
-            self.serial.as_ref().map(|path| Source::Serial {
-                path: path.clone(),
-                follow,
-            })
-        })
-    }
-}
-
-#[derive(clap::Args, Debug)]
-struct AttachArgs {
-    /// The process to attach to.
-    pid: u32,
-    /// How long to record: a number and its unit (10s, 500ms). Default: until Ctrl-C.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    duration: Option<u64>,
-    /// Record only these functions while attached (HOOKCC_FUNCTIONS's syntax: comma-separated
-    /// globs, `!` leaves out: 'parse_*,!parse_space'); the program's own choice is back after.
-    #[arg(long, value_name = "GLOBS")]
-    functions: Option<String>,
-    /// The trace to write (the program writes it, as its user; with --stream, hookprof).
-    /// Default: <program>.<pid>.attach.hktrace.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Have the records sent to hookprof as they are written (the program writes its trace
-    /// into a FIFO hookprof reads), and write the trace here: the program needs no access to
-    /// the output's place and writes nothing on its own. Default mode only.
-    #[arg(long)]
-    stream: bool,
-}
-
-#[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("watched").required(true).args(["pid", "follow", "gdb", "tcp", "serial"])))]
-struct TopArgs {
-    /// The process to watch.
-    pid: Option<u32>,
-    /// Instead of a process: a trace still being written, read again every interval (its
-    /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
-    #[arg(long, value_name = "TRACE")]
-    follow: Option<PathBuf>,
-    /// Instead of a process: a firmware's stream (--gdb, --tcp or --serial, with --exe), read as
-    /// `hookprof record` reads it. Times are the target's clock, each task's CPU time.
-    #[command(flatten)]
-    stream: StreamArgs,
-    /// How often a window ends and the view is redrawn.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
-    interval: u64,
-    /// How many windows the view adds up (the sliding window is --interval times this).
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    windows: usize,
-    /// Rows of functions drawn.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    rows: usize,
-    /// Where the program writes its windows (it must be able to; default: a new temporary
-    /// directory, removed at the end).
-    #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
-    /// Stop after this many windows (default: until q or Ctrl-C).
-    #[arg(long, value_name = "N")]
-    iterations: Option<u64>,
-}
-
-#[derive(clap::Args, Debug)]
-struct TuiArgs {
-    /// The trace to browse.
-    trace: PathBuf,
-}
-
-#[derive(clap::Args, Debug)]
-struct DetachArgs {
-    /// The process to stop recording.
-    pid: u32,
-}
-
-#[derive(clap::Args, Debug)]
-struct NitroArgs {
-    /// The raw bytes of the buffer, from its start (the address given to OS_Init*).
-    dump: PathBuf,
-    /// The program's ELF file (the build that filled the buffer): names are read from it.
-    #[arg(long, value_name = "ELF")]
-    exe: PathBuf,
-    /// The lr for the first line of a call trace (hex, with or without 0x).
-    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
-    lr: Option<u64>,
-    /// A measurement buffer's costs include the calls each call made (default: they do not,
-    /// as the seed's §4.1 counts them; a statistics buffer says for itself).
-    #[arg(long)]
-    inclusive: bool,
-    /// Write the text to FILE instead of standard output (never the input dump).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-}
-
-#[derive(clap::Args, Debug)]
-struct GprofArgs {
-    /// The raw bytes of hookcc_gprof_data.
-    dump: PathBuf,
-    /// The program's ELF file: its pointer size and byte order.
-    #[arg(long, value_name = "ELF")]
-    exe: PathBuf,
-    /// The gmon.out to write (never the input dump).
-    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
-    output: PathBuf,
-}
-
-#[derive(clap::Args, Debug)]
-struct PfpArgs {
-    /// The raw bytes of pfpInst.
-    dump: PathBuf,
-    /// The program's ELF file (the build that filled it).
-    #[arg(long, value_name = "ELF")]
-    exe: PathBuf,
-    /// Write the text to FILE instead of standard output (never the input dump).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-}
-
-fn parse_hex(s: &str) -> Result<u64, String> {
-    let digits = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .unwrap_or(s);
-    u64::from_str_radix(digits, 16).map_err(|e| format!("{s:?} is not a hex address: {e}"))
-}
-
-#[derive(clap::Args, Debug)]
-struct CallgraphArgs {
-    /// The .hktrace file, or a TI dump.
-    trace: PathBuf,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Take symbols from this executable instead of the path recorded in the trace (required
-    /// for a TI dump).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// TI dump: names from all symbols, not only global ones.
-    #[arg(long)]
-    all_symbols: bool,
-    /// TI dump: the run-time address of ProfileData (hex), for a binary dump of a
-    /// position-independent executable.
-    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
-    profile_data: Option<u64>,
-    /// TI dump: words per record, 3 or 4 (as for `hookprof ti`).
-    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
-    record_words: Option<u8>,
-    /// Write the call graph to FILE instead of standard output (never the input trace).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-}
-
-#[derive(clap::Args, Debug)]
-struct ReportArgs {
-    /// The .hktrace file.
-    trace: PathBuf,
-    /// More traces (a fork/exec family, the runs of a test suite): one report of all their
-    /// threads, functions of the same name added up, the traces named on stderr. They must be
-    /// runs of one executable unless --mixed-programs.
-    #[arg(value_name = "MORE")]
-    more: Vec<PathBuf>,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-    /// Take symbols from this executable instead of the path recorded in the trace (for a
-    /// trace copied from another machine, or a program moved since).
-    #[arg(long, value_name = "ELF")]
-    exe: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
-    /// One row per thread and function instead of process totals.
-    #[arg(long)]
-    per_thread: bool,
-    /// Order of the rows (largest first; name: alphabetical).
-    #[arg(long, value_enum, default_value_t = SortArg::Sampled)]
-    sort: SortArg,
-    /// Only the first N rows (of each thread with --per-thread).
-    #[arg(long, value_name = "N")]
-    top: Option<usize>,
-    /// Add p50, p90 and p99 of the inclusive time of single calls (within 1 %; replays the
-    /// trace a second time).
-    #[arg(long)]
-    percentiles: bool,
-    /// Add who calls each function and how often (caller×calls, most first).
-    #[arg(long)]
-    callers: bool,
-    /// Add up traces of different executables too. Without it, several traces (a glob such
-    /// as `*.hktrace`) must be runs of one program, or the report is refused with the list of
-    /// traces and their executables.
-    #[arg(long)]
-    mixed_programs: bool,
-    /// Text: these columns, in this order (comma-separated; the function's name is always
-    /// last): percent, sampled_self, exclusive (self), inclusive (total), calls, avg
-    /// (per_call), min, max, p50, p90, p99, exclusive_oncpu, exclusive_offcpu,
-    /// inclusive_oncpu, inclusive_offcpu, sampled_total, sampled_percent.
-    #[arg(long, value_name = "LIST", value_parser = parse_columns, conflicts_with = "wide")]
-    columns: Option<ColumnList>,
-    /// Text: every column the trace has data for.
-    #[arg(long)]
-    wide: bool,
-    /// Text: function names as demangled, without eliding template and generic arguments
-    /// or shortening them to fit the line.
-    #[arg(long)]
-    full_names: bool,
-    /// cpu: every time column counts only the time the thread ran (from the trace's context
-    /// switches; refused for a trace without them). See docs/views.md.
-    #[arg(long, value_enum, default_value_t = TimeArg::Wall)]
-    time: TimeArg,
-    /// Write the report to FILE instead of standard output (never the input trace).
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-}
-
-/// `--columns`' list (a type of its own: clap takes a `Vec` for a repeated option).
-#[derive(Clone, Debug)]
-struct ColumnList(Vec<hookprof::output::report::columns::Column>);
-
-fn parse_columns(text: &str) -> Result<ColumnList, String> {
-    hookprof::output::report::columns::Column::parse_list(text).map(ColumnList)
-}
-
-/// The width of the terminal standard output is (`COLUMNS` first), if it is one.
-fn terminal_width() -> Option<usize> {
-    if let Some(n) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-    {
-        return Some(n);
-    }
-    #[cfg(unix)]
-    {
-        // SAFETY: TIOCGWINSZ fills the winsize it is given; fd 1 may be anything.
-        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
-        if ok && size.ws_col > 0 {
-            return Some(usize::from(size.ws_col));
-        }
-    }
-    None
-}
-
-#[derive(clap::Args, Debug)]
-struct InfoArgs {
-    /// The .hktrace file.
-    trace: PathBuf,
-    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
-    #[arg(long)]
-    no_compensation: bool,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum SortArg {
-    /// Sampled self time (the CPU time the trace's samples found in the function itself,
-    /// docs/views.md "Sampled times"), then exclusive time; exclusive time where the trace
-    /// has no samples, or fewer than 1000 in functions.
-    Sampled,
-    /// Exclusive time (time in the function itself).
-    Exclusive,
-    /// Inclusive time.
-    Inclusive,
-    /// Number of calls.
-    Calls,
-    /// Average inclusive time per call.
-    Avg,
-    /// Longest single call.
-    Max,
-    /// Function name.
-    Name,
-}
-
-impl From<SortArg> for hookprof::output::report::SortKey {
-    fn from(s: SortArg) -> Self {
-        use hookprof::output::report::SortKey as K;
-        match s {
-            SortArg::Sampled => K::Sampled,
-            SortArg::Exclusive => K::Exclusive,
-            SortArg::Inclusive => K::Inclusive,
-            SortArg::Calls => K::Calls,
-            SortArg::Avg => K::Avg,
-            SortArg::Max => K::Max,
-            SortArg::Name => K::Name,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum FormatArg {
-    /// Aligned columns and a summary line.
-    Text,
-    /// Comma-separated values with a header row.
-    Csv,
-    /// One JSON object with "summary", "threads" and "functions".
-    Json,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Text => Format::Text,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Json => Format::Json,
-        }
-    }
-}
-
-impl From<&ReportArgs> for ReportOptions {
-    fn from(a: &ReportArgs) -> ReportOptions {
-        ReportOptions {
-            exe: a.exe.clone(),
-            format: a.format.into(),
-            per_thread: a.per_thread,
-            sort: a.sort.into(),
-            top: a.top,
-            percentiles: a.percentiles,
-            callers: a.callers,
-            mixed_programs: a.mixed_programs,
-            text: hookprof::output::report::columns::TextOptions {
-                columns: a.columns.clone().map(|c| c.0),
-                wide: a.wide,
-                full_names: a.full_names,
-                // A file is read later, anywhere: the default width.
-                width: if a.output.is_none() {
-                    terminal_width()
-                } else {
-                    None
-                },
-            },
-            time: a.time.into(),
-        }
-    }
 }
 
 fn warn(message: &str) {
@@ -1328,7 +456,7 @@ fn report(args: &ReportArgs) -> Result<()> {
 
 fn callgraph(args: &CallgraphArgs) -> Result<()> {
     check_output(&args.trace, args.output.as_ref())?;
-    let (bytes, warnings) = if hookprof::input::detect::is_hktrace(&args.trace)? {
+    let (bytes, warnings) = if hookprof::input::kind(&args.trace)? == hookprof::input::Kind::Trace {
         if args.all_symbols || args.profile_data.is_some() || args.record_words.is_some() {
             bail!(
                 "--all-symbols, --profile-data and --record-words are for TI dumps, and {} is a .hktrace file",
@@ -1344,7 +472,7 @@ fn callgraph(args: &CallgraphArgs) -> Result<()> {
                 args.trace.display()
             );
         };
-        let options = hookprof::analysis::ti::Options {
+        let options = hookprof::input::ti_calls::Options {
             exe: exe.clone(),
             all_symbols: args.all_symbols,
             profile_data: args.profile_data,
@@ -1532,7 +660,7 @@ fn record(args: &RecordArgs) -> Result<()> {
 }
 
 fn ti(args: &TiArgs) -> Result<()> {
-    let options = hookprof::analysis::ti::Options {
+    let options = hookprof::input::ti_calls::Options {
         exe: args.exe.clone(),
         all_symbols: args.all_symbols,
         profile_data: args.profile_data,

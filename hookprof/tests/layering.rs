@@ -11,6 +11,11 @@
 //! naming its own module or one of its ancestors' items through `super::` imports that
 //! ancestor. `lib.rs` (declarations only) and the binary (`main.rs`, `install_docs.rs`) are
 //! not on a floor.
+//!
+//! And two rules of shape: no source file is longer than a reader can hold (1 000 lines), and
+//! only `input` tells what a file is: everything else opens its inputs through the door,
+//! `input::open` and `input::kind` (src/input/door.rs), never through the sniffers behind it
+//! (src/input/detect.rs) nor by looking at a file's first bytes itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -403,4 +408,89 @@ fn lib_rs_only_declares_modules() {
              put code in its floor's folder"
         );
     }
+}
+
+/// The longest a source file may be: one a reader can hold.
+const MOST_LINES: usize = 1000;
+
+#[test]
+fn no_source_file_is_over_1000_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    paths.sort();
+    let long: Vec<String> = paths
+        .iter()
+        .filter_map(|path| {
+            let lines = std::fs::read_to_string(path).unwrap().lines().count();
+            (lines > MOST_LINES).then(|| {
+                format!(
+                    "src/{}: {lines} lines",
+                    path.strip_prefix(&src).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {MOST_LINES} lines: split each by what its parts do (a folder of modules, \
+         docs/architecture.md, \"hookprof's layers\"):\n  {}",
+        long.join("\n  ")
+    );
+}
+
+/// What tells a file's kind from its bytes, and lives in src/input/ only: the sniffers of
+/// input/detect.rs, the magic checks they call, and the door's own.
+const SNIFFERS: [&str; 5] = [
+    "is_hktrace",
+    "is_nitro_dump",
+    "header_offset",
+    "starts_like",
+    "dump_kind",
+];
+
+#[test]
+fn only_input_tells_what_a_file_is() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layers = layers(&src);
+    let detect = vec!["input".to_string(), "detect".to_string()];
+    let mut found = Vec::new();
+    for (module, to) in &layers.edges {
+        if module.first().is_some_and(|m| m == "input") {
+            continue;
+        }
+        if let Some(path) = to.get(&detect) {
+            found.push(format!(
+                "src/{} imports `{path}`",
+                layers.files[module].display()
+            ));
+        }
+    }
+    // The sniffers by name, in every file outside input/ (the binary's too).
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    paths.sort();
+    for path in &paths {
+        let file = path.strip_prefix(&src).unwrap();
+        if file.starts_with("input") {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(path).unwrap());
+        for sniffer in SNIFFERS {
+            let named = code.match_indices(sniffer).any(|(at, _)| {
+                let before = code[..at].chars().next_back();
+                let after = code[at + sniffer.len()..].chars().next();
+                !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+            });
+            if named {
+                found.push(format!("src/{} calls `{sniffer}`", file.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "only src/input/ may tell what a file is; open it through `input::open` or ask \
+         `input::kind` (src/input/door.rs) instead:\n  {}",
+        found.join("\n  ")
+    );
 }

@@ -5,6 +5,7 @@
 //! or `/tmp/hookcc-<uid>`. A request is one line; the reply is one line, `ok key=value …` or
 //! `error MESSAGE`. One request a connection: the runtime serves one client at a time.
 
+use crate::commands::arguments::parse_duration;
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -476,4 +477,34 @@ fn attach_snapshot(
 /// `hookprof detach PID`: stops a recording an attach left on (its client killed).
 pub fn detach(pid: u32) -> Result<Reply> {
     request(pid, "stop")
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AttachArgs {
+    /// The process to attach to.
+    pub pid: u32,
+    /// How long to record: a number and its unit (10s, 500ms). Default: until Ctrl-C.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<u64>,
+    /// Record only these functions while attached (HOOKCC_FUNCTIONS's syntax: comma-separated
+    /// globs, `!` leaves out: 'parse_*,!parse_space'); the program's own choice is back after.
+    #[arg(long, value_name = "GLOBS")]
+    pub functions: Option<String>,
+    /// The trace to write (the program writes it, as its user; with --stream, hookprof).
+    /// Default: <program>.<pid>.attach.hktrace.
+    // <program>.<pid> above is help text clap prints as it is, not an HTML tag for rustdoc.
+    #[allow(rustdoc::invalid_html_tags)]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Have the records sent to hookprof as they are written (the program writes its trace
+    /// into a FIFO hookprof reads), and write the trace here: the program needs no access to
+    /// the output's place and writes nothing on its own. Default mode only.
+    #[arg(long)]
+    pub stream: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DetachArgs {
+    /// The process to stop recording.
+    pub pid: u32,
 }

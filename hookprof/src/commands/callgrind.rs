@@ -4,6 +4,7 @@ use std::io;
 use std::path::Path;
 
 use crate::analysis::view;
+use crate::commands::view_options::ViewArgs;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
 use crate::input::lines;
@@ -34,4 +35,10 @@ pub fn callgrind_file(
         )
         .map_err(write_error)?;
     Ok(warnings)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CallgrindViewArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
 }

@@ -5,10 +5,14 @@ use std::path::Path;
 use crate::analysis::replay::TimeBasis;
 use crate::analysis::view::TraceInfo;
 use crate::analysis::warnings::profile_warnings;
+use crate::commands::arguments::parse_duration;
+use crate::commands::arguments::TimeArg;
 use crate::input::error::Error;
 use crate::input::symbols::{Resolve, Symbolizer};
 use crate::input::trace_file::TraceFile;
 use crate::output::report::{self, FlatReport};
+use clap::ValueEnum;
+use std::path::PathBuf;
 
 /// Compares the flat profiles of two traces ([`report::diff`]): `csv` for CSV, else aligned
 /// text; `top` keeps the N largest changes. Returns the output and the warnings of both
@@ -150,4 +154,59 @@ fn clock_name(time: TimeBasis) -> &'static str {
         TimeBasis::Cpu => "CPU",
         TimeBasis::Wall => "wall",
     }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The first (baseline) trace.
+    pub a: PathBuf,
+    /// The second trace.
+    pub b: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    pub no_compensation: bool,
+    /// Symbols of A from this executable instead of the path recorded in A.
+    #[arg(long, value_name = "ELF")]
+    pub exe_a: Option<PathBuf>,
+    /// Symbols of B from this executable instead of the path recorded in B.
+    #[arg(long, value_name = "ELF")]
+    pub exe_b: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    pub format: DiffFormatArg,
+    /// Only the N largest changes.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// The regression gate: exit with status 3 when a function's METRIC grew by more than
+    /// LIMIT from A to B (`exclusive > +10%`, `calls > +1000`, `inclusive > +2ms`; METRIC is
+    /// calls, exclusive or inclusive). Repeatable. Prints the verdict and the breaches as
+    /// Markdown, for a CI job to post.
+    #[arg(long = "fail-if", value_name = "RULE", value_parser = parse_rule)]
+    pub fail_if: Vec<crate::output::report::diff::Rule>,
+    /// With --fail-if: judge only functions whose time (the rule's, or their inclusive time
+    /// for `calls`) reaches DURATION in A or B (e.g. 1ms): shorter ones are noise.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "fail_if")]
+    pub min_time: Option<u64>,
+    /// Compare CPU time (only the time the threads ran, from the traces' context switches) or
+    /// wall time. Default: wall, except that --fail-if judges CPU time when both traces have
+    /// context switches (a busy machine's waiting is not a regression); its verdict says which.
+    #[arg(long, value_enum)]
+    pub time: Option<TimeArg>,
+    /// Write to FILE instead of standard output (never an input trace).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn parse_rule(text: &str) -> Result<crate::output::report::diff::Rule, String> {
+    text.parse()
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DiffFormatArg {
+    /// Aligned columns and a total line.
+    Text,
+    /// Comma-separated values with a header row (with inclusive deltas).
+    Csv,
+    /// A Markdown table (the format of --fail-if's verdict).
+    Markdown,
 }

@@ -9,6 +9,7 @@ use crate::input::error::Error;
 use crate::input::lines;
 use crate::output::file::OutputFile;
 use crate::output::{info, report};
+use clap::ValueEnum;
 
 /// What `hookprof export` is told beyond the traces.
 pub struct ExportOptions {
@@ -322,3 +323,50 @@ pub fn export_pprof(
         warnings,
     ))
 }
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// The traces of the run (each a process), or a TI dump or NITRO function cost buffer with
+    /// --exe and --ticks-per-second.
+    #[arg(required = true, value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+    /// The dataset's directory (created if missing); with --format=pprof, the profile's file.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// The table format.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
+    pub format: ExportFormatArg,
+    /// The run's id, its partition: run=ID. Default: the earliest trace's start (UTC) and
+    /// pid, e.g. 20261126T013000Z-4242. With --format=pprof: a `run` label, if given.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// The host column. Default: this machine's host name. With --format=pprof: a `host`
+    /// label, if given.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    pub no_compensation: bool,
+    /// Take symbols from this executable instead of the path recorded in the trace.
+    #[arg(long, value_name = "ELF")]
+    pub exe: Option<PathBuf>,
+    /// The counter's rate of a trace that does not record one (a TI or NITRO dump), Hz.
+    #[arg(long, value_name = "HZ")]
+    pub ticks_per_second: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ExportFormatArg {
+    /// Apache Parquet, snappy-compressed, Hive-partitioned by run.
+    Parquet,
+    /// A gzipped pprof profile.proto (-o is the file): one sample per call path and
+    /// thread, calls/count, cpu/nanoseconds (where switches were recorded), wall/nanoseconds.
+    Pprof,
+}
+
+/// `hookprof export --help`'s text after the options: how to query what it writes.
+pub const EXPORT_AFTER_HELP: &str = "\
+DuckDB: SELECT function, sum(exclusive_ns) FROM read_parquet('DIR/calls/*/*.parquet',
+        hive_partitioning = true) GROUP BY ALL ORDER BY 2 DESC LIMIT 10;
+pprof: hookprof export --format=pprof prog.*.hktrace -o prog.pb.gz; go tool pprof -top prog.pb.gz
+Schema (version 1), the questions it answers, Spark SQL and pprof: docs/export.md.";

@@ -4,9 +4,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::view;
+use crate::commands::view_options::ViewArgs;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
 use crate::output::report;
+use clap::ValueEnum;
 
 /// The output of `hookprof flame`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,4 +131,31 @@ fn cpu_note(options: &ViewOptions) -> &'static str {
         crate::analysis::replay::TimeBasis::Cpu => ", CPU time",
         crate::analysis::replay::TimeBasis::Wall => "",
     }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FlameArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// More traces: each trace's stacks under a `program [pid]` frame of its own (the traces
+    /// are named on stderr).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
+    /// Folded stacks (text) or an SVG flame graph.
+    #[arg(long, value_enum, default_value_t = FlameFormatArg::Folded)]
+    pub format: FlameFormatArg,
+    /// Icicle graph: the outermost calls at the top (SVG).
+    #[arg(long)]
+    pub inverted: bool,
+    /// Put each thread's stacks under a `thread N` frame.
+    #[arg(long)]
+    pub per_thread: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FlameFormatArg {
+    /// `frame;frame;… count` lines, sorted.
+    Folded,
+    /// An SVG flame graph.
+    Svg,
 }

@@ -8,6 +8,7 @@ use crate::commands::view_options::write_error;
 use crate::input::error::Error;
 use crate::input::trace_file::TraceFile;
 use crate::output::report;
+use std::path::PathBuf;
 
 /// Writes a gmon.out for GNU gprof from `trace_path` ([`report::gmon`]). Returns the
 /// warnings to show and the sampling rate of the synthesized histogram.
@@ -44,4 +45,16 @@ pub fn gmon_file(trace_path: &Path, out: &mut dyn io::Write) -> Result<(Vec<Stri
     };
     let rate = report::gmon::write(&profile, &target, out).map_err(write_error)?;
     Ok((profile_warnings(s), rate))
+}
+
+#[derive(clap::Args, Debug)]
+pub struct GmonArgs {
+    /// The .hktrace file.
+    pub trace: PathBuf,
+    /// Raw times: do not subtract the hooks' own time (which the runtime measured at start).
+    #[arg(long)]
+    pub no_compensation: bool,
+    /// Where to write (never the input trace).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    pub output: PathBuf,
 }

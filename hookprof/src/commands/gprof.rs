@@ -60,3 +60,15 @@ pub fn convert_file(dump: &Path, exe: &Path) -> Result<(Vec<u8>, Vec<String>), E
     }
     Ok((data.gmon(pointer_size, endian), warnings))
 }
+
+#[derive(clap::Args, Debug)]
+pub struct GprofArgs {
+    /// The raw bytes of hookcc_gprof_data.
+    pub dump: PathBuf,
+    /// The program's ELF file: its pointer size and byte order.
+    #[arg(long, value_name = "ELF")]
+    pub exe: PathBuf,
+    /// The gmon.out to write (never the input dump).
+    #[arg(short, long, value_name = "FILE", default_value = "gmon.out")]
+    pub output: PathBuf,
+}

@@ -62,3 +62,15 @@ pub fn decode_file(dump: &Path, exe: &Path) -> Result<String, Error> {
     instance.functions = function_points(&file, endian);
     Ok(instance.render())
 }
+
+#[derive(clap::Args, Debug)]
+pub struct PfpArgs {
+    /// The raw bytes of pfpInst.
+    pub dump: PathBuf,
+    /// The program's ELF file (the build that filled it).
+    #[arg(long, value_name = "ELF")]
+    pub exe: PathBuf,
+    /// Write the text to FILE instead of standard output (never the input dump).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

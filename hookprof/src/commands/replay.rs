@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::analysis::replay::TimeBasis;
 use crate::analysis::view;
+use crate::commands::view_options::ViewArgs;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
 use crate::output::report;
@@ -32,4 +33,10 @@ pub fn calltree_file(
     let (tree, names, warnings) = prepared.run(tree, &options.filter)?;
     tree.finish(&names).map_err(write_error)?;
     Ok(warnings)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
 }

@@ -4,6 +4,8 @@ use std::io;
 use std::path::Path;
 
 use crate::analysis::view;
+use crate::commands::view_options::SizeLimitArgs;
+use crate::commands::view_options::ViewArgs;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
 use crate::output::report;
@@ -67,4 +69,12 @@ pub fn speedscope_file(
     speedscope.finish(&title).map_err(write_error)?;
     warnings.extend(note);
     Ok(warnings)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SpeedscopeArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub size: SizeLimitArgs,
 }

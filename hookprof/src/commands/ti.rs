@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::ti::{analyse, analyse_file, Analysed, Analysis, Bias, Options};
+use crate::commands::arguments::parse_hex;
 use crate::input::error::TiError as Error;
 use crate::input::ti::{Dump, LayoutChoice};
+use crate::input::ti_calls::{analyse, analyse_file, Analysed, Analysis, Bias, Options};
 use crate::input::ti_program::Program;
 use crate::output::ti::callgraph;
 
@@ -101,3 +102,38 @@ pub fn callgraph_file(
     let processed = process_file(dump_path, options)?;
     Ok((callgraph(&processed.analysis), processed.warnings))
 }
+
+#[derive(clap::Args, Debug)]
+pub struct TiArgs {
+    /// The TI dump: binary or CCS hex.
+    pub dump: PathBuf,
+    /// The program's ELF file (the build that wrote the dump).
+    #[arg(long, value_name = "ELF")]
+    pub exe: PathBuf,
+    /// Names from all symbols (static functions and objects too), not only global ones.
+    #[arg(long)]
+    pub all_symbols: bool,
+    /// Words per record: 4 (hookcc's TI runtime on a 64-bit target: 64-bit address, TSCL,
+    /// TSCH) or 3 (32-bit address: 32-bit targets, and the seed's own hook.c anywhere).
+    /// Default: a 32-bit program's dump has 3; a 64-bit program's is read both ways and the
+    /// layout whose timestamps run in order is used (an error if the dump cannot tell).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    pub record_words: Option<u8>,
+    /// Output prefix (default: DUMP without its extension).
+    #[arg(long, value_name = "PREFIX")]
+    pub out: Option<PathBuf>,
+    /// The run-time address of ProfileData (hex), for a binary dump of a position-independent
+    /// executable (HOOKCC_TI_VERBOSE=1 prints it); else the load bias is inferred.
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub profile_data: Option<u64>,
+}
+
+/// `hookprof ti --help`'s text after the options: the files it writes.
+pub const TI_AFTER_HELP: &str = "\
+PREFIX_call_list.csv: Function,EnterTSC,ExitTSC,InclusiveCycles,ExclusiveCycles,Task,Depth
+  one line per completed call, in order of completion (exit)
+PREFIX_profile.csv: FirstTSC/LastTSC/TotalCycles; Functions ValidCycles and Valid/Total %;
+  per function ExecuteTimes,TotalExcluCycle,AverageExcluCycle,MaxExcluCycle,MinExcluCycle,
+  AverageIncluCycle,MaxIncluCycle,Percentage, by total exclusive cycles; then the tasks.
+Cycles are the dump's timestamp ticks; a task's time switched out is not counted in the
+calls it had in progress. See docs/ti-post.md.";

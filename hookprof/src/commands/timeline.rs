@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::replay::TimeBasis;
 use crate::analysis::view;
+use crate::commands::view_options::SizeLimitArgs;
+use crate::commands::view_options::ViewArgs;
 use crate::commands::view_options::{write_error, ViewOptions};
 use crate::input::error::Error;
 use crate::input::lines;
 use crate::output::report;
+use clap::ValueEnum;
 
 /// The output of `hookprof timeline`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,4 +159,46 @@ pub fn timeline_files(
         trace.finish().map_err(write_error)?;
     }
     Ok(warnings)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// More traces for the same timeline (a fork/exec family, a client and its server, the runs
+    /// of a test suite): each its own process, aligned on the wall clock each trace recorded;
+    /// the traces are named on stderr.
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
+    /// Chrome trace-event JSON, or a Perfetto protobuf trace (a fifth of the size). Default:
+    /// perfetto for an output name ending in .pftrace or .perfetto-trace (before any .gz),
+    /// else json. An output name ending in .gz is gzip-compressed (both formats).
+    #[arg(long, value_enum)]
+    pub format: Option<TimelineFormatArg>,
+    #[command(flatten)]
+    pub size: SizeLimitArgs,
+}
+
+impl TimelineArgs {
+    pub fn format(&self) -> TimelineFormat {
+        let by_name = self.view.output.as_deref().and_then(|path| {
+            let name = path.file_name()?.to_str()?;
+            let name = name.strip_suffix(".gz").unwrap_or(name);
+            (name.ends_with(".pftrace") || name.ends_with(".perfetto-trace"))
+                .then_some(TimelineFormat::Perfetto)
+        });
+        match self.format {
+            Some(TimelineFormatArg::Json) => TimelineFormat::Json,
+            Some(TimelineFormatArg::Perfetto) => TimelineFormat::Perfetto,
+            None => by_name.unwrap_or(TimelineFormat::Json),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TimelineFormatArg {
+    /// Chrome trace-event JSON: Perfetto UI, chrome://tracing, speedscope.
+    Json,
+    /// Perfetto's protobuf trace format: Perfetto UI, trace_processor.
+    Perfetto,
 }

@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use crate::analysis::ids::HashMap;
 use crate::analysis::live::{LiveProfile, LiveWindow};
+use crate::commands::arguments::parse_duration;
 use crate::commands::attach::request;
+use crate::commands::record::StreamArgs;
 use crate::commands::record::{
     read_stream, Consumer, Options as RecordOptions, RecordError, Source, Summary,
 };
@@ -756,4 +758,35 @@ impl Consumer for LiveConsumer<'_> {
     fn finish(self, _cut: bool) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("watched").required(true).args(["pid", "follow", "gdb", "tcp", "serial"])))]
+pub struct TopArgs {
+    /// The process to watch.
+    pub pid: Option<u32>,
+    /// Instead of a process: a trace still being written, read again every interval (its
+    /// records come as the program's buffers fill: HOOKCC_BUFFER_RECORDS).
+    #[arg(long, value_name = "TRACE")]
+    pub follow: Option<PathBuf>,
+    /// Instead of a process: a firmware's stream (--gdb, --tcp or --serial, with --exe), read as
+    /// `hookprof record` reads it. Times are the target's clock, each task's CPU time.
+    #[command(flatten)]
+    pub stream: StreamArgs,
+    /// How often a window ends and the view is redrawn.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub interval: u64,
+    /// How many windows the view adds up (the sliding window is --interval times this).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub windows: usize,
+    /// Rows of functions drawn.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub rows: usize,
+    /// Where the program writes its windows (it must be able to; default: a new temporary
+    /// directory, removed at the end).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Stop after this many windows (default: until q or Ctrl-C).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u64>,
 }

@@ -17,6 +17,7 @@ use crate::commands::report::{report_file, ReportOptions};
 use crate::commands::top::RawTerminal;
 use crate::commands::view_options::ViewOptions;
 use crate::output::report::columns::{human_time, short_name};
+use std::path::PathBuf;
 
 /// One node of a call tree.
 #[derive(Debug, Clone, Default)]
@@ -421,4 +422,10 @@ pub fn tui(trace: &Path) -> Result<()> {
     }
     out.write_all(b"\x1b[H\x1b[2J")?;
     Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TuiArgs {
+    /// The trace to browse.
+    pub trace: PathBuf,
 }

@@ -10,6 +10,11 @@ use crate::input::format::Endian;
 /// The header before the histogram.
 pub const STATE_SIZE: usize = 96;
 const MAGIC: &[u8; 8] = b"HOOKGPRF";
+
+/// Whether `data` starts like a dump of hookcc's gprof data (its magic).
+pub fn starts_like(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
 const ARC_SIZE: usize = 24;
 
 /// One call-graph arc.

@@ -6,8 +6,13 @@
 //!   `format` decodes with it); [`trace_file`] maps a trace file; [`stream`]: the target's
 //!   record stream (`hookprof record`); [`coredump`]: the records a core file still holds;
 //! - the bare-metal runtimes' dumps: [`ti`] and [`ti_program`] (TI), [`nitro`] and
-//!   [`nitro_program`] (NITRO), [`pfp`], [`gprof`]; [`detect`] tells a file's kind from its
-//!   first bytes and [`read`] reads a dump with a bound;
+//!   [`nitro_program`] (NITRO), [`pfp`], [`gprof`]; [`read`] reads a dump with a bound;
+//!   [`ti_calls`] (a TI dump's calls in task time) and [`nitro_trace`] convert the dumps the
+//!   views read into traces in memory;
+//! - the one door for inputs, [`door`]: [`kind`] tells what a file is from its first bytes
+//!   (through the sniffers of `detect`, which only this folder sees) and [`open`] opens any
+//!   file a view reads as one trace ([`Input`]); nothing outside this folder looks at a
+//!   file's bytes to tell its kind (tests/layering.rs);
 //! - the program's files: [`symbols`] (ELF symbol tables, demangling), [`lines`] (DWARF);
 //!   [`missing`] says why a trace is not there, from the program that should have written it;
 //! - [`error`]: the library's errors, which only name decoders' errors and files.
@@ -17,7 +22,8 @@
 
 pub mod cct;
 pub mod coredump;
-pub mod detect;
+mod detect;
+pub mod door;
 pub mod error;
 pub mod format;
 pub mod gprof;
@@ -25,10 +31,14 @@ pub mod lines;
 pub mod missing;
 pub mod nitro;
 pub mod nitro_program;
+pub mod nitro_trace;
 pub mod pfp;
 pub mod read;
 pub mod stream;
 pub mod symbols;
 pub mod ti;
+pub mod ti_calls;
 pub mod ti_program;
 pub mod trace_file;
+
+pub use door::{kind, open, Input, Kind};

@@ -13,8 +13,9 @@
 //! byte offset in the dump, nothing panics on any input); [`crate::output::nitro::render`]
 //! prints it with names from a [`crate::input::nitro_program::NameSource`], such as
 //! [`crate::input::nitro_program::ProgramImage`] (the ELF);
-//! [`crate::analysis::nitro`] pairs a function cost buffer's calls and converts them for the
-//! views; [`crate::commands::nitro::decode_file`] decodes a dump file.
+//! [`crate::analysis::nitro`] pairs a function cost buffer's calls, and
+//! [`crate::input::nitro_trace`] converts them for the views; [`crate::commands::nitro::decode_file`]
+//! decodes a dump file.
 //!
 //! What the dump cannot hold: the `lr` of `OS_DumpCallTrace`'s first line is where the
 //! program called it from. [`crate::output::nitro::Options::lr`] supplies it; without it the

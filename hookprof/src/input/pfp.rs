@@ -24,6 +24,11 @@ pub const COUNT: usize = 32;
 /// The whole instance.
 pub const INSTANCE_SIZE: usize = HEADER_SIZE + DESCRIPTOR_SIZE * COUNT;
 const MAGIC: &[u8; 8] = b"HOOKPFP\0";
+
+/// Whether `data` starts like a dump of `pfpInst` (its magic).
+pub fn starts_like(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
 const VERSION: u32 = 1;
 /// The instance's symbol in the program.
 pub const SYMBOL: &str = "pfpInst";

@@ -33,6 +33,13 @@ const S_NAME: u64 = 10;
 /// The stream version this decoder reads.
 pub const STREAM_VERSION: u64 = 1;
 
+/// Whether `data` starts like a stream: its START record (a delta of 0 and `OTHER`, then
+/// `S_START`, the version and a pointer size of 4 or 8, each a one-byte LEB128 number).
+pub fn starts_like(data: &[u8]) -> bool {
+    matches!(data, [a, b, v, 4 | 8, ..] if u64::from(*a) == OTHER && u64::from(*b) == S_START
+        && u64::from(*v) == STREAM_VERSION)
+}
+
 /// A decoded stream record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {

