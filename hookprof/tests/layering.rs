@@ -16,6 +16,12 @@
 //! only `input` tells what a file is: everything else opens its inputs through the door,
 //! `input::open` and `input::kind` (src/input/door.rs), never through the sniffers behind it
 //! (src/input/detect.rs) nor by looking at a file's first bytes itself.
+//!
+//! The other parts, by the same reading: no file of the wrapper, the pass (and its shim) or
+//! the runtime is over 1 000 lines either; the wrapper's and the pass's modules import each
+//! other in one direction; and runtime/src/trace.c's parts call only the parts before them
+//! (in the order trace.c includes them and runtime/src/trace/README.md lists), a call up the
+//! order going through the one part that declares such calls, declarations.h.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -413,20 +419,47 @@ fn lib_rs_only_declares_modules() {
 /// The longest a source file may be: one a reader can hold.
 const MOST_LINES: usize = 1000;
 
+/// The C sources under `dir` (`.c`, `.h`, `.cpp`).
+fn c_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            c_files(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "c" || e == "h" || e == "cpp")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// No source file of hookprof, the wrapper, the pass (its Rust and its C++ shim) or the
+/// runtime is over [`MOST_LINES`] lines.
 #[test]
 fn no_source_file_is_over_1000_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
+    for part in ["hookprof/src", "wrapper/src", "pass/src"] {
+        rust_files(&root.join(part), &mut paths);
+    }
+    for part in ["pass/shim", "runtime/src", "runtime/include"] {
+        c_files(&root.join(part), &mut paths);
+    }
     paths.sort();
+    assert!(
+        paths.len() > 150,
+        "{} files: the check reads nothing",
+        paths.len()
+    );
     let long: Vec<String> = paths
         .iter()
         .filter_map(|path| {
             let lines = std::fs::read_to_string(path).unwrap().lines().count();
             (lines > MOST_LINES).then(|| {
                 format!(
-                    "src/{}: {lines} lines",
-                    path.strip_prefix(&src).unwrap().display()
+                    "{}: {lines} lines",
+                    path.strip_prefix(&root).unwrap().display()
                 )
             })
         })
@@ -437,6 +470,26 @@ fn no_source_file_is_over_1000_lines() {
          docs/architecture.md, \"hookprof's layers\"):\n  {}",
         long.join("\n  ")
     );
+}
+
+/// The wrapper's and the pass's modules import each other in one direction: no cycle (the
+/// order each crate's lib.rs gives). They have no floors; hookprof's check above has both.
+#[test]
+fn the_wrapper_and_the_pass_import_in_one_direction() {
+    for krate in ["wrapper", "pass"] {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(krate)
+            .join("src");
+        let layers = layers(&src);
+        assert!(layers.files.len() > 8, "{krate}: the check reads nothing");
+        let found = violations(&layers);
+        assert!(
+            found.is_empty(),
+            "{krate}'s modules import each other in a circle (see its lib.rs):\n  {}",
+            found.join("\n  ")
+        );
+    }
 }
 
 /// What tells a file's kind from its bytes, and lives in src/input/ only: the sniffers of
@@ -492,5 +545,217 @@ fn only_input_tells_what_a_file_is() {
         "only src/input/ may tell what a file is; open it through `input::open` or ask \
          `input::kind` (src/input/door.rs) instead:\n  {}",
         found.join("\n  ")
+    );
+}
+
+/// The code of a C file without comments and string or char literals (each replaced by a
+/// space, or by `""` for a literal), line breaks kept.
+fn c_code(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"/*") {
+            let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+            out.extend(text[i..end].chars().filter(|&c| c == '\n'));
+            out.push(' ');
+            i = end;
+        } else if b[i..].starts_with(b"//") {
+            i = text[i..].find('\n').map_or(b.len(), |e| i + e);
+        } else if b[i] == b'"' || b[i] == b'\'' {
+            let quote = b[i];
+            let mut j = i + 1;
+            while j < b.len() && b[j] != quote && b[j] != b'\n' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            i = (j + 1).min(b.len());
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// A C part's top-level functions: (defined, declared without a body) names. A top-level
+/// statement is what lies between `;`, `{…}` and `}` at brace depth 0, preprocessor lines
+/// left out; a function's name is the identifier before its parameter list.
+fn c_functions(code: &str) -> (Vec<String>, Vec<String>) {
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let name_before_params = |stmt: &str| -> Option<String> {
+        // the last identifier followed by `(` whose parenthesis is not an attribute's
+        let mut depth = 0usize;
+        let bytes = stmt.as_bytes();
+        let mut found = None;
+        for (i, &c) in bytes.iter().enumerate() {
+            match c {
+                b'(' => {
+                    if depth == 0 {
+                        let before = stmt[..i].trim_end();
+                        let start = before
+                            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .map_or(0, |p| p + 1);
+                        let ident = &before[start..];
+                        if !ident.is_empty()
+                            && !matches!(ident, "__attribute__" | "HKRT_HOOK_CC" | "sizeof")
+                            && found.is_none()
+                        {
+                            found = Some(ident.to_string());
+                        }
+                    }
+                    depth += 1;
+                }
+                b')' => depth = depth.saturating_sub(1),
+                b'=' if depth == 0 => return None, // a variable with an initializer
+                _ => {}
+            }
+        }
+        found
+    };
+    let (mut defined, mut declared) = (Vec::new(), Vec::new());
+    let mut depth = 0usize;
+    let mut stmt = String::new();
+    for c in code.chars() {
+        match c {
+            '{' => {
+                if depth == 0 {
+                    let s = stmt.trim();
+                    let is_type = ["struct", "union", "enum", "typedef"]
+                        .iter()
+                        .any(|k| s.starts_with(k) && !s.contains('('));
+                    if !is_type && s.ends_with(')') {
+                        if let Some(n) = name_before_params(s) {
+                            defined.push(n);
+                        }
+                    }
+                    stmt.clear();
+                }
+                depth += 1;
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    stmt.clear();
+                }
+            }
+            ';' if depth == 0 => {
+                let s = stmt.trim();
+                if s.starts_with("static") && s.contains('(') {
+                    if let Some(n) = name_before_params(s) {
+                        declared.push(n);
+                    }
+                }
+                stmt.clear();
+            }
+            _ if depth == 0 => stmt.push(c),
+            _ => {}
+        }
+    }
+    (defined, declared)
+}
+
+/// runtime/src/trace.c includes its parts in one order, which runtime/src/trace/README.md's
+/// table gives; each part calls only the parts before it (the compiler checks that, as long as
+/// no part declares another part's function), and what must call a later part is declared in
+/// declarations.h, where each declaration is one a part before its definition needs.
+#[test]
+fn the_runtime_parts_call_only_parts_before_them_or_declarations_h() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
+    let trace_c = std::fs::read_to_string(root.join("trace.c")).unwrap();
+    let order: Vec<String> = trace_c
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("#include \"trace/"))
+        .map(|l| l.trim_end_matches('"').to_string())
+        .collect();
+    let readme = std::fs::read_to_string(root.join("trace/README.md")).unwrap();
+    let table: Vec<String> = readme
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() > 3 && cells[1].parse::<usize>().is_ok()).then(|| cells[2].to_string())
+        })
+        .collect();
+    assert_eq!(
+        order, table,
+        "runtime/src/trace.c includes its parts in another order than trace/README.md's table"
+    );
+    let mut on_disk: Vec<String> = std::fs::read_dir(root.join("trace"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".h"))
+        .collect();
+    on_disk.sort();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, on_disk,
+        "every part of runtime/src/trace/ included once by trace.c"
+    );
+
+    let mut defined_in: BTreeMap<String, usize> = BTreeMap::new();
+    let mut parts = Vec::new();
+    for (i, part) in order.iter().enumerate() {
+        let code = c_code(&std::fs::read_to_string(root.join("trace").join(part)).unwrap());
+        let (defined, declared) = c_functions(&code);
+        for d in &defined {
+            defined_in.entry(d.clone()).or_insert(i);
+        }
+        parts.push((part.clone(), code, defined, declared));
+    }
+    assert!(
+        defined_in.len() > 150,
+        "the parser found {} functions in runtime/src/trace/: the check reads nothing",
+        defined_in.len()
+    );
+    let mut problems = Vec::new();
+    for (i, (part, _, defined, declared)) in parts.iter().enumerate() {
+        for name in declared {
+            if part == "declarations.h" {
+                match defined_in.get(name) {
+                    Some(&at) if at > i => {
+                        let calls = |code: &str| {
+                            code.match_indices(&format!("{name}(")).any(|(p, _)| {
+                                !code[..p]
+                                    .chars()
+                                    .next_back()
+                                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                            })
+                        };
+                        let called_early = parts[..at]
+                            .iter()
+                            .any(|(p, code, _, _)| p != "declarations.h" && calls(code));
+                        if !called_early {
+                            problems.push(format!(
+                                "declarations.h declares {name}, which no part before {} calls",
+                                parts[at].0
+                            ));
+                        }
+                    }
+                    Some(&at) => problems.push(format!(
+                        "declarations.h declares {name}, defined before it in {}",
+                        parts[at].0
+                    )),
+                    None => {
+                        problems.push(format!("declarations.h declares {name}, defined nowhere"))
+                    }
+                }
+            } else if !defined.contains(name) {
+                problems.push(format!(
+                    "{part} declares {name}, which it does not define: a call to a later part \
+                     goes through declarations.h"
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "runtime/src/trace/:\n  {}",
+        problems.join("\n  ")
     );
 }

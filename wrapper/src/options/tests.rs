@@ -2,7 +2,7 @@
 //! make (`HookOptions`, `PassConfig`).
 
 use super::*;
-use parse::{edit_distance_within, OWN_OPTIONS};
+use names::{edit_distance_within, OWN_OPTIONS};
 
 #[test]
 fn ti_options_with_defaults_and_names() {
