@@ -261,22 +261,93 @@ impl ReportFormat for TextFormat {
     }
 }
 
-/// `items` joined by `, ` into lines of at most `width` characters where they fit (an item
-/// is never split), each line but the last ending with `,`.
+/// `items` joined by `, ` into lines of at most `width` characters, each line but the last
+/// ending with `,`. An item is kept on one line where it fits; one wider than the line is
+/// broken at its spaces, its later lines indented by two, and the next item starts a line.
 fn wrap_items(items: &[String], width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
+    // The last item was broken: the next starts a line of its own, not its indented tail's.
+    let mut after_broken = false;
     for item in items {
-        if !line.is_empty() && self::width(&line) + 2 + self::width(item) + 1 > width {
+        let pieces = break_item(item, width);
+        let first = &pieces[0];
+        if !line.is_empty()
+            && (after_broken || self::width(&line) + 2 + self::width(first) + 1 > width)
+        {
             line.push(',');
             lines.push(std::mem::take(&mut line));
         } else if !line.is_empty() {
             line.push_str(", ");
         }
-        line.push_str(item);
+        line.push_str(first);
+        for piece in &pieces[1..] {
+            lines.push(std::mem::take(&mut line));
+            line = format!("  {piece}");
+        }
+        after_broken = pieces.len() > 1;
     }
     if !line.is_empty() {
         lines.push(line);
     }
     lines
+}
+
+/// An item as the pieces of its lines: itself when it fits in `width` (with the `,` after
+/// it), else broken at spaces into pieces that fit (the later ones with two spaces before
+/// them); a word longer than a line stays whole.
+fn break_item(item: &str, width: usize) -> Vec<String> {
+    if self::width(item) + 1 <= width {
+        return vec![item.to_string()];
+    }
+    let mut pieces = vec![String::new()];
+    for word in item.split(' ') {
+        let room = if pieces.len() == 1 {
+            width
+        } else {
+            width.saturating_sub(2)
+        };
+        let piece = pieces.last_mut().unwrap();
+        if !piece.is_empty() && self::width(piece) + 1 + self::width(word) + 1 > room {
+            pieces.push(word.to_string());
+        } else {
+            if !piece.is_empty() {
+                piece.push(' ');
+            }
+            piece.push_str(word);
+        }
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items join on a line while they fit; one wider than the line is broken at its spaces
+    /// (its later lines indented), and the next item goes on after it; nothing is lost.
+    #[test]
+    fn summary_items_fit_the_width_and_a_long_one_is_broken_at_spaces() {
+        let items: Vec<String> = [
+            "threads: 1",
+            "records: 394236",
+            "throttled [timed first N]: 1 function, 65157 later calls counted untimed \
+             (HOOKCC_THROTTLE=0 times all)",
+            "context switches: 6",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            wrap_items(&items, 60),
+            [
+                "threads: 1, records: 394236,",
+                "throttled [timed first N]: 1 function, 65157 later calls",
+                "  counted untimed (HOOKCC_THROTTLE=0 times all),",
+                "context switches: 6",
+            ]
+        );
+        // Wide enough: every item whole, as before.
+        assert_eq!(wrap_items(&items, 200), [items.join(", ")]);
+    }
 }
