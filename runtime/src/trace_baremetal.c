@@ -244,16 +244,6 @@ hktb_stream(void)
 
 static HKTB_FN void hktb_put_ram(uintptr_t address_kind);
 
-static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t address_kind)
-{
-    struct hookcc_rtt_control_block *stream = hktb_stream();
-    if (stream != NULL) {
-        hkts_event(stream, address_kind);
-        return;
-    }
-    hktb_put_ram(address_kind);
-}
-
 /* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
  * hkts_event without first saving the registers this path needs (Cortex-M3, bench/stream.py:
  * 8 instructions a record fewer streaming, 2 more for the 16-byte buffer). */
@@ -277,13 +267,23 @@ static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kin
 
 HKTB_EXPORT void __hookcc_enter(void *fn)
 {
-    hktb_put((uintptr_t)fn);
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_entry((uintptr_t)fn, stream);
+        return;
+    }
+    hktb_put_ram((uintptr_t)fn);
 }
 
 /* fn_exit is the function's address + HKT_EXIT_BIT (the compiler adds it). */
 HKTB_EXPORT void __hookcc_exit(void *fn_exit)
 {
-    hktb_put((uintptr_t)fn_exit);
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (stream != NULL) {
+        hkts_exit((uintptr_t)fn_exit, stream);
+        return;
+    }
+    hktb_put_ram((uintptr_t)fn_exit);
 }
 
 /* After each return of setjmp: a resync pair (trace_format.h), its two slots taken at once so
@@ -293,13 +293,13 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
     struct hookcc_rtt_control_block *stream = hktb_stream();
     if (stream != NULL) {
         hkts_other(stream, HKTS_S_ESCAPE, NULL, NULL, 0, 0);
-        hkts_event(stream, (uintptr_t)fn);
+        hkts_entry((uintptr_t)fn, stream);
         return;
     }
     if (hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths)) {
         /* A buffer processed when full: two records, each where it lands. */
-        hktb_put(HKT_RESYNC_ESCAPE);
-        hktb_put((uintptr_t)fn);
+        hktb_put_ram(HKT_RESYNC_ESCAPE);
+        hktb_put_ram((uintptr_t)fn);
         return;
     }
     uint64_t time = hkrt_ticks();
@@ -731,10 +731,14 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
         for (uint32_t i = 0; i < tasks; i++)
             hkts_other(stream, HKTS_S_NAME, hktb_tasks[i].task, hktb_tasks[i].name, 0, 0);
     }
+    irq = hkts_irq_save();
     hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
                hookcc_trace_stream_lost);
-    if (hkts_is_ring())
+    if (hkts_is_ring()) {
         up->SizeOfBuffer = 0; /* finished: later records are dropped and counted */
+        hkts.limit = 0;
+    }
+    hkts_irq_restore(irq);
     if (size != NULL)
         *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
     return up->pBuffer;

@@ -60,12 +60,16 @@
 struct hkts_state {
     uint64_t last_time;     /* of the last record written */
     uintptr_t last_address; /* of the last entry or exit written */
+    /* The hooks' fast path writes while WrOff < limit: room for HKTS_FAST_ROOM bytes before
+     * the ring's end and before RdOff as it was when a record was last committed (the host only
+     * ever frees more). 0: every record the slow way (not started, a loss pending, a flight
+     * recorder's half or a finish to come). */
+    uint32_t limit;
     const void *task_now;   /* the task switched in last (written or not) */
     uint64_t lost_since;    /* time of the first record dropped since the last written */
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
     uint32_t switch_dropped; /* a task switch is among the pending_lost */
-    uint32_t fast;           /* started and nothing pending: one load for the hooks' test */
 };
 
 /* Not static: a static struct is split into one global a field (LLVM's GlobalOpt), each
@@ -233,6 +237,22 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
     __atomic_store_n(&up->WrOff, wr, __ATOMIC_RELEASE);
 }
 
+/* The most bytes the hooks' fast path writes at WrOff: a record of up to 4 bytes. */
+#define HKTS_FAST_ROOM 4u
+
+/* The fast path's limit (see struct hkts_state) for the ring as it is now. */
+static inline __attribute__((always_inline)) HKTS_FN uint32_t hkts_limit(struct hookcc_rtt_up *up)
+{
+    uint32_t wr = up->WrOff, rd = *(const volatile uint32_t *)&up->RdOff;
+    uint32_t size = up->SizeOfBuffer;
+    if (rd >= size || wr >= size || size <= HKTS_FAST_ROOM)
+        return 0;
+    /* RdOff after WrOff: the record's last byte before it (one byte stays free); at or before
+     * it, before the ring's end (the fast path never wraps). */
+    uint32_t end = rd > wr ? rd : size;
+    return end > HKTS_FAST_ROOM ? end - HKTS_FAST_ROOM : 0;
+}
+
 /* What goes in front of a record, with interrupts masked: the START record once, then after
  * a loss the LOST record (with the task now running if switches were dropped). */
 static HKTS_FN __attribute__((noinline)) uint8_t *
@@ -304,8 +324,8 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
-        hkts.fast = 1;
         hkts.switch_dropped = 0;
+        hkts.limit = hkts_limit(up);
         return 1;
     }
     hkts.last_time = time;
@@ -324,14 +344,14 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         up->pBuffer = (char *)up->pBuffer + (c ? (ptrdiff_t)half : -(ptrdiff_t)half);
         __atomic_store_n(&up->WrOff, 0, __ATOMIC_RELEASE);
         hkts.started = 0;
-        hkts.fast = 0;
+        hkts.limit = 0;
         hkts.last_address = 0;
         return 0;
     }
     if (hkts.pending_lost == 0)
         hkts.lost_since = now;
     hkts.pending_lost++;
-    hkts.fast = 0;
+    hkts.limit = 0;
     hkts.switch_dropped |= hkts.task_now != task_before;
     hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
     return 1;
@@ -362,9 +382,8 @@ hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
 
 /* An entry or an exit the slow way: the START or a LOST record first, or a ring that is
  * nearly full or about to wrap. */
-static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_control_block *cb,
-                                                              uint64_t now,
-                                                              uintptr_t address_kind)
+static HKTS_FN __attribute__((noinline)) void hkts_call_slow(uint64_t now, uintptr_t address_kind,
+                                                              struct hookcc_rtt_control_block *cb)
 {
     struct hookcc_rtt_up *up = &cb->up[0];
     uint8_t rec[HKTS_RECORD_MAX];
@@ -381,29 +400,70 @@ static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_c
     } while (1);
 }
 
-/* An entry or an exit (address_kind as the hooks get it). The common case writes straight
- * into the ring: room for the longest record before both RdOff and the ring's end. */
-static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_control_block *cb,
-                                                          uintptr_t address_kind)
+/* A varint of fewer than 14 bits (the fast path's). */
+static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varint14(uint8_t *o, uint32_t v)
+{
+    if (v < 0x80) {
+        o[0] = (uint8_t)v;
+        return o + 1;
+    }
+    o[0] = (uint8_t)(v | 0x80);
+    o[1] = (uint8_t)(v >> 7);
+    return o + 2;
+}
+
+/* An entry or an exit with interrupts masked from the timestamp to the publication, for one
+ * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT; `address` without it). The common case
+ * (bench/stream.py: nearly every record) is written here with branches rather than selects,
+ * since what counts is the instructions run: room before the limit, a delta under 4096 ticks,
+ * an exit of the last address (1 or 2 bytes) or an address 4-byte aligned within 2^15 bytes of
+ * the last (2 to 4 bytes). The rest, the START and LOST records, the ring's wrap, losses, go
+ * through hkts_call_slow, which encodes the same bytes. */
+static inline __attribute__((always_inline)) HKTS_FN void
+hkts_event(uintptr_t address, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
 {
     struct hookcc_rtt_up *up = &cb->up[0];
+    struct hkts_state *s = &hkts;
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
     hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
-    uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
-    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
-    /* hkts_free(up, wr) >= HKTS_CALL_MAX with room before the end, in fewer steps: with RdOff
-     * at or before WrOff, the room before the end is enough; after it, the gap must be. */
-    if (__builtin_expect(hkts.fast && wr < size && size - wr > HKTS_CALL_MAX && rd < size &&
-                             (rd <= wr || rd - wr > HKTS_CALL_MAX),
-                         1)) {
-        uint8_t *at = (uint8_t *)up->pBuffer + wr;
-        uint8_t *o = hkts_call(at, now, address_kind);
+    uint32_t wr = up->WrOff;
+    uint64_t delta = now - s->last_time;
+    uintptr_t d = address - s->last_address;
+    if (__builtin_expect(wr < s->limit && delta < 0x1000 && (d & 3) == 0, 1)) {
+        uint8_t *at = (uint8_t *)up->pBuffer + wr, *o;
+        uint32_t v = (uint32_t)delta << 2;
+        if (exit != 0 && d == 0) {
+            o = hkts_varint14(at, v | HKTS_EXIT_SAME);
+        } else {
+            uintptr_t zz = hkts_zigzag((uintptr_t)((intptr_t)d >> 2));
+            if (__builtin_expect(zz >= 0x4000, 0))
+                goto slow;
+            o = hkts_varint14(at, v | (exit != 0 ? HKTS_EXIT : HKTS_ENTRY));
+            o = hkts_varint14(o, (uint32_t)zz);
+            s->last_address = address;
+        }
+        s->last_time = now;
         __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
-    } else {
-        hkts_call_slow(cb, now, address_kind);
+        hkts_irq_restore(irq);
+        return;
     }
+slow:
+    hkts_call_slow(now, address | exit, cb);
     hkts_irq_restore(irq);
+}
+
+/* The hooks' records, one function each kind (the hooks tail-call them). */
+static HKTS_FN __attribute__((noinline)) void hkts_entry(uintptr_t fn,
+                                                          struct hookcc_rtt_control_block *cb)
+{
+    hkts_event(fn, 0, cb);
+}
+
+static HKTS_FN __attribute__((noinline)) void hkts_exit(uintptr_t fn_exit,
+                                                         struct hookcc_rtt_control_block *cb)
+{
+    hkts_event(fn_exit & ~(uintptr_t)HKT_EXIT_BIT, HKT_EXIT_BIT, cb);
 }
 
 /* A record of sub-kind s with an optional handle and name (switch, creation, escape, end). */

@@ -31,26 +31,34 @@
 #define SYST_MASK 0x00FFFFFFu
 #define CPU_HZ 25000000u /* AN385's SYSCLK, which qemu's SysTick counts */
 
+/* The 64-bit count and SysTick's value at the last read: one struct reached from one base
+ * address (not static: clang splits a static struct into one global a field). */
+struct board_counter {
+    uint64_t total;
+    uint32_t last;
+};
+__attribute__((visibility("hidden"))) struct board_counter board_counter;
+#define counter board_counter
+
 static BOARD_NOHOOKS void counter_start(void)
 {
     SYST_CSR = 0;
     SYST_RVR = SYST_MASK;
     SYST_CVR = 0; /* any write clears it: the count restarts from the reload value */
+    counter.last = SYST_MASK;
     SYST_CSR = SYST_CSR_ENABLE | SYST_CSR_CLKSOURCE_CPU;
 }
 
 BOARD_NOHOOKS uint64_t hkrt_ticks_extern(void)
 {
-    static uint32_t last;
-    static uint64_t total;
     uint32_t primask;
     __asm__ __volatile__("mrs %0, primask\n\tcpsid i" : "=r"(primask) : : "memory");
-    uint32_t now = SYST_MASK - (SYST_CVR & SYST_MASK); /* counts up */
-    total += (now - last) & SYST_MASK;
-    last = now;
-    uint64_t result = total;
+    uint32_t value = SYST_CVR; /* counts down: the time since the last read is last - value */
+    uint64_t total = counter.total + ((counter.last - value) & SYST_MASK);
+    counter.last = value;
+    counter.total = total;
     __asm__ __volatile__("msr primask, %0" : : "r"(primask) : "memory");
-    return result;
+    return total;
 }
 
 BOARD_NOHOOKS uint64_t hkrt_ticks_per_second_extern(void)
