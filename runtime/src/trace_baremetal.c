@@ -636,8 +636,7 @@ HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
     for (;;) {
         uint32_t wr = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
         if (!ended) {
-            hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
-                       hookcc_trace_stream_lost);
+            hkts_other(stream, HKTS_S_END, NULL, NULL, hkts.records, hkts.lost);
             ended = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE) != wr;
         } else if (*(const volatile uint32_t *)&up->RdOff == wr) {
             return 0;
@@ -732,8 +731,7 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
             hkts_other(stream, HKTS_S_NAME, hktb_tasks[i].task, hktb_tasks[i].name, 0, 0);
     }
     irq = hkts_irq_save();
-    hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
-               hookcc_trace_stream_lost);
+    hkts_other(stream, HKTS_S_END, NULL, NULL, hkts.records, hkts.lost);
     if (hkts_is_ring()) {
         up->SizeOfBuffer = 0; /* finished: later records are dropped and counted */
         hkts.limit = 0;

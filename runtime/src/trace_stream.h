@@ -58,6 +58,11 @@
 #define HKTS_RECORD_MAX 128u
 
 struct hkts_state {
+    /* hookcc_trace_stream_records and hookcc_trace_stream_lost (<hookcc/trace_baremetal.h>):
+     * records made (function entries and exits, task switches and creations) and dropped; the
+     * firmware may print them, the END record carries them. */
+    volatile uint32_t records;
+    volatile uint32_t lost;
     uint64_t last_time;     /* of the last record written */
     uintptr_t last_address; /* of the last entry or exit written */
     /* The hooks' fast path writes while WrOff < limit: room for HKTS_FAST_ROOM bytes before
@@ -74,8 +79,22 @@ struct hkts_state {
 
 /* Not static: a static struct is split into one global a field (LLVM's GlobalOpt), each
  * reached by its own address (two instructions on ARMv7-M); one base serves all fields here. */
-__attribute__((visibility("hidden"))) struct hkts_state hookcc_trace_stream_state;
+__attribute__((visibility("hidden"), used)) struct hkts_state hookcc_trace_stream_state;
 #define hkts hookcc_trace_stream_state
+
+/* The two counters' public names are symbols at their fields (an assembler `.set`), so that the
+ * hooks count a record from the state's base address: two instructions a record fewer on the
+ * Cortex-M3 than a global of its own. */
+_Static_assert(offsetof(struct hkts_state, records) == 0 && offsetof(struct hkts_state, lost) == 4,
+               "the counters' symbols below");
+__asm__(".globl hookcc_trace_stream_records\n\t"
+        ".type hookcc_trace_stream_records, STT_OBJECT\n\t"
+        ".size hookcc_trace_stream_records, 4\n\t"
+        ".set hookcc_trace_stream_records, hookcc_trace_stream_state\n\t"
+        ".globl hookcc_trace_stream_lost\n\t"
+        ".type hookcc_trace_stream_lost, STT_OBJECT\n\t"
+        ".size hookcc_trace_stream_lost, 4\n\t"
+        ".set hookcc_trace_stream_lost, hookcc_trace_stream_state + 4\n");
 
 /* The packed RAM buffer as a flight recorder (HOOKCC_TRACE_PACKED_RING_BUFFER): two halves; the
  * records go into one until the next does not fit, then into the other from its start, over
@@ -100,10 +119,6 @@ static inline __attribute__((always_inline)) HKTS_FN int hkts_is_ring(void)
     return *(const volatile uint32_t *)&hookcc_trace_packed_ring != 0;
 }
 
-/* Records made (function entries and exits, task switches and creations) and dropped: the
- * firmware may print them; the END record carries them. */
-__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_records;
-__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_lost;
 
 
 /* Interrupts masked around a record. */
@@ -291,7 +306,7 @@ hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
                 o = hkts_varint32(o, HKTS_OTHER);
                 o = hkts_varint32(o, HKTS_S_SWITCH);
                 o = hkts_varintptr(o, (uintptr_t)hkts.task_now);
-                hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+                hkts.records++;
             }
         }
     }
@@ -333,7 +348,7 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
     if (hkts_is_ring() && !hkts_ring.finished && hkts.started) {
         /* The other half, over what it held: the caller encodes the record again there. */
         uint32_t c = hkts_ring.current, half = up->SizeOfBuffer + HOOKCC_TRACE_PACKED_RESERVE;
-        uint32_t made = hookcc_trace_stream_records - 1; /* this record is the half's first */
+        uint32_t made = hkts.records - 1; /* this record is the half's first */
         hkts_ring.length[c] = wr;
         if (hkts_ring.flips != 0)
             hkts_ring.overwritten += hkts_ring.first[c] - hkts_ring.first[c ^ 1u];
@@ -353,7 +368,7 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
     hkts.pending_lost++;
     hkts.limit = 0;
     hkts.switch_dropped |= hkts.task_now != task_before;
-    hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
+    hkts.lost++;
     return 1;
 }
 
@@ -413,12 +428,13 @@ static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varint14(uint
 }
 
 /* An entry or an exit with interrupts masked from the timestamp to the publication, for one
- * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT; `address` without it). The common case
- * (bench/stream.py: nearly every record) is written here with branches rather than selects,
- * since what counts is the instructions run: room before the limit, a delta under 4096 ticks,
- * an exit of the last address (1 or 2 bytes) or an address 4-byte aligned within 2^15 bytes of
- * the last (2 to 4 bytes). The rest, the START and LOST records, the ring's wrap, losses, go
- * through hkts_call_slow, which encodes the same bytes. */
+ * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT; `address` without it). What counts on
+ * a microcontroller is the instructions run, so the common cases are tested first, each with
+ * the fewest steps, branches rather than selects: room before the limit and a delta under 32
+ * ticks, then an exit of the last address (1 byte) or an address 4-byte aligned within 256
+ * bytes of the last (2 bytes); then deltas under 4096 ticks and addresses within 2^15 bytes
+ * (2 to 4 bytes). The rest, the START and LOST records, the ring's wrap, losses, go through
+ * hkts_call_slow, which encodes the same bytes (docs/trace-format.md, "The stream"). */
 static inline __attribute__((always_inline)) HKTS_FN void
 hkts_event(uintptr_t address, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
 {
@@ -426,25 +442,39 @@ hkts_event(uintptr_t address, const uintptr_t exit, struct hookcc_rtt_control_bl
     struct hkts_state *s = &hkts;
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
-    hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+    s->records++;
     uint32_t wr = up->WrOff;
-    uint64_t delta = now - s->last_time;
-    uintptr_t d = address - s->last_address;
-    if (__builtin_expect(wr < s->limit && delta < 0x1000 && (d & 3) == 0, 1)) {
-        uint8_t *at = (uint8_t *)up->pBuffer + wr, *o;
-        uint32_t v = (uint32_t)delta << 2;
+    if (__builtin_expect(wr < s->limit, 1)) {
+        uint64_t delta64 = now - s->last_time;
+        uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
+        uintptr_t d = address - s->last_address;
+        uintptr_t zz = hkts_zigzag((uintptr_t)((intptr_t)d >> 2));
+        uint8_t *at = (uint8_t *)up->pBuffer + wr;
+        uint32_t n;
         if (exit != 0 && d == 0) {
-            o = hkts_varint14(at, v | HKTS_EXIT_SAME);
-        } else {
-            uintptr_t zz = hkts_zigzag((uintptr_t)((intptr_t)d >> 2));
-            if (__builtin_expect(zz >= 0x4000, 0))
+            if (__builtin_expect((high | delta >> 5) == 0, 1)) {
+                at[0] = (uint8_t)(delta << 2 | HKTS_EXIT_SAME);
+                n = 1;
+            } else if ((high | delta >> 12) == 0) {
+                n = (uint32_t)(hkts_varint14(at, delta << 2 | HKTS_EXIT_SAME) - at);
+            } else {
                 goto slow;
-            o = hkts_varint14(at, v | (exit != 0 ? HKTS_EXIT : HKTS_ENTRY));
-            o = hkts_varint14(o, (uint32_t)zz);
+            }
+        } else {
+            const uint32_t k = exit != 0 ? HKTS_EXIT : HKTS_ENTRY;
+            if (__builtin_expect(((d & 3) | zz >> 7 | (high | delta >> 5)) == 0, 1)) {
+                at[0] = (uint8_t)(delta << 2 | k);
+                at[1] = (uint8_t)zz;
+                n = 2;
+            } else if (((d & 3) | zz >> 14 | (high | delta >> 12)) == 0) {
+                n = (uint32_t)(hkts_varint14(hkts_varint14(at, delta << 2 | k), (uint32_t)zz) - at);
+            } else {
+                goto slow;
+            }
             s->last_address = address;
         }
         s->last_time = now;
-        __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
+        __atomic_store_n(&up->WrOff, wr + n, __ATOMIC_RELEASE);
         hkts_irq_restore(irq);
         return;
     }
@@ -476,7 +506,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
     if (s != HKTS_S_END && s != HKTS_S_NAME)
-        hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+        hkts.records++;
     const void *task_before = hkts.task_now;
     /* Again in a flight recorder's other half when hkts_commit began one (returned 0). */
     for (;;) {
