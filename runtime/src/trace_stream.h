@@ -448,7 +448,8 @@ hkts_event(uintptr_t address, const uintptr_t exit, struct hookcc_rtt_control_bl
         uint64_t delta64 = now - s->last_time;
         uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
         uintptr_t d = address - s->last_address;
-        uintptr_t zz = hkts_zigzag((uintptr_t)((intptr_t)d >> 2));
+        /* zigzag(d / 4) where d is a multiple of 4, which both cases below require */
+        uintptr_t zz = (uintptr_t)(((intptr_t)d >> 1) ^ ((intptr_t)d >> (sizeof d * 8 - 1)));
         uint8_t *at = (uint8_t *)up->pBuffer + wr;
         uint32_t n;
         if (exit != 0 && d == 0) {
