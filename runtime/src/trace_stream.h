@@ -415,20 +415,42 @@ static HKTS_FN __attribute__((noinline)) void hkts_call_slow(uint64_t now, uintp
     } while (1);
 }
 
-/* A varint of fewer than 14 bits (the fast path's). */
-static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varint14(uint8_t *o, uint32_t v)
+/* A varint of fewer than 14 bits (the fast path's) as the low bytes of a word; *n its bytes. */
+static inline __attribute__((always_inline)) HKTS_FN uint32_t hkts_varint14_word(uint32_t v,
+                                                                                 uint32_t *n)
 {
     if (v < 0x80) {
-        o[0] = (uint8_t)v;
-        return o + 1;
+        *n = 1;
+        return v;
     }
-    o[0] = (uint8_t)(v | 0x80);
-    o[1] = (uint8_t)(v >> 7);
-    return o + 2;
+    *n = 2;
+    return (v & 0x7f) | 0x80 | (v >> 7) << 8;
+}
+
+/* The fast path's record, n (1 to 4) bytes of `word` (its first byte lowest), at `at`, where
+ * there is room for HKTS_FAST_ROOM: one store where the target allows an unaligned one. */
+static inline __attribute__((always_inline)) HKTS_FN void hkts_store_word(uint8_t *at,
+                                                                         uint32_t word, uint32_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                                              \
+    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__aarch64__))
+    (void)n;
+    __builtin_memcpy(at, &word, sizeof word);
+#else
+    at[0] = (uint8_t)word;
+    if (n > 1) {
+        at[1] = (uint8_t)(word >> 8);
+        if (n > 2) {
+            at[2] = (uint8_t)(word >> 16);
+            if (n > 3)
+                at[3] = (uint8_t)(word >> 24);
+        }
+    }
+#endif
 }
 
 /* An entry or an exit with interrupts masked from the timestamp to the publication, for one
- * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT; `address` without it). What counts on
+ * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT, the bit `address_kind` has). What counts on
  * a microcontroller is the instructions run, so the common cases are tested first, each with
  * the fewest steps, branches rather than selects: room before the limit and a delta under 32
  * ticks, then an exit of the last address (1 byte) or an address 4-byte aligned within 256
@@ -436,51 +458,54 @@ static inline __attribute__((always_inline)) HKTS_FN uint8_t *hkts_varint14(uint
  * (2 to 4 bytes). The rest, the START and LOST records, the ring's wrap, losses, go through
  * hkts_call_slow, which encodes the same bytes (docs/trace-format.md, "The stream"). */
 static inline __attribute__((always_inline)) HKTS_FN void
-hkts_event(uintptr_t address, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
+hkts_event(uintptr_t address_kind, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
 {
     struct hookcc_rtt_up *up = &cb->up[0];
     struct hkts_state *s = &hkts;
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
     s->records++;
+    uint64_t delta64 = now - s->last_time;
+    uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
+    uintptr_t d = address_kind - exit - s->last_address;
+    /* zigzag(d / 4) where d is a multiple of 4, which both cases below require */
+    uintptr_t zz = (uintptr_t)(((intptr_t)d >> 1) ^ ((intptr_t)d >> (sizeof d * 8 - 1)));
+    uint32_t word, n; /* the record's bytes, the first lowest */
+    if (exit != 0 && d == 0) {
+        if (__builtin_expect((high | delta >> 5) == 0, 1)) {
+            word = delta << 2 | HKTS_EXIT_SAME;
+            n = 1;
+        } else if ((high | delta >> 12) == 0) {
+            word = hkts_varint14_word(delta << 2 | HKTS_EXIT_SAME, &n);
+        } else {
+            goto slow;
+        }
+    } else {
+        const uint32_t k = exit != 0 ? HKTS_EXIT : HKTS_ENTRY;
+        if (__builtin_expect(((d & 3) | zz >> 7 | (high | delta >> 5)) == 0, 1)) {
+            word = (delta << 2 | k) | (uint32_t)zz << 8;
+            n = 2;
+        } else if (((d & 3) | zz >> 14 | (high | delta >> 12)) == 0) {
+            uint32_t n2;
+            word = hkts_varint14_word(delta << 2 | k, &n);
+            word |= hkts_varint14_word((uint32_t)zz, &n2) << (8 * n);
+            n += n2;
+        } else {
+            goto slow;
+        }
+    }
     uint32_t wr = up->WrOff;
     if (__builtin_expect(wr < s->limit, 1)) {
-        uint64_t delta64 = now - s->last_time;
-        uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
-        uintptr_t d = address - s->last_address;
-        /* zigzag(d / 4) where d is a multiple of 4, which both cases below require */
-        uintptr_t zz = (uintptr_t)(((intptr_t)d >> 1) ^ ((intptr_t)d >> (sizeof d * 8 - 1)));
-        uint8_t *at = (uint8_t *)up->pBuffer + wr;
-        uint32_t n;
-        if (exit != 0 && d == 0) {
-            if (__builtin_expect((high | delta >> 5) == 0, 1)) {
-                at[0] = (uint8_t)(delta << 2 | HKTS_EXIT_SAME);
-                n = 1;
-            } else if ((high | delta >> 12) == 0) {
-                n = (uint32_t)(hkts_varint14(at, delta << 2 | HKTS_EXIT_SAME) - at);
-            } else {
-                goto slow;
-            }
-        } else {
-            const uint32_t k = exit != 0 ? HKTS_EXIT : HKTS_ENTRY;
-            if (__builtin_expect(((d & 3) | zz >> 7 | (high | delta >> 5)) == 0, 1)) {
-                at[0] = (uint8_t)(delta << 2 | k);
-                at[1] = (uint8_t)zz;
-                n = 2;
-            } else if (((d & 3) | zz >> 14 | (high | delta >> 12)) == 0) {
-                n = (uint32_t)(hkts_varint14(hkts_varint14(at, delta << 2 | k), (uint32_t)zz) - at);
-            } else {
-                goto slow;
-            }
-            s->last_address = address;
-        }
+        hkts_store_word((uint8_t *)up->pBuffer + wr, word, n);
+        if (!(exit != 0 && d == 0))
+            s->last_address = address_kind - exit;
         s->last_time = now;
         __atomic_store_n(&up->WrOff, wr + n, __ATOMIC_RELEASE);
         hkts_irq_restore(irq);
         return;
     }
 slow:
-    hkts_call_slow(now, address | exit, cb);
+    hkts_call_slow(now, address_kind, cb);
     hkts_irq_restore(irq);
 }
 
@@ -494,7 +519,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_entry(uintptr_t fn,
 static HKTS_FN __attribute__((noinline)) void hkts_exit(uintptr_t fn_exit,
                                                          struct hookcc_rtt_control_block *cb)
 {
-    hkts_event(fn_exit & ~(uintptr_t)HKT_EXIT_BIT, HKT_EXIT_BIT, cb);
+    hkts_event(fn_exit, HKT_EXIT_BIT, cb);
 }
 
 /* A record of sub-kind s with an optional handle and name (switch, creation, escape, end). */
