@@ -242,27 +242,42 @@ hktb_stream(void)
     return *(struct hookcc_rtt_control_block *const volatile *)&hookcc_trace_stream;
 }
 
-static HKTB_FN void hktb_put_ram(uintptr_t address_kind);
-
-/* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
- * hkts_event without first saving the registers this path needs (Cortex-M3, bench/stream.py:
- * 8 instructions a record fewer streaming, 2 more for the 16-byte buffer). */
-static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kind)
+/* A 16-byte record in a ring (HOOKCC_TRACE_RING_BUFFER), or past the buffer's end (lost, or
+ * the full buffer processed): out of line, so that the plain buffer's path holds only what it
+ * needs. */
+static __attribute__((noinline)) HKTB_FN void hktb_put_ram_rare(uint64_t time,
+                                                                uintptr_t address_kind,
+                                                                uint32_t slot)
 {
-    uint64_t time = hkrt_ticks();
-    uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
     /* volatile: the capacity linked in, never the runtime's own default folded in */
     uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
-    if (*(const volatile uint32_t *)&hookcc_trace_ring)
-        slot = (slot - hktb_base) & (capacity - 1);
-    if (__builtin_expect(slot < capacity, 1)) {
-        struct hkt_record *r = &hktb_records()[slot];
+    if (*(const volatile uint32_t *)&hookcc_trace_ring) {
+        struct hkt_record *r = &hktb_records()[(slot - hktb_base) & (capacity - 1)];
         r->time = time;
         r->address_kind = (uint64_t)address_kind;
         return;
     }
     hktb_full(time, address_kind, slot, capacity,
               *(const volatile uint32_t *)&hookcc_trace_profile_paths);
+}
+
+/* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
+ * hkts_entry or hkts_exit without first saving the registers this path needs. The plain buffer
+ * first: a slot before the end (bench/stream.py, Cortex-M3: 3 instructions a record fewer than
+ * with the ring's test and its base on the way). */
+static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kind)
+{
+    uint64_t time = hkrt_ticks();
+    uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
+    if (__builtin_expect(slot < *(const volatile uint32_t *)&hookcc_trace_capacity &&
+                             *(const volatile uint32_t *)&hookcc_trace_ring == 0,
+                         1)) {
+        struct hkt_record *r = &hktb_records()[slot];
+        r->time = time;
+        r->address_kind = (uint64_t)address_kind;
+        return;
+    }
+    hktb_put_ram_rare(time, address_kind, slot);
 }
 
 HKTB_EXPORT void __hookcc_enter(void *fn)
