@@ -280,10 +280,13 @@ static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kin
     hktb_put_ram_rare(time, address_kind, slot);
 }
 
+/* The hooks: __builtin_expect makes clang test with one cbz and two tail calls, where without
+ * it a conditional tail call takes cmp, it and beq (Cortex-M3: 2 instructions a record fewer
+ * streaming, 1 for the 16-byte buffer). */
 HKTB_EXPORT void __hookcc_enter(void *fn)
 {
     struct hookcc_rtt_control_block *stream = hktb_stream();
-    if (stream != NULL) {
+    if (__builtin_expect(stream != NULL, 1)) {
         hkts_entry((uintptr_t)fn, stream);
         return;
     }
@@ -294,7 +297,7 @@ HKTB_EXPORT void __hookcc_enter(void *fn)
 HKTB_EXPORT void __hookcc_exit(void *fn_exit)
 {
     struct hookcc_rtt_control_block *stream = hktb_stream();
-    if (stream != NULL) {
+    if (__builtin_expect(stream != NULL, 1)) {
         hkts_exit((uintptr_t)fn_exit, stream);
         return;
     }
