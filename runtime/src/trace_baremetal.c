@@ -742,6 +742,7 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
     } else if (up->SizeOfBuffer < bytes) {
         up->SizeOfBuffer = bytes;
     }
+    hkts.limit = 0; /* the ring's geometry changed: the next record takes the slow path */
     hkts_irq_restore(irq);
     if (hkts_is_ring()) {
         uint32_t tasks = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;

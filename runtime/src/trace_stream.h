@@ -70,8 +70,8 @@ struct hkts_state {
      * ever frees more). 0: every record the slow way (not started, a loss pending, a flight
      * recorder's half or a finish to come). */
     uint32_t limit;
-    const void *task_now;   /* the task switched in last (written or not) */
     uint64_t lost_since;    /* time of the first record dropped since the last written */
+    const void *task_now;   /* the task switched in last (written or not) */
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
     uint32_t switch_dropped; /* a task switch is among the pending_lost */
