@@ -372,10 +372,6 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
     return 1;
 }
 
-/* The most bytes an entry or an exit takes: a CLOCK record (1 + 1 + 10), then the record's
- * first number (5) and an address (1 + 10 for a raw one on a 64-bit target). */
-#define HKTS_CALL_MAX 32u
-
 /* An entry or an exit, encoded at `o`: the encoder's state moves on. */
 static inline __attribute__((always_inline)) HKTS_FN uint8_t *
 hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
