@@ -142,7 +142,7 @@ def main() -> None:
             port += 1
             _, stderr, wall = make(
                 project, "stream", "HOOKS=stream", *variables, f"STREAM_BYTES={ring}",
-                f"GDB_PORT={port}", f"RECORD_FLAGS=--poll-interval {poll}",
+                f"GDB_PORT={port}", f"RECORD_FLAGS=--poll-interval {poll}ms",
             )
             r = record_line(stderr)
             print(f"| {name} | {ring} | {poll} ms | {r['made']:.0f} | {r['per_call']:.2f} | "
