@@ -424,7 +424,11 @@ static inline __attribute__((always_inline)) HKTS_FN uint32_t hkts_varint14_word
 }
 
 /* The fast path's record, n (1 to 4) bytes of `word` (its first byte lowest), at `at`, where
- * there is room for HKTS_FAST_ROOM: one store where the target allows an unaligned one. */
+ * there is room for HKTS_FAST_ROOM: one store where the target allows an unaligned one (the
+ * bytes after the record are no one's: a reader stops at WrOff). A firmware that traps unaligned
+ * accesses (the Cortex-M's CCR.UNALIGN_TRP) compiles with -mno-unaligned-access, which hookcc
+ * passes to the runtime too: __ARM_FEATURE_UNALIGNED is then undefined, and the bytes go one by
+ * one. */
 static inline __attribute__((always_inline)) HKTS_FN void hkts_store_word(uint8_t *at,
                                                                          uint32_t word, uint32_t n)
 {
