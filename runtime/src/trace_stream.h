@@ -119,8 +119,6 @@ static inline __attribute__((always_inline)) HKTS_FN int hkts_is_ring(void)
     return *(const volatile uint32_t *)&hookcc_trace_packed_ring != 0;
 }
 
-
-
 /* Interrupts masked around a record. */
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 typedef uint32_t hkts_irq_t;
