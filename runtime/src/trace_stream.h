@@ -465,7 +465,10 @@ hkts_event(uintptr_t address_kind, const uintptr_t exit, struct hookcc_rtt_contr
     s->records++;
     uint64_t delta64 = now - s->last_time;
     uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
-    uintptr_t d = address_kind - exit - s->last_address;
+    /* The exit bit added to the last address, not taken from this one: the address itself is
+     * then needed only where it is stored, and clang keeps no register for it (Cortex-M3:
+     * hkts_exit without r11 and its stack alignment, 0.8 instructions a record fewer). */
+    uintptr_t d = address_kind - (s->last_address + exit);
     /* zigzag(d / 4) where d is a multiple of 4, which both cases below require */
     uintptr_t zz = (uintptr_t)(((intptr_t)d >> 1) ^ ((intptr_t)d >> (sizeof d * 8 - 1)));
     uint32_t word, n; /* the record's bytes, the first lowest */
