@@ -448,13 +448,15 @@ static inline __attribute__((always_inline)) HKTS_FN void hkts_store_word(uint8_
 }
 
 /* An entry or an exit with interrupts masked from the timestamp to the publication, for one
- * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT, the bit `address_kind` has). What counts on
- * a microcontroller is the instructions run, so the common cases are tested first, each with
- * the fewest steps, branches rather than selects: room before the limit and a delta under 32
- * ticks, then an exit of the last address (1 byte) or an address 4-byte aligned within 256
- * bytes of the last (2 bytes); then deltas under 4096 ticks and addresses within 2^15 bytes
- * (2 to 4 bytes). The rest, the START and LOST records, the ring's wrap, losses, go through
- * hkts_call_slow, which encodes the same bytes (docs/trace-format.md, "The stream"). */
+ * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT, the bit `address_kind` has). What
+ * counts on a microcontroller is the instructions run, so the common cases are tested first,
+ * each with the fewest steps: a delta under 32 ticks with an exit of the last address (1 byte)
+ * or an address 4-byte aligned within 256 bytes of the last (2 bytes); then deltas under 4096
+ * ticks and addresses within 2^15 bytes (2 to 4 bytes). The record is encoded into a word
+ * before the ring's offsets are loaded (fewer registers live at once: no spill on the
+ * Cortex-M3), and stored if WrOff is below the limit. The rest, the START and LOST records, the
+ * ring's wrap, losses, go through hkts_call_slow, which encodes the same bytes
+ * (docs/trace-format.md, "The stream"). */
 static inline __attribute__((always_inline)) HKTS_FN void
 hkts_event(uintptr_t address_kind, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
 {

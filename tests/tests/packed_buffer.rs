@@ -496,10 +496,14 @@ fn the_hooks_take_at_most_80_instructions_a_record_on_the_cortex_m3() {
     ] {
         let ticks = loop_ticks(variables);
         let per_record = (ticks - base) as f64 * 40.0 / 40000.0;
-        eprintln!("{variables:?}: {ticks} ticks (without hooks {base}), {per_record:.1} instructions a record");
+        eprintln!(
+            "{variables:?}: {ticks} ticks (without hooks {base}), \
+             {per_record:.1} instructions a record"
+        );
         assert!(
             per_record <= 80.0,
-            "{variables:?}: {per_record:.1} instructions a record ({ticks} ticks, {base} without hooks)"
+            "{variables:?}: {per_record:.1} instructions a record \
+             ({ticks} ticks, {base} without hooks)"
         );
     }
 }
