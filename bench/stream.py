@@ -14,12 +14,17 @@ loss, from examples/baremetal's own firmware:
   rings at a 10 ms poll: the same.
 
     python3 bench/stream.py          # about a minute; needs scripts/setup.sh's tools
+    python3 bench/stream.py --instructions [--board cortex-m4f|riscv32|arm926]
+                                     # the instructions per record only (about 15 s a board)
+
+hookcc and hookprof are taken from $CARGO_TARGET_DIR/debug (target/debug without it).
 
 The examples are copied to a temporary directory and built there; nothing is left behind.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -30,7 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = ROOT / "target" / "debug"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
+
+# Instructions a tick of each board's counter under `-icount shift=0` (1 ns an instruction):
+# SysTick at 25 MHz, the CLINT's mtime at 10 MHz, the SP804 at 1 MHz.
+INSTRUCTIONS_PER_TICK = {"cortex-m3": 40, "cortex-m4f": 40, "riscv32": 100, "arm926": 1000}
 
 
 def make(project: Path, *args: str) -> tuple[str, str, float]:
@@ -72,14 +81,23 @@ def record_line(stderr: str) -> dict[str, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instructions", action="store_true",
+                        help="only the instructions per record (no GDB transport runs)")
+    parser.add_argument("--board", choices=sorted(INSTRUCTIONS_PER_TICK), default="cortex-m3",
+                        help="the board the instructions per record are measured on")
+    opts = parser.parse_args()
     if not (TARGET / "hookprof").exists():
-        sys.exit("build first: cargo build --workspace && scripts/build-plugins.sh")
+        sys.exit(f"build first: cargo build --workspace && scripts/build-plugins.sh "
+                 f"({TARGET / 'hookprof'} is missing)")
     with tempfile.TemporaryDirectory() as tmp:
         examples = Path(tmp) / "baremetal"
         shutil.copytree(ROOT / "examples" / "baremetal", examples)
         m3 = examples / "cortex-m3"
+        board = examples / opts.board
+        per_tick = INSTRUCTIONS_PER_TICK[opts.board]
 
-        print("## Instructions per record (Cortex-M3, stream_calls.c, 40 000 records)\n")
+        print(f"## Instructions per record ({opts.board}, stream_calls.c, 40 000 records)\n")
         print("| build | loop ticks | instructions per record |")
         print("|---|---:|---:|")
         base = None
@@ -91,14 +109,18 @@ def main() -> None:
             ("packed flight recorder (PACKED_RING=1)",
              ["HOOKS=packed", "PACKED_RING=1", "PACKED_BYTES=16384"]),
         ):
-            clean(m3)
+            clean(board)
+            debug = "-gdwarf-4" if opts.board == "riscv32" else "-g"
             stdout, _, _ = make(
-                m3, "run", "APP=../stream_calls.c", "CFLAGS=-O1 -g -DPUMP_EVERY=0", *variables
+                board, "run", "APP=../stream_calls.c", f"CFLAGS=-O1 {debug} -DPUMP_EVERY=0",
+                *variables
             )
             ticks = int(re.search(r"loop ticks (\d+)", stdout).group(1))
             base = ticks if base is None else base
-            per = (ticks - base) * 40 / 40000
-            print(f"| {name} | {ticks} | {per:.0f} |")
+            per = (ticks - base) * per_tick / 40000
+            print(f"| {name} | {ticks} | {per:.1f} |", flush=True)
+        if opts.instructions:
+            return
 
         print("\n## The GDB transport under qemu\n")
         print("| firmware | ring | poll | records | bytes per entry/exit | bytes per record | "
@@ -120,7 +142,7 @@ def main() -> None:
             port += 1
             _, stderr, wall = make(
                 project, "stream", "HOOKS=stream", *variables, f"STREAM_BYTES={ring}",
-                f"GDB_PORT={port}", f"RECORD_FLAGS=--poll-interval {poll}",
+                f"GDB_PORT={port}", f"RECORD_FLAGS=--poll-interval {poll}ms",
             )
             r = record_line(stderr)
             print(f"| {name} | {ring} | {poll} ms | {r['made']:.0f} | {r['per_call']:.2f} | "

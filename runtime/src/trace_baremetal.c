@@ -242,31 +242,17 @@ hktb_stream(void)
     return *(struct hookcc_rtt_control_block *const volatile *)&hookcc_trace_stream;
 }
 
-static HKTB_FN void hktb_put_ram(uintptr_t address_kind);
-
-static inline __attribute__((always_inline)) HKTB_FN void hktb_put(uintptr_t address_kind)
+/* A 16-byte record in a ring (HOOKCC_TRACE_RING_BUFFER), or past the buffer's end (lost, or
+ * the full buffer processed): out of line, so that the plain buffer's path holds only what it
+ * needs. */
+static __attribute__((noinline)) HKTB_FN void hktb_put_ram_rare(uint64_t time,
+                                                                uintptr_t address_kind,
+                                                                uint32_t slot)
 {
-    struct hookcc_rtt_control_block *stream = hktb_stream();
-    if (stream != NULL) {
-        hkts_event(stream, address_kind);
-        return;
-    }
-    hktb_put_ram(address_kind);
-}
-
-/* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
- * hkts_event without first saving the registers this path needs (Cortex-M3, bench/stream.py:
- * 8 instructions a record fewer streaming, 2 more for the 16-byte buffer). */
-static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kind)
-{
-    uint64_t time = hkrt_ticks();
-    uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
     /* volatile: the capacity linked in, never the runtime's own default folded in */
     uint32_t capacity = *(const volatile uint32_t *)&hookcc_trace_capacity;
-    if (*(const volatile uint32_t *)&hookcc_trace_ring)
-        slot = (slot - hktb_base) & (capacity - 1);
-    if (__builtin_expect(slot < capacity, 1)) {
-        struct hkt_record *r = &hktb_records()[slot];
+    if (*(const volatile uint32_t *)&hookcc_trace_ring) {
+        struct hkt_record *r = &hktb_records()[(slot - hktb_base) & (capacity - 1)];
         r->time = time;
         r->address_kind = (uint64_t)address_kind;
         return;
@@ -275,15 +261,47 @@ static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kin
               *(const volatile uint32_t *)&hookcc_trace_profile_paths);
 }
 
+/* The 16-byte buffer's record, out of line: a hook that streams (or packs) then tail-calls
+ * hkts_entry or hkts_exit without first saving the registers this path needs. The plain buffer
+ * first: a slot before the end (bench/stream.py, Cortex-M3: 3 instructions a record fewer than
+ * with the ring's test and its base on the way). */
+static __attribute__((noinline)) HKTB_FN void hktb_put_ram(uintptr_t address_kind)
+{
+    uint64_t time = hkrt_ticks();
+    uint32_t slot = __atomic_fetch_add(&hktb_count, 1u, __ATOMIC_RELAXED);
+    if (__builtin_expect(slot < *(const volatile uint32_t *)&hookcc_trace_capacity &&
+                             *(const volatile uint32_t *)&hookcc_trace_ring == 0,
+                         1)) {
+        struct hkt_record *r = &hktb_records()[slot];
+        r->time = time;
+        r->address_kind = (uint64_t)address_kind;
+        return;
+    }
+    hktb_put_ram_rare(time, address_kind, slot);
+}
+
+/* The hooks: __builtin_expect makes clang test with one cbz and two tail calls, where without
+ * it a conditional tail call takes cmp, it and beq (Cortex-M3: 2 instructions a record fewer
+ * streaming, 1 for the 16-byte buffer). */
 HKTB_EXPORT void __hookcc_enter(void *fn)
 {
-    hktb_put((uintptr_t)fn);
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (__builtin_expect(stream != NULL, 1)) {
+        hkts_entry((uintptr_t)fn, stream);
+        return;
+    }
+    hktb_put_ram((uintptr_t)fn);
 }
 
 /* fn_exit is the function's address + HKT_EXIT_BIT (the compiler adds it). */
 HKTB_EXPORT void __hookcc_exit(void *fn_exit)
 {
-    hktb_put((uintptr_t)fn_exit);
+    struct hookcc_rtt_control_block *stream = hktb_stream();
+    if (__builtin_expect(stream != NULL, 1)) {
+        hkts_exit((uintptr_t)fn_exit, stream);
+        return;
+    }
+    hktb_put_ram((uintptr_t)fn_exit);
 }
 
 /* After each return of setjmp: a resync pair (trace_format.h), its two slots taken at once so
@@ -293,13 +311,13 @@ HKTB_EXPORT void __hookcc_resync(void *fn)
     struct hookcc_rtt_control_block *stream = hktb_stream();
     if (stream != NULL) {
         hkts_other(stream, HKTS_S_ESCAPE, NULL, NULL, 0, 0);
-        hkts_event(stream, (uintptr_t)fn);
+        hkts_entry((uintptr_t)fn, stream);
         return;
     }
     if (hktb_processing(*(const volatile uint32_t *)&hookcc_trace_profile_paths)) {
         /* A buffer processed when full: two records, each where it lands. */
-        hktb_put(HKT_RESYNC_ESCAPE);
-        hktb_put((uintptr_t)fn);
+        hktb_put_ram(HKT_RESYNC_ESCAPE);
+        hktb_put_ram((uintptr_t)fn);
         return;
     }
     uint64_t time = hkrt_ticks();
@@ -636,8 +654,7 @@ HKTB_EXPORT int hookcc_trace_stream_end(uint64_t max_ticks)
     for (;;) {
         uint32_t wr = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
         if (!ended) {
-            hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
-                       hookcc_trace_stream_lost);
+            hkts_other(stream, HKTS_S_END, NULL, NULL, hkts.records, hkts.lost);
             ended = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE) != wr;
         } else if (*(const volatile uint32_t *)&up->RdOff == wr) {
             return 0;
@@ -725,16 +742,20 @@ HKTB_EXPORT const void *hookcc_trace_packed_finish(size_t *size)
     } else if (up->SizeOfBuffer < bytes) {
         up->SizeOfBuffer = bytes;
     }
+    hkts.limit = 0; /* the ring's geometry changed: the next record takes the slow path */
     hkts_irq_restore(irq);
     if (hkts_is_ring()) {
         uint32_t tasks = hktb_task_count < HOOKCC_TRACE_TASKS ? hktb_task_count : HOOKCC_TRACE_TASKS;
         for (uint32_t i = 0; i < tasks; i++)
             hkts_other(stream, HKTS_S_NAME, hktb_tasks[i].task, hktb_tasks[i].name, 0, 0);
     }
-    hkts_other(stream, HKTS_S_END, NULL, NULL, hookcc_trace_stream_records,
-               hookcc_trace_stream_lost);
-    if (hkts_is_ring())
+    irq = hkts_irq_save();
+    hkts_other(stream, HKTS_S_END, NULL, NULL, hkts.records, hkts.lost);
+    if (hkts_is_ring()) {
         up->SizeOfBuffer = 0; /* finished: later records are dropped and counted */
+        hkts.limit = 0;
+    }
+    hkts_irq_restore(irq);
     if (size != NULL)
         *size = __atomic_load_n(&up->WrOff, __ATOMIC_ACQUIRE);
     return up->pBuffer;

@@ -58,20 +58,43 @@
 #define HKTS_RECORD_MAX 128u
 
 struct hkts_state {
+    /* hookcc_trace_stream_records and hookcc_trace_stream_lost (<hookcc/trace_baremetal.h>):
+     * records made (function entries and exits, task switches and creations) and dropped; the
+     * firmware may print them, the END record carries them. */
+    volatile uint32_t records;
+    volatile uint32_t lost;
     uint64_t last_time;     /* of the last record written */
     uintptr_t last_address; /* of the last entry or exit written */
-    const void *task_now;   /* the task switched in last (written or not) */
+    /* The hooks' fast path writes while WrOff < limit: room for HKTS_FAST_ROOM bytes before
+     * the ring's end and before RdOff as it was when a record was last committed (the host only
+     * ever frees more). 0: every record the slow way (not started, a loss pending, a flight
+     * recorder's half or a finish to come). */
+    uint32_t limit;
     uint64_t lost_since;    /* time of the first record dropped since the last written */
+    const void *task_now;   /* the task switched in last (written or not) */
     uint32_t pending_lost;  /* records dropped since the last written */
     uint32_t started;       /* the START record is written */
     uint32_t switch_dropped; /* a task switch is among the pending_lost */
-    uint32_t fast;           /* started and nothing pending: one load for the hooks' test */
 };
 
 /* Not static: a static struct is split into one global a field (LLVM's GlobalOpt), each
  * reached by its own address (two instructions on ARMv7-M); one base serves all fields here. */
-__attribute__((visibility("hidden"))) struct hkts_state hookcc_trace_stream_state;
+__attribute__((visibility("hidden"), used)) struct hkts_state hookcc_trace_stream_state;
 #define hkts hookcc_trace_stream_state
+
+/* The two counters' public names are symbols at their fields (an assembler `.set`), so that the
+ * hooks count a record from the state's base address: two instructions a record fewer on the
+ * Cortex-M3 than a global of its own. */
+_Static_assert(offsetof(struct hkts_state, records) == 0 && offsetof(struct hkts_state, lost) == 4,
+               "the counters' symbols below");
+__asm__(".globl hookcc_trace_stream_records\n\t"
+        ".type hookcc_trace_stream_records, STT_OBJECT\n\t"
+        ".size hookcc_trace_stream_records, 4\n\t"
+        ".set hookcc_trace_stream_records, hookcc_trace_stream_state\n\t"
+        ".globl hookcc_trace_stream_lost\n\t"
+        ".type hookcc_trace_stream_lost, STT_OBJECT\n\t"
+        ".size hookcc_trace_stream_lost, 4\n\t"
+        ".set hookcc_trace_stream_lost, hookcc_trace_stream_state + 4\n");
 
 /* The packed RAM buffer as a flight recorder (HOOKCC_TRACE_PACKED_RING_BUFFER): two halves; the
  * records go into one until the next does not fit, then into the other from its start, over
@@ -95,12 +118,6 @@ static inline __attribute__((always_inline)) HKTS_FN int hkts_is_ring(void)
     /* volatile: the definition linked in, never the runtime's own default folded in */
     return *(const volatile uint32_t *)&hookcc_trace_packed_ring != 0;
 }
-
-/* Records made (function entries and exits, task switches and creations) and dropped: the
- * firmware may print them; the END record carries them. */
-__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_records;
-__attribute__((visibility("default"))) volatile uint32_t hookcc_trace_stream_lost;
-
 
 /* Interrupts masked around a record. */
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
@@ -233,6 +250,22 @@ hkts_copy(struct hookcc_rtt_up *up, uint32_t wr, const uint8_t *from, uint32_t n
     __atomic_store_n(&up->WrOff, wr, __ATOMIC_RELEASE);
 }
 
+/* The most bytes the hooks' fast path writes at WrOff: a record of up to 4 bytes. */
+#define HKTS_FAST_ROOM 4u
+
+/* The fast path's limit (see struct hkts_state) for the ring as it is now. */
+static inline __attribute__((always_inline)) HKTS_FN uint32_t hkts_limit(struct hookcc_rtt_up *up)
+{
+    uint32_t wr = up->WrOff, rd = *(const volatile uint32_t *)&up->RdOff;
+    uint32_t size = up->SizeOfBuffer;
+    if (rd >= size || wr >= size || size <= HKTS_FAST_ROOM)
+        return 0;
+    /* RdOff after WrOff: the record's last byte before it (one byte stays free); at or before
+     * it, before the ring's end (the fast path never wraps). */
+    uint32_t end = rd > wr ? rd : size;
+    return end > HKTS_FAST_ROOM ? end - HKTS_FAST_ROOM : 0;
+}
+
 /* What goes in front of a record, with interrupts masked: the START record once, then after
  * a loss the LOST record (with the task now running if switches were dropped). */
 static HKTS_FN __attribute__((noinline)) uint8_t *
@@ -271,7 +304,7 @@ hkts_prologue(struct hookcc_rtt_control_block *cb, uint8_t *o, uint64_t now)
                 o = hkts_varint32(o, HKTS_OTHER);
                 o = hkts_varint32(o, HKTS_S_SWITCH);
                 o = hkts_varintptr(o, (uintptr_t)hkts.task_now);
-                hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+                hkts.records++;
             }
         }
     }
@@ -304,8 +337,8 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         hkts_copy(up, wr, rec, n);
         hkts.started = 1;
         hkts.pending_lost = 0;
-        hkts.fast = 1;
         hkts.switch_dropped = 0;
+        hkts.limit = hkts_limit(up);
         return 1;
     }
     hkts.last_time = time;
@@ -313,7 +346,7 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
     if (hkts_is_ring() && !hkts_ring.finished && hkts.started) {
         /* The other half, over what it held: the caller encodes the record again there. */
         uint32_t c = hkts_ring.current, half = up->SizeOfBuffer + HOOKCC_TRACE_PACKED_RESERVE;
-        uint32_t made = hookcc_trace_stream_records - 1; /* this record is the half's first */
+        uint32_t made = hkts.records - 1; /* this record is the half's first */
         hkts_ring.length[c] = wr;
         if (hkts_ring.flips != 0)
             hkts_ring.overwritten += hkts_ring.first[c] - hkts_ring.first[c ^ 1u];
@@ -324,22 +357,18 @@ hkts_commit(struct hookcc_rtt_up *up, const uint8_t *rec, uint32_t n, uint64_t t
         up->pBuffer = (char *)up->pBuffer + (c ? (ptrdiff_t)half : -(ptrdiff_t)half);
         __atomic_store_n(&up->WrOff, 0, __ATOMIC_RELEASE);
         hkts.started = 0;
-        hkts.fast = 0;
+        hkts.limit = 0;
         hkts.last_address = 0;
         return 0;
     }
     if (hkts.pending_lost == 0)
         hkts.lost_since = now;
     hkts.pending_lost++;
-    hkts.fast = 0;
+    hkts.limit = 0;
     hkts.switch_dropped |= hkts.task_now != task_before;
-    hookcc_trace_stream_lost = hookcc_trace_stream_lost + 1;
+    hkts.lost++;
     return 1;
 }
-
-/* The most bytes an entry or an exit takes: a CLOCK record (1 + 1 + 10), then the record's
- * first number (5) and an address (1 + 10 for a raw one on a 64-bit target). */
-#define HKTS_CALL_MAX 32u
 
 /* An entry or an exit, encoded at `o`: the encoder's state moves on. */
 static inline __attribute__((always_inline)) HKTS_FN uint8_t *
@@ -362,9 +391,8 @@ hkts_call(uint8_t *o, uint64_t now, uintptr_t address_kind)
 
 /* An entry or an exit the slow way: the START or a LOST record first, or a ring that is
  * nearly full or about to wrap. */
-static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_control_block *cb,
-                                                              uint64_t now,
-                                                              uintptr_t address_kind)
+static HKTS_FN __attribute__((noinline)) void hkts_call_slow(uint64_t now, uintptr_t address_kind,
+                                                              struct hookcc_rtt_control_block *cb)
 {
     struct hookcc_rtt_up *up = &cb->up[0];
     uint8_t rec[HKTS_RECORD_MAX];
@@ -381,29 +409,120 @@ static HKTS_FN __attribute__((noinline)) void hkts_call_slow(struct hookcc_rtt_c
     } while (1);
 }
 
-/* An entry or an exit (address_kind as the hooks get it). The common case writes straight
- * into the ring: room for the longest record before both RdOff and the ring's end. */
-static HKTS_FN __attribute__((noinline)) void hkts_event(struct hookcc_rtt_control_block *cb,
-                                                          uintptr_t address_kind)
+/* A varint of fewer than 14 bits (the fast path's) as the low bytes of a word; *n its bytes. */
+static inline __attribute__((always_inline)) HKTS_FN uint32_t hkts_varint14_word(uint32_t v,
+                                                                                 uint32_t *n)
+{
+    if (v < 0x80) {
+        *n = 1;
+        return v;
+    }
+    *n = 2;
+    return (v & 0x7f) | 0x80 | (v >> 7) << 8;
+}
+
+/* The fast path's record, n (1 to 4) bytes of `word` (its first byte lowest), at `at`, where
+ * there is room for HKTS_FAST_ROOM: one store where the target allows an unaligned one (the
+ * bytes after the record are no one's: a reader stops at WrOff). A firmware that traps unaligned
+ * accesses (the Cortex-M's CCR.UNALIGN_TRP) compiles with -mno-unaligned-access, which hookcc
+ * passes to the runtime too: __ARM_FEATURE_UNALIGNED is then undefined, and the bytes go one by
+ * one. */
+static inline __attribute__((always_inline)) HKTS_FN void hkts_store_word(uint8_t *at,
+                                                                         uint32_t word, uint32_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&                                              \
+    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__aarch64__))
+    (void)n;
+    __builtin_memcpy(at, &word, sizeof word);
+#else
+    at[0] = (uint8_t)word;
+    if (n > 1) {
+        at[1] = (uint8_t)(word >> 8);
+        if (n > 2) {
+            at[2] = (uint8_t)(word >> 16);
+            if (n > 3)
+                at[3] = (uint8_t)(word >> 24);
+        }
+    }
+#endif
+}
+
+/* An entry or an exit with interrupts masked from the timestamp to the publication, for one
+ * kind at a time (`exit` a constant: 0 or HKT_EXIT_BIT, the bit `address_kind` has). What
+ * counts on a microcontroller is the instructions run, so the common cases are tested first,
+ * each with the fewest steps: a delta under 32 ticks with an exit of the last address (1 byte)
+ * or an address 4-byte aligned within 256 bytes of the last (2 bytes); then deltas under 4096
+ * ticks and addresses within 2^15 bytes (2 to 4 bytes). The record is encoded into a word
+ * before the ring's offsets are loaded (fewer registers live at once: no spill on the
+ * Cortex-M3), and stored if WrOff is below the limit. The rest, the START and LOST records, the
+ * ring's wrap, losses, go through hkts_call_slow, which encodes the same bytes
+ * (docs/trace-format.md, "The stream"). */
+static inline __attribute__((always_inline)) HKTS_FN void
+hkts_event(uintptr_t address_kind, const uintptr_t exit, struct hookcc_rtt_control_block *cb)
 {
     struct hookcc_rtt_up *up = &cb->up[0];
+    struct hkts_state *s = &hkts;
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
-    hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
-    uint32_t wr = up->WrOff, size = up->SizeOfBuffer;
-    uint32_t rd = *(const volatile uint32_t *)&up->RdOff;
-    /* hkts_free(up, wr) >= HKTS_CALL_MAX with room before the end, in fewer steps: with RdOff
-     * at or before WrOff, the room before the end is enough; after it, the gap must be. */
-    if (__builtin_expect(hkts.fast && wr < size && size - wr > HKTS_CALL_MAX && rd < size &&
-                             (rd <= wr || rd - wr > HKTS_CALL_MAX),
-                         1)) {
-        uint8_t *at = (uint8_t *)up->pBuffer + wr;
-        uint8_t *o = hkts_call(at, now, address_kind);
-        __atomic_store_n(&up->WrOff, wr + (uint32_t)(o - at), __ATOMIC_RELEASE);
+    s->records++;
+    uint64_t delta64 = now - s->last_time;
+    uint32_t delta = (uint32_t)delta64, high = (uint32_t)(delta64 >> 32);
+    /* The exit bit added to the last address, not taken from this one: the address itself is
+     * then needed only where it is stored, and clang keeps no register for it (Cortex-M3:
+     * hkts_exit without r11 and its stack alignment, 0.8 instructions a record fewer). */
+    uintptr_t d = address_kind - (s->last_address + exit);
+    /* zigzag(d / 4) where d is a multiple of 4, which both cases below require */
+    uintptr_t zz = (uintptr_t)(((intptr_t)d >> 1) ^ ((intptr_t)d >> (sizeof d * 8 - 1)));
+    uint32_t word, n; /* the record's bytes, the first lowest */
+    if (exit != 0 && d == 0) {
+        if (__builtin_expect((high | delta >> 5) == 0, 1)) {
+            word = delta << 2 | HKTS_EXIT_SAME;
+            n = 1;
+        } else if ((high | delta >> 12) == 0) {
+            word = hkts_varint14_word(delta << 2 | HKTS_EXIT_SAME, &n);
+        } else {
+            goto slow;
+        }
     } else {
-        hkts_call_slow(cb, now, address_kind);
+        const uint32_t k = exit != 0 ? HKTS_EXIT : HKTS_ENTRY;
+        if (__builtin_expect(((d & 3) | zz >> 7 | (high | delta >> 5)) == 0, 1)) {
+            word = (delta << 2 | k) | (uint32_t)zz << 8;
+            n = 2;
+        } else if (((d & 3) | zz >> 14 | (high | delta >> 12)) == 0) {
+            uint32_t n2;
+            word = hkts_varint14_word(delta << 2 | k, &n);
+            word |= hkts_varint14_word((uint32_t)zz, &n2) << (8 * n);
+            n += n2;
+        } else {
+            goto slow;
+        }
     }
+    uint32_t wr = up->WrOff;
+    if (__builtin_expect(wr < s->limit, 1)) {
+        hkts_store_word((uint8_t *)up->pBuffer + wr, word, n);
+        if (!(exit != 0 && d == 0))
+            s->last_address = address_kind - exit;
+        s->last_time = now;
+        __atomic_store_n(&up->WrOff, wr + n, __ATOMIC_RELEASE);
+        hkts_irq_restore(irq);
+        return;
+    }
+slow:
+    hkts_call_slow(now, address_kind, cb);
     hkts_irq_restore(irq);
+}
+
+/* The hooks' records, one function each kind (the hooks tail-call them). */
+static HKTS_FN __attribute__((noinline)) void hkts_entry(uintptr_t fn,
+                                                          struct hookcc_rtt_control_block *cb)
+{
+    hkts_event(fn, 0, cb);
+}
+
+static HKTS_FN __attribute__((noinline)) void hkts_exit(uintptr_t fn_exit,
+                                                         struct hookcc_rtt_control_block *cb)
+{
+    hkts_event(fn_exit, HKT_EXIT_BIT, cb);
 }
 
 /* A record of sub-kind s with an optional handle and name (switch, creation, escape, end). */
@@ -416,7 +535,7 @@ static HKTS_FN __attribute__((noinline)) void hkts_other(struct hookcc_rtt_contr
     hkts_irq_t irq = hkts_irq_save();
     uint64_t now = hkrt_ticks();
     if (s != HKTS_S_END && s != HKTS_S_NAME)
-        hookcc_trace_stream_records = hookcc_trace_stream_records + 1;
+        hkts.records++;
     const void *task_before = hkts.task_now;
     /* Again in a flight recorder's other half when hkts_commit began one (returned 0). */
     for (;;) {

@@ -462,3 +462,48 @@ fn packed_ram_buffers_dumped_by_gdb_on_every_board() {
         }
     }
 }
+
+/// Issue 38's budget: at most 80 instructions a record in the hooks on the Cortex-M3 board, for
+/// the 16-byte RAM buffer, the packed one, its flight recorder and the stream. Measured as
+/// bench/stream.py measures it (docs/baremetal.md, "What a record costs on the Cortex-M3"):
+/// examples/baremetal/stream_calls.c's loop of 40 000 records timed by SysTick (25 MHz) under
+/// `-icount shift=0`, where an instruction is a nanosecond, so a tick is 40 instructions, against
+/// the same loop without hooks. Deterministic: the same build runs the same instructions.
+#[test]
+fn the_hooks_take_at_most_80_instructions_a_record_on_the_cortex_m3() {
+    if !have_baremetal_tools() {
+        return;
+    }
+    let loop_ticks = |variables: &[&str]| -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let project = copy_baremetal_example(dir.path(), "cortex-m3");
+        let mut all = vec![
+            "APP=../stream_calls.c".to_string(),
+            "CFLAGS=-O1 -g -DPUMP_EVERY=0".to_string(),
+        ];
+        all.extend(variables.iter().map(|v| v.to_string()));
+        let out = make_run(&project, &all);
+        let output = said(&out);
+        assert!(out.status.success(), "{variables:?}: {output}");
+        number_after(&output, "loop ticks ")
+    };
+    let base = loop_ticks(&[]);
+    for variables in [
+        &["HOOKS=trace"][..],
+        &["HOOKS=packed", "PACKED_BYTES=262144"],
+        &["HOOKS=packed", "PACKED_RING=1", "PACKED_BYTES=16384"],
+        &["HOOKS=stream", "STREAM_BYTES=262144"],
+    ] {
+        let ticks = loop_ticks(variables);
+        let per_record = (ticks - base) as f64 * 40.0 / 40000.0;
+        eprintln!(
+            "{variables:?}: {ticks} ticks (without hooks {base}), \
+             {per_record:.1} instructions a record"
+        );
+        assert!(
+            per_record <= 80.0,
+            "{variables:?}: {per_record:.1} instructions a record \
+             ({ticks} ticks, {base} without hooks)"
+        );
+    }
+}
