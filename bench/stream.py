@@ -98,8 +98,9 @@ def main() -> None:
         per_tick = INSTRUCTIONS_PER_TICK[opts.board]
 
         print(f"## Instructions per record ({opts.board}, stream_calls.c, 40 000 records)\n")
-        print("| build | loop ticks | instructions per record |")
-        print("|---|---:|---:|")
+        # Issue 38's goal: at most 80 instructions a record in the hooks on the Cortex-M3.
+        print("| build | loop ticks | instructions per record | goal (issue 38, Cortex-M3) |")
+        print("|---|---:|---:|---|")
         base = None
         for name, variables in (
             ("no hooks", []),
@@ -118,7 +119,9 @@ def main() -> None:
             ticks = int(re.search(r"loop ticks (\d+)", stdout).group(1))
             base = ticks if base is None else base
             per = (ticks - base) * per_tick / 40000
-            print(f"| {name} | {ticks} | {per:.1f} |", flush=True)
+            goal = "" if ticks == base else (
+                f"<= 80: {'met' if per <= 80 else 'not met'}" if opts.board == "cortex-m3" else "—")
+            print(f"| {name} | {ticks} | {per:.1f} | {goal} |", flush=True)
         if opts.instructions:
             return
 
