@@ -439,6 +439,7 @@ impl ThreadState {
         }
         self.summary.records += records.len() as u64;
         self.summary.last_time = Some(last_time);
+        visitor.replayed(records.len() as u64);
     }
 
     /// An exit that does not match the frame on top: it closes the nearest frame with its
