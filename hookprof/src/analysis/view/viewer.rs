@@ -278,7 +278,7 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     }
 
     /// Tells the progress every 65536 records (counted a batch at a time: once a record
-    /// in the replay's loop was 2 % of `hookprof flame`'s instructions).
+    /// in the replay's loop was 3 % of `hookprof flame`'s instructions).
     fn replayed(&mut self, records: u64) {
         let before = self.replayed;
         self.replayed += records;
