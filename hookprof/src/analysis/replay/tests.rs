@@ -492,3 +492,85 @@ fn unmatched_exits_do_not_search_the_stack() {
     assert_eq!(state.summary.unmatched_entries, 1);
     assert!(state.searched <= 2, "searched {}", state.searched);
 }
+
+/// The PACKED decoder compensates the records its fast path takes as it decodes them
+/// (`Cursor::fill_timed`); the same records written as 16-byte EVENTS are compensated a batch
+/// at a time: both replay the same, with resync escapes, count marks, pauses between chunks
+/// and gaps shorter than the hooks.
+#[test]
+fn packed_records_are_compensated_as_events_records_are() {
+    use crate::input::format::{Header, Overhead, COUNT_MARK};
+    let overhead = Overhead {
+        self_ticks: 11,
+        child_ticks: 7,
+        pairs: 255,
+        count_ticks: 40,
+        count_calls: 64,
+    };
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut time = 1000u64;
+    let mut stack: Vec<u64> = Vec::new();
+    let mut chunks: Vec<Vec<Record>> = Vec::new();
+    for _ in 0..6 {
+        let mut chunk = Vec::new();
+        while chunk.len() < 700 {
+            time += next() % 30;
+            match next() % 40 {
+                0 if stack.len() > 1 => {
+                    // A longjmp back to a frame below the top: an escape, then its target.
+                    chunk.push(Record::exit(time, 0));
+                    let keep = 1 + (next() as usize) % (stack.len() - 1);
+                    stack.truncate(keep);
+                    time += next() % 30;
+                    chunk.push(Record::entry(time, stack[keep - 1]));
+                }
+                1 => chunk.push(Record::exit(time, COUNT_MARK)),
+                2..=19 => {
+                    let address = 0x1000 + (next() % 6) * 16;
+                    stack.push(address);
+                    chunk.push(Record::entry(time, address));
+                }
+                _ => {
+                    if let Some(address) = stack.pop() {
+                        chunk.push(Record::exit(time, address));
+                    }
+                }
+            }
+        }
+        chunks.push(chunk);
+    }
+    let write = |packed: bool| {
+        let mut w = Writer::new(Vec::new(), &Header::new(Endian::Little)).unwrap();
+        w.overhead(&overhead).unwrap();
+        for (i, chunk) in chunks.iter().enumerate() {
+            if i % 2 == 1 {
+                let before = chunk[0].time;
+                w.pause(5, before.saturating_sub(20), before.saturating_sub(5))
+                    .unwrap();
+            }
+            if packed {
+                w.packed(5, chunk).unwrap();
+            } else {
+                w.events(5, chunk).unwrap();
+            }
+        }
+        w.into_inner()
+    };
+    let replayed = |bytes: Vec<u8>| {
+        let mut log = Log::default();
+        let summary = replay(&Trace::new(&bytes).unwrap(), &mut log).unwrap();
+        assert!(summary.compensated);
+        let t = &summary.threads[0];
+        log.0.push(format!("{:?} {:?}", t.first_time, t.last_time));
+        log.0
+    };
+    let events = replayed(write(false));
+    assert!(events.len() > 2000);
+    assert_eq!(replayed(write(true)), events);
+}

@@ -112,6 +112,9 @@ pub trait ReplayVisitor {
         _stack: &[Frame],
     ) {
     }
+    /// `records` more records of a thread were replayed (after their events; once per batch
+    /// of a few hundred, for a progress bar).
+    fn replayed(&mut self, _records: u64) {}
     /// The clock the visitor wants the times on, asked once before the replay.
     fn time_basis(&self) -> TimeBasis {
         TimeBasis::Wall
