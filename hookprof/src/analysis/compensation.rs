@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::input::format::{FastTimes, Overhead, Record, RecordKind, COUNT_MARK};
+use crate::input::format::{Overhead, Record, RecordKind, COUNT_MARK};
 
 static COMPENSATION: AtomicBool = AtomicBool::new(true);
 
@@ -93,52 +93,33 @@ impl Compensator {
     }
 
     /// Nearly every record, from the start of `records` while nothing is paused, owed or
-    /// pending: see [`PlainRun`]. Returns how many it took.
+    /// pending: an entry, or an exit of a function (not a resync escape, address 0, nor a
+    /// count mark, address 4): its gap less the hooks' time in it, never below zero, which is
+    /// what [`Self::step`] does for it, in a third of the instructions (its state in locals,
+    /// for the loop that runs on every record of a report). Returns how many it took.
     #[inline(always)]
     fn plain_run(&mut self, records: &mut [Record]) -> usize {
-        let Some(mut run) = self.plain_run_state() else {
+        let hooks_in_gap = self.hooks_in_gap();
+        let Some((mut prev_time, mut prev_exit)) = self.prev else {
             return 0;
         };
+        let mut shift = self.shift;
         let mut done = 0;
         for r in records.iter_mut() {
             let exit = r.kind == RecordKind::Exit;
-            if exit && PlainRun::stops_at_exit(r.address) {
+            if exit && (r.address & !COUNT_MARK) == 0 {
                 break;
             }
-            let gap = r.time.saturating_sub(run.prev_time);
-            r.time = run.time(r.time, gap, exit);
+            let raw = r.time;
+            let hooks = hooks_in_gap[(usize::from(prev_exit) << 1) | usize::from(exit)];
+            shift = shift.wrapping_add(hooks.min(raw.saturating_sub(prev_time)));
+            (prev_time, prev_exit) = (raw, exit);
+            r.time = raw.saturating_sub(shift);
             done += 1;
         }
-        self.end_plain_run(run);
+        self.prev = Some((prev_time, prev_exit));
+        self.shift = shift;
         done
-    }
-
-    /// The state of the fast path ([`PlainRun`]) for the thread's next records, if they may
-    /// take it: nothing paused, owed or pending, and not the thread's first record. Give it
-    /// back with [`Self::end_plain_run`] after the records it took.
-    #[inline(always)]
-    pub(crate) fn plain_run_state(&self) -> Option<PlainRun> {
-        if self.pause != 0 || self.owed != 0 || self.in_resync {
-            return None;
-        }
-        let (prev_time, prev_exit) = self.prev?;
-        let [entry_entry, entry_exit, exit_entry, exit_exit] = self.hooks_in_gap();
-        Some(PlainRun {
-            entry_entry,
-            entry_exit,
-            exit_entry,
-            exit_exit,
-            prev_time,
-            prev_exit,
-            shift: self.shift,
-        })
-    }
-
-    /// Takes back the state of a [`PlainRun`] after the records it compensated.
-    #[inline(always)]
-    pub(crate) fn end_plain_run(&mut self, run: PlainRun) {
-        self.prev = Some((run.prev_time, run.prev_exit));
-        self.shift = run.shift;
     }
 
     /// One record, of any kind (the general step).
@@ -171,54 +152,6 @@ impl Compensator {
 
     /// A raw time after the thread's last record (its end), compensated like it.
     pub(crate) fn end(&self, raw: u64) -> u64 {
-        raw.saturating_sub(self.shift)
-    }
-}
-
-/// The compensation of nearly every record, while nothing is paused, owed or pending: an
-/// entry, or an exit of a function (not a resync escape, address 0, nor a count mark, address
-/// 4): its gap less the hooks' time in it, never below zero, which is what
-/// [`Compensator::step`] does for it, in a third of the instructions. Its state is a few words
-/// that a loop keeps in registers: [`Compensator::apply`]'s, and the PACKED decoder's
-/// ([`crate::input::format::Cursor::fill_timed`]), which compensates each record as it
-/// decodes it (a pass of its own over each batch was 13 % of `hookprof flame`, 2026-11-28).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PlainRun {
-    /// The hooks' time in a gap, by (previous record, this one): [`Compensator::hooks_in_gap`]
-    /// as fields, not an array, so that a loop keeps them in registers (an array indexed
-    /// by the records' kinds stays in memory, and the whole run with it).
-    entry_entry: u64,
-    entry_exit: u64,
-    exit_entry: u64,
-    exit_exit: u64,
-    prev_time: u64,
-    prev_exit: bool,
-    shift: u64,
-}
-
-impl FastTimes for PlainRun {
-    /// A resync escape or a count mark: for the general step.
-    #[inline(always)]
-    fn stops_at_exit(address: u64) -> bool {
-        (address & !COUNT_MARK) == 0
-    }
-
-    #[inline(always)]
-    fn follows(&self, raw: u64) -> bool {
-        self.prev_time == raw
-    }
-
-    #[inline(always)]
-    fn time(&mut self, raw: u64, gap: u64, exit: bool) -> u64 {
-        // Selects, where `exit` is known at the call (the decoder's fast paths) one.
-        let hooks = match (self.prev_exit, exit) {
-            (false, false) => self.entry_entry,
-            (false, true) => self.entry_exit,
-            (true, false) => self.exit_entry,
-            (true, true) => self.exit_exit,
-        };
-        self.shift = self.shift.wrapping_add(hooks.min(gap));
-        (self.prev_time, self.prev_exit) = (raw, exit);
         raw.saturating_sub(self.shift)
     }
 }

@@ -113,11 +113,6 @@ impl Unloads {
     /// Moves each record made in an unloaded module's range before its unload to its alias
     /// range (the earliest unload after the record's time: the module loaded then).
     #[inline]
-    /// No library was unloaded: [`Self::remap`] changes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     pub fn remap(&self, records: &mut [Record]) {
         if self.entries.is_empty() {
             return;

@@ -162,8 +162,6 @@ impl ThreadState {
     ) -> Result<u64, FormatError> {
         let mut records = events.iter();
         let mut batch = [Record::entry(0, 0); Self::BATCH];
-        // Per record, its time as decoded (`batch`'s times may be compensated already).
-        let mut raw = [0u64; Self::BATCH];
         // Per record, the thread's off-CPU ticks up to it (0 without SWITCH chunks).
         let mut offcpu = [0u64; Self::BATCH];
         let mut replayed = 0u64;
@@ -177,42 +175,11 @@ impl ThreadState {
                 if !events.is_packed() {
                     ahead.next::<{ Self::BATCH * RECORD_SIZE / Prefetch::LINE }>();
                 }
-                // Nearly every batch of a PACKED chunk: compensated as it is decoded, up to a
-                // record the fast paths leave (the unloads' remapping needs the raw times).
-                let mut compensated = 0;
-                let run = match &self.compensator {
-                    Some(c) if unloads.is_empty() => c.plain_run_state(),
-                    _ => None,
-                };
-                if let Some(mut run) = run {
-                    compensated = cursor.fill_timed(&mut batch, &mut raw, &mut run);
-                    if let Some(c) = &mut self.compensator {
-                        c.end_plain_run(run);
-                    }
-                }
-                let (len, error) = if compensated < Self::BATCH {
-                    let (n, error) = cursor.fill(&mut batch[compensated..]);
-                    (compensated + n, error)
-                } else {
-                    (compensated, None)
-                };
-                for (t, r) in raw[compensated..len]
-                    .iter_mut()
-                    .zip(&batch[compensated..len])
-                {
-                    *t = r.time;
-                }
+                let (len, error) = cursor.fill(&mut batch);
                 unloads.remap(&mut batch[..len]);
-                self.note_span(&raw[..len]);
-                self.offcpu_of(&raw[..len], &mut offcpu);
-                self.replay_batch(
-                    &mut batch[..len],
-                    &raw[..len],
-                    compensated,
-                    &offcpu[..len],
-                    ids,
-                    visitor,
-                );
+                self.note_span(&batch[..len]);
+                self.offcpu_of(&batch[..len], &mut offcpu);
+                self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
                 replayed += len as u64;
                 if let Some(err) = error {
                     return Err(err);
@@ -239,20 +206,10 @@ impl ThreadState {
                     None => break,
                 }
             }
-            for (t, r) in raw.iter_mut().zip(&batch[..len]) {
-                *t = r.time;
-            }
             unloads.remap(&mut batch[..len]);
-            self.note_span(&raw[..len]);
-            self.offcpu_of(&raw[..len], &mut offcpu);
-            self.replay_batch(
-                &mut batch[..len],
-                &raw[..len],
-                0,
-                &offcpu[..len],
-                ids,
-                visitor,
-            );
+            self.note_span(&batch[..len]);
+            self.offcpu_of(&batch[..len], &mut offcpu);
+            self.replay_batch(&mut batch[..len], &offcpu[..len], ids, visitor);
             replayed += len as u64;
             if let Some(err) = error {
                 return Err(err);
@@ -263,30 +220,28 @@ impl ThreadState {
         }
     }
 
-    /// Compensates a batch of records (raw times `raw`) after the first `compensated` (done
-    /// as they were decoded) and replays it, with the thread's samples that fall among them at
-    /// their places: a sample comes after the records up to its instant.
+    /// Compensates a batch of raw records and replays it, with the thread's samples that fall
+    /// among them at their places: a sample comes after the records up to its instant.
     fn replay_batch<V: ReplayVisitor>(
         &mut self,
         batch: &mut [Record],
-        raw: &[u64],
-        compensated: usize,
         offcpu: &[u64],
         ids: &mut DenseIds,
         visitor: &mut V,
     ) {
         self.sample_cuts.clear();
-        if let Some(&last) = raw.last() {
+        if let Some(last) = batch.last() {
             while let Some(&(at, _)) = self.samples.get(self.next_sample) {
-                if at > last {
+                if at > last.time {
                     break;
                 }
-                self.sample_cuts.push(raw.partition_point(|&t| t <= at));
+                self.sample_cuts
+                    .push(batch.partition_point(|r| r.time <= at));
                 self.next_sample += 1;
             }
         }
         if let Some(compensator) = &mut self.compensator {
-            compensator.apply(&mut batch[compensated..]);
+            compensator.apply(batch);
         }
         if self.cpu_time {
             self.onto_cpu_clock(batch, offcpu);
@@ -375,44 +330,44 @@ impl ThreadState {
 
     /// The thread's off-CPU ticks up to each of a batch of raw records (nothing to do
     /// without SWITCH chunks: the zeros stay).
-    fn offcpu_of(&mut self, raw: &[u64], offcpu: &mut [u64; Self::BATCH]) {
+    fn offcpu_of(&mut self, batch: &[Record], offcpu: &mut [u64; Self::BATCH]) {
         self.switch_cuts.clear();
         if let Some(switches) = &mut self.switches {
-            let (Some(&first), Some(&last)) = (raw.first(), raw.last()) else {
+            let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
                 return;
             };
             let before = self.offcpu_now;
-            let constant = switches.constant_over(first, last);
+            let constant = switches.constant_over(first.time, last.time);
             if let Some(same) = constant {
                 // Nearly every batch: no switch in it.
-                offcpu[..raw.len()].fill(same);
+                offcpu[..batch.len()].fill(same);
             } else {
-                for (&t, off) in raw.iter().zip(offcpu.iter_mut()) {
-                    *off = switches.offcpu_until(t);
+                for (r, off) in batch.iter().zip(offcpu.iter_mut()) {
+                    *off = switches.offcpu_until(r.time);
                 }
             }
             if !self.cpu_time && (constant != Some(before)) {
                 // Where the thread was switched out between two records (wall clock only).
                 let mut previous = (before, self.last_raw);
-                for (i, (&t, &off)) in raw.iter().zip(offcpu.iter()).enumerate() {
+                for (i, (r, &off)) in batch.iter().zip(offcpu.iter()).enumerate() {
                     if off > previous.0 {
-                        self.switch_cuts.push((i, previous.1, t));
+                        self.switch_cuts.push((i, previous.1, r.time));
                     }
-                    previous = (off, t);
+                    previous = (off, r.time);
                 }
             }
-            if let Some(&last) = offcpu[..raw.len()].last() {
+            if let Some(&last) = offcpu[..batch.len()].last() {
                 self.offcpu_now = last;
             }
-            self.last_raw = last;
+            self.last_raw = last.time;
         }
     }
 
-    /// Widens [`Self::chunk_span`] by a batch of records' raw times, in the thread's order.
-    fn note_span(&mut self, raw: &[u64]) {
-        if let (Some(&first), Some(&last)) = (raw.first(), raw.last()) {
-            let start = self.chunk_span.map_or(first, |(start, _)| start);
-            self.chunk_span = Some((start, last));
+    /// Widens [`Self::chunk_span`] by a batch of raw records, in the thread's order.
+    fn note_span(&mut self, batch: &[Record]) {
+        if let (Some(first), Some(last)) = (batch.first(), batch.last()) {
+            let start = self.chunk_span.map_or(first.time, |(start, _)| start);
+            self.chunk_span = Some((start, last.time));
         }
     }
 

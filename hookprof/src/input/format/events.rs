@@ -240,64 +240,6 @@ impl Cursor<'_> {
     }
 }
 
-/// A change of each record's time made as the PACKED decoder's fast path decodes it, in the
-/// same pass (hook-overhead compensation, which belongs to the analysis: one pass of its own
-/// over each batch was 13 % of `hookprof flame`, 2026-11-28). See [`Cursor::fill_timed`].
-pub trait FastTimes: Copy {
-    /// Whether the times change at all (else the decoded times are not kept apart).
-    const CHANGES_TIMES: bool = true;
-    /// Whether the records must stop before an exit of `address` (one the change does not
-    /// handle: the caller takes it, and those after it, the general way).
-    fn stops_at_exit(address: u64) -> bool;
-    /// Whether the thread's record before the next one was decoded at `raw` (else the
-    /// decoder leaves the records to the caller: the next one is a chunk's first).
-    fn follows(&self, raw: u64) -> bool;
-    /// The time to give the next record of the thread, decoded at `raw`, `gap` ticks after
-    /// the one before (0 if earlier), an exit if `exit` (never one [`Self::stops_at_exit`]).
-    fn time(&mut self, raw: u64, gap: u64, exit: bool) -> u64;
-}
-
-/// The times as decoded.
-#[derive(Clone, Copy)]
-struct AsDecoded;
-
-impl FastTimes for AsDecoded {
-    const CHANGES_TIMES: bool = false;
-    #[inline(always)]
-    fn stops_at_exit(_: u64) -> bool {
-        false
-    }
-    fn follows(&self, _: u64) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn time(&mut self, raw: u64, _: u64, _: bool) -> u64 {
-        raw
-    }
-}
-
-impl Cursor<'_> {
-    /// Decodes the next records into `out` as [`Self::fill`] does, their times given by
-    /// `times`, and their times as decoded into `raw` at the same indices, while the PACKED
-    /// fast path takes them (entries and exits of functions, not a stream's last bytes) and
-    /// `times` does not stop: returns how many; 0 for a chunk that is not PACKED. [`Self::fill`]
-    /// decodes the rest as usual (an error is reported there).
-    pub fn fill_timed<T: FastTimes>(
-        &mut self,
-        out: &mut [Record],
-        raw: &mut [u64],
-        times: &mut T,
-    ) -> usize {
-        match &mut self.packed {
-            Some(decoder) if times.follows(decoder.now) => {
-                let len = out.len().min(raw.len());
-                decoder.fast_run(&mut out[..len], 0, &mut raw[..len], times)
-            }
-            _ => 0,
-        }
-    }
-}
-
 /// The PACKED reader's state: the writer's table and predicted stack, rebuilt as it goes.
 pub(super) struct PackDecoder<'a> {
     stream: &'a [u8],
@@ -549,7 +491,7 @@ impl<'a> PackDecoder<'a> {
     fn fill(&mut self, out: &mut [Record]) -> (usize, Option<FormatError>) {
         let mut n = 0;
         loop {
-            n = self.fast_run(out, n, &mut [], &mut AsDecoded);
+            n = self.fast_run(out, n);
             if n == out.len() || self.failed {
                 return (n, None);
             }
@@ -572,21 +514,8 @@ impl<'a> PackDecoder<'a> {
     /// entry of a new address too: once a function a chunk, and its `Vec::push` would cost
     /// the loop its registers), `out` is full or the chunk's records are done; returns the
     /// new `n`. Nothing is reported here: the careful path takes the record it stopped at.
-    /// With `times` (other than [`AsDecoded`]): the records' times from it, their decoded
-    /// times in `raw` (as long as `out`), and it stops where `times` stops.
     #[inline(always)]
-    fn fast_run<T: FastTimes>(
-        &mut self,
-        out: &mut [Record],
-        n: usize,
-        raw: &mut [u64],
-        outer_times: &mut T,
-    ) -> usize {
-        let timed = T::CHANGES_TIMES;
-        // In a local, whose fields stay in registers (through `&mut` they went to memory at
-        // every record).
-        let mut local = *outer_times;
-        let times = &mut local;
+    fn fast_run(&mut self, out: &mut [Record], n: usize) -> usize {
         if self.failed {
             return n;
         }
@@ -611,21 +540,12 @@ impl<'a> PackDecoder<'a> {
             // an index under 128 and a delta under 32 ticks (two bytes).
             let first = window[0];
             if first & 0x83 == pack::EXIT_TOP as u8 && depth > 0 {
-                let address = ring[((depth - 1) as usize) & (pack::STACK - 1)];
-                if T::stops_at_exit(address & mask) {
-                    break;
-                }
                 depth -= 1;
+                let address = ring[(depth as usize) & (pack::STACK - 1)];
                 after_escape = address == 0;
-                let delta = u64::from(first >> 2);
-                let wrapped;
-                (now, wrapped) = now.overflowing_add(delta);
+                now = now.wrapping_add(u64::from(first >> 2));
                 pos += 1;
-                if timed {
-                    raw[done] = now;
-                }
-                let gap = if wrapped { 0 } else { delta };
-                slots[done] = Record::exit(times.time(now, gap, true), address & mask);
+                slots[done] = Record::exit(now, address & mask);
                 done += 1;
                 continue;
             }
@@ -633,15 +553,9 @@ impl<'a> PackDecoder<'a> {
                 if let Some(&address) = table.get(usize::from(window[1])) {
                     ring[(depth as usize) & (pack::STACK - 1)] = address;
                     depth += 1;
-                    let delta = u64::from(first >> 2);
-                    let wrapped;
-                    (now, wrapped) = now.overflowing_add(delta);
+                    now = now.wrapping_add(u64::from(first >> 2));
                     pos += 2;
-                    if timed {
-                        raw[done] = now;
-                    }
-                    let gap = if wrapped { 0 } else { delta };
-                    slots[done] = Record::entry(times.time(now, gap, false), address & mask);
+                    slots[done] = Record::entry(now, address & mask);
                     done += 1;
                     continue;
                 }
@@ -655,11 +569,8 @@ impl<'a> PackDecoder<'a> {
                 let Some(below) = depth.checked_sub(1) else {
                     break;
                 };
-                let address = ring[(below as usize) & (pack::STACK - 1)];
-                if T::stops_at_exit(address & mask) {
-                    break;
-                }
                 depth = below;
+                let address = ring[(depth as usize) & (pack::STACK - 1)];
                 after_escape = address == 0;
                 (RecordKind::Exit, address, used)
             } else if after_escape {
@@ -678,13 +589,9 @@ impl<'a> PackDecoder<'a> {
                 break;
             };
             pos += used;
-            let gap = time.saturating_sub(now);
             now = time;
-            if timed {
-                raw[done] = time;
-            }
             slots[done] = Record {
-                time: times.time(time, gap, kind == RecordKind::Exit),
+                time,
                 kind,
                 address: address & mask,
             };
@@ -695,7 +602,6 @@ impl<'a> PackDecoder<'a> {
         self.depth = depth;
         self.after_escape = after_escape;
         self.index += done as u32;
-        *outer_times = local;
         n + done
     }
 }
