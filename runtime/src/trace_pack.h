@@ -56,15 +56,21 @@
  * only what a chunk uses is touched (the hash is cleared entry by entry).
  * On the way, what the throttle (runtime/src/trace/functions.h, "Throttling") needs: each table
  * address's calls whose entry and exit are both in the chunk (an exit of the predicted top
- * frame), and their ticks from entry record to exit record. */
+ * frame), and their ticks from entry record to exit record.
+ * The ring holds each frame's key (hkt_pack_key), not its address: the top frame's key is the
+ * exit record that pops it, so the encoder keeps it in a register and tests an exit of the top
+ * with one compare. */
 struct hkt_packer {
-    uint64_t ring[HKT_PACK_STACK];
+    uint64_t ring[HKT_PACK_STACK];       /* each frame's key (hkt_pack_key) */
     uint64_t ring_time[HKT_PACK_STACK];  /* the entry's time of each frame */
-    int32_t ring_index[HKT_PACK_STACK];  /* its table index; -1: not in the table */
+    uint32_t ring_index[HKT_PACK_STACK]; /* its table index; HKT_PACK_TABLE_MAX: not in the
+                                          * table (its calls and ticks go to the spare slot) */
     uint64_t table[HKT_PACK_TABLE_MAX];
-    uint32_t calls[HKT_PACK_TABLE_MAX];  /* calls of table[i] timed in this chunk */
-    uint64_t ticks[HKT_PACK_TABLE_MAX];  /* and their ticks */
-    uint16_t slot_of[HKT_PACK_TABLE_MAX];  /* hash slot of table[i] */
+    uint32_t calls[HKT_PACK_TABLE_MAX + 1]; /* calls of table[i] timed in this chunk; the last
+                                             * slot takes those of frames not in the table, and
+                                             * is never read */
+    uint64_t ticks[HKT_PACK_TABLE_MAX + 1]; /* and their ticks */
+    uint16_t slot_of[HKT_PACK_TABLE_MAX];   /* hash slot of table[i] */
     uint16_t slot_index[HKT_PACK_HASH_SLOTS]; /* 1 + index into table; 0 = empty */
     uint32_t table_len;
 };
@@ -172,15 +178,118 @@ HKT_PACK_FN uint8_t *hkt_pack_new_address(struct hkt_packer *p, uint8_t *o, uint
     return o;
 }
 
-/* The innermost frame of `address` in the ring's window, as a depth (its frame's index), or
- * `depth` itself if none. */
-HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth, uint64_t address)
+/* A frame's key in the ring: the exit record of its address (address | HKT_EXIT_BIT), but 0
+ * for address 0, whose exit (the resync record) the general path takes, never the exit of the
+ * top (hkt_pack_body). One key per address (an address never has HKT_EXIT_BIT set), so frames
+ * compare as their addresses do. */
+HKT_PACK_FN uint64_t hkt_pack_key(uint64_t address)
+{
+    return address != 0 ? address | HKT_EXIT_BIT : 0;
+}
+
+/* The innermost frame of `key` in the ring's window, as a depth (its frame's index), or
+ * `depth` itself if none. The frame at depth d (d frames under it) is in slot d + 1. */
+HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth, uint64_t key)
 {
     uint64_t lowest = depth > HKT_PACK_STACK ? depth - HKT_PACK_STACK : 0;
     for (uint64_t d = depth; d > lowest; d--)
-        if (p->ring[(d - 1) & (HKT_PACK_STACK - 1)] == address)
+        if (p->ring[d & (HKT_PACK_STACK - 1)] == key)
             return d - 1;
     return depth;
+}
+
+/* The encoder's running state, as the general path (hkt_pack_general) reads and changes it;
+ * the fast path keeps it in registers. */
+struct hkt_pack_run {
+    uint8_t *o;          /* where the stream goes on */
+    uint64_t depth;      /* frames on the predicted stack (the ring holds the last 256) */
+    uint64_t top;        /* the top frame's key (0: no frame, or address 0's) */
+    uint64_t last_entry; /* the last entry found in the table (HKT_EXIT_BIT, no entry: none) */
+    uint32_t last_index; /* and its index */
+    int after_escape;    /* the last record was an exit of address 0 (a resync record) */
+    uint64_t last_new;   /* the last new address */
+};
+
+/* One record (its delta from the record before), in the format's steps one by one: any record,
+ * the fast path's included; what the fast path leaves (hkt_pack_body) comes here. */
+HKT_PACK_FN __attribute__((always_inline)) void
+hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, uint64_t time, uint64_t word,
+                 uint64_t delta, const int timed)
+{
+    uint64_t address = word & ~HKT_EXIT_BIT, key = hkt_pack_key(address), depth = s->depth;
+    uint8_t *o = s->o;
+    uint32_t slot = 0;
+    if (word & HKT_EXIT_BIT) {
+        if (depth > 0 && p->ring[depth & (HKT_PACK_STACK - 1)] == key) {
+            o = hkt_pack_head(o, delta, HKT_PACK_EXIT_TOP, time);
+            if (timed) {
+                uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                p->calls[t]++;
+                p->ticks[t] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
+            }
+            depth--;
+        } else {
+            o = hkt_pack_head(o, delta, HKT_PACK_OTHER, time);
+            int32_t index = hkt_pack_find(p, address, &slot);
+            if (index >= 0) {
+                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_INDEX + (uint64_t)index);
+            } else {
+                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_NEW);
+                o = hkt_pack_new_address(p, o, address, slot, &s->last_new);
+            }
+            depth = hkt_pack_search(p, depth, key);
+        }
+        s->after_escape = address == 0;
+    } else {
+        int32_t index = hkt_pack_find(p, address, &slot);
+        if (index >= 0) {
+            o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_INDEX, time);
+            o = hkt_pack_varint(o, (uint64_t)index);
+        } else {
+            o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_NEW, time);
+            o = hkt_pack_new_address(p, o, address, slot, &s->last_new);
+            index = p->table_len > 0 && p->table[p->table_len - 1] == address
+                        ? (int32_t)(p->table_len - 1)
+                        : -1;
+        }
+        if (index >= 0 && address != 0) {
+            s->last_entry = word;
+            s->last_index = (uint32_t)index;
+        }
+        uint64_t found = s->after_escape ? hkt_pack_search(p, depth, key) : depth;
+        if (found < depth) {
+            depth = found + 1; /* a longjmp came back to this frame */
+        } else {
+            depth++;
+            p->ring[depth & (HKT_PACK_STACK - 1)] = key;
+            if (timed) {
+                p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
+                p->ring_index[depth & (HKT_PACK_STACK - 1)] =
+                    index >= 0 ? (uint32_t)index : HKT_PACK_TABLE_MAX;
+            }
+        }
+        s->after_escape = 0;
+    }
+    s->top = depth != 0 ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
+    s->depth = depth;
+    s->o = o;
+}
+
+/* Out of line, so that the fast path keeps its state in registers. */
+HKT_PACK_FN __attribute__((noinline)) void hkt_pack_general_plain(struct hkt_packer *p,
+                                                                  struct hkt_pack_run *s,
+                                                                  uint64_t time, uint64_t word,
+                                                                  uint64_t delta)
+{
+    hkt_pack_general(p, s, time, word, delta, 0);
+}
+
+HKT_PACK_FN __attribute__((noinline)) void hkt_pack_general_timed(struct hkt_packer *p,
+                                                                  struct hkt_pack_run *s,
+                                                                  uint64_t time, uint64_t word,
+                                                                  uint64_t delta)
+{
+    hkt_pack_general(p, s, time, word, delta, 1);
 }
 
 /* Encodes records r[0..n) into `out` (8-byte aligned) as one PACKED chunk's payload: the fixed
@@ -188,7 +297,15 @@ HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth,
  * might not fit in `cap` bytes. Returns the records encoded (at least one if n > 0 and cap >=
  * sizeof(struct hkt_packed) + HKT_PACK_RECORD_MAX + 8); *payload_len is the payload's length, a
  * multiple of 8. With `timed` (a constant: hkt_pack and hkt_pack_timed below are each their
- * own loop), it also gathers each table address's calls and ticks for the throttle. */
+ * own loop), it also gathers each table address's calls and ticks for the throttle.
+ *
+ * Two paths. The fast one, here, takes nearly every record: an exit of the top frame (its key,
+ * in `top`, is the record itself), and an entry of an address already in the table (the last
+ * entry's, or found at its hash slot's first probe), with a delta under 2^12 ticks. The general
+ * one (hkt_pack_general) takes the rest: other exits, new addresses, address 0, larger deltas,
+ * the chunk's first record and the record after a resync record. Records come in batches that
+ * surely fit (HKT_PACK_RECORD_MAX bytes each), so the fast path tests no room. A record's delta
+ * is from the record before (the clock is always the last record's time). */
 HKT_PACK_FN __attribute__((always_inline)) size_t
 hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_t *out,
               size_t cap, size_t *payload_len, const int timed)
@@ -203,79 +320,119 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     p->table_len = 0;
 
     struct hkt_packed *head = (struct hkt_packed *)(void *)out;
-    uint8_t *o = out + sizeof *head, *stop = out;
+    uint8_t *stop = out;
     if (cap >= sizeof *head + HKT_PACK_RECORD_MAX + HKT_CHUNK_ALIGN)
         stop = out + cap - HKT_PACK_RECORD_MAX - HKT_CHUNK_ALIGN;
-    uint64_t first = n > 0 ? r[0].time : 0, now = first, last_new = 0, depth = 0;
-    int after_escape = 0;
-    uint64_t last_entry = 0;
-    int32_t last_index = -1; /* the table index of last_entry; -1: none (or not in the table) */
-    size_t i = 0;
-    for (; i < n && o <= stop; i++) {
-        uint64_t time = r[i].time, word = r[i].address_kind;
-        uint64_t address = word & ~HKT_EXIT_BIT, delta = time - now;
-        now = time;
-        uint32_t slot = 0;
-        if (word & HKT_EXIT_BIT) {
-            /* The common case first: an exit of the top frame. */
-            if (depth > 0 && p->ring[(depth - 1) & (HKT_PACK_STACK - 1)] == address) {
-                o = hkt_pack_head(o, delta, HKT_PACK_EXIT_TOP, time);
-                depth--;
-                int32_t top = timed ? p->ring_index[depth & (HKT_PACK_STACK - 1)] : -1;
-                if (top >= 0) {
-                    p->calls[top]++;
-                    p->ticks[top] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
+    struct hkt_pack_run s = {out + sizeof *head, 0, 0, HKT_EXIT_BIT, 0, 0, 0};
+    const struct hkt_record *rec = r, *end = r + n;
+    if (n > 0 && s.o <= stop) {
+        /* the first record: its delta is 0 (from first_time, its own time) */
+        if (timed)
+            hkt_pack_general_timed(p, &s, r[0].time, r[0].address_kind, 0);
+        else
+            hkt_pack_general_plain(p, &s, r[0].time, r[0].address_kind, 0);
+        rec++;
+    }
+    uint8_t *o = s.o;
+    uint64_t depth = s.depth, top = s.top, last_entry = s.last_entry;
+    uint32_t last_index = s.last_index;
+    while (rec < end && o <= stop) {
+        /* Records that surely fit; after a resync record, one (the general path's). */
+        size_t fit = s.after_escape ? 1 : (size_t)(stop - o) / HKT_PACK_RECORD_MAX + 1;
+        const struct hkt_record *batch = (size_t)(end - rec) > fit ? rec + fit : end;
+        if (s.after_escape)
+            goto general;
+        do {
+            uint64_t word = rec->address_kind, delta = rec->time - rec[-1].time;
+            if (word & HKT_EXIT_BIT) {
+                /* An exit of the top frame (not address 0's: top is 0 then, as when there is
+                 * no frame, and no exit record is 0). */
+                if (__builtin_expect(word != top, 0))
+                    goto general;
+                if (__builtin_expect(delta < 0x20, 1)) {
+                    *o++ = (uint8_t)(delta << 2 | HKT_PACK_EXIT_TOP);
+                } else if (delta < 0x1000) {
+                    o[0] = (uint8_t)(delta << 2 | HKT_PACK_EXIT_TOP | 0x80);
+                    o[1] = (uint8_t)(delta >> 5);
+                    o += 2;
+                } else {
+                    goto general;
                 }
-                after_escape = address == 0;
-                continue;
-            }
-            o = hkt_pack_head(o, delta, HKT_PACK_OTHER, time);
-            int32_t index = hkt_pack_find(p, address, &slot);
-            if (index >= 0) {
-                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_INDEX + (uint64_t)index);
-            } else {
-                o = hkt_pack_varint(o, HKT_PACK_OTHER_EXIT_NEW);
-                o = hkt_pack_new_address(p, o, address, slot, &last_new);
-            }
-            depth = hkt_pack_search(p, depth, address);
-            after_escape = address == 0;
-        } else {
-            /* The last entry's function again (a loop calling it) skips the hash. */
-            int32_t index = last_index >= 0 && address == last_entry
-                                ? last_index
-                                : hkt_pack_find(p, address, &slot);
-            if (index >= 0) {
-                o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_INDEX, time);
-                o = hkt_pack_varint(o, (uint64_t)index);
-            } else {
-                o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_NEW, time);
-                o = hkt_pack_new_address(p, o, address, slot, &last_new);
-                index = p->table_len > 0 && p->table[p->table_len - 1] == address
-                            ? (int32_t)(p->table_len - 1)
-                            : -1;
-            }
-            last_entry = address;
-            last_index = index;
-            uint64_t found = after_escape ? hkt_pack_search(p, depth, address) : depth;
-            if (found < depth) {
-                depth = found + 1; /* a longjmp came back to this frame */
-            } else {
-                p->ring[depth & (HKT_PACK_STACK - 1)] = address;
                 if (timed) {
-                    p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
+                    uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                    p->calls[t]++;
+                    p->ticks[t] += rec->time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
+                }
+                depth--;
+                top = __builtin_expect(depth != 0, 1) ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
+            } else {
+                uint32_t index = last_index;
+                if (word != last_entry) {
+                    /* Address 0 (hash slot 0, as a few others) takes the general path, so
+                     * that `top` is never its key. */
+                    uint32_t h = hkt_pack_hash(word);
+                    uint32_t slot = p->slot_index[h];
+                    if (__builtin_expect(h == 0 || slot == 0 || p->table[slot - 1] != word, 0))
+                        goto general;
+                    index = slot - 1;
+                    last_entry = word;
+                    last_index = index;
+                }
+                if (__builtin_expect(delta < 0x20, 1)) {
+                    *o++ = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX);
+                } else if (delta < 0x1000) {
+                    o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
+                    o[1] = (uint8_t)(delta >> 5);
+                    o += 2;
+                } else {
+                    goto general;
+                }
+                if (__builtin_expect(index < 0x80, 1)) {
+                    *o++ = (uint8_t)index;
+                } else {
+                    o[0] = (uint8_t)(index | 0x80);
+                    o[1] = (uint8_t)(index >> 7); /* index < 2^12 */
+                    o += 2;
+                }
+                top = word | HKT_EXIT_BIT;
+                depth++;
+                p->ring[depth & (HKT_PACK_STACK - 1)] = top;
+                if (timed) {
+                    p->ring_time[depth & (HKT_PACK_STACK - 1)] = rec->time;
                     p->ring_index[depth & (HKT_PACK_STACK - 1)] = index;
                 }
-                depth++;
             }
-            after_escape = 0;
-        }
+            continue;
+        general:
+            s.o = o;
+            s.depth = depth;
+            s.top = top;
+            s.last_entry = last_entry;
+            s.last_index = last_index;
+            if (timed)
+                hkt_pack_general_timed(p, &s, rec->time, rec->address_kind,
+                                       rec->time - rec[-1].time);
+            else
+                hkt_pack_general_plain(p, &s, rec->time, rec->address_kind,
+                                       rec->time - rec[-1].time);
+            o = s.o;
+            depth = s.depth;
+            top = s.top;
+            last_entry = s.last_entry;
+            last_index = s.last_index;
+            if (s.after_escape) {
+                rec++;
+                break; /* the next record takes the general path, in a batch of its own */
+            }
+        } while (++rec < batch);
     }
+    size_t i = (size_t)(rec - r);
     size_t stream = (size_t)(o - (out + sizeof *head));
     while (((size_t)(o - out)) % HKT_CHUNK_ALIGN != 0)
         *o++ = 0;
     head->records = (uint32_t)i;
     head->stream_bytes = (uint32_t)stream;
-    head->first_time = first;
+    head->first_time = n > 0 ? r[0].time : 0;
     *payload_len = (size_t)(o - out);
     return i;
 }
