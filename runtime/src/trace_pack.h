@@ -146,10 +146,13 @@ HKT_PACK_FN uint32_t hkt_pack_hash(uint64_t address)
     return (uint32_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 51) & (HKT_PACK_HASH_SLOTS - 1);
 }
 
-/* The table index of `address`, or -1; `*slot` is where to insert it if absent. */
+/* The table index of `address`, or -1; `*slot` is where to insert it if absent. Slot 0 is
+ * never used (it stays empty), so that the fast path's one probe (hkt_pack_body) misses
+ * address 0, whose hash is 0. */
 HKT_PACK_FN int32_t hkt_pack_find(const struct hkt_packer *p, uint64_t address, uint32_t *slot)
 {
     uint32_t h = hkt_pack_hash(address);
+    h += h == 0;
     for (;;) {
         uint32_t s = p->slot_index[h];
         if (s == 0) {
@@ -159,6 +162,7 @@ HKT_PACK_FN int32_t hkt_pack_find(const struct hkt_packer *p, uint64_t address, 
         if (p->table[s - 1] == address)
             return (int32_t)(s - 1);
         h = (h + 1) & (HKT_PACK_HASH_SLOTS - 1);
+        h += h == 0;
     }
 }
 
@@ -204,18 +208,21 @@ struct hkt_pack_run {
     uint8_t *o;          /* where the stream goes on */
     uint64_t depth;      /* frames on the predicted stack (the ring holds the last 256) */
     uint64_t top;        /* the top frame's key (0: no frame, or address 0's) */
-    uint64_t last_entry; /* the last entry found in the table (HKT_EXIT_BIT, no entry: none) */
-    uint32_t last_index; /* and its index */
+    /* The last entry found in the table at an index under 0x80 (HKT_EXIT_BIT, which no entry
+     * is: none), and its record's bytes after the delta: index << 8 | HKT_PACK_ENTRY_INDEX. */
+    uint64_t last_entry;
+    uint32_t last_code;
     int after_escape;    /* the last record was an exit of address 0 (a resync record) */
     uint64_t last_new;   /* the last new address */
 };
 
-/* One record (its delta from the record before), in the format's steps one by one: any record,
- * the fast path's included; what the fast path leaves (hkt_pack_body) comes here. */
+/* One record, *rec (`delta`: its time less the clock's), in the format's steps one by one: any
+ * record, the fast path's included; what the fast path leaves (hkt_pack_body) comes here. */
 HKT_PACK_FN __attribute__((always_inline)) void
-hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, uint64_t time, uint64_t word,
+hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_record *rec,
                  uint64_t delta, const int timed)
 {
+    uint64_t time = rec->time, word = rec->address_kind;
     uint64_t address = word & ~HKT_EXIT_BIT, key = hkt_pack_key(address), depth = s->depth;
     uint8_t *o = s->o;
     uint32_t slot = 0;
@@ -252,9 +259,9 @@ hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, uint64_t time, ui
                         ? (int32_t)(p->table_len - 1)
                         : -1;
         }
-        if (index >= 0 && address != 0) {
+        if (index >= 0 && index < 0x80 && address != 0) {
             s->last_entry = word;
-            s->last_index = (uint32_t)index;
+            s->last_code = (uint32_t)index << 8 | HKT_PACK_ENTRY_INDEX;
         }
         uint64_t found = s->after_escape ? hkt_pack_search(p, depth, key) : depth;
         if (found < depth) {
@@ -276,20 +283,18 @@ hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, uint64_t time, ui
 }
 
 /* Out of line, so that the fast path keeps its state in registers. */
-HKT_PACK_FN __attribute__((noinline)) void hkt_pack_general_plain(struct hkt_packer *p,
-                                                                  struct hkt_pack_run *s,
-                                                                  uint64_t time, uint64_t word,
-                                                                  uint64_t delta)
+HKT_PACK_FN __attribute__((noinline)) void
+hkt_pack_general_plain(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_record *rec,
+                       uint64_t delta)
 {
-    hkt_pack_general(p, s, time, word, delta, 0);
+    hkt_pack_general(p, s, rec, delta, 0);
 }
 
-HKT_PACK_FN __attribute__((noinline)) void hkt_pack_general_timed(struct hkt_packer *p,
-                                                                  struct hkt_pack_run *s,
-                                                                  uint64_t time, uint64_t word,
-                                                                  uint64_t delta)
+HKT_PACK_FN __attribute__((noinline)) void
+hkt_pack_general_timed(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_record *rec,
+                       uint64_t delta)
 {
-    hkt_pack_general(p, s, time, word, delta, 1);
+    hkt_pack_general(p, s, rec, delta, 1);
 }
 
 /* Encodes records r[0..n) into `out` (8-byte aligned) as one PACKED chunk's payload: the fixed
@@ -328,14 +333,14 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     if (n > 0 && s.o <= stop) {
         /* the first record: its delta is 0 (from first_time, its own time) */
         if (timed)
-            hkt_pack_general_timed(p, &s, r[0].time, r[0].address_kind, 0);
+            hkt_pack_general_timed(p, &s, r, 0);
         else
-            hkt_pack_general_plain(p, &s, r[0].time, r[0].address_kind, 0);
+            hkt_pack_general_plain(p, &s, r, 0);
         rec++;
     }
     uint8_t *o = s.o;
     uint64_t depth = s.depth, top = s.top, last_entry = s.last_entry;
-    uint32_t last_index = s.last_index;
+    uint32_t last_code = s.last_code;
     while (rec < end && o <= stop) {
         /* Records that surely fit; after a resync record, one (the general path's). */
         size_t fit = s.after_escape ? 1 : (size_t)(stop - o) / HKT_PACK_RECORD_MAX + 1;
@@ -365,42 +370,40 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 }
                 depth--;
                 top = __builtin_expect(depth != 0, 1) ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
-            } else {
-                uint32_t index = last_index;
-                if (word != last_entry) {
-                    /* Address 0 (hash slot 0, as a few others) takes the general path, so
-                     * that `top` is never its key. */
-                    uint32_t h = hkt_pack_hash(word);
-                    uint32_t slot = p->slot_index[h];
-                    if (__builtin_expect(h == 0 || slot == 0 || p->table[slot - 1] != word, 0))
-                        goto general;
-                    index = slot - 1;
-                    last_entry = word;
-                    last_index = index;
-                }
-                if (__builtin_expect(delta < 0x20, 1)) {
-                    *o++ = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX);
-                } else if (delta < 0x1000) {
-                    o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
-                    o[1] = (uint8_t)(delta >> 5);
-                    o += 2;
-                } else {
+                continue;
+            }
+            if (word != last_entry) {
+                /* Address 0 (hash 0: slot 0 is always empty) takes the general path, so that
+                 * `top` is never its key; so do indices from 0x80 on. */
+                uint32_t slot = p->slot_index[hkt_pack_hash(word)];
+                if (__builtin_expect(slot - 1 >= 0x80 || p->table[slot - 1] != word, 0))
                     goto general;
-                }
-                if (__builtin_expect(index < 0x80, 1)) {
-                    *o++ = (uint8_t)index;
-                } else {
-                    o[0] = (uint8_t)(index | 0x80);
-                    o[1] = (uint8_t)(index >> 7); /* index < 2^12 */
-                    o += 2;
-                }
-                top = word | HKT_EXIT_BIT;
-                depth++;
-                p->ring[depth & (HKT_PACK_STACK - 1)] = top;
-                if (timed) {
-                    p->ring_time[depth & (HKT_PACK_STACK - 1)] = rec->time;
-                    p->ring_index[depth & (HKT_PACK_STACK - 1)] = index;
-                }
+                last_entry = word;
+                last_code = (slot - 1) << 8 | HKT_PACK_ENTRY_INDEX;
+            }
+            if (__builtin_expect(delta < 0x20, 1)) {
+                uint16_t bytes = (uint16_t)((uint32_t)delta << 2 | last_code);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                __builtin_memcpy(o, &bytes, 2);
+#else
+                o[0] = (uint8_t)bytes;
+                o[1] = (uint8_t)(bytes >> 8);
+#endif
+            } else if (delta < 0x1000) {
+                o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
+                o[1] = (uint8_t)(delta >> 5);
+                o[2] = (uint8_t)(last_code >> 8);
+                o++;
+            } else {
+                goto general;
+            }
+            o += 2;
+            top = word + HKT_EXIT_BIT; /* an entry: the bit is clear */
+            depth++;
+            p->ring[depth & (HKT_PACK_STACK - 1)] = top;
+            if (timed) {
+                p->ring_time[depth & (HKT_PACK_STACK - 1)] = rec->time;
+                p->ring_index[depth & (HKT_PACK_STACK - 1)] = last_code >> 8;
             }
             continue;
         general:
@@ -408,18 +411,16 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
             s.depth = depth;
             s.top = top;
             s.last_entry = last_entry;
-            s.last_index = last_index;
+            s.last_code = last_code;
             if (timed)
-                hkt_pack_general_timed(p, &s, rec->time, rec->address_kind,
-                                       rec->time - rec[-1].time);
+                hkt_pack_general_timed(p, &s, rec, rec->time - rec[-1].time);
             else
-                hkt_pack_general_plain(p, &s, rec->time, rec->address_kind,
-                                       rec->time - rec[-1].time);
+                hkt_pack_general_plain(p, &s, rec, rec->time - rec[-1].time);
             o = s.o;
             depth = s.depth;
             top = s.top;
             last_entry = s.last_entry;
-            last_index = s.last_index;
+            last_code = s.last_code;
             if (s.after_escape) {
                 rec++;
                 break; /* the next record takes the general path, in a batch of its own */
