@@ -21,14 +21,16 @@
 #include "trace_format.h"
 #include "trace_pack.h"
 
-static struct hkt_packer packer;
-
-__attribute__((noinline)) static size_t pack_chunk(const struct hkt_record *r, size_t n,
+/* The packer by pointer, as the runtime passes it (t->packer), to a function that is not
+ * static (so the compiler does not specialize it for one call). */
+size_t pack_chunk(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_t *out,
+                  size_t cap, size_t *len, int timed);
+__attribute__((noinline)) size_t pack_chunk(struct hkt_packer *p,
+                                                   const struct hkt_record *r, size_t n,
                                                    uint8_t *out, size_t cap, size_t *len,
                                                    int timed)
 {
-    return timed ? hkt_pack_timed(&packer, r, n, out, cap, len)
-                 : hkt_pack(&packer, r, n, out, cap, len);
+    return timed ? hkt_pack_timed(p, r, n, out, cap, len) : hkt_pack(p, r, n, out, cap, len);
 }
 
 int main(int argc, char **argv)
@@ -72,6 +74,7 @@ int main(int argc, char **argv)
     struct hkt_header header;
     memcpy(&header, data, sizeof header);
     uint8_t *packed = aligned_alloc(64, (cap + 63) & ~(size_t)63);
+    struct hkt_packer *packer = calloc(1, sizeof *packer); /* zeroed: an empty table */
     uint64_t records = 0, chunks = 0, bytes = 0;
     long at = header.header_size;
     while (at + 16 <= size) {
@@ -89,7 +92,7 @@ int main(int argc, char **argv)
             memcpy(r, data + at + 16, h.length);
             for (size_t done = 0; done < n;) {
                 size_t len = 0;
-                size_t k = pack_chunk(r + done, n - done, packed, cap, &len, timed);
+                size_t k = pack_chunk(packer, r + done, n - done, packed, cap, &len, timed);
                 if (k == 0) {
                     fprintf(stderr, "pack_check: cap %zu too small\n", cap);
                     return 1;
@@ -98,10 +101,10 @@ int main(int argc, char **argv)
                     fwrite(&len, sizeof len, 1, dump);
                     fwrite(packed, 1, len, dump);
                     if (timed) {
-                        fwrite(&packer.table_len, sizeof packer.table_len, 1, dump);
-                        fwrite(packer.table, 8, packer.table_len, dump);
-                        fwrite(packer.calls, 4, packer.table_len, dump);
-                        fwrite(packer.ticks, 8, packer.table_len, dump);
+                        fwrite(&packer->table_len, sizeof packer->table_len, 1, dump);
+                        fwrite(packer->table, 8, packer->table_len, dump);
+                        fwrite(packer->calls, 4, packer->table_len, dump);
+                        fwrite(packer->ticks, 8, packer->table_len, dump);
                     }
                 }
                 records += k;

@@ -42,6 +42,8 @@
 /* The most bytes one record takes: a clock escape (v, s, a 64-bit varint: 12), then the
  * record (v of a delta < 2^58: 9; s < 2^14: 2; a zigzag address: 10). */
 #define HKT_PACK_RECORD_MAX 40u
+/* What the encoder reserves for a record: a power of two (a shift, not a division). */
+#define HKT_PACK_RECORD_ROOM 64u
 #define HKT_PACK_DELTA_LIMIT (UINT64_C(1) << 58)
 
 #define HKT_PACK_EXIT_TOP 0u
@@ -52,7 +54,7 @@
 #define HKT_PACK_OTHER_CLOCK 1u
 #define HKT_PACK_OTHER_EXIT_INDEX 2u /* + i */
 
-/* The encoder's state: the table of one chunk, its hash, the predicted stack. About 110 KiB;
+/* The encoder's state: the table of one chunk, its hash, the predicted stack. About 190 KiB;
  * only what a chunk uses is touched (the hash is cleared entry by entry).
  * On the way, what the throttle (runtime/src/trace/functions.h, "Throttling") needs: each table
  * address's calls whose entry and exit are both in the chunk (an exit of the predicted top
@@ -71,7 +73,12 @@ struct hkt_packer {
                                              * is never read */
     uint64_t ticks[HKT_PACK_TABLE_MAX + 1]; /* and their ticks */
     uint16_t slot_of[HKT_PACK_TABLE_MAX];   /* hash slot of table[i] */
-    uint16_t slot_index[HKT_PACK_HASH_SLOTS]; /* 1 + index into table; 0 = empty */
+    /* The hash: each slot's address, as address | HKT_EXIT_BIT (0: empty; slot 0 always is),
+     * its table index, and an entry record's bytes after the delta, if the index is under 0x80
+     * (index << 8 | HKT_PACK_ENTRY_INDEX; else 0). */
+    uint64_t slot_key[HKT_PACK_HASH_SLOTS];
+    uint16_t slot_index[HKT_PACK_HASH_SLOTS];
+    uint16_t slot_code[HKT_PACK_HASH_SLOTS];
     uint32_t table_len;
 };
 
@@ -141,10 +148,13 @@ HKT_PACK_FN uint64_t hkt_pack_zigzag(uint64_t d)
     return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
 }
 
+/* Of the address's low 32 bits (a multiply by an immediate; where functions are 4 GiB apart,
+ * linear probing still finds them). 0 for address 0. */
 HKT_PACK_FN uint32_t hkt_pack_hash(uint64_t address)
 {
-    return (uint32_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 51) & (HKT_PACK_HASH_SLOTS - 1);
+    return (uint32_t)address * UINT32_C(0x9E3779B1) >> (32 - 13);
 }
+_Static_assert(HKT_PACK_HASH_SLOTS == 1u << 13, "hkt_pack_hash gives 13 bits");
 
 /* The table index of `address`, or -1; `*slot` is where to insert it if absent. Slot 0 is
  * never used (it stays empty), so that the fast path's one probe (hkt_pack_body) misses
@@ -154,13 +164,13 @@ HKT_PACK_FN int32_t hkt_pack_find(const struct hkt_packer *p, uint64_t address, 
     uint32_t h = hkt_pack_hash(address);
     h += h == 0;
     for (;;) {
-        uint32_t s = p->slot_index[h];
-        if (s == 0) {
+        uint64_t key = p->slot_key[h];
+        if (key == 0) {
             *slot = h;
             return -1;
         }
-        if (p->table[s - 1] == address)
-            return (int32_t)(s - 1);
+        if (key == (address | HKT_EXIT_BIT))
+            return (int32_t)p->slot_index[h];
         h = (h + 1) & (HKT_PACK_HASH_SLOTS - 1);
         h += h == 0;
     }
@@ -174,9 +184,12 @@ HKT_PACK_FN uint8_t *hkt_pack_new_address(struct hkt_packer *p, uint8_t *o, uint
     o = hkt_pack_varint(o, hkt_pack_zigzag(address - *last_new));
     *last_new = address;
     if (p->table_len < HKT_PACK_TABLE_MAX) {
-        p->table[p->table_len] = address;
-        p->slot_of[p->table_len] = (uint16_t)slot;
-        p->slot_index[slot] = (uint16_t)(p->table_len + 1);
+        uint32_t index = p->table_len;
+        p->table[index] = address;
+        p->slot_of[index] = (uint16_t)slot;
+        p->slot_key[slot] = address | HKT_EXIT_BIT;
+        p->slot_index[slot] = (uint16_t)index;
+        p->slot_code[slot] = (uint16_t)(index < 0x80 ? index << 8 | HKT_PACK_ENTRY_INDEX : 0);
         p->table_len++;
     }
     return o;
@@ -316,7 +329,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
               size_t cap, size_t *payload_len, const int timed)
 {
     for (uint32_t i = 0; i < p->table_len; i++) {
-        p->slot_index[p->slot_of[i]] = 0;
+        p->slot_key[p->slot_of[i]] = 0;
         if (timed) {
             p->calls[i] = 0;
             p->ticks[i] = 0;
@@ -343,7 +356,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     uint32_t last_code = s.last_code;
     while (rec < end && o <= stop) {
         /* Records that surely fit; after a resync record, one (the general path's). */
-        size_t fit = s.after_escape ? 1 : (size_t)(stop - o) / HKT_PACK_RECORD_MAX + 1;
+        size_t fit = s.after_escape ? 1 : (size_t)(stop - o) / HKT_PACK_RECORD_ROOM + 1;
         const struct hkt_record *batch = (size_t)(end - rec) > fit ? rec + fit : end;
         if (s.after_escape)
             goto general;
@@ -374,12 +387,15 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
             }
             if (word != last_entry) {
                 /* Address 0 (hash 0: slot 0 is always empty) takes the general path, so that
-                 * `top` is never its key; so do indices from 0x80 on. */
-                uint32_t slot = p->slot_index[hkt_pack_hash(word)];
-                if (__builtin_expect(slot - 1 >= 0x80 || p->table[slot - 1] != word, 0))
+                 * `top` is never its key; so do indices from 0x80 on (code 0). */
+                uint32_t h = hkt_pack_hash(word);
+                if (__builtin_expect(p->slot_key[h] != (word | HKT_EXIT_BIT), 0))
+                    goto general;
+                uint32_t code = p->slot_code[h];
+                if (__builtin_expect(code == 0, 0))
                     goto general;
                 last_entry = word;
-                last_code = (slot - 1) << 8 | HKT_PACK_ENTRY_INDEX;
+                last_code = code;
             }
             if (__builtin_expect(delta < 0x20, 1)) {
                 uint16_t bytes = (uint16_t)((uint32_t)delta << 2 | last_code);
