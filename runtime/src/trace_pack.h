@@ -310,6 +310,43 @@ hkt_pack_general_timed(struct hkt_packer *p, struct hkt_pack_run *s, const struc
     hkt_pack_general(p, s, rec, delta, 1);
 }
 
+/* The fast path's entry of an address at table index code >> 8 (under 0x80; `code`: the
+ * record's bytes after the delta, index << 8 | HKT_PACK_ENTRY_INDEX), if its delta is under
+ * 2^12 ticks (else 0, nothing done). Written twice in hkt_pack_body, so that the last entry's
+ * registers need no copies. */
+HKT_PACK_FN __attribute__((always_inline)) int
+hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth, uint64_t *top,
+                    const struct hkt_record *rec, uint64_t delta, uint32_t code, const int timed)
+{
+    uint8_t *o = *out;
+    if (__builtin_expect(delta < 0x20, 1)) {
+        uint16_t bytes = (uint16_t)((uint32_t)delta << 2 | code);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        __builtin_memcpy(o, &bytes, 2);
+#else
+        o[0] = (uint8_t)bytes;
+        o[1] = (uint8_t)(bytes >> 8);
+#endif
+        *out = o + 2;
+    } else if (delta < 0x1000) {
+        o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
+        o[1] = (uint8_t)(delta >> 5);
+        o[2] = (uint8_t)(code >> 8);
+        *out = o + 3;
+    } else {
+        return 0;
+    }
+    uint64_t d = *depth + 1;
+    *top = rec->address_kind + HKT_EXIT_BIT; /* an entry: the bit is clear */
+    *depth = d;
+    p->ring[d & (HKT_PACK_STACK - 1)] = *top;
+    if (timed) {
+        p->ring_time[d & (HKT_PACK_STACK - 1)] = rec->time;
+        p->ring_index[d & (HKT_PACK_STACK - 1)] = code >> 8;
+    }
+    return 1;
+}
+
 /* Encodes records r[0..n) into `out` (8-byte aligned) as one PACKED chunk's payload: the fixed
  * part (struct hkt_packed), then the stream, zero-padded to 8 bytes. Stops before a record that
  * might not fit in `cap` bytes. Returns the records encoded (at least one if n > 0 and cap >=
@@ -385,42 +422,27 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 top = __builtin_expect(depth != 0, 1) ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
                 continue;
             }
-            if (word != last_entry) {
-                /* Address 0 (hash 0: slot 0 is always empty) takes the general path, so that
-                 * `top` is never its key; so do indices from 0x80 on (code 0). */
-                uint32_t h = hkt_pack_hash(word);
-                if (__builtin_expect(p->slot_key[h] != (word | HKT_EXIT_BIT), 0))
+            if (word == last_entry) {
+                if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, delta,
+                                                          last_code, timed),
+                                     0))
                     goto general;
-                uint32_t code = p->slot_code[h];
-                if (__builtin_expect(code == 0, 0))
-                    goto general;
-                last_entry = word;
-                last_code = code;
+                continue;
             }
-            if (__builtin_expect(delta < 0x20, 1)) {
-                uint16_t bytes = (uint16_t)((uint32_t)delta << 2 | last_code);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                __builtin_memcpy(o, &bytes, 2);
-#else
-                o[0] = (uint8_t)bytes;
-                o[1] = (uint8_t)(bytes >> 8);
-#endif
-            } else if (delta < 0x1000) {
-                o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
-                o[1] = (uint8_t)(delta >> 5);
-                o[2] = (uint8_t)(last_code >> 8);
-                o++;
-            } else {
+            /* Address 0 (hash 0: slot 0 is always empty) takes the general path, so that
+             * `top` is never its key; so do indices from 0x80 on (code 0). */
+            uint32_t h = hkt_pack_hash(word);
+            if (__builtin_expect(p->slot_key[h] != (word | HKT_EXIT_BIT), 0))
                 goto general;
-            }
-            o += 2;
-            top = word + HKT_EXIT_BIT; /* an entry: the bit is clear */
-            depth++;
-            p->ring[depth & (HKT_PACK_STACK - 1)] = top;
-            if (timed) {
-                p->ring_time[depth & (HKT_PACK_STACK - 1)] = rec->time;
-                p->ring_index[depth & (HKT_PACK_STACK - 1)] = last_code >> 8;
-            }
+            uint32_t code = p->slot_code[h];
+            if (__builtin_expect(code == 0, 0))
+                goto general;
+            last_entry = word;
+            last_code = code;
+            if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, delta, code,
+                                                      timed),
+                                 0))
+                goto general;
             continue;
         general:
             s.o = o;
