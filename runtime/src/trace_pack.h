@@ -227,6 +227,10 @@ struct hkt_pack_run {
     uint32_t last_code;
     int after_escape;    /* the last record was an exit of address 0 (a resync record) */
     uint64_t last_new;   /* the last new address */
+    /* The records' end, and the last place a record may start: the fast path reads them per
+     * batch, from memory (registers are few). */
+    const struct hkt_record *end;
+    uint8_t *stop;
 };
 
 /* One record, *rec (`delta`: its time less the clock's), in the format's steps one by one: any
@@ -316,7 +320,8 @@ hkt_pack_general_timed(struct hkt_packer *p, struct hkt_pack_run *s, const struc
  * registers need no copies. */
 HKT_PACK_FN __attribute__((always_inline)) int
 hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth, uint64_t *top,
-                    const struct hkt_record *rec, uint64_t delta, uint32_t code, const int timed)
+                    const struct hkt_record *rec, uint64_t word, uint64_t delta, uint32_t code,
+                    const int timed)
 {
     uint8_t *o = *out;
     if (__builtin_expect(delta < 0x20, 1)) {
@@ -327,17 +332,17 @@ hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth, uint64
         o[0] = (uint8_t)bytes;
         o[1] = (uint8_t)(bytes >> 8);
 #endif
-        *out = o + 2;
     } else if (delta < 0x1000) {
         o[0] = (uint8_t)(delta << 2 | HKT_PACK_ENTRY_INDEX | 0x80);
         o[1] = (uint8_t)(delta >> 5);
         o[2] = (uint8_t)(code >> 8);
-        *out = o + 3;
+        o++; /* (an add apart: the common case's stays a constant) */
     } else {
         return 0;
     }
+    *out = o + 2;
     uint64_t d = *depth + 1;
-    *top = rec->address_kind + HKT_EXIT_BIT; /* an entry: the bit is clear */
+    *top = word + HKT_EXIT_BIT; /* an entry: the bit is clear */
     *depth = d;
     p->ring[d & (HKT_PACK_STACK - 1)] = *top;
     if (timed) {
@@ -378,8 +383,8 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     uint8_t *stop = out;
     if (cap >= sizeof *head + HKT_PACK_RECORD_MAX + HKT_CHUNK_ALIGN)
         stop = out + cap - HKT_PACK_RECORD_MAX - HKT_CHUNK_ALIGN;
-    struct hkt_pack_run s = {out + sizeof *head, 0, 0, HKT_EXIT_BIT, 0, 0, 0};
-    const struct hkt_record *rec = r, *end = r + n;
+    struct hkt_pack_run s = {out + sizeof *head, 0, 0, HKT_EXIT_BIT, 0, 0, 0, r + n, stop};
+    const struct hkt_record *rec = r;
     if (n > 0 && s.o <= stop) {
         /* the first record: its delta is 0 (from first_time, its own time) */
         if (timed)
@@ -391,10 +396,10 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     uint8_t *o = s.o;
     uint64_t depth = s.depth, top = s.top, last_entry = s.last_entry;
     uint32_t last_code = s.last_code;
-    while (rec < end && o <= stop) {
+    while (rec < s.end && o <= s.stop) {
         /* Records that surely fit; after a resync record, one (the general path's). */
-        size_t fit = s.after_escape ? 1 : (size_t)(stop - o) / HKT_PACK_RECORD_ROOM + 1;
-        const struct hkt_record *batch = (size_t)(end - rec) > fit ? rec + fit : end;
+        size_t fit = s.after_escape ? 1 : (size_t)(s.stop - o) / HKT_PACK_RECORD_ROOM + 1;
+        const struct hkt_record *batch = (size_t)(s.end - rec) > fit ? rec + fit : s.end;
         if (s.after_escape)
             goto general;
         do {
@@ -423,8 +428,8 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 continue;
             }
             if (word == last_entry) {
-                if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, delta,
-                                                          last_code, timed),
+                if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, word,
+                                                          delta, last_code, timed),
                                      0))
                     goto general;
                 continue;
@@ -439,8 +444,8 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 goto general;
             last_entry = word;
             last_code = code;
-            if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, delta, code,
-                                                      timed),
+            if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, word, delta,
+                                                      code, timed),
                                  0))
                 goto general;
             continue;
