@@ -152,7 +152,7 @@ HKT_PACK_FN uint64_t hkt_pack_zigzag(uint64_t d)
  * linear probing still finds them). 0 for address 0. */
 HKT_PACK_FN uint32_t hkt_pack_hash(uint64_t address)
 {
-    return (uint32_t)address * UINT32_C(0x9E3779B1) >> (32 - 13);
+    return (uint32_t)address * UINT32_C(0x61C88647) >> (32 - 13);
 }
 _Static_assert(HKT_PACK_HASH_SLOTS == 1u << 13, "hkt_pack_hash gives 13 bits");
 
