@@ -220,7 +220,6 @@ HKT_PACK_FN uint64_t hkt_pack_search(const struct hkt_packer *p, uint64_t depth,
 struct hkt_pack_run {
     uint8_t *o;          /* where the stream goes on */
     uint64_t depth;      /* frames on the predicted stack (the ring holds the last 256) */
-    uint64_t top;        /* the top frame's key (0: no frame, or address 0's) */
     /* The last entry found in the table at an index under 0x80 (HKT_EXIT_BIT, which no entry
      * is: none), and its record's bytes after the delta: index << 8 | HKT_PACK_ENTRY_INDEX. */
     uint64_t last_entry;
@@ -294,7 +293,8 @@ hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_
         }
         s->after_escape = 0;
     }
-    s->top = depth != 0 ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
+    if (depth == 0)
+        p->ring[0] = 0; /* (hkt_pack_body) */
     s->depth = depth;
     s->o = o;
 }
@@ -319,7 +319,7 @@ hkt_pack_general_timed(struct hkt_packer *p, struct hkt_pack_run *s, const struc
  * 2^12 ticks (else 0, nothing done). Written twice in hkt_pack_body, so that the last entry's
  * registers need no copies. */
 HKT_PACK_FN __attribute__((always_inline)) int
-hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth, uint64_t *top,
+hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth,
                     const struct hkt_record *rec, uint64_t word, uint64_t delta, uint32_t code,
                     const int timed)
 {
@@ -342,9 +342,8 @@ hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth, uint64
     }
     *out = o + 2;
     uint64_t d = *depth + 1;
-    *top = word + HKT_EXIT_BIT; /* an entry: the bit is clear */
     *depth = d;
-    p->ring[d & (HKT_PACK_STACK - 1)] = *top;
+    p->ring[d & (HKT_PACK_STACK - 1)] = word | HKT_EXIT_BIT; /* its key (not address 0) */
     if (timed) {
         p->ring_time[d & (HKT_PACK_STACK - 1)] = rec->time;
         p->ring_index[d & (HKT_PACK_STACK - 1)] = code >> 8;
@@ -383,7 +382,8 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
     uint8_t *stop = out;
     if (cap >= sizeof *head + HKT_PACK_RECORD_MAX + HKT_CHUNK_ALIGN)
         stop = out + cap - HKT_PACK_RECORD_MAX - HKT_CHUNK_ALIGN;
-    struct hkt_pack_run s = {out + sizeof *head, 0, 0, HKT_EXIT_BIT, 0, 0, 0, r + n, stop};
+    struct hkt_pack_run s = {out + sizeof *head, 0, HKT_EXIT_BIT, 0, 0, 0, r + n, stop};
+    p->ring[0] = 0;
     const struct hkt_record *rec = r;
     if (n > 0 && s.o <= stop) {
         /* the first record: its delta is 0 (from first_time, its own time) */
@@ -394,7 +394,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
         rec++;
     }
     uint8_t *o = s.o;
-    uint64_t depth = s.depth, top = s.top, last_entry = s.last_entry;
+    uint64_t depth = s.depth, last_entry = s.last_entry;
     uint32_t last_code = s.last_code;
     while (rec < s.end && o <= s.stop) {
         /* Records that surely fit; after a resync record, one (the general path's). */
@@ -407,7 +407,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
             if (word & HKT_EXIT_BIT) {
                 /* An exit of the top frame (not address 0's: top is 0 then, as when there is
                  * no frame, and no exit record is 0). */
-                if (__builtin_expect(word != top, 0))
+                if (__builtin_expect(word != p->ring[depth & (HKT_PACK_STACK - 1)], 0))
                     goto general;
                 if (__builtin_expect(delta < 0x20, 1)) {
                     *o++ = (uint8_t)(delta << 2 | HKT_PACK_EXIT_TOP);
@@ -423,12 +423,12 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                     p->calls[t]++;
                     p->ticks[t] += rec->time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
                 }
-                depth--;
-                top = __builtin_expect(depth != 0, 1) ? p->ring[depth & (HKT_PACK_STACK - 1)] : 0;
+                if (__builtin_expect(--depth == 0, 0))
+                    p->ring[0] = 0;
                 continue;
             }
             if (word == last_entry) {
-                if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, word,
+                if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, rec, word,
                                                           delta, last_code, timed),
                                      0))
                     goto general;
@@ -444,7 +444,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 goto general;
             last_entry = word;
             last_code = code;
-            if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, &top, rec, word, delta,
+            if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, rec, word, delta,
                                                       code, timed),
                                  0))
                 goto general;
@@ -452,7 +452,6 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
         general:
             s.o = o;
             s.depth = depth;
-            s.top = top;
             s.last_entry = last_entry;
             s.last_code = last_code;
             if (timed)
@@ -461,7 +460,6 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 hkt_pack_general_plain(p, &s, rec, rec->time - rec[-1].time);
             o = s.o;
             depth = s.depth;
-            top = s.top;
             last_entry = s.last_entry;
             last_code = s.last_code;
             if (s.after_escape) {
