@@ -68,7 +68,8 @@ _Static_assert(HKT_PACK_RECORD_ROOM >= HKT_PACK_RECORD_MAX, "a record fits in it
 struct hkt_packer {
     uint64_t ring[HKT_PACK_STACK];       /* each frame's key (hkt_pack_key) */
     uint64_t ring_time[HKT_PACK_STACK];  /* the entry's time of each frame */
-    uint32_t ring_index[HKT_PACK_STACK]; /* its table index; HKT_PACK_TABLE_MAX: not in the
+    uint32_t ring_index[HKT_PACK_STACK]; /* its table index, from bit 8 (an entry's code is
+                                          * pushed as it is); HKT_PACK_TABLE_MAX: not in the
                                           * table (its calls and ticks go to the spare slot) */
     uint64_t table[HKT_PACK_TABLE_MAX];
     uint32_t calls[HKT_PACK_TABLE_MAX + 1]; /* calls of table[i] timed in this chunk; the last
@@ -249,7 +250,7 @@ hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_
         if (depth > 0 && p->ring[depth & (HKT_PACK_STACK - 1)] == key) {
             o = hkt_pack_head(o, delta, HKT_PACK_EXIT_TOP, time);
             if (timed) {
-                uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)] >> 8;
                 p->calls[t]++;
                 p->ticks[t] += time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
             }
@@ -291,7 +292,7 @@ hkt_pack_general(struct hkt_packer *p, struct hkt_pack_run *s, const struct hkt_
             if (timed) {
                 p->ring_time[depth & (HKT_PACK_STACK - 1)] = time;
                 p->ring_index[depth & (HKT_PACK_STACK - 1)] =
-                    index >= 0 ? (uint32_t)index : HKT_PACK_TABLE_MAX;
+                    (index >= 0 ? (uint32_t)index : HKT_PACK_TABLE_MAX) << 8;
             }
         }
         s->after_escape = 0;
@@ -349,7 +350,7 @@ hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth,
     p->ring[d & (HKT_PACK_STACK - 1)] = word | HKT_EXIT_BIT; /* its key (not address 0) */
     if (timed) {
         p->ring_time[d & (HKT_PACK_STACK - 1)] = rec->time;
-        p->ring_index[d & (HKT_PACK_STACK - 1)] = code >> 8;
+        p->ring_index[d & (HKT_PACK_STACK - 1)] = code;
     }
     return 1;
 }
@@ -424,7 +425,7 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                     goto general;
                 }
                 if (timed) {
-                    uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)];
+                    uint32_t t = p->ring_index[depth & (HKT_PACK_STACK - 1)] >> 8;
                     p->calls[t]++;
                     p->ticks[t] += rec->time - p->ring_time[depth & (HKT_PACK_STACK - 1)];
                 }
