@@ -363,9 +363,9 @@ hkt_pack_fast_entry(struct hkt_packer *p, uint8_t **out, uint64_t *depth,
  * own loop), it also gathers each table address's calls and ticks for the throttle.
  *
  * Two paths. The fast one, here, takes nearly every record: an exit of the top frame (its key
- * in the ring is the record itself), and an entry of an address already in the table at an
- * index under 0x80 (the last entry's, or found at its hash slot's first probe), each with a
- * delta under 2^12 ticks. The general one (hkt_pack_general) takes the rest: other exits, new
+ * in the ring is the record itself), and an entry of an address already in the table (the last
+ * entry's, or found at its hash slot's first probe; the last entry's only at an index under
+ * 0x80), each with a delta under 2^12 ticks. The general one (hkt_pack_general) takes the rest: other exits, new
  * addresses, address 0, larger deltas, the chunk's first record and the record after a resync
  * record. The output is the same whichever path a record takes. Records come in batches that
  * surely fit (HKT_PACK_RECORD_ROOM bytes each), so the fast path tests no room. A record's
@@ -441,13 +441,28 @@ hkt_pack_body(struct hkt_packer *p, const struct hkt_record *r, size_t n, uint8_
                 continue;
             }
             /* Address 0 (hash 0: slot 0 is always empty) takes the general path, which gives
-             * it key 0; so do indices from 0x80 on (code 0). */
+             * it key 0. */
             uint32_t h = hkt_pack_hash(word);
             if (__builtin_expect(p->slot_key[h] != (word | HKT_EXIT_BIT), 0))
                 goto general;
             uint32_t code = p->slot_code[h];
-            if (__builtin_expect(code == 0, 0))
-                goto general;
+            if (__builtin_expect(code == 0, 0)) {
+                /* An index from 0x80 on (two bytes; not cached in last_entry). */
+                uint32_t index = p->slot_index[h];
+                if (__builtin_expect(delta >= 0x1000, 0))
+                    goto general;
+                o = hkt_pack_head(o, delta, HKT_PACK_ENTRY_INDEX, rec->time);
+                o[0] = (uint8_t)(index | 0x80);
+                o[1] = (uint8_t)(index >> 7); /* index < 2^12 */
+                o += 2;
+                depth++;
+                p->ring[depth & (HKT_PACK_STACK - 1)] = word | HKT_EXIT_BIT;
+                if (timed) {
+                    p->ring_time[depth & (HKT_PACK_STACK - 1)] = rec->time;
+                    p->ring_index[depth & (HKT_PACK_STACK - 1)] = index << 8;
+                }
+                continue;
+            }
             last_entry = word;
             last_code = code;
             if (__builtin_expect(!hkt_pack_fast_entry(p, &o, &depth, rec, word, delta,
