@@ -164,10 +164,6 @@ pub fn near_own_option(arg: &str) -> Option<&'static str> {
         .map(|(_, spelling)| spelling)
 }
 
-/// TI's default hook names.
-
-/// Splits hookcc's options from clang's. Returns the options and the arguments for clang, in
-/// their original order.
 /// True if `arg` is one of hookcc's own options (or claims their reserved prefixes, to be
 /// rejected by [`take_own_options`]).
 pub fn is_own_option(arg: &str) -> bool {

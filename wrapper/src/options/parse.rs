@@ -1,9 +1,10 @@
 //! Reading hookcc's own options off the command line and the environment
-//! ([`take_own_options`]), with the table of their names.
+//! ([`take_own_options`]); their names' table is `names`.
 
 use super::names::{own_option, OwnOption, RESERVED_PREFIXES};
 use super::types::*;
 
+/// TI's default hook names.
 const TI_DEFAULT_ENTRY: &str = "__entry_hook";
 const TI_DEFAULT_EXIT: &str = "__exit_hook";
 
@@ -40,6 +41,8 @@ fn flag_from_env(variable: &str, value: Option<String>) -> Result<bool, OptionEr
     }
 }
 
+/// Splits hookcc's options from clang's. Returns the options and the arguments for clang, in
+/// their original order.
 pub fn take_own_options(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,

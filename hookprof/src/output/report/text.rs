@@ -297,7 +297,7 @@ fn wrap_items(items: &[String], width: usize) -> Vec<String> {
 /// it), else broken at spaces into pieces that fit (the later ones with two spaces before
 /// them); a word longer than a line stays whole.
 fn break_item(item: &str, width: usize) -> Vec<String> {
-    if self::width(item) + 1 <= width {
+    if self::width(item) < width {
         return vec![item.to_string()];
     }
     let mut pieces = vec![String::new()];
