@@ -2112,7 +2112,6 @@ fn the_readme_example_report_is_the_quick_starts() {
         "README:\n{block}\nnow:\n{text}"
     );
     // The column names (their spacing follows the widest cell of the run).
-    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(
         words(ours[1]),
         words(theirs[1]),

@@ -156,8 +156,35 @@ impl Compensator {
     }
 }
 
+/// What the compensation's tests share: hooks of a known cost and a seeded record generator.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::input::format::Overhead;
+
+    /// Hooks of 11 ticks (7 of them in the child's gap), counted calls 40 ticks a 64.
+    pub(crate) const OVERHEAD: Overhead = Overhead {
+        self_ticks: 11,
+        child_ticks: 7,
+        pairs: 255,
+        count_ticks: 40,
+        count_calls: 64,
+    };
+
+    /// A xorshift generator: the same numbers on every run.
+    pub(crate) fn numbers() -> impl FnMut() -> u64 {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::{numbers, OVERHEAD};
     use super::*;
 
     /// The general step of [`Compensator::apply`] alone, for every record: what the fast
@@ -174,20 +201,8 @@ mod tests {
     /// at a time.
     #[test]
     fn the_fast_path_gives_the_general_step_s_times() {
-        let overhead = Overhead {
-            self_ticks: 11,
-            child_ticks: 7,
-            pairs: 255,
-            count_ticks: 40,
-            count_calls: 64,
-        };
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let overhead = OVERHEAD;
+        let mut next = numbers();
         for round in 0..200 {
             let mut time = 1000u64;
             let records: Vec<Record> = (0..300)
@@ -207,7 +222,7 @@ mod tests {
             while at < records.len() {
                 let len = (next() % 40) as usize + 1;
                 let end = (at + len).min(records.len());
-                if round % 2 == 1 && next() % 3 == 0 {
+                if round % 2 == 1 && next().is_multiple_of(3) {
                     let pause = next() % 50;
                     a.pause += pause;
                     b.pause += pause;

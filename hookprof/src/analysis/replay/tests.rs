@@ -493,27 +493,15 @@ fn unmatched_exits_do_not_search_the_stack() {
     assert!(state.searched <= 2, "searched {}", state.searched);
 }
 
-/// The PACKED decoder compensates the records its fast path takes as it decodes them
-/// (`Cursor::fill_timed`); the same records written as 16-byte EVENTS are compensated a batch
-/// at a time: both replay the same, with resync escapes, count marks, pauses between chunks
-/// and gaps shorter than the hooks.
+/// The same records written as PACKED chunks and as 16-byte EVENTS are compensated alike
+/// (each decoded batch a pass of the compensator): both replay the same, with resync escapes,
+/// count marks, pauses between chunks and gaps shorter than the hooks.
 #[test]
 fn packed_records_are_compensated_as_events_records_are() {
-    use crate::input::format::{Header, Overhead, COUNT_MARK};
-    let overhead = Overhead {
-        self_ticks: 11,
-        child_ticks: 7,
-        pairs: 255,
-        count_ticks: 40,
-        count_calls: 64,
-    };
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    use crate::analysis::compensation::test_support::{numbers, OVERHEAD};
+    use crate::input::format::{Header, COUNT_MARK};
+    let overhead = OVERHEAD;
+    let mut next = numbers();
     let mut time = 1000u64;
     let mut stack: Vec<u64> = Vec::new();
     let mut chunks: Vec<Vec<Record>> = Vec::new();
