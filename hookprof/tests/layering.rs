@@ -39,11 +39,19 @@ fn floor(module: &[String]) -> Option<(usize, &'static str)> {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_ending(dir, &["rs"], out);
+}
+
+/// The files under `dir` whose extension is one of `extensions`, at any depth.
+fn files_ending(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_ending(&path, extensions, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| extensions.iter().any(|x| e == *x))
+        {
             out.push(path);
         }
     }
@@ -421,17 +429,7 @@ const MOST_LINES: usize = 1000;
 
 /// The C sources under `dir` (`.c`, `.h`, `.cpp`).
 fn c_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            c_files(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "c" || e == "h" || e == "cpp")
-        {
-            out.push(path);
-        }
-    }
+    files_ending(dir, &["c", "h", "cpp"], out);
 }
 
 /// No source file of hookprof, the wrapper, the pass (its Rust and its C++ shim) or the
