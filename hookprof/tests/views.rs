@@ -437,7 +437,7 @@ fn gmon_out_records_arcs_and_exclusive_times() {
             ticks_per_second: 1_000_000_000,
         };
         let mut out = Vec::new();
-        let rate = write(&profile, &target, &mut out).unwrap();
+        let rate = write(&profile, &target, &|a| a, &mut out).unwrap();
         let u32_at = |at: usize| {
             let b: [u8; 4] = out[at..at + 4].try_into().unwrap();
             match endian {

@@ -424,6 +424,39 @@ pub(crate) fn associate(global: inkwell::values::GlobalValue<'_>, function: Func
     }
 }
 
+/// `function` as this module's own definition: the function itself where its linkage is local,
+/// else a private alias of it (a local symbol, as `-fno-semantic-interposition` makes), so that
+/// a reference to it is resolved by the static linker even where the function may be
+/// preempted (a default-visibility function of a shared library): a PC-relative reference to
+/// the function's own symbol there needs a dynamic relocation, which lld refuses.
+pub(crate) fn local_definition<'ctx>(
+    module: &Module<'ctx>,
+    function: FunctionValue<'ctx>,
+) -> inkwell::values::PointerValue<'ctx> {
+    use inkwell::module::Linkage;
+    let global = function.as_global_value();
+    if matches!(global.get_linkage(), Linkage::Internal | Linkage::Private) {
+        return global.as_pointer_value();
+    }
+    use llvm_sys::core::*;
+    const NAME: &CStr = c"hookcc.local";
+    // SAFETY: the function and the module are live and in one context; the alias has the
+    // function's value type and address space (0, where every function lives on the targets
+    // hookcc supports), and is given private linkage before anything reads it.
+    unsafe {
+        let value_type = LLVMGlobalGetValueType(function.as_value_ref());
+        let alias = LLVMAddAlias2(
+            module.as_mut_ptr(),
+            value_type,
+            0,
+            function.as_value_ref(),
+            NAME.as_ptr(),
+        );
+        LLVMSetLinkage(alias, llvm_sys::LLVMLinkage::LLVMPrivateLinkage);
+        inkwell::values::PointerValue::new(alias)
+    }
+}
+
 /// LLVM's `preserve_most` calling convention (`CallingConv::PreserveMost`).
 const PRESERVE_MOST: u32 = 14;
 

@@ -740,13 +740,20 @@ fn instrument_function<'ctx>(
         None
     };
     let mut name: Option<PointerValue> = None;
+    // What the native trace's hooks are passed: the function's record (switches.rs), which
+    // names it in the trace (hookprof finds the function from the record in the ELF file);
+    // the function's own address for every other runtime.
+    let identity_word = match switch.as_ref() {
+        Some(switch) => switch.record,
+        None => identity.as_global_value().as_pointer_value(),
+    };
     let mut arguments = |builder: &Builder<'ctx>,
                          params: HookParams|
      -> Result<Vec<BasicMetadataValueEnum<'ctx>>, String> {
         let address = identity.as_global_value().as_pointer_value();
         Ok(match params {
             HookParams::None => vec![],
-            HookParams::Address => vec![address.into()],
+            HookParams::Address => vec![identity_word.into()],
             HookParams::CallSiteAddress => {
                 vec![call_site.expect("computed above").into(), address.into()]
             }
@@ -755,14 +762,15 @@ fn instrument_function<'ctx>(
             }
             HookParams::PfpPoint => vec![crate::pfp_points::point(module, function).into()],
             HookParams::ExitAddress => {
-                // `address + 2` as a constant expression: the relocation's addend, no
-                // instruction at the call.
+                // `word + 2` as a constant expression: the relocation's addend, no instruction
+                // at the call.
                 let byte = context.i8_type();
                 let two = context.i64_type().const_int(2, false);
-                // SAFETY: a constant GEP of a function's address with an i64 index, not
-                // `inbounds`: `fn + 2` is defined whatever the body's size, and inkwell's only
-                // requirement (indices valid for the pointee type) holds for an i8 offset.
-                let tagged = unsafe { address.const_gep(byte, &[two]) };
+                // SAFETY: a constant GEP of a record's or function's address with an i64
+                // index, not `inbounds`: `word + 2` is defined whatever the object's size, and
+                // inkwell's only requirement (indices valid for the pointee type) holds for an
+                // i8 offset.
+                let tagged = unsafe { identity_word.const_gep(byte, &[two]) };
                 vec![tagged.into()]
             }
             HookParams::Name | HookParams::NameCallSiteArgs => {
@@ -867,9 +875,13 @@ fn instrument_function<'ctx>(
     }
     // The native trace: where a longjmp lands, the frames it skipped are closed (setjmp.rs).
     if exit.is_some_and(|(_, h)| h.params == HookParams::ExitAddress) {
-        crate::setjmp::resync_after_setjmp(module, builder, function, &|builder, after| {
-            position_hook(module, builder, switch.as_ref(), after)
-        })?;
+        crate::setjmp::resync_after_setjmp(
+            module,
+            builder,
+            function,
+            identity_word,
+            &|builder, after| position_hook(module, builder, switch.as_ref(), after),
+        )?;
     }
     // TI's records keep their type in the low 2 bits of the function address
     // (seeds/ti-c6000-function-hooks.txt), and the native trace marks exits in bit 1: a

@@ -13,7 +13,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::builder::Builder;
 use inkwell::module::{Linkage, Module};
 use inkwell::values::{
-    AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
+    AsValueRef, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, PointerValue,
 };
 
 use crate::ffi;
@@ -51,13 +51,15 @@ fn returns_twice_calls(function: FunctionValue<'_>) -> Vec<InstructionValue<'_>>
     calls
 }
 
-/// Puts `__hookcc_resync(function)` after each call in `function` that returns twice.
+/// Puts `__hookcc_resync(word)` after each call in `function` that returns twice: `word` is
+/// what its hooks are passed (its record).
 /// `position` puts the builder where the call goes before the given instruction (behind the
 /// function's switch, as its exits). Returns whether there was one.
 pub fn resync_after_setjmp<'ctx>(
     module: &Module<'ctx>,
     builder: &Builder<'ctx>,
     function: FunctionValue<'ctx>,
+    word: PointerValue<'ctx>,
     position: &dyn Fn(&Builder<'ctx>, InstructionValue<'ctx>) -> Result<(), String>,
 ) -> Result<bool, String> {
     let calls = returns_twice_calls(function);
@@ -70,8 +72,7 @@ pub fn resync_after_setjmp<'ctx>(
             .get_next_instruction()
             .ok_or("a call returning twice without an instruction after it")?;
         position(builder, after)?;
-        let address = function.as_global_value().as_pointer_value();
-        let resync = ffi::call_native_runtime_entry(builder, hook, address)?;
+        let resync = ffi::call_native_runtime_entry(builder, hook, word)?;
         ffi::copy_debug_location(
             resync.as_value_ref(),
             call.as_value_ref(),

@@ -8,6 +8,7 @@
 
 use inkwell::attributes::AttributeLoc;
 use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
 use inkwell::types::StructType;
 use inkwell::values::{FunctionValue, InstructionOpcode, IntValue, PointerValue};
 use inkwell::AddressSpace;
@@ -204,6 +205,7 @@ pub(crate) fn calls_nothing(function: FunctionValue<'_>) -> bool {
 
 /// The record's fields (`struct hkrt_fn` in runtime/src/trace/functions.h).
 pub(crate) const FN_FIELD_ON: u32 = 2;
+pub(crate) const FN_FIELD_FUNCTION_OFFSET: u32 = 5;
 pub(crate) const FN_FIELD_COUNT: u32 = 6;
 /// `on`: 1 records the call, 2 only counts it (the function is throttled), 0 does neither.
 pub(crate) const FN_ON_RECORD: u64 = 1;
@@ -213,11 +215,12 @@ pub(crate) const COUNT_HOOK: &str = "__hookcc_count";
 
 /// Per-function switches (the native trace): gives `function` its record in
 /// [`FUNCTIONS_SECTION`] — `{ const char *name; void *function; uint8_t on; uint8_t flags;
-/// uint16_t reserved; uint32_t id; uint64_t count; }`, its name as people write it (a Rust
-/// path, a demangled C++ name, a C symbol), its address, `on` = 1 — which every hook call of
-/// the function tests first ([`position_entry_hook`], [`position_hook`]): a function switched
-/// off costs a load and a branch not taken at entry and a test at exit, on any target, without
-/// patching code. The record is `!associated` with its function: it never keeps a function
+/// uint16_t reserved; int32_t function_offset; uint64_t count; }`, its name as people write it
+/// (a Rust path, a demangled C++ name, a C symbol), its address (and again as an offset from
+/// the field), `on` = 1 — which every hook call of the function tests first
+/// ([`position_entry_hook`], [`position_hook`]): a function switched off costs a load and a
+/// branch not taken at entry and a test at exit, on any target, without patching code. The
+/// record is also what the hooks are passed: the function's identity in the trace. The record is `!associated` with its function: it never keeps a function
 /// alive that a linker collecting garbage would drop (lld; GNU ld keeps such functions, as
 /// every `__start_` section's, unless linked with `-z start-stop-gc`).
 pub(crate) fn function_switch<'ctx>(
@@ -253,16 +256,42 @@ pub(crate) fn function_switch<'ctx>(
     name.set_linkage(Linkage::Private);
     name.set_unnamed_addr(true);
     let record = module.add_global(record_type, None, "hookcc.fn");
+    // `function_offset`: the function's address less the field's own, a link-time constant (a
+    // PC-relative data relocation to the module's own definition), so that hookprof finds a
+    // record's function in the ELF file's bytes alone, in a PIE or a shared library too, with
+    // no dynamic relocation to apply.
+    let address = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
+    let word = context.ptr_sized_int_type(&address, None);
+    // SAFETY: a constant GEP to a field of the record's own struct type.
+    let field = unsafe {
+        record.as_pointer_value().const_gep(
+            record_type,
+            &[
+                i32t.const_zero(),
+                i32t.const_int(FN_FIELD_FUNCTION_OFFSET.into(), false),
+            ],
+        )
+    };
+    let offset = ffi::local_definition(module, function)
+        .const_to_int(word)
+        .const_sub(field.const_to_int(word))
+        .const_truncate_or_bit_cast(i32t);
     record.set_initializer(&record_type.const_named_struct(&[
         name.as_pointer_value().into(),
         function.as_global_value().as_pointer_value().into(),
         i8t.const_int(FN_ON_RECORD, false).into(),
         i8t.const_zero().into(),
         i16t.const_zero().into(),
-        i32t.const_zero().into(),
+        offset.into(),
         i64t.const_zero().into(),
     ]));
     record.set_linkage(Linkage::Private);
+    // With its function's group, if it has one (a C++ inline function, a template): where the
+    // linker keeps another object's copy, this record goes with this copy, whose local alias
+    // `function_offset` refers to.
+    if let Some(comdat) = function.as_global_value().get_comdat() {
+        record.set_comdat(comdat);
+    }
     let section = functions_section(module);
     record.set_section(Some(section));
     record.set_alignment(8);

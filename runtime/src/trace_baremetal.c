@@ -149,6 +149,7 @@ static HKTB_FN uint32_t hktb_process(uint32_t from, uint32_t to, uint32_t paths)
         hktb_window.n_start = starts < HOOKCC_TRACE_MAX_TRIGGERS ? starts : HOOKCC_TRACE_MAX_TRIGGERS;
         hktb_window.stop = (const uint64_t *)trig->stop;
         hktb_window.n_stop = stops < HOOKCC_TRACE_MAX_TRIGGERS ? stops : HOOKCC_TRACE_MAX_TRIGGERS;
+        hktb_window.records = 1; /* the hooks are passed the functions' records */
         n = hkt_window_filter(&hktb_window, r, n);
     }
     if (paths != 0 && n != 0) {

@@ -540,8 +540,13 @@ HKT_CCT_FN size_t hkt_keep_filter(struct hkt_keep *k, struct hkt_record *r, size
  */
 
 struct hkt_window {
-    const uint64_t *start, *stop; /* function addresses (entry records' words) */
+    const uint64_t *start, *stop; /* functions, as the entry records' words name them */
     uint32_t n_start, n_stop;
+    /* start and stop hold functions' addresses, and the entry records' words are functions'
+     * records (the native trace's hooks are passed them): each entry is compared by the
+     * function its record holds (bare metal, whose records never go away; the hosted runtime
+     * gives the records' addresses in start and stop instead). */
+    int records;
     int open;
     int resync;         /* the last record kept was a resync escape */
     int64_t depth;      /* frames entered in the window, less those that returned */
@@ -557,6 +562,15 @@ HKT_CCT_FN int hkt_window_has(const uint64_t *set, uint32_t n, uint64_t address)
     return 0;
 }
 
+/* The function an entry's word names, as start and stop hold it: the word, or where the words
+ * are records, the function in the record (its second pointer, `struct hkrt_fn`'s `function`). */
+HKT_CCT_FN uint64_t hkt_window_function(const struct hkt_window *w, uint64_t word)
+{
+    if (!w->records)
+        return word;
+    return (uint64_t)(uintptr_t)((const void *const *)(uintptr_t)word)[1];
+}
+
 /* Keeps the records of n that are inside a window, in place; returns how many. */
 HKT_CCT_FN size_t hkt_window_filter(struct hkt_window *w, struct hkt_record *r, size_t n)
 {
@@ -565,7 +579,7 @@ HKT_CCT_FN size_t hkt_window_filter(struct hkt_window *w, struct hkt_record *r, 
         uint64_t word = r[i].address_kind;
         int exit = (word & HKT_EXIT_BIT) != 0;
         if (!w->open) {
-            if (exit || !hkt_window_has(w->start, w->n_start, word))
+            if (exit || !hkt_window_has(w->start, w->n_start, hkt_window_function(w, word)))
                 continue;
             w->open = 1;
             w->resync = 0;
@@ -584,7 +598,8 @@ HKT_CCT_FN size_t hkt_window_filter(struct hkt_window *w, struct hkt_record *r, 
         } else if (w->resync) {
             w->resync = 0;
         } else {
-            if (w->n_stop != 0 && w->stop_depth < 0 && hkt_window_has(w->stop, w->n_stop, word))
+            if (w->n_stop != 0 && w->stop_depth < 0 &&
+                hkt_window_has(w->stop, w->n_stop, hkt_window_function(w, word)))
                 w->stop_depth = w->depth;
             w->depth++;
         }

@@ -660,3 +660,158 @@ pub mod tmux {
         }
     }
 }
+
+/// Issue 35, item 2: `trace` names its functions by their records, and every record leads to
+/// its function. Checked without hookprof's own naming: for every function address in the
+/// trace (its profile's, run-time), the file it lies in (the module's, else `exe` at bias 0;
+/// `files` maps a module's path to the file to read, for a target's sysroot), then with
+/// `readelf` the section it lies in — writable, not code — and in that section's bytes the
+/// record's `function_offset` (`int32_t` after two pointers and 4 bytes), and with `nm` the
+/// function symbol at the address it gives. Returns each function's name and calls, by the
+/// trace's counts.
+pub fn records_by_readelf_and_nm(
+    trace: &Path,
+    exe: &Path,
+    readelf: &str,
+    nm: &str,
+) -> BTreeMap<String, u64> {
+    let profile = hookprof::input::trace_file::TraceFile::open(trace)
+        .unwrap()
+        .profile()
+        .unwrap();
+    let modules = profile.summary.modules.clone();
+    let mut named = BTreeMap::new();
+    let mut files: BTreeMap<PathBuf, ElfFacts> = BTreeMap::new();
+    for (&address, stats) in &profile.merged().functions {
+        let (path, bias) = match modules.iter().find(|m| m.contains(address)) {
+            Some(m) => (m.path.clone().unwrap_or_else(|| exe.to_path_buf()), m.bias),
+            None => (exe.to_path_buf(), 0),
+        };
+        let facts = files
+            .entry(path.clone())
+            .or_insert_with(|| ElfFacts::read(&path, readelf, nm));
+        let at = address.wrapping_sub(bias);
+        let (section, start, bytes) = facts
+            .sections
+            .iter()
+            .find(|(_, start, bytes)| *start <= at && at < start + bytes.len() as u64)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: traced address {at:#x} is in no writable data section: {:?}",
+                    path.display(),
+                    facts
+                        .sections
+                        .iter()
+                        .map(|s| (&s.0, s.1))
+                        .collect::<Vec<_>>()
+                )
+            });
+        assert_eq!(
+            at % 8,
+            0,
+            "{}: record {at:#x} in {section} is not 8-aligned",
+            path.display()
+        );
+        let field = at + 2 * facts.pointer_size + 4;
+        let i = (field - start) as usize;
+        let raw: [u8; 4] = bytes[i..i + 4].try_into().unwrap();
+        let offset = if facts.little_endian {
+            i32::from_le_bytes(raw)
+        } else {
+            i32::from_be_bytes(raw)
+        };
+        let function = field.wrapping_add_signed(offset.into()) & !1;
+        let name = facts.functions.get(&function).unwrap_or_else(|| {
+            panic!(
+                "{}: the record at {at:#x} ({section}) gives {function:#x}, where nm has no function",
+                path.display()
+            )
+        });
+        *named.entry(name.clone()).or_insert(0) += stats.calls;
+    }
+    named
+}
+
+/// What [`records_by_readelf_and_nm`] reads of one ELF file.
+struct ElfFacts {
+    pointer_size: u64,
+    little_endian: bool,
+    /// Writable sections with contents (`readelf -S` flags W, not X; not NOBITS): name,
+    /// address and bytes (`readelf -x`).
+    sections: Vec<(String, u64, Vec<u8>)>,
+    /// Function symbols by address (`nm`'s T, t, W, w), the Thumb bit cleared.
+    functions: BTreeMap<u64, String>,
+}
+
+impl ElfFacts {
+    fn read(path: &Path, readelf: &str, nm: &str) -> ElfFacts {
+        let text = |cmd: &mut Command| String::from_utf8_lossy(&run_ok(cmd).stdout).into_owned();
+        let header = text(Command::new(readelf).arg("-hW").arg(path));
+        let pointer_size = if header.contains("ELF64") { 8 } else { 4 };
+        let little_endian = header.contains("little endian");
+        let mut sections = Vec::new();
+        for line in text(Command::new(readelf).arg("-SW").arg(path)).lines() {
+            // "  [21] hookcc_fns  PROGBITS  0000000000004008 003008 000060 00  WA  0   0  8"
+            let Some(rest) = line.trim_start().strip_prefix('[') else {
+                continue;
+            };
+            let fields: Vec<&str> = rest
+                .split_once(']')
+                .map_or("", |(_, r)| r)
+                .split_whitespace()
+                .collect();
+            if fields.len() < 7 || fields[1] != "PROGBITS" {
+                continue;
+            }
+            let flags = fields[6];
+            if !flags.contains('W') || flags.contains('X') {
+                continue;
+            }
+            let name = fields[0].to_string();
+            let address = u64::from_str_radix(fields[2], 16).unwrap();
+            let dump = text(Command::new(readelf).arg("-x").arg(&name).arg(path));
+            let mut bytes = Vec::new();
+            for l in dump.lines() {
+                let l = l.trim_start();
+                if !l.starts_with("0x") {
+                    continue;
+                }
+                // "0x00004008 00000000 00000000 00000000 00000000 ................": 16 bytes
+                // in four groups (35 columns, a short last line padded), then their text.
+                let (at, rest) = l.split_once(' ').unwrap();
+                let at = u64::from_str_radix(&at[2..], 16).unwrap();
+                assert_eq!(
+                    at,
+                    address + bytes.len() as u64,
+                    "{}: {name}: {l}",
+                    path.display()
+                );
+                let hex: String = rest
+                    .chars()
+                    .take(35)
+                    .filter(|c| !c.is_whitespace())
+                    .collect();
+                for pair in hex.as_bytes().chunks(2) {
+                    let pair = std::str::from_utf8(pair).unwrap();
+                    bytes.push(u8::from_str_radix(pair, 16).unwrap());
+                }
+            }
+            sections.push((name, address, bytes));
+        }
+        let mut functions = BTreeMap::new();
+        for line in text(Command::new(nm).arg(path)).lines() {
+            if let [address, "T" | "t" | "W" | "w", name] =
+                line.split_whitespace().collect::<Vec<_>>().as_slice()
+            {
+                let address = u64::from_str_radix(address, 16).unwrap() & !1;
+                functions.entry(address).or_insert_with(|| name.to_string());
+            }
+        }
+        ElfFacts {
+            pointer_size,
+            little_endian,
+            sections,
+            functions,
+        }
+    }
+}

@@ -12,7 +12,7 @@
 //! Needs what tests/tests/baremetal.rs needs (scripts/setup.sh).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use hookcc_tests::*;
 
@@ -156,8 +156,9 @@ fn packed_run(board: &str, board_variables: &[&str], bytes: Option<u32>, ring: b
     }
 }
 
-/// A buffer that holds all of calls.c: its counts exact, every record there, under 3 bytes a
-/// record (what a 16-byte record buffer takes in 16).
+/// A buffer that holds all of calls.c: its counts exact, every record there and naming its
+/// function by the function's record (readelf and nm), under 3 bytes a record (what a 16-byte
+/// record buffer takes in 16).
 #[test]
 fn packed_ram_buffer_holds_every_call_on_every_board() {
     if !have_baremetal_tools() {
@@ -196,6 +197,15 @@ fn packed_ram_buffer_holds_every_call_on_every_board() {
             .map(|(f, n)| (f.to_string(), n))
             .collect();
         assert_eq!(counts, expected, "{what}");
+        // Issue 35, item 2: the records name the functions, in `.data`, by the target's own
+        // readelf and nm.
+        let (readelf, nm) = if board == "riscv32" {
+            ("riscv64-unknown-elf-readelf", "riscv64-unknown-elf-nm")
+        } else {
+            ("arm-none-eabi-readelf", "arm-none-eabi-nm")
+        };
+        let by_records = records_by_readelf_and_nm(&run.trace, &run.elf, readelf, nm);
+        assert_eq!(by_records, expected, "{what}: the records' functions");
     }
 }
 
@@ -229,22 +239,11 @@ fn a_full_packed_ram_buffer_counts_what_it_dropped_on_every_board() {
 }
 
 /// The functions of a trace's records in order (entry or exit, and the function named from the
-/// ELF's symbols by `nm`).
-fn record_names(trace: &Path, elf: &Path, board: &str) -> Vec<(bool, String)> {
-    let nm = if board == "riscv32" {
-        "riscv64-unknown-elf-nm"
-    } else {
-        "arm-none-eabi-nm"
-    };
-    let out = run_ok(Command::new(nm).arg(elf));
-    let mut names = std::collections::HashMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if let [address, "T" | "t", name] = fields.as_slice() {
-            let address = u64::from_str_radix(address, 16).unwrap() & !1;
-            names.insert(address, name.to_string());
-        }
-    }
+/// ELF's symbols).
+fn record_names(trace: &Path, elf: &Path) -> Vec<(bool, String)> {
+    // The hooks pass functions' records: hookprof's symbols name a record by its function
+    // (the records test checks that naming against nm and readelf).
+    let symbols = hookprof::input::symbols::ElfSymbols::load(elf).unwrap();
     let bytes = std::fs::read(trace).unwrap();
     let parsed = hookprof::input::format::Trace::new(&bytes).unwrap();
     let mut records = Vec::new();
@@ -252,9 +251,9 @@ fn record_names(trace: &Path, elf: &Path, board: &str) -> Vec<(bool, String)> {
         if let hookprof::input::format::Chunk::Events(events) = chunk.unwrap().chunk {
             for r in events.iter() {
                 let r = r.unwrap();
-                let name = names
-                    .get(&(r.address & !1))
-                    .cloned()
+                let name = symbols
+                    .lookup(r.address)
+                    .map(|hit| hit.name.to_string())
                     .unwrap_or_else(|| format!("{:#x}", r.address));
                 records.push((r.kind == hookprof::input::format::RecordKind::Exit, name));
             }
@@ -291,8 +290,8 @@ fn a_packed_flight_recorder_keeps_the_newest_records_on_every_board() {
             "{what}: only {} bytes kept",
             ring.bytes
         );
-        let newest = record_names(&ring.trace, &ring.elf, board);
-        let every = record_names(&all.trace, &all.elf, board);
+        let newest = record_names(&ring.trace, &ring.elf);
+        let every = record_names(&all.trace, &all.elf);
         assert_eq!(newest.len() as u64, kept, "{what}");
         assert!(newest.len() < every.len(), "{what}");
         assert!(

@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::analysis::warnings::profile_warnings;
 use crate::commands::view_options::write_error;
 use crate::input::error::Error;
+use crate::input::symbols::ElfSymbols;
 use crate::input::trace_file::TraceFile;
 use crate::output::report;
 use std::path::PathBuf;
@@ -43,7 +44,10 @@ pub fn gmon_file(trace_path: &Path, out: &mut dyn io::Write) -> Result<(Vec<Stri
         end: module.end,
         ticks_per_second,
     };
-    let rate = report::gmon::write(&profile, &target, out).map_err(write_error)?;
+    // The native trace names functions by their records: gprof wants their addresses.
+    let symbols = s.exe.as_deref().and_then(|p| ElfSymbols::load(p).ok());
+    let function = |a: u64| symbols.as_ref().map_or(a, |s| s.function(a));
+    let rate = report::gmon::write(&profile, &target, &function, out).map_err(write_error)?;
     Ok((profile_warnings(s), rate))
 }
 

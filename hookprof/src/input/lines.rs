@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::input::symbols::TraceModules;
+use crate::input::symbols::{ElfSymbols, TraceModules};
 
 /// The DWARF line tables of the traced executable, with its load bias.
 pub struct SourceLines {
@@ -13,6 +13,9 @@ pub struct SourceLines {
     start: u64,
     end: u64,
     mask: u64,
+    /// The executable's symbols and records: the native trace's hooks pass functions'
+    /// records, whose functions have the lines.
+    symbols: Option<ElfSymbols>,
 }
 
 impl SourceLines {
@@ -31,7 +34,9 @@ impl SourceLines {
         // the symbols' loader does (a trace naming a FIFO must not block us).
         drop(crate::input::symbols::open_regular_file(&path).ok()?);
         let loader = addr2line::Loader::new(&path).ok()?;
+        let symbols = ElfSymbols::load(&path).ok();
         Some(SourceLines {
+            symbols,
             loader,
             bias: module.bias,
             start: module.start,
@@ -40,16 +45,19 @@ impl SourceLines {
         })
     }
 
-    /// The file and line of a run-time address in the executable.
+    /// The file and line of a run-time address in the executable (a function's record's: its
+    /// function's).
     pub fn location(&self, address: u64) -> Option<(String, u32)> {
         let address = address & self.mask;
         if address < self.start || address >= self.end {
             return None;
         }
-        let location = self
-            .loader
-            .find_location(address.wrapping_sub(self.bias) & self.mask)
-            .ok()??;
+        let address = address.wrapping_sub(self.bias) & self.mask;
+        let address = self
+            .symbols
+            .as_ref()
+            .map_or(address, |s| s.function(address));
+        let location = self.loader.find_location(address).ok()??;
         Some((location.file?.to_string(), location.line.unwrap_or(0)))
     }
 }

@@ -13,7 +13,8 @@
 //!   (through the sniffers of `detect`, which only this folder sees) and [`open`] opens any
 //!   file a view reads as one trace ([`Input`]); nothing outside this folder looks at a
 //!   file's bytes to tell its kind (tests/layering.rs);
-//! - the program's files: [`symbols`] (ELF symbol tables, demangling), [`lines`] (DWARF);
+//! - the program's files: [`symbols`] (ELF symbol tables, demangling), [`records`] (the
+//!   functions' records the native trace's hooks pass, read in the ELF file), [`lines`] (DWARF);
 //!   [`missing`] says why a trace is not there, from the program that should have written it;
 //! - [`error`]: the library's errors, which only name decoders' errors and files.
 //!
@@ -34,6 +35,7 @@ pub mod nitro_program;
 pub mod nitro_trace;
 pub mod pfp;
 pub mod read;
+pub mod records;
 pub mod stream;
 pub mod symbols;
 pub mod ti;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use object::{Architecture, Object, ObjectSymbol, SymbolKind};
 
 use crate::input::format::{Header, Module};
+use crate::input::records::FunctionRecords;
 
 /// Names addresses. Implemented by [`Symbolizer`] (ELF files) and by a plain
 /// `HashMap<u64, String>` (tests, or names from elsewhere).
@@ -407,6 +408,8 @@ pub struct ElfSymbols {
     dynsym: Vec<Sym>,
     /// Clears the Thumb bit on 32-bit Arm, where function addresses have bit 0 set.
     code_mask: u64,
+    /// The native trace's records, which its hooks pass instead of the functions' addresses.
+    records: FunctionRecords,
 }
 
 /// A symbol found for an address.
@@ -530,6 +533,7 @@ impl ElfSymbols {
             symtab: collect(&mut file.symbols()),
             dynsym: collect(&mut file.dynamic_symbols()),
             code_mask,
+            records: FunctionRecords::read(&file),
         })
     }
 
@@ -556,11 +560,18 @@ impl ElfSymbols {
         self.len() == 0
     }
 
-    /// The function containing `address` (an ELF virtual address): .symtab first (static
-    /// functions included), then .dynsym (stripped libraries).
+    /// The function containing `address` (an ELF virtual address), or whose record is at
+    /// `address` (what the native trace's hooks pass, [`FunctionRecords`]): .symtab first
+    /// (static functions included), then .dynsym (stripped libraries).
     pub fn lookup(&self, address: u64) -> Option<SymbolHit<'_>> {
-        let address = address & self.code_mask;
+        let address = self.function(address) & self.code_mask;
         Self::find(&self.symtab, address).or_else(|| Self::find(&self.dynsym, address))
+    }
+
+    /// The address of the function that `address` names: its record's function where it is a
+    /// record, else itself.
+    pub fn function(&self, address: u64) -> u64 {
+        self.records.function_of(address).unwrap_or(address)
     }
 
     fn find(symbols: &[Sym], address: u64) -> Option<SymbolHit<'_>> {

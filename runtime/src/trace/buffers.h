@@ -113,7 +113,7 @@ static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t)
         }
         if (s < HKRT_SPILL_SLOTS && t->spill[s].key != NULL && t->spill[s].val != 0)
             c.fns[c.functions++] =
-                (struct hkt_counted){(uint64_t)(uintptr_t)t->spill[s].key->function,
+                (struct hkt_counted){(uint64_t)(uintptr_t)t->spill[s].key,
                                      t->spill[s].val};
     }
 }

@@ -20,15 +20,18 @@
  * Relies on nothing of the other parts: the first one. */
 
 /* One function's record, as the pass lays it out (8-byte aligned; no padding on any target:
- * two pointers, then 1 + 1 + 2 + 4 bytes, then 8). */
+ * two pointers, then 1 + 1 + 2 + 4 bytes, then 8). The hooks are passed its address (+ 2 for
+ * an exit), not the function's: a trace's records name functions by their records. */
 struct hkrt_fn {
     const char *name; /* the function's name as people write it: a C symbol, a demangled C++
                          name, a Rust path */
-    const void *function; /* its address, as the hooks pass it */
+    const void *function; /* its address */
     volatile uint8_t on;  /* read once at the function's entry: HKRT_ON_* */
     uint8_t flags;        /* HKRT_FN_* */
     uint16_t reserved;
-    uint32_t id;
+    /* the function's address less this field's: a link-time constant, from which hookprof
+     * finds the function of a record in the ELF file (docs/trace-format.md, "Functions") */
+    int32_t function_offset;
     /* calls while `on` was HKRT_ON_COUNT (__hookcc_count's atomic add); 8-aligned on every
      * target, as the pass aligns each record (i686 would give it 4) */
     uint64_t count __attribute__((aligned(8)));
@@ -214,6 +217,20 @@ static HKRT_FN int hkrt_functions_set(const char *glob, int on)
     return n;
 }
 
+/* What the hooks of the function at `function` pass, its record's address: for a trigger
+ * given by the function's address (hookcc_trace_trigger, HOOKCC_TRACE_START, a debugger). The
+ * address itself where no registered file has a record of it (never in a record, then, as
+ * before). Reads the ranges published, without g_fn_lock: a record's `function` never changes. */
+static HKRT_FN uint64_t hkrt_fn_record_of(uint64_t function)
+{
+    unsigned n = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE);
+    for (unsigned r = 0; r < n; r++)
+        for (const struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++)
+            if ((uint64_t)(uintptr_t)f->function == function)
+                return (uint64_t)(uintptr_t)f;
+    return function;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Throttling                                                                               */
 
@@ -238,8 +255,8 @@ struct hkrt_throttle_entry {
     uint64_t at;           /* the tick it was throttled at */
 };
 
-/* Every registered function by address (sorted; rebuilt under g_fn_lock when a file
- * registers), and the throttle's settings (0 calls: off). */
+/* Every registered function by its record's address, which is what the hooks pass (sorted;
+ * rebuilt under g_fn_lock when a file registers), and the throttle's settings (0 calls: off). */
 static struct hkrt_throttle_entry *g_throttle;
 static size_t g_throttle_len;
 static unsigned g_throttle_ranges; /* the ranges it holds */
@@ -282,7 +299,7 @@ static HKRT_FN void hkrt_throttle_index(void)
     size_t len = 0;
     for (unsigned r = 0; r < nr; r++)
         for (struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++) {
-            table[len].address = (uintptr_t)f->function;
+            table[len].address = (uintptr_t)f;
             table[len].fn = f;
             for (struct hkrt_throttle_entry *e =
                      hkrt_throttle_find(g_throttle, g_throttle_len, table[len].address);

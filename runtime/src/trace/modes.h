@@ -129,6 +129,21 @@ static HKRT_FN void hkrt_cct_free(struct hkrt_thread *t)
     t->fold_mark = NULL;
 }
 
+/* The records of the n functions of `functions` (a trigger table's), into `records`; `of`
+ * remembers the function each was found for, so that a record is looked up again only when the
+ * table changed there, or none was found (a file with it may have registered since). */
+static HKRT_FN void hkrt_window_records(uint64_t *records, uint64_t *of, const uint64_t *functions,
+                                        uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t function = functions[i];
+        if (of[i] != function || records[i] == function) {
+            records[i] = hkrt_fn_record_of(function);
+            of[i] = function;
+        }
+    }
+}
+
 /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: keeps, at the start of r, the records of n that are
  * inside the thread's windows (trace_cct.h, "Triggers"), the others dropped; returns how many.
  * Every way records take to the file comes through here once (the records are cut in place:
@@ -141,10 +156,15 @@ static HKRT_FN uint64_t hkrt_window_cut(struct hkrt_thread *t, const struct hkt_
     uint32_t stops = __atomic_load_n(&trig->n_stop, __ATOMIC_ACQUIRE);
     if (starts == 0 || n == 0)
         return n;
-    t->window.start = (const uint64_t *)trig->start;
+    /* The table holds functions' addresses; the records name functions by their records. */
     t->window.n_start = starts < HKRT_MAX_TRIGGERS ? starts : HKRT_MAX_TRIGGERS;
-    t->window.stop = (const uint64_t *)trig->stop;
     t->window.n_stop = stops < HKRT_MAX_TRIGGERS ? stops : HKRT_MAX_TRIGGERS;
+    hkrt_window_records(t->window_start, t->window_start_of, (const uint64_t *)trig->start,
+                        t->window.n_start);
+    hkrt_window_records(t->window_stop, t->window_stop_of, (const uint64_t *)trig->stop,
+                        t->window.n_stop);
+    t->window.start = t->window_start;
+    t->window.stop = t->window_stop;
     return hkt_window_filter(&t->window, (struct hkt_record *)(uintptr_t)r, (size_t)n);
 }
 

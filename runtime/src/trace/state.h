@@ -65,8 +65,12 @@ struct hkrt_thread {
     /* HOOKCC_MIN_DURATION: which records the trace keeps (trace_cct.h, "The duration
      * threshold"); the tree above gets every record. */
     struct hkt_keep keep;
-    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: which records are kept at all. */
+    /* HOOKCC_TRACE_START / HOOKCC_TRACE_STOP: which records are kept at all; the triggers'
+     * functions as the records name them, and the functions they were found for
+     * (hkrt_window_cut). */
     struct hkt_window window;
+    uint64_t window_start[HOOKCC_TRACE_MAX_TRIGGERS], window_stop[HOOKCC_TRACE_MAX_TRIGGERS];
+    uint64_t window_start_of[HOOKCC_TRACE_MAX_TRIGGERS], window_stop_of[HOOKCC_TRACE_MAX_TRIGGERS];
     /* A signal handler that interrupted one of this thread's hooks is running (see "Signal
      * handlers"): pos is NULL meanwhile, and the hook's pos is kept here. */
     int sig_redirect;

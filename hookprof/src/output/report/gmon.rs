@@ -38,14 +38,23 @@ pub struct Target {
 const BIN_BYTES: u64 = 2;
 
 /// Writes the gmon.out of `profile`'s executable functions. Returns the sampling rate used.
-pub fn write(profile: &Profile, target: &Target, out: &mut dyn Write) -> io::Result<u32> {
+/// `function` gives the address of the function an ELF address names (its record's function,
+/// where the native trace's hooks passed records:
+/// [`crate::input::records::FunctionRecords`]).
+pub fn write(
+    profile: &Profile,
+    target: &Target,
+    function: &dyn Fn(u64) -> u64,
+    out: &mut dyn Write,
+) -> io::Result<u32> {
     let inside = |a: u64| target.start <= a && a < target.end;
+    let elf = |a: u64| function(a.wrapping_sub(target.bias));
     let functions = profile.merged();
     let mut own: Vec<(u64, u64)> = functions
         .functions
         .iter()
         .filter(|(&a, s)| inside(a) && s.calls > 0)
-        .map(|(&a, s)| (a.wrapping_sub(target.bias), s.exclusive_ticks))
+        .map(|(&a, s)| (elf(a), s.exclusive_ticks))
         .collect();
     own.sort_unstable();
     let mut arcs: Vec<(u64, u64, u64)> = functions
@@ -53,13 +62,8 @@ pub fn write(profile: &Profile, target: &Target, out: &mut dyn Write) -> io::Res
         .iter()
         .filter_map(|(arc, stats)| {
             let caller = arc.caller?;
-            (inside(caller) && inside(arc.callee)).then(|| {
-                (
-                    caller.wrapping_sub(target.bias),
-                    arc.callee.wrapping_sub(target.bias),
-                    stats.calls,
-                )
-            })
+            (inside(caller) && inside(arc.callee))
+                .then(|| (elf(caller), elf(arc.callee), stats.calls))
         })
         .collect();
     arcs.sort_unstable();

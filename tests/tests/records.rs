@@ -1,0 +1,51 @@
+//! Issue 35, item 2: the native trace names functions by their records. The hooks are passed
+//! the address of the function's record (`hookcc_fns`, a writable section of the function's
+//! own file), not the function's, and the reader finds the function from the record in the ELF
+//! file alone: in a PIE, an executable that is not one, and a shared library. Each test decodes
+//! the records independently of hookprof's naming (readelf's section bytes, nm's symbols,
+//! [`records_by_readelf_and_nm`]) and compares with the counts the program made and with
+//! `hookprof report`'s names.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use hookcc_tests::*;
+
+/// The records of `trace` name the functions `expected` with these counts, by readelf and nm,
+/// and `hookprof report` names them the same.
+fn check(trace: &Path, exe: &Path, expected: &[(&str, u64)], what: &str) {
+    let by_records = records_by_readelf_and_nm(trace, exe, "readelf", "nm");
+    let expected: BTreeMap<String, u64> =
+        expected.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+    assert_eq!(
+        by_records, expected,
+        "{what}: the records' functions, by readelf and nm"
+    );
+    let reported = call_counts(trace, &["--no-compensation"]);
+    assert_eq!(reported, expected, "{what}: hookprof report");
+}
+
+#[test]
+fn records_name_functions_in_a_pie_and_an_executable_that_is_not_one() {
+    let expected: Vec<(&str, u64)> = CALLS_C.to_vec();
+    for flags in [&["-O1"][..], &["-O2", "-no-pie"], &["-O0", "-fPIE", "-pie"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = build_traced(dir.path(), "calls", &["calls.c"], flags, false);
+        let (trace, stdout) = run_traced(dir.path(), &program, &[]);
+        assert_eq!(stdout.trim(), "16135");
+        check(&trace, &program, &expected, &format!("calls.c {flags:?}"));
+    }
+}
+
+#[test]
+fn records_name_a_shared_librarys_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_shlib_program(dir.path());
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    check(
+        &trace,
+        &program,
+        &[("main", 1), ("lib_square", 7), ("lib_helper", 21)],
+        "shared library",
+    );
+}
