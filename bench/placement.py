@@ -488,6 +488,14 @@ def main() -> int:
     print("\ngoals (issue 35; the default placement, its defaults: the throttle on)")
     for key, rec in results["runs"].items():
         name, level, build_key = key.split()
+        if build_key == "off":
+            # The default build with tracing off, on main's own CPU time.
+            value = rec.get("main_cpu_slowdown")
+            state = "not measured" if value is None else ("met" if value <= 1.03 else "NOT met")
+            shown = "—" if value is None else f"{value:.3f}×"
+            print(f"  {state:<13} {name} {level}: tracing off (HOOKCC_DISABLE=1): main's CPU "
+                  f"time ≤ 1.03× the plain build's: {shown}")
+            continue
         if build_key != default_placement(level):
             continue
         s = rec.get("sampler")

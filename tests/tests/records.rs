@@ -49,3 +49,51 @@ fn records_name_a_shared_librarys_functions() {
         "shared library",
     );
 }
+
+/// A stripped executable (no symbol table) still names every traced function: by the name its
+/// record holds, read through the PIE's dynamic relocations, where before this the report
+/// showed addresses and warned.
+#[test]
+fn a_stripped_executable_names_its_functions_by_their_records() {
+    for flags in [&["-O1"][..], &["-O1", "-no-pie"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = build_traced(dir.path(), "calls", &["calls.c"], flags, false);
+        run_ok(std::process::Command::new("strip").arg(&program));
+        let nm = run_ok(std::process::Command::new("nm").arg(&program));
+        assert!(
+            String::from_utf8_lossy(&nm.stderr).contains("no symbols"),
+            "{flags:?}: strip left symbols"
+        );
+        let (trace, _) = run_traced(dir.path(), &program, &[]);
+        let (rows, stderr) = report_csv(&trace, &[]);
+        assert!(
+            stderr.is_empty(),
+            "{flags:?}: hookprof report warned:\n{stderr}"
+        );
+        let counts: BTreeMap<String, u64> =
+            rows.into_iter().map(|r| (r.function, r.calls)).collect();
+        let expected: BTreeMap<String, u64> =
+            CALLS_C.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+        assert_eq!(counts, expected, "{flags:?}: the stripped program's report");
+    }
+}
+
+/// A program's own native hooks (`--hook-runtime=none`) get the function's name and address
+/// from the record they are passed (`HOOKCC_NAME_OF`, `HOOKCC_FUNCTION_OF`), in either hook.
+#[test]
+fn own_native_hooks_read_the_name_and_the_address_from_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(
+        dir.path(),
+        "own",
+        &["own_native_hooks.c"],
+        &["-O1", "--hook-runtime=none"],
+        false,
+    );
+    let out = run_ok(&mut std::process::Command::new(&program));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "> main\n  > twice_square\n    > square\n    < square\n  < twice_square\n\
+         18, square's address seen\n< main\n"
+    );
+}

@@ -529,11 +529,14 @@ impl ElfSymbols {
             }
             out
         };
+        let symtab = collect(&mut file.symbols());
+        // Stripped: the names the records hold are then the only ones of most functions.
+        let records = FunctionRecords::read(&file, symtab.is_empty());
         Ok(ElfSymbols {
-            symtab: collect(&mut file.symbols()),
+            symtab,
             dynsym: collect(&mut file.dynamic_symbols()),
             code_mask,
-            records: FunctionRecords::read(&file),
+            records,
         })
     }
 
@@ -562,10 +565,21 @@ impl ElfSymbols {
 
     /// The function containing `address` (an ELF virtual address), or whose record is at
     /// `address` (what the native trace's hooks pass, [`FunctionRecords`]): .symtab first
-    /// (static functions included), then .dynsym (stripped libraries).
+    /// (static functions included), then .dynsym (stripped libraries), then in a stripped
+    /// file the name the record holds.
     pub fn lookup(&self, address: u64) -> Option<SymbolHit<'_>> {
-        let address = self.function(address) & self.code_mask;
-        Self::find(&self.symtab, address).or_else(|| Self::find(&self.dynsym, address))
+        let function = self.function(address) & self.code_mask;
+        Self::find(&self.symtab, function)
+            .or_else(|| Self::find(&self.dynsym, function))
+            .or_else(|| {
+                // A stripped file: the record's own name.
+                self.records.name(address).map(|name| SymbolHit {
+                    name,
+                    at_start: true,
+                    address: function,
+                    file: None,
+                })
+            })
     }
 
     /// The address of the function that `address` names: its record's function where it is a

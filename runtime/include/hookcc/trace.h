@@ -43,6 +43,14 @@
 #define HOOKCC_NATIVE_HOOK
 #endif
 
+/* What the native hooks are passed: the function's record (docs/trace-format.md, "Functions'
+ * records"), + 2 in an exit. Own hooks get the function's address and its name (as people
+ * write it: a C symbol, a demangled C++ name, a Rust path) from it with these. */
+#define HOOKCC_FUNCTION_OF(arg)                                                                \
+    (((void *const *)((__UINTPTR_TYPE__)(arg) & ~(__UINTPTR_TYPE__)2))[1])
+#define HOOKCC_NAME_OF(arg)                                                                    \
+    (((const char *const *)((__UINTPTR_TYPE__)(arg) & ~(__UINTPTR_TYPE__)2))[0])
+
 #ifdef __cplusplus
 extern "C" {
 #endif
