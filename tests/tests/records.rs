@@ -97,3 +97,51 @@ fn own_native_hooks_read_the_name_and_the_address_from_the_record() {
          18, square's address seen\n< main\n"
     );
 }
+
+/// The hosted targets under qemu-user: 32-bit records (i686, armhf), big-endian ones (s390x),
+/// RISC-V's and AArch64's PC-relative data relocations; decoded on the host by LLVM's readelf
+/// and nm, which read every target.
+#[test]
+fn records_name_functions_on_every_hosted_target() {
+    let targets = [
+        ("aarch64-linux-gnu", "qemu-aarch64"),
+        ("arm-linux-gnueabihf", "qemu-arm"),
+        ("i686-linux-gnu", "qemu-i386"),
+        ("riscv64-linux-gnu", "qemu-riscv64"),
+        ("s390x-linux-gnu", "qemu-s390x"),
+    ];
+    let expected: Vec<(&str, u64)> = CALLS_C.to_vec();
+    for (triple, qemu) in targets {
+        let sysroot = format!("/usr/{triple}");
+        let there = Path::new(&sysroot).join("lib").is_dir()
+            && std::process::Command::new(qemu)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
+        if !there {
+            assert!(
+                !in_ci(),
+                "CI must have {qemu} and {sysroot} (scripts/setup.sh)"
+            );
+            eprintln!("skipping {triple}: {qemu} or {sysroot} missing");
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let target = format!("--target={triple}");
+        // lld: it links every target (GNU ld is the host's only, but for AArch64's).
+        let flags = [target.as_str(), "-O1", "-fuse-ld=lld"];
+        let program = build_traced(dir.path(), "calls", &["calls.c"], &flags, false);
+        let (trace, stdout) = run_traced(dir.path(), &program, &[qemu, "-L", &sysroot]);
+        assert_eq!(stdout.trim(), "16135", "{triple}");
+        let by_records =
+            records_by_readelf_and_nm(&trace, &program, "llvm-readelf-19", "llvm-nm-19");
+        let want: BTreeMap<String, u64> =
+            expected.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+        assert_eq!(
+            by_records, want,
+            "{triple}: the records' functions, by readelf and nm"
+        );
+        let reported = call_counts(&trace, &["--exe", program.to_str().unwrap()]);
+        assert_eq!(reported, want, "{triple}: hookprof report");
+    }
+}
