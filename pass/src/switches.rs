@@ -220,9 +220,10 @@ pub(crate) const COUNT_HOOK: &str = "__hookcc_count";
 /// the field), `on` = 1 — which every hook call of the function tests first
 /// ([`position_entry_hook`], [`position_hook`]): a function switched off costs a load and a
 /// branch not taken at entry and a test at exit, on any target, without patching code. The
-/// record is also what the hooks are passed: the function's identity in the trace. The record is `!associated` with its function: it never keeps a function
-/// alive that a linker collecting garbage would drop (lld; GNU ld keeps such functions, as
-/// every `__start_` section's, unless linked with `-z start-stop-gc`).
+/// record is also what the hooks are passed: the function's identity in the trace. It is
+/// `!associated` with its function: it never keeps a function alive that a linker collecting
+/// garbage would drop (lld; GNU ld keeps such functions, as every `__start_` section's, unless
+/// linked with `-z start-stop-gc`).
 pub(crate) fn function_switch<'ctx>(
     module: &Module<'ctx>,
     function: FunctionValue<'ctx>,

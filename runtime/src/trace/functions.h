@@ -30,7 +30,8 @@ struct hkrt_fn {
     uint8_t flags;        /* HKRT_FN_* */
     uint16_t reserved;
     /* the function's address less this field's: a link-time constant, from which hookprof
-     * finds the function of a record in the ELF file (docs/trace-format.md, "Functions") */
+     * finds the function of a record in the ELF file (docs/trace-format.md, "Functions'
+     * records") */
     int32_t function_offset;
     /* calls while `on` was HKRT_ON_COUNT (__hookcc_count's atomic add); 8-aligned on every
      * target, as the pass aligns each record (i686 would give it 4) */
