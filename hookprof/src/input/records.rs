@@ -146,7 +146,7 @@ impl FunctionRecords {
     /// cleared), or `None` where `address` is not a record: outside every writable section,
     /// not 8-aligned, or naming no address in the code.
     pub fn function_of(&self, address: u64) -> Option<u64> {
-        if address % 8 != 0 {
+        if address & 7 != 0 {
             return None;
         }
         let index = self
