@@ -53,6 +53,25 @@ pub fn have_tool(program: &str, args: &[&str], package: &str) -> bool {
     ok
 }
 
+/// Whether a hosted cross target can be built and run: Debian's cross libc at `/usr/{triple}`
+/// and `qemu` (qemu-user). CI must have both (scripts/setup.sh); elsewhere a skip, said.
+pub fn have_cross_target(triple: &str, qemu: &str) -> bool {
+    let sysroot = format!("/usr/{triple}");
+    let ok = Path::new(&sysroot).join("lib").is_dir()
+        && Command::new(qemu)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !in_ci(),
+            "CI must have {qemu} and {sysroot} (scripts/setup.sh)"
+        );
+        eprintln!("skipping {triple}: {qemu} or {sysroot} missing (run scripts/setup.sh)");
+    }
+    ok
+}
+
 /// The runtime's one line when the kernel refuses the threads' perf events (a
 /// perf_event_paranoid above 2, or a container's seccomp profile).
 pub const SWITCHES_REFUSED: &str = "hookcc: context switches and samples are not recorded:";

@@ -2,32 +2,13 @@
 //! `hookcc --target=aarch64-linux-gnu` against Debian's cross libc, run under qemu-aarch64, the
 //! trace decoded on the host.
 
-use std::path::Path;
-use std::process::Command;
-
 use hookcc_tests::*;
 
 const SYSROOT: &str = "/usr/aarch64-linux-gnu";
 
-fn have_cross_tools() -> bool {
-    let ok = Path::new(SYSROOT).join("lib").is_dir()
-        && Command::new("qemu-aarch64")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI must have qemu-user and libc6-dev-arm64-cross (scripts/setup.sh)"
-        );
-        eprintln!("skipping: qemu-aarch64 or {SYSROOT} missing (run scripts/setup.sh)");
-    }
-    ok
-}
-
 #[test]
 fn aarch64_under_qemu() {
-    if !have_cross_tools() {
+    if !have_cross_target("aarch64-linux-gnu", "qemu-aarch64") {
         return;
     }
     for opt in ["-O0", "-O2"] {

@@ -112,20 +112,10 @@ fn records_name_functions_on_every_hosted_target() {
     ];
     let expected: Vec<(&str, u64)> = CALLS_C.to_vec();
     for (triple, qemu) in targets {
-        let sysroot = format!("/usr/{triple}");
-        let there = Path::new(&sysroot).join("lib").is_dir()
-            && std::process::Command::new(qemu)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success());
-        if !there {
-            assert!(
-                !in_ci(),
-                "CI must have {qemu} and {sysroot} (scripts/setup.sh)"
-            );
-            eprintln!("skipping {triple}: {qemu} or {sysroot} missing");
+        if !have_cross_target(triple, qemu) {
             continue;
         }
+        let sysroot = format!("/usr/{triple}");
         let dir = tempfile::tempdir().unwrap();
         let target = format!("--target={triple}");
         // lld: it links every target (GNU ld is the host's only, but for AArch64's).
