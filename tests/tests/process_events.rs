@@ -368,6 +368,40 @@ fn calls_into_a_library_unloaded_and_replaced_at_its_address_keep_their_names() 
     );
 }
 
+/// A library dlclose unloaded before the program ends: the end of the trace switched every
+/// function's switch off, the unloaded library's records too, and the program died of SIGSEGV
+/// in exit() with its trace unfinished. The runtime forgets an unloaded file's records, after
+/// writing what its throttled functions counted (a_work: 4000 calls, 1000 timed and the rest
+/// counted), which hookprof names by the library loaded then.
+#[test]
+fn a_program_ends_normally_after_unloading_a_traced_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut cmd = hookcc(d, false);
+    cmd.args(["--trace", SOURCE_PLACEMENT, "-O1", "-shared", "-fPIC"])
+        .arg(program_source("unload_lib.c"))
+        .args(["-o", "libunload_a.so"]);
+    run_ok(&mut cmd);
+    let program = build_traced(d, "unload_main", &["unload_main.c"], &["-O1"], false);
+    let trace = d.join("only-a.hktrace");
+    let out = run_ok(
+        std::process::Command::new(&program)
+            .arg("only-a")
+            .current_dir(d)
+            .env("HOOKCC_OUTPUT", &trace),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a unloaded\n");
+    let calls = call_counts(&trace, &[]);
+    assert_eq!(calls.get("a_work"), Some(&4000), "{calls:?}");
+    assert_eq!(calls.get("run"), Some(&1), "{calls:?}");
+    let out = hookprof().arg("info").arg(&trace).output().unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Issue 37, item 11: a trace cut by RLIMIT_FSIZE (or a full disk) blamed its lost records on
 /// "thread-exit destructors": the header's `lost` counted them and no LOST chunk did. The
 /// runtime's salvage writes them in a LOST chunk now, and the report names the write.

@@ -110,6 +110,21 @@ impl Unloads {
         modules
     }
 
+    /// `address` as a chunk at byte `offset` names it: at the alias of the first module
+    /// unloaded later in the file whose range holds it (a THROTTLE or COUNTED chunk the runtime
+    /// wrote before an unload: its functions are the module's that was loaded then), else as
+    /// it is.
+    pub fn remap_before(&self, address: u64, offset: u64) -> u64 {
+        if address < self.lo || address >= self.hi {
+            return address;
+        }
+        self.entries
+            .iter()
+            .filter(|u| u.offset > offset && u.module.start <= address && address < u.module.end)
+            .min_by_key(|u| u.offset)
+            .map_or(address, |u| address.wrapping_add(u.alias))
+    }
+
     /// Moves each record made in an unloaded module's range before its unload to its alias
     /// range (the earliest unload after the record's time: the module loaded then).
     #[inline]
@@ -165,6 +180,24 @@ mod tests {
         unloads.remap(&mut records);
         assert!(modules[1].contains(records[0].address));
         assert!(modules[0].contains(records[1].address));
+    }
+
+    #[test]
+    fn a_chunk_before_an_unload_names_the_module_loaded_then() {
+        // a.so unloaded by the UNLOAD chunks at bytes 500 and 900 (loaded twice at one place).
+        let unloads = Unloads::new(vec![(module("a.so"), 100, 500), (module("a.so"), 200, 900)]);
+        assert_eq!(unloads.remap_before(0x7010, 400), 0x7010 + (1 << 48));
+        assert_eq!(unloads.remap_before(0x7010, 600), 0x7010 + (2 << 48));
+        assert_eq!(
+            unloads.remap_before(0x7010, 1000),
+            0x7010,
+            "after both: the module then"
+        );
+        assert_eq!(
+            unloads.remap_before(0x9000, 400),
+            0x9000,
+            "outside every unloaded range"
+        );
     }
 
     #[test]

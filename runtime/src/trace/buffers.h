@@ -111,7 +111,8 @@ static HKRT_FN void hkrt_write_counted(struct hkrt_thread *t)
                              sizeof c.functions + c.functions * sizeof c.fns[0], NULL);
             c.functions = 0;
         }
-        if (s < HKRT_SPILL_SLOTS && t->spill[s].key != NULL && t->spill[s].val != 0)
+        if (s < HKRT_SPILL_SLOTS && t->spill[s].key != NULL && t->spill[s].val != 0 &&
+            hkrt_fn_live(t->spill[s].key))
             c.fns[c.functions++] =
                 (struct hkt_counted){(uint64_t)(uintptr_t)t->spill[s].key,
                                      t->spill[s].val};
@@ -130,14 +131,14 @@ static HKRT_FN void hkrt_counts_flush(struct hkrt_thread *t, int close)
         uint64_t n = t->counts[s].val;
         t->counts[s].key = NULL;
         t->counts[s].val = 0;
-        if (f != NULL && n != 0 && !hkrt_spill_add(t, f, n))
+        if (f != NULL && n != 0 && hkrt_fn_live(f) && !hkrt_spill_add(t, f, n))
             __atomic_fetch_add(&f->count, n, __ATOMIC_RELAXED);
     }
     if (t->spill == NULL)
         return;
     hkrt_write_counted(t);
     for (unsigned s = 0; s < HKRT_SPILL_SLOTS; s++) {
-        if (t->spill[s].key != NULL && t->spill[s].val != 0)
+        if (t->spill[s].key != NULL && t->spill[s].val != 0 && hkrt_fn_live(t->spill[s].key))
             __atomic_fetch_add(&t->spill[s].key->count, t->spill[s].val, __ATOMIC_RELAXED);
         t->spill[s].key = NULL;
         t->spill[s].val = 0;

@@ -162,8 +162,9 @@ static HKRT_FN int hkrt_salvage(const struct hkt_clock *clock, uint64_t made,
 /* The THROTTLE chunks: each throttled function with the calls counted since, in chunks of a
  * stack buffer's size (no allocation: this may run in a fatal signal's handler). Read without
  * g_fn_lock, which a thread the signal interrupted may hold: the table is only swapped for a
- * complete one. */
-static HKRT_FN void hkrt_write_throttled(void)
+ * complete one. Those whose record is in [lo, hi); `unloaded`: their file is gone, and what
+ * they counted is the entry's copy (hkrt_throttle_snapshot), not the record's. */
+static HKRT_FN void hkrt_write_throttled(uint64_t lo, uint64_t hi, int unloaded)
 {
     enum { PER_CHUNK = 64 };
     struct {
@@ -180,11 +181,12 @@ static HKRT_FN void hkrt_write_throttled(void)
                              sizeof c.head + c.head.functions * sizeof c.fns[0], NULL);
             c.head.functions = 0;
         }
-        if (i == len || table[i].timed == 0)
+        if (i == len || table[i].timed == 0 || table[i].address < lo || table[i].address >= hi)
             continue;
-        c.fns[c.head.functions++] = (struct hkt_throttled){
-            table[i].address, table[i].timed,
-            __atomic_load_n(&table[i].fn->count, __ATOMIC_RELAXED), table[i].at};
+        uint64_t counted = unloaded ? table[i].counted
+                                    : __atomic_load_n(&table[i].fn->count, __ATOMIC_RELAXED);
+        c.fns[c.head.functions++] =
+            (struct hkt_throttled){table[i].address, table[i].timed, counted, table[i].at};
     }
 }
 
@@ -253,7 +255,7 @@ static HKRT_FN void hkrt_finish(int from_signal)
     }
     hkrt_write_modules(); /* again, for libraries dlopen'ed since the start */
     hkrt_write_writer_stats();
-    hkrt_write_throttled();
+    hkrt_write_throttled(0, UINT64_MAX, 0);
     struct hkrt_clock_point end = hkrt_clock_point_after(&g.clock_start, HKRT_CALIBRATION_MIN_NS);
     struct hkt_clock clock = {hkrt_ticks_per_second(&g.clock_start, &end),
                               g.clock_start.ticks, end.ticks};

@@ -483,7 +483,9 @@ HKRT_EXPORT __attribute__((weak)) int execle(const char *path, const char *arg, 
  * modules and HKRT_UNLOAD_NAMES bytes of their paths are noted; modules past that are not
  * followed. A dlclose called from a destructor that dlclose runs is passed through unnoted
  * (the outer call sees what it unloads). libc's own unloads (a failed dlopen's cleanup) are not
- * seen. */
+ * seen. An unloaded file's records go with it: the runtime forgets them (hkrt_fn_forget), after
+ * writing what its throttled functions counted (THROTTLE); counts another thread still holds
+ * in its cache for them are dropped. */
 #define HKRT_UNLOAD_MODULES 512
 #define HKRT_UNLOAD_NAMES (64u * 1024u)
 
@@ -560,6 +562,13 @@ HKRT_EXPORT __attribute__((weak)) int dlclose(void *handle)
         g_unload.names_used = 0;
         struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
         dl_iterate_phdr(hkrt_unload_note, &walk);
+        /* What this thread counted and the throttled functions' counts, while every record is
+         * still there. */
+        if (t_self.life == HKRT_THREAD_LIVE && hkrt_guard_enter(&t_self)) {
+            hkrt_counts_flush(&t_self, 0);
+            hkrt_guard_leave(&t_self);
+        }
+        hkrt_throttle_snapshot();
     }
     int r = real(handle);
     if (noted) {
@@ -568,7 +577,14 @@ HKRT_EXPORT __attribute__((weak)) int dlclose(void *handle)
         struct hkrt_module_walk walk = {0, (uintptr_t)getauxval(AT_SYSINFO_EHDR), NULL};
         dl_iterate_phdr(hkrt_unload_mark, &walk);
         for (unsigned i = 0; i < g_unload.n; i++) {
-            if (g_unload.entries[i].still_loaded || !hkrt_file_ready())
+            if (g_unload.entries[i].still_loaded)
+                continue;
+            /* Its records are gone: what its throttled functions counted, then forgotten. */
+            struct hkt_module *m = &g_unload.entries[i].module;
+            if (hkrt_file_ready())
+                hkrt_write_throttled(m->start, m->end, 1);
+            hkrt_fn_forget(m->start, m->end);
+            if (!hkrt_file_ready())
                 continue;
             struct hkt_unload unload = {g_unload.entries[i].module, tick};
             hkrt_write_chunk(HKT_CHUNK_UNLOAD, 0, &unload, sizeof unload,

@@ -221,15 +221,37 @@ static HKRT_FN int hkrt_functions_set(const char *glob, int on)
 /* What the hooks of the function at `function` pass, its record's address: for a trigger
  * given by the function's address (hookcc_trace_trigger, HOOKCC_TRACE_START, a debugger). The
  * address itself where no registered file has a record of it (never in a record, then, as
- * before). Reads the ranges published, without g_fn_lock: a record's `function` never changes. */
+ * before). Under g_fn_lock (a file dlclose unloads leaves the ranges there); 0 at once if it
+ * is taken (the caller may be finishing in a signal handler that interrupted its holder). */
 static HKRT_FN uint64_t hkrt_fn_record_of(uint64_t function)
 {
-    unsigned n = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE);
-    for (unsigned r = 0; r < n; r++)
+    if (__atomic_exchange_n(&g_fn_lock, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    uint64_t record = function;
+    for (unsigned r = 0, n = g_fn_nranges; r < n && record == function; r++)
         for (const struct hkrt_fn *f = g_fn_ranges[r].start; f < g_fn_ranges[r].stop; f++)
-            if ((uint64_t)(uintptr_t)f->function == function)
-                return (uint64_t)(uintptr_t)f;
-    return function;
+            if ((uint64_t)(uintptr_t)f->function == function) {
+                record = (uint64_t)(uintptr_t)f;
+                break;
+            }
+    hkrt_fn_unlock();
+    return record;
+}
+
+/* Files that dlclose unloaded so far (fork.h, "dlclose"): while 0, every record a thread's
+ * cache of counts names is there. */
+static unsigned g_fn_unloads;
+
+/* Whether `f` is a record of a file still loaded (every one, until a dlclose unloads one: the
+ * ranges are then searched, without g_fn_lock: only a dlclose in progress changes them). */
+static HKRT_FN int hkrt_fn_live(const struct hkrt_fn *f)
+{
+    if (__atomic_load_n(&g_fn_unloads, __ATOMIC_ACQUIRE) == 0)
+        return 1;
+    for (unsigned r = 0, n = __atomic_load_n(&g_fn_nranges, __ATOMIC_ACQUIRE); r < n; r++)
+        if (g_fn_ranges[r].start <= f && f < g_fn_ranges[r].stop)
+            return 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -254,6 +276,7 @@ struct hkrt_throttle_entry {
     uint64_t calls, ticks; /* timed calls seen by the writer, and their time */
     uint64_t timed;        /* calls seen when it was throttled (0: not throttled) */
     uint64_t at;           /* the tick it was throttled at */
+    uint64_t counted;      /* its record's count before a dlclose (hkrt_throttle_snapshot) */
 };
 
 /* Every registered function by its record's address, which is what the hooks pass (sorted;
@@ -374,6 +397,40 @@ static HKRT_FN void hkrt_throttle_add(const uint64_t *addresses, const uint32_t 
                 hkrt_fn_apply(e->fn);
             }
         }
+    }
+    hkrt_fn_unlock();
+}
+
+/* Before a dlclose: what each throttled function counted so far, into its entry, from its
+ * record, which the unload may take away (hkrt_fn_forget, after it). */
+static HKRT_FN void hkrt_throttle_snapshot(void)
+{
+    hkrt_fn_lock();
+    for (size_t i = 0; i < g_throttle_len; i++)
+        if (g_throttle[i].timed != 0)
+            g_throttle[i].counted = __atomic_load_n(&g_throttle[i].fn->count, __ATOMIC_RELAXED);
+    hkrt_fn_unlock();
+}
+
+/* A file dlclose unloaded (fork.h, "dlclose"): its ranges of records, those that start in
+ * [lo, hi) (its module's addresses), are forgotten, and the throttle's table is rebuilt
+ * without their functions, so that nothing reads or writes a record that is gone. Switching
+ * tracing off at the end wrote every record's `on`, the unloaded file's too: the program died
+ * of SIGSEGV in exit() and its trace was lost. A file loaded later at the same addresses then
+ * registers as a new one. */
+static HKRT_FN void hkrt_fn_forget(uint64_t lo, uint64_t hi)
+{
+    hkrt_fn_lock();
+    unsigned n = g_fn_nranges, kept = 0;
+    for (unsigned r = 0; r < n; r++) {
+        uint64_t start = (uint64_t)(uintptr_t)g_fn_ranges[r].start;
+        if (start < lo || start >= hi)
+            g_fn_ranges[kept++] = g_fn_ranges[r];
+    }
+    if (kept != n) {
+        __atomic_fetch_add(&g_fn_unloads, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_fn_nranges, kept, __ATOMIC_RELEASE);
+        hkrt_throttle_index();
     }
     hkrt_fn_unlock();
 }

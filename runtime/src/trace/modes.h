@@ -138,7 +138,10 @@ static HKRT_FN void hkrt_window_records(uint64_t *records, uint64_t *of, const u
     for (uint32_t i = 0; i < n; i++) {
         uint64_t function = functions[i];
         if (of[i] != function || records[i] == function) {
-            records[i] = hkrt_fn_record_of(function);
+            uint64_t record = hkrt_fn_record_of(function);
+            if (record == 0)
+                return; /* the lock was taken: as they were, this time */
+            records[i] = record;
             of[i] = function;
         }
     }

@@ -286,10 +286,16 @@ fn replay_with<V: ReplayVisitor>(
                 summary.folded_min_ticks = summary.folded_min_ticks.max(min_ticks);
             }
             Chunk::Writer(writer) => summary.writer = Some(writer),
-            Chunk::Throttle(throttle) => summary.add_throttle(throttle),
+            Chunk::Throttle(mut throttle) => {
+                for f in &mut throttle.functions {
+                    f.address = side.unloads.remap_before(f.address, chunk.offset);
+                }
+                summary.add_throttle(throttle)
+            }
             Chunk::Counted(list) => {
                 let state = get_thread(&mut threads, chunk.thread, compensate);
                 for (address, calls) in list {
+                    let address = side.unloads.remap_before(address, chunk.offset);
                     *state.summary.counted.entry(address).or_insert(0) += calls;
                 }
             }

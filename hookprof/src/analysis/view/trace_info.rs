@@ -154,14 +154,22 @@ impl TraceInfo {
                 Chunk::Throttle(_) => {}
                 Chunk::Counted(list) => counted.extend(
                     list.into_iter()
-                        .map(|(address, calls)| (chunk.thread, address, calls)),
+                        .map(|(address, calls)| (chunk.thread, address, calls, chunk.offset)),
                 ),
                 Chunk::Switch(switches) => {
                     summary.switches += switches.pairs.len() as u64;
                 }
             }
         }
-        summary.modules = Unloads::new(unloads).modules(module_chunks);
+        let unloads = Unloads::new(unloads);
+        summary.modules = unloads.modules(module_chunks);
+        // A COUNTED chunk written before an unload counts the unloaded module's functions.
+        let counted = counted
+            .into_iter()
+            .map(|(tid, address, calls, offset)| {
+                (tid, unloads.remap_before(address, offset), calls)
+            })
+            .collect();
         // What the replay will find: switches, unless it reads trees (a profile).
         summary.has_switches = summary.switches > 0 && profiles == 0;
         let ticks_per_second = summary.ticks_per_second();
