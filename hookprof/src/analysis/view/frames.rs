@@ -96,6 +96,33 @@ pub trait View {
         _names: &Names,
     ) {
     }
+    /// The view keeps of a frame only a number of its own (a path tree's node: `flame`,
+    /// `pprof`) and, when it closes, its exclusive time. Then without filters the [`Viewer`]
+    /// keeps per thread only those numbers, not a second stack of [`ViewFrame`]s beside the
+    /// replay's (a push and a pop more per call, and the children's time added up twice: a
+    /// fifth of `hookprof flame`'s instructions), and tells the view of the trace's frames by
+    /// [`View::enter_node`] and [`View::exit_node`] instead of [`View::enter`] and
+    /// [`View::exit`] (with filters, and for a profile's paths, it calls those as any view's).
+    /// Such a view takes nothing in [`View::switched_out`].
+    ///
+    /// [`Viewer`]: super::Viewer
+    const NODES: bool = false;
+    /// With [`View::NODES`], no filter: a frame opens, `depth` frames deep (1: outermost),
+    /// of the function `function` at `address`, inside the frame whose number is `parent`
+    /// (`None` for the outermost); returns the new frame's number.
+    fn enter_node(
+        &mut self,
+        _tid: u64,
+        _parent: Option<u32>,
+        _depth: usize,
+        _function: u32,
+        _address: u64,
+    ) -> u32 {
+        0
+    }
+    /// With [`View::NODES`], no filter: the innermost open frame, whose number is `node`,
+    /// closes after `exclusive` ticks of its own (its duration less its children's).
+    fn exit_node(&mut self, _tid: u64, _node: u32, _exclusive: u64) {}
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;

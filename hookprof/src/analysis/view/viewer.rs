@@ -23,8 +23,11 @@ struct ThreadView {
     /// Open frames that match `--function` / `--exclude`.
     matching: u32,
     excluded: u32,
-    /// The shown frames.
+    /// The shown frames (without filters, for a [`View::NODES`] view, only a profile's).
     stack: Vec<ViewFrame>,
+    /// Without filters, for a [`View::NODES`] view: the view's number of each of the
+    /// replay's open frames.
+    nodes: Vec<u32>,
     /// How many of `stack` the view has been told about (with filters; without, every frame
     /// as it comes, and the plain paths leave this behind: two stores a call were 1 % of
     /// `hookprof flame`'s instructions).
@@ -212,6 +215,34 @@ impl<V: View> Viewer<'_, V> {
         self.view.enter(tid, &mut thread.stack, &self.names);
     }
 
+    /// [`ReplayVisitor::enter`] without filters, for a [`View::NODES`] view.
+    #[inline(always)]
+    fn enter_node(&mut self, tid: u64, frame: &Frame) {
+        let t = self.thread_index(tid);
+        let function = self.function(t, frame);
+        let nodes = &mut self.threads[t].nodes;
+        let parent = nodes.last().copied();
+        let node = self
+            .view
+            .enter_node(tid, parent, nodes.len() + 1, function, frame.address);
+        nodes.push(node);
+    }
+
+    /// [`ReplayVisitor::exit`] without filters, for a [`View::NODES`] view: the frame's
+    /// times are the replay's (its children's time, summed there, is what the view's stack
+    /// would have summed: without filters every child is shown).
+    #[inline(always)]
+    fn exit_node(&mut self, tid: u64, time: u64, stack: &[Frame]) {
+        let t = self.thread_index(tid);
+        let (Some(node), Some(frame)) = (self.threads[t].nodes.pop(), stack.last()) else {
+            return;
+        };
+        let exclusive = time
+            .saturating_sub(frame.entry_time)
+            .saturating_sub(frame.child_ticks);
+        self.view.exit_node(tid, node, exclusive);
+    }
+
     /// A hidden path's time, given to the shown frames above it (`frames`, if any) as their
     /// exclusive time.
     fn give_to_caller(&mut self, tid: u64, frames: &[ViewFrame], calls: &Aggregate) {
@@ -366,6 +397,9 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     fn enter(&mut self, tid: u64, stack: &[Frame]) {
         let Some(frame) = stack.last() else { return };
         if self.plain {
+            if V::NODES {
+                return self.enter_node(tid, frame);
+            }
             return self.enter_plain(tid, frame);
         }
         self.enter_filtered(tid, frame);
@@ -387,8 +421,11 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
 
     /// Inlined as [`Self::enter`] is.
     #[inline(always)]
-    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
+    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, stack: &[Frame]) {
         if self.plain {
+            if V::NODES {
+                return self.exit_node(tid, time, stack);
+            }
             return self.exit_plain(tid, time);
         }
         self.exit_filtered(tid, time);

@@ -62,7 +62,7 @@ pub fn deeper_label() -> String {
 pub(crate) trait PathTree {
     type Key: Copy;
     const DEEPER: Self::Key;
-    fn key(frame: &ViewFrame) -> Self::Key;
+    fn key(function: u32, address: u64) -> Self::Key;
     /// The node of `key` under `parent`, made if new.
     fn node(&mut self, parent: u32, key: Self::Key) -> u32;
     /// The root node of a thread's paths.
@@ -73,22 +73,44 @@ pub(crate) trait PathTree {
 /// frame too deep opens the marker; the deeper ones are counted in it.
 #[inline]
 pub(crate) fn enter_path<T: PathTree>(tree: &mut T, tid: u64, stack: &mut [ViewFrame]) {
-    let len = stack.len();
-    if len > MAX_STACK_FRAMES {
-        let parent = stack[len - 2].user;
-        stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
+    let Some((frame, below)) = stack.split_last_mut() else {
+        return;
+    };
+    let parent = below.last().map(|f| f.user);
+    frame.user = enter_node(
+        tree,
+        tid,
+        parent,
+        below.len() + 1,
+        frame.function,
+        frame.address,
+    );
+}
+
+/// [`View::enter_node`] of a [`PathTree`] (and [`enter_path`]'s work): the node of a frame
+/// `depth` deep of `function` at `address` under the node `parent` (`None`: the thread's
+/// root).
+#[inline]
+pub(crate) fn enter_node<T: PathTree>(
+    tree: &mut T,
+    tid: u64,
+    parent: Option<u32>,
+    depth: usize,
+    function: u32,
+    address: u64,
+) -> u32 {
+    let parent = match parent {
+        Some(parent) => parent,
+        None => tree.root(tid),
+    };
+    if depth > MAX_STACK_FRAMES {
+        return if depth == MAX_STACK_FRAMES + 1 {
             tree.node(parent, T::DEEPER)
         } else {
             parent
         };
-        return;
     }
-    let parent = if len >= 2 {
-        stack[len - 2].user
-    } else {
-        tree.root(tid)
-    };
-    stack[len - 1].user = tree.node(parent, T::key(&stack[len - 1]));
+    tree.node(parent, T::key(function, address))
 }
 
 impl FoldedStacks {
@@ -284,8 +306,8 @@ impl PathTree for FoldedStacks {
     type Key = u32;
     const DEEPER: u32 = DEEPER;
     #[inline]
-    fn key(frame: &ViewFrame) -> u32 {
-        frame.function
+    fn key(function: u32, _address: u64) -> u32 {
+        function
     }
     #[inline]
     fn node(&mut self, parent: u32, function: u32) -> u32 {
@@ -297,9 +319,29 @@ impl PathTree for FoldedStacks {
 }
 
 impl View for FoldedStacks {
+    const NODES: bool = true;
+
     #[inline]
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
         enter_path(self, tid, stack);
+    }
+
+    #[inline]
+    fn enter_node(
+        &mut self,
+        tid: u64,
+        parent: Option<u32>,
+        depth: usize,
+        function: u32,
+        address: u64,
+    ) -> u32 {
+        enter_node(self, tid, parent, depth, function, address)
+    }
+
+    #[inline]
+    fn exit_node(&mut self, _tid: u64, node: u32, exclusive: u64) {
+        let ticks = &mut self.ticks[node as usize];
+        *ticks = ticks.saturating_add(exclusive);
     }
 
     /// The path's frames came through [`View::enter`] (their nodes are in `user`), except
