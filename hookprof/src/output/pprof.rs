@@ -24,7 +24,7 @@ use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
 use crate::output::report::flame::{
-    deeper_label, enter_node, enter_path, PathTree, MAX_STACK_FRAMES,
+    deeper_label, enter_node, enter_path, known_node, PathTree, MAX_STACK_FRAMES,
 };
 
 /// A protobuf message under construction: fields are appended in the order written.
@@ -213,6 +213,13 @@ impl PathTree for CallPaths {
     fn root(&mut self, tid: u64) -> u32 {
         CallPaths::node(self, ROOT, tid)
     }
+    #[inline]
+    fn known(&self, parent: u32, address: u64) -> Option<u32> {
+        match self.last_child.get(parent as usize) {
+            Some(&(a, node)) if a == address && node != u32::MAX => Some(node),
+            _ => None,
+        }
+    }
 }
 
 impl View for CallPaths {
@@ -220,6 +227,10 @@ impl View for CallPaths {
 
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
         enter_path(self, tid, stack);
+    }
+
+    fn known_node(&self, parent: u32, depth: usize, address: u64) -> Option<u32> {
+        known_node(self, parent, depth, address)
     }
 
     fn enter_node(

@@ -98,15 +98,24 @@ pub trait View {
     }
     /// The view keeps of a frame only a number of its own (a path tree's node: `flame`,
     /// `pprof`) and, when it closes, its exclusive time. Then without filters the [`Viewer`]
-    /// keeps per thread only those numbers, not a second stack of [`ViewFrame`]s beside the
-    /// replay's (a push and a pop more per call, and the children's time added up twice: a
-    /// fifth of `hookprof flame`'s instructions), and tells the view of the trace's frames by
+    /// keeps nothing per frame: the number goes to the replay's frame ([`Frame::user`]), whose
+    /// times are the ones a stack of [`ViewFrame`]s would have (without filters every child
+    /// is shown), and the view hears of the trace's frames by [`View::known_node`],
     /// [`View::enter_node`] and [`View::exit_node`] instead of [`View::enter`] and
-    /// [`View::exit`] (with filters, and for a profile's paths, it calls those as any view's).
+    /// [`View::exit`] (with filters, and for a profile's paths, it gets those as any view).
+    /// The Viewer's second stack, mirroring the replay's frame for frame with a thread
+    /// look-up at every entry and exit, was a quarter of `hookprof flame`'s instructions.
     /// Such a view takes nothing in [`View::switched_out`].
     ///
     /// [`Viewer`]: super::Viewer
     const NODES: bool = false;
+    /// With [`View::NODES`], no filter: the number of a frame `depth` deep (1: outermost) of
+    /// the function at `address` inside the frame numbered `parent`, if the view knows it
+    /// without the function's number (which costs the [`Viewer`](super::Viewer) a look-up of
+    /// the thread): a loop calls the same function again. Else [`View::enter_node`] is asked.
+    fn known_node(&self, _parent: u32, _depth: usize, _address: u64) -> Option<u32> {
+        None
+    }
     /// With [`View::NODES`], no filter: a frame opens, `depth` frames deep (1: outermost),
     /// of the function `function` at `address`, inside the frame whose number is `parent`
     /// (`None` for the outermost); returns the new frame's number.

@@ -25,9 +25,6 @@ struct ThreadView {
     excluded: u32,
     /// The shown frames (without filters, for a [`View::NODES`] view, only a profile's).
     stack: Vec<ViewFrame>,
-    /// Without filters, for a [`View::NODES`] view: the view's number of each of the
-    /// replay's open frames.
-    nodes: Vec<u32>,
     /// How many of `stack` the view has been told about (with filters; without, every frame
     /// as it comes, and the plain paths leave this behind: two stores a call were 1 % of
     /// `hookprof flame`'s instructions).
@@ -215,17 +212,30 @@ impl<V: View> Viewer<'_, V> {
         self.view.enter(tid, &mut thread.stack, &self.names);
     }
 
-    /// [`ReplayVisitor::enter`] without filters, for a [`View::NODES`] view.
+    /// [`ReplayVisitor::enter`] without filters, for a [`View::NODES`] view: the view's
+    /// number of the frame goes to the replay's frame.
     #[inline(always)]
-    fn enter_node(&mut self, tid: u64, frame: &Frame) {
+    fn enter_node(&mut self, tid: u64, stack: &mut [Frame]) {
+        let depth = stack.len();
+        let Some((frame, below)) = stack.split_last_mut() else {
+            return;
+        };
+        let parent = below.last().map(|f| f.user);
+        if let Some(node) = parent.and_then(|p| self.view.known_node(p, depth, frame.address)) {
+            frame.user = node;
+            return;
+        }
+        self.enter_new_node(tid, parent, depth, frame);
+    }
+
+    /// [`Self::enter_node`] where the view needs the function's number.
+    #[inline(never)]
+    fn enter_new_node(&mut self, tid: u64, parent: Option<u32>, depth: usize, frame: &mut Frame) {
         let t = self.thread_index(tid);
         let function = self.function(t, frame);
-        let nodes = &mut self.threads[t].nodes;
-        let parent = nodes.last().copied();
-        let node = self
+        frame.user = self
             .view
-            .enter_node(tid, parent, nodes.len() + 1, function, frame.address);
-        nodes.push(node);
+            .enter_node(tid, parent, depth, function, frame.address);
     }
 
     /// [`ReplayVisitor::exit`] without filters, for a [`View::NODES`] view: the frame's
@@ -233,14 +243,11 @@ impl<V: View> Viewer<'_, V> {
     /// would have summed: without filters every child is shown).
     #[inline(always)]
     fn exit_node(&mut self, tid: u64, time: u64, stack: &[Frame]) {
-        let t = self.thread_index(tid);
-        let (Some(node), Some(frame)) = (self.threads[t].nodes.pop(), stack.last()) else {
-            return;
-        };
+        let Some(frame) = stack.last() else { return };
         let exclusive = time
             .saturating_sub(frame.entry_time)
             .saturating_sub(frame.child_ticks);
-        self.view.exit_node(tid, node, exclusive);
+        self.view.exit_node(tid, frame.user, exclusive);
     }
 
     /// A hidden path's time, given to the shown frames above it (`frames`, if any) as their
@@ -394,12 +401,12 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     /// Without filters, inlined into the replay's loop (the call's saving and restoring of
     /// registers was a fifth of the view layer's instructions).
     #[inline(always)]
-    fn enter(&mut self, tid: u64, stack: &[Frame]) {
+    fn enter(&mut self, tid: u64, stack: &mut [Frame]) {
+        if self.plain && V::NODES {
+            return self.enter_node(tid, stack);
+        }
         let Some(frame) = stack.last() else { return };
         if self.plain {
-            if V::NODES {
-                return self.enter_node(tid, frame);
-            }
             return self.enter_plain(tid, frame);
         }
         self.enter_filtered(tid, frame);
