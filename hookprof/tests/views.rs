@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use common::*;
 use hookprof::analysis::replay::replay_bytes;
-use hookprof::analysis::view::{Filter, Names, TraceInfo, View, Viewer};
+use hookprof::analysis::replay::Aggregate;
+use hookprof::analysis::view::{Filter, Names, TraceInfo, View, ViewFrame, Viewer};
 use hookprof::input::format::{Endian, Trace};
 use hookprof::output::report::callgrind::CallgrindProfile;
 use hookprof::output::report::calltree::CallTree;
@@ -685,6 +686,78 @@ fn deep_recursion_is_cut_in_folded_stacks_and_unindented_in_the_call_tree() {
             .any(|l| l.ends_with(&format!("[depth {}] a();", DEPTH + 1))),
         "the innermost call says its depth"
     );
+}
+
+/// [`FoldedStacks`] told of frames as any view is ([`View::enter`], [`View::exit`]), not by
+/// node ([`View::NODES`]): what the node path must give.
+struct ByFrames(FoldedStacks);
+
+impl View for ByFrames {
+    fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], names: &Names) {
+        self.0.enter(tid, stack, names);
+    }
+    fn exit(&mut self, tid: u64, time: u64, stack: &[ViewFrame], names: &Names) {
+        self.0.exit(tid, time, stack, names);
+    }
+    fn aggregate(&mut self, tid: u64, stack: &[ViewFrame], calls: &Aggregate, names: &Names) {
+        self.0.aggregate(tid, stack, calls, names);
+    }
+}
+
+#[test]
+fn flame_by_nodes_gives_the_stacks_of_flame_by_frames() {
+    use hookprof::input::format::{Record, Writer};
+    // Two threads; a loop (a calls b, 50 times); an exit that closes the frames above its
+    // own (b and x); an exit without a frame (y); a recursion 600 deep (past the cut at 512
+    // frames) whose frames call b; a's frames still open at the thread's end.
+    let script = |calls: &[(bool, u64)], times: usize, out: &mut Vec<(bool, u64)>| {
+        (0..times).for_each(|_| out.extend_from_slice(calls))
+    };
+    let (mut main, mut worker) = (vec![(true, MAIN)], vec![]);
+    script(
+        &[(true, A), (true, B), (false, B), (false, A)],
+        50,
+        &mut main,
+    );
+    script(
+        &[(true, A), (true, B), (true, X), (false, A), (false, Y)],
+        1,
+        &mut main,
+    );
+    script(&[(true, FACT), (true, B), (false, B)], 600, &mut main);
+    script(&[(false, FACT)], 600, &mut main);
+    script(&[(true, A)], 3, &mut main);
+    script(
+        &[(true, Z), (true, B), (false, B), (false, Z)],
+        20,
+        &mut worker,
+    );
+    let records = |calls: &[(bool, u64)], t0: u64| -> Vec<Record> {
+        let at = |i: usize| t0 + 3 * i as u64;
+        let r = |(i, &(entry, a)): (usize, &(bool, u64))| match entry {
+            true => Record::entry(at(i), a),
+            false => Record::exit(at(i), a),
+        };
+        calls.iter().enumerate().map(r).collect()
+    };
+    let mut w = Writer::new(Vec::new(), &header(Endian::Little)).unwrap();
+    w.events(TID_MAIN, &records(&main[..700], 0)).unwrap();
+    w.events(TID_WORKER, &records(&worker, 1)).unwrap();
+    w.events(TID_MAIN, &records(&main[700..], 2100)).unwrap();
+    for bytes in [w.into_inner(), golden_trace(Endian::Little)] {
+        let info = info(&bytes);
+        for per_thread in [false, true] {
+            let by_nodes = folded(&bytes, &Filter::default(), per_thread);
+            let stacks = ByFrames(FoldedStacks::new(&info, per_thread));
+            let (view, names) = run(&bytes, stacks, &Filter::default());
+            let mut by_frames = Vec::new();
+            view.0
+                .write_folded(&names, &info.clock, &mut by_frames)
+                .unwrap();
+            assert_eq!(by_nodes, String::from_utf8(by_frames).unwrap());
+            assert!(by_nodes.lines().count() > 3, "{by_nodes}");
+        }
+    }
 }
 
 /// A thread switched out twice (SWITCH chunk; 1 GHz, so ticks are ns): `a` [100, 1000) calls

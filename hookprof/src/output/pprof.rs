@@ -23,7 +23,9 @@ use crate::analysis::ids::HashMap;
 use crate::analysis::replay::Aggregate;
 use crate::analysis::view::{Names, TimeBase, TraceInfo, View, ViewFrame};
 use crate::input::lines::SourceLines;
-use crate::output::report::flame::{deeper_label, enter_path, PathTree, MAX_STACK_FRAMES};
+use crate::output::report::flame::{
+    deeper_label, enter_node, enter_path, known_node, PathTree, MAX_STACK_FRAMES,
+};
 
 /// A protobuf message under construction: fields are appended in the order written.
 #[derive(Default)]
@@ -201,8 +203,8 @@ impl PathTree for CallPaths {
     type Key = u64;
     const DEEPER: u64 = DEEPER;
     #[inline]
-    fn key(frame: &ViewFrame) -> u64 {
-        frame.address
+    fn key(_function: u32, address: u64) -> u64 {
+        address
     }
     #[inline]
     fn node(&mut self, parent: u32, address: u64) -> u32 {
@@ -211,11 +213,41 @@ impl PathTree for CallPaths {
     fn root(&mut self, tid: u64) -> u32 {
         CallPaths::node(self, ROOT, tid)
     }
+    #[inline]
+    fn known(&self, parent: u32, address: u64) -> Option<u32> {
+        match self.last_child.get(parent as usize) {
+            Some(&(a, node)) if a == address && node != u32::MAX => Some(node),
+            _ => None,
+        }
+    }
 }
 
 impl View for CallPaths {
+    const NODES: bool = true;
+
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
         enter_path(self, tid, stack);
+    }
+
+    fn known_node(&self, parent: u32, depth: usize, address: u64) -> Option<u32> {
+        known_node(self, parent, depth, address)
+    }
+
+    fn enter_node(
+        &mut self,
+        tid: u64,
+        parent: Option<u32>,
+        depth: usize,
+        function: u32,
+        address: u64,
+    ) -> u32 {
+        enter_node(self, tid, parent, depth, function, address)
+    }
+
+    /// A frame deeper than the cut shares its marker node: one call of the marker per call
+    /// made below the cut.
+    fn exit_node(&mut self, _tid: u64, node: u32, exclusive: u64) {
+        self.add(node, 1, exclusive);
     }
 
     fn exit(&mut self, _tid: u64, time: u64, stack: &[ViewFrame], _names: &Names) {

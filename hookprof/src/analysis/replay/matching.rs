@@ -416,12 +416,13 @@ impl ThreadState {
                         offcpu_at_entry: off,
                         offcpu: 0,
                         child_offcpu: 0,
+                        user: 0,
                     });
                     let depth = self.stack.len() as u64;
                     if depth > self.summary.max_depth {
                         self.summary.max_depth = depth;
                     }
-                    visitor.enter(tid, &self.stack);
+                    visitor.enter(tid, &mut self.stack);
                 }
                 RecordKind::Exit => {
                     self.summary.exits += 1;
@@ -714,6 +715,7 @@ impl ThreadState {
                     offcpu_at_entry: 0,
                     offcpu: 0,
                     child_offcpu: 0,
+                    user: 0,
                 });
                 on_path.push(next);
                 self.summary.max_depth = self.summary.max_depth.max(path.len() as u64);

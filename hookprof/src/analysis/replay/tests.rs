@@ -8,7 +8,7 @@ use crate::input::format::{Clock, Endian, Record, Trace, Writer};
 struct Log(Vec<String>);
 
 impl ReplayVisitor for Log {
-    fn enter(&mut self, tid: u64, stack: &[Frame]) {
+    fn enter(&mut self, tid: u64, stack: &mut [Frame]) {
         let f = stack.last().unwrap();
         self.0
             .push(format!("{tid} enter {:x} depth {}", f.address, stack.len()));

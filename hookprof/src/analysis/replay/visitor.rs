@@ -29,6 +29,10 @@ pub struct Frame {
     /// Sum of the off-CPU ticks of the frame's direct children closed so far: its exclusive
     /// off-CPU time is `offcpu - child_offcpu`, the switches that came while it was on top.
     pub child_offcpu: u64,
+    /// Free for the visitor: 0 when the frame is pushed, set in [`ReplayVisitor::enter`] and
+    /// read back in [`ReplayVisitor::exit`] (a view's node for the frame: the views keep no
+    /// stack of their own beside this one when they need no more, docs/performance.md).
+    pub user: u32,
 }
 
 /// Which time the replay's timestamps measure (`hookprof … --time=cpu|wall`).
@@ -72,10 +76,10 @@ pub enum CloseReason {
 /// Receives the replayed events. Every method has an empty default.
 ///
 /// `stack` is the thread's whole stack, outermost frame first. In [`ReplayVisitor::enter`]
-/// its last element is the new frame; in [`ReplayVisitor::exit`] its last element is the
+/// its last element is the new frame, whose [`Frame::user`] the visitor may set; in [`ReplayVisitor::exit`] its last element is the
 /// frame being closed (still on the stack), so `stack[stack.len() - 2]` is the caller.
 pub trait ReplayVisitor {
-    fn enter(&mut self, _tid: u64, _stack: &[Frame]) {}
+    fn enter(&mut self, _tid: u64, _stack: &mut [Frame]) {}
     fn exit(&mut self, _tid: u64, _time: u64, _reason: CloseReason, _stack: &[Frame]) {}
     fn unmatched_exit(&mut self, _tid: u64, _time: u64, _address: u64, _stack: &[Frame]) {}
     /// `count` exits of `address` that matched no frame, at the end of a calling-context

@@ -96,6 +96,42 @@ pub trait View {
         _names: &Names,
     ) {
     }
+    /// The view keeps of a frame only a number of its own (a path tree's node: `flame`,
+    /// `pprof`) and, when it closes, its exclusive time. Then without filters the [`Viewer`]
+    /// keeps nothing per frame: the number goes to the replay's frame ([`Frame::user`]), whose
+    /// times are the ones a stack of [`ViewFrame`]s would have (without filters every child
+    /// is shown), and the view hears of the trace's frames by [`View::known_node`],
+    /// [`View::enter_node`] and [`View::exit_node`] instead of [`View::enter`] and
+    /// [`View::exit`] (with filters, and for a profile's paths, it gets those as any view).
+    /// The Viewer's second stack, mirroring the replay's frame for frame with a thread
+    /// look-up at every entry and exit, was a quarter of `hookprof flame`'s instructions.
+    /// Such a view takes nothing in [`View::switched_out`].
+    ///
+    /// [`Viewer`]: super::Viewer
+    const NODES: bool = false;
+    /// With [`View::NODES`], no filter: the number of a frame `depth` deep (1: outermost) of
+    /// the function at `address` inside the frame numbered `parent`, if the view knows it
+    /// without the function's number (which costs the [`Viewer`](super::Viewer) a look-up of
+    /// the thread): a loop calls the same function again. Else [`View::enter_node`] is asked.
+    fn known_node(&self, _parent: u32, _depth: usize, _address: u64) -> Option<u32> {
+        None
+    }
+    /// With [`View::NODES`], no filter: a frame opens, `depth` frames deep (1: outermost),
+    /// of the function `function` at `address`, inside the frame whose number is `parent`
+    /// (`None` for the outermost); returns the new frame's number.
+    fn enter_node(
+        &mut self,
+        _tid: u64,
+        _parent: Option<u32>,
+        _depth: usize,
+        _function: u32,
+        _address: u64,
+    ) -> u32 {
+        0
+    }
+    /// With [`View::NODES`], no filter: the innermost open frame, whose number is `node`,
+    /// closes after `exclusive` ticks of its own (its duration less its children's).
+    fn exit_node(&mut self, _tid: u64, _node: u32, _exclusive: u64) {}
     /// The view shows calls in time order (a timeline, a call tree, per-call durations): a
     /// profile, which has only sums per call path, is refused.
     const IN_TIME_ORDER: bool = false;

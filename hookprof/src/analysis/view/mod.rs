@@ -4,7 +4,9 @@
 //! [`Viewer`] is a [`ReplayVisitor`](crate::analysis::replay::ReplayVisitor): it names each function once (per address, by the
 //! [`Resolve`](crate::input::symbols::Resolve) it is given), decides for every frame whether the [`Filter`] shows it, and
 //! hands the shown frames to a [`View`], with a stack of its own that holds only the shown
-//! frames. What a filter hides is hidden alike in every view:
+//! frames (without filters, a view that keeps only a number per frame, [`View::NODES`], has
+//! it in the replay's frame instead, and the Viewer keeps no stack). What a filter hides is
+//! hidden alike in every view:
 //!
 //! - `--thread`: frames of other threads;
 //! - `--function=GLOB`: frames that are not a matching function or inside one;

@@ -23,7 +23,7 @@ struct ThreadView {
     /// Open frames that match `--function` / `--exclude`.
     matching: u32,
     excluded: u32,
-    /// The shown frames.
+    /// The shown frames (without filters, for a [`View::NODES`] view, only a profile's).
     stack: Vec<ViewFrame>,
     /// How many of `stack` the view has been told about (with filters; without, every frame
     /// as it comes, and the plain paths leave this behind: two stores a call were 1 % of
@@ -212,6 +212,44 @@ impl<V: View> Viewer<'_, V> {
         self.view.enter(tid, &mut thread.stack, &self.names);
     }
 
+    /// [`ReplayVisitor::enter`] without filters, for a [`View::NODES`] view: the view's
+    /// number of the frame goes to the replay's frame.
+    #[inline(always)]
+    fn enter_node(&mut self, tid: u64, stack: &mut [Frame]) {
+        let depth = stack.len();
+        let Some((frame, below)) = stack.split_last_mut() else {
+            return;
+        };
+        let parent = below.last().map(|f| f.user);
+        if let Some(node) = parent.and_then(|p| self.view.known_node(p, depth, frame.address)) {
+            frame.user = node;
+            return;
+        }
+        self.enter_new_node(tid, parent, depth, frame);
+    }
+
+    /// [`Self::enter_node`] where the view needs the function's number.
+    #[inline(never)]
+    fn enter_new_node(&mut self, tid: u64, parent: Option<u32>, depth: usize, frame: &mut Frame) {
+        let t = self.thread_index(tid);
+        let function = self.function(t, frame);
+        frame.user = self
+            .view
+            .enter_node(tid, parent, depth, function, frame.address);
+    }
+
+    /// [`ReplayVisitor::exit`] without filters, for a [`View::NODES`] view: the frame's
+    /// times are the replay's (its children's time, summed there, is what the view's stack
+    /// would have summed: without filters every child is shown).
+    #[inline(always)]
+    fn exit_node(&mut self, tid: u64, time: u64, stack: &[Frame]) {
+        let Some(frame) = stack.last() else { return };
+        let exclusive = time
+            .saturating_sub(frame.entry_time)
+            .saturating_sub(frame.child_ticks);
+        self.view.exit_node(tid, frame.user, exclusive);
+    }
+
     /// A hidden path's time, given to the shown frames above it (`frames`, if any) as their
     /// exclusive time.
     fn give_to_caller(&mut self, tid: u64, frames: &[ViewFrame], calls: &Aggregate) {
@@ -363,7 +401,10 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
     /// Without filters, inlined into the replay's loop (the call's saving and restoring of
     /// registers was a fifth of the view layer's instructions).
     #[inline(always)]
-    fn enter(&mut self, tid: u64, stack: &[Frame]) {
+    fn enter(&mut self, tid: u64, stack: &mut [Frame]) {
+        if self.plain && V::NODES {
+            return self.enter_node(tid, stack);
+        }
         let Some(frame) = stack.last() else { return };
         if self.plain {
             return self.enter_plain(tid, frame);
@@ -387,8 +428,11 @@ impl<V: View> ReplayVisitor for Viewer<'_, V> {
 
     /// Inlined as [`Self::enter`] is.
     #[inline(always)]
-    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, _stack: &[Frame]) {
+    fn exit(&mut self, tid: u64, time: u64, _reason: CloseReason, stack: &[Frame]) {
         if self.plain {
+            if V::NODES {
+                return self.exit_node(tid, time, stack);
+            }
             return self.exit_plain(tid, time);
         }
         self.exit_filtered(tid, time);

@@ -31,9 +31,12 @@ pub struct FoldedStacks {
     parents: Vec<u32>,
     functions: Vec<u32>,
     ticks: Vec<u64>,
-    /// Per node: the (function, node) of the child looked up last, which a loop calling
-    /// the same function asks for again; saves the hash look-up most of the time.
-    last_child: Vec<(u32, u32)>,
+    /// Per node: the (address, node) of the function child looked up last (node `u32::MAX`:
+    /// none yet), which a loop calling the same function asks for again; saves the hash
+    /// look-up most of the time, and (keyed by address, which names one function) the
+    /// [`Viewer`](crate::analysis::view::Viewer)'s look-up of the function's number
+    /// ([`View::known_node`]).
+    last_child: Vec<(u64, u32)>,
     /// With per-thread roots: thread labels by TID, and the root node of each.
     per_thread: Option<ThreadRoots>,
 }
@@ -62,9 +65,12 @@ pub fn deeper_label() -> String {
 pub(crate) trait PathTree {
     type Key: Copy;
     const DEEPER: Self::Key;
-    fn key(frame: &ViewFrame) -> Self::Key;
+    fn key(function: u32, address: u64) -> Self::Key;
     /// The node of `key` under `parent`, made if new.
     fn node(&mut self, parent: u32, key: Self::Key) -> u32;
+    /// The node of the function at `address` under `parent`, if it is at hand (the child
+    /// looked up last).
+    fn known(&self, parent: u32, address: u64) -> Option<u32>;
     /// The root node of a thread's paths.
     fn root(&mut self, tid: u64) -> u32;
 }
@@ -73,22 +79,59 @@ pub(crate) trait PathTree {
 /// frame too deep opens the marker; the deeper ones are counted in it.
 #[inline]
 pub(crate) fn enter_path<T: PathTree>(tree: &mut T, tid: u64, stack: &mut [ViewFrame]) {
-    let len = stack.len();
-    if len > MAX_STACK_FRAMES {
-        let parent = stack[len - 2].user;
-        stack[len - 1].user = if len == MAX_STACK_FRAMES + 1 {
+    let Some((frame, below)) = stack.split_last_mut() else {
+        return;
+    };
+    let parent = below.last().map(|f| f.user);
+    frame.user = enter_node(
+        tree,
+        tid,
+        parent,
+        below.len() + 1,
+        frame.function,
+        frame.address,
+    );
+}
+
+/// [`View::known_node`] of a [`PathTree`]: frames up to the cut whose node is at hand (the
+/// ones deeper go through [`enter_node`], which also names their functions as before).
+#[inline]
+pub(crate) fn known_node<T: PathTree>(
+    tree: &T,
+    parent: u32,
+    depth: usize,
+    address: u64,
+) -> Option<u32> {
+    if depth > MAX_STACK_FRAMES {
+        return None;
+    }
+    tree.known(parent, address)
+}
+
+/// [`View::enter_node`] of a [`PathTree`] (and [`enter_path`]'s work): the node of a frame
+/// `depth` deep of `function` at `address` under the node `parent` (`None`: the thread's
+/// root).
+#[inline]
+pub(crate) fn enter_node<T: PathTree>(
+    tree: &mut T,
+    tid: u64,
+    parent: Option<u32>,
+    depth: usize,
+    function: u32,
+    address: u64,
+) -> u32 {
+    let parent = match parent {
+        Some(parent) => parent,
+        None => tree.root(tid),
+    };
+    if depth > MAX_STACK_FRAMES {
+        return if depth == MAX_STACK_FRAMES + 1 {
             tree.node(parent, T::DEEPER)
         } else {
             parent
         };
-        return;
     }
-    let parent = if len >= 2 {
-        stack[len - 2].user
-    } else {
-        tree.root(tid)
-    };
-    stack[len - 1].user = tree.node(parent, T::key(&stack[len - 1]));
+    tree.node(parent, T::key(function, address))
 }
 
 impl FoldedStacks {
@@ -109,14 +152,29 @@ impl FoldedStacks {
         }
     }
 
+    /// The node of `function` (at `address`; a marker: [`DEEPER`] or a thread's, whose
+    /// address is not looked at) under `parent`, made if new.
     #[inline]
-    fn node(&mut self, parent: u32, function: u32) -> u32 {
-        if let Some(&(f, node)) = self.last_child.get(parent as usize) {
-            if f == function {
-                return node;
-            }
+    fn node(&mut self, parent: u32, function: u32, address: u64) -> u32 {
+        if function >= DEEPER {
+            return self.node_slow(parent, function);
         }
-        self.node_slow(parent, function)
+        if let Some(node) = self.known_child(parent, address) {
+            return node;
+        }
+        let node = self.node_slow(parent, function);
+        if let Some(last) = self.last_child.get_mut(parent as usize) {
+            *last = (address, node);
+        }
+        node
+    }
+
+    #[inline]
+    fn known_child(&self, parent: u32, address: u64) -> Option<u32> {
+        match self.last_child.get(parent as usize) {
+            Some(&(a, node)) if a == address && node != u32::MAX => Some(node),
+            _ => None,
+        }
     }
 
     fn node_slow(&mut self, parent: u32, function: u32) -> u32 {
@@ -126,10 +184,7 @@ impl FoldedStacks {
             self.parents.push(parent);
             self.functions.push(function);
             self.ticks.push(0);
-            self.last_child.push((u32::MAX, 0));
-        }
-        if let Some(last) = self.last_child.get_mut(parent as usize) {
-            *last = (function, node);
+            self.last_child.push((0, u32::MAX));
         }
         node
     }
@@ -149,7 +204,7 @@ impl FoldedStacks {
                 labels.len() - 1
             });
         let marker = THREAD_ROOT - index as u32;
-        let root = self.node(ROOT, marker);
+        let root = self.node(ROOT, marker, 0);
         if let Some((_, roots)) = &mut self.per_thread {
             roots.insert(tid, root);
         }
@@ -281,15 +336,20 @@ pub fn draw_svg(
 }
 
 impl PathTree for FoldedStacks {
-    type Key = u32;
-    const DEEPER: u32 = DEEPER;
+    /// The function's number and its address.
+    type Key = (u32, u64);
+    const DEEPER: (u32, u64) = (DEEPER, 0);
     #[inline]
-    fn key(frame: &ViewFrame) -> u32 {
-        frame.function
+    fn key(function: u32, address: u64) -> (u32, u64) {
+        (function, address)
     }
     #[inline]
-    fn node(&mut self, parent: u32, function: u32) -> u32 {
-        FoldedStacks::node(self, parent, function)
+    fn node(&mut self, parent: u32, (function, address): (u32, u64)) -> u32 {
+        FoldedStacks::node(self, parent, function, address)
+    }
+    #[inline]
+    fn known(&self, parent: u32, address: u64) -> Option<u32> {
+        self.known_child(parent, address)
     }
     fn root(&mut self, tid: u64) -> u32 {
         self.thread_root(tid)
@@ -297,9 +357,33 @@ impl PathTree for FoldedStacks {
 }
 
 impl View for FoldedStacks {
+    const NODES: bool = true;
+
     #[inline]
     fn enter(&mut self, tid: u64, stack: &mut [ViewFrame], _names: &Names) {
         enter_path(self, tid, stack);
+    }
+
+    #[inline]
+    fn known_node(&self, parent: u32, depth: usize, address: u64) -> Option<u32> {
+        known_node(self, parent, depth, address)
+    }
+
+    fn enter_node(
+        &mut self,
+        tid: u64,
+        parent: Option<u32>,
+        depth: usize,
+        function: u32,
+        address: u64,
+    ) -> u32 {
+        enter_node(self, tid, parent, depth, function, address)
+    }
+
+    #[inline]
+    fn exit_node(&mut self, _tid: u64, node: u32, exclusive: u64) {
+        let ticks = &mut self.ticks[node as usize];
+        *ticks = ticks.saturating_add(exclusive);
     }
 
     /// The path's frames came through [`View::enter`] (their nodes are in `user`), except
@@ -313,10 +397,10 @@ impl View for FoldedStacks {
             let mut node = self.thread_root(tid);
             for (depth, frame) in stack.iter().enumerate() {
                 if depth == MAX_STACK_FRAMES {
-                    node = self.node(node, DEEPER);
+                    node = self.node(node, DEEPER, 0);
                     break;
                 }
-                node = self.node(node, frame.function);
+                node = self.node(node, frame.function, frame.address);
             }
             node
         };
