@@ -135,3 +135,69 @@ fn records_name_functions_on_every_hosted_target() {
         assert_eq!(reported, want, "{triple}: hookprof report");
     }
 }
+
+/// The outputs that show a function's address show the function's, at run time, not its
+/// record's: `report --format=json`'s `address` and the timeline's `args.address` are nm's
+/// address plus the executable's load bias (a PIE).
+#[test]
+fn outputs_show_the_functions_address_not_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = build_traced(dir.path(), "calls", &["calls.c"], &["-O1"], false);
+    let (trace, _) = run_traced(dir.path(), &program, &[]);
+    let nm = run_ok(std::process::Command::new("nm").arg(&program));
+    let symbols: BTreeMap<String, u64> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(
+            |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [a, "T" | "t", name] => Some((name.to_string(), u64::from_str_radix(a, 16).ok()?)),
+                _ => None,
+            },
+        )
+        .collect();
+    let profile = hookprof::input::trace_file::TraceFile::open(&trace)
+        .unwrap()
+        .profile()
+        .unwrap();
+    let bias = profile
+        .summary
+        .modules
+        .iter()
+        .find(|m| m.path.is_none())
+        .unwrap()
+        .bias;
+    let expected = |name: &str| format!("{:#x}", symbols[name] + bias);
+    let hex = |v: &serde_json::Value| v.as_str().unwrap().to_string();
+
+    let out = run_ok(hookprof().arg("report").arg(&trace).arg("--format=json"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let functions = report["functions"].as_array().unwrap();
+    assert_eq!(functions.len(), CALLS_C.len(), "{report:#}");
+    for f in functions {
+        let name = f["function"].as_str().unwrap();
+        assert_eq!(hex(&f["address"]), expected(name), "report: {name}");
+    }
+
+    let timeline = dir.path().join("timeline.json");
+    run_ok(
+        hookprof()
+            .arg("timeline")
+            .arg(&trace)
+            .arg("-o")
+            .arg(&timeline),
+    );
+    let events: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timeline).unwrap()).unwrap();
+    let mut seen = 0;
+    for e in events["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "B" {
+            let name = e["name"].as_str().unwrap();
+            assert_eq!(
+                hex(&e["args"]["address"]),
+                expected(name),
+                "timeline: {name}"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0);
+}

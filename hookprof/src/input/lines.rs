@@ -45,6 +45,20 @@ impl SourceLines {
         })
     }
 
+    /// The run-time address of the function a run-time address of the executable names: its
+    /// record's function (what the native trace's hooks pass), else the address itself.
+    pub fn entry_point(&self, address: u64) -> u64 {
+        let masked = address & self.mask;
+        if masked < self.start || masked >= self.end {
+            return address;
+        }
+        let elf = masked.wrapping_sub(self.bias) & self.mask;
+        match self.symbols.as_ref().map_or(elf, |s| s.function(elf)) {
+            function if function == elf => address,
+            function => function.wrapping_add(self.bias) & self.mask,
+        }
+    }
+
     /// The file and line of a run-time address in the executable (a function's record's: its
     /// function's).
     pub fn location(&self, address: u64) -> Option<(String, u32)> {

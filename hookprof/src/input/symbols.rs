@@ -28,6 +28,13 @@ pub trait Resolve {
     fn take_warnings(&mut self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The run-time address of the function `address` names, for the outputs that show one:
+    /// its record's function where the native trace's hooks passed a record
+    /// ([`FunctionRecords`]), else `address`.
+    fn entry_point(&mut self, address: u64) -> u64 {
+        address
+    }
 }
 
 /// Where a function symbol comes from: what tells apart two functions of one name (`static`
@@ -812,6 +819,22 @@ impl Resolve for Symbolizer {
     fn take_warnings(&mut self) -> Vec<String> {
         self.build_check();
         std::mem::take(&mut self.warnings)
+    }
+
+    fn entry_point(&mut self, address: u64) -> u64 {
+        let masked = address & self.mask;
+        let Some(entry) = self.modules.iter().find(|m| m.module.contains(masked)) else {
+            return address;
+        };
+        let ElfState::Loaded(symbols) = &entry.elf else {
+            return address;
+        };
+        let bias = entry.module.bias;
+        let elf = masked.wrapping_sub(bias) & self.mask;
+        match symbols.function(elf) {
+            function if function == elf => address,
+            function => function.wrapping_add(bias) & self.mask,
+        }
     }
 }
 

@@ -380,7 +380,11 @@ impl ProfileBuilder {
         let mut l = Message::default();
         l.int(1, id);
         l.int(2, mapping);
-        l.int(3, if address >= COUNTED { 0 } else { address });
+        let shown = match &process.lines {
+            Some(lines) => lines.entry_point(address),
+            None => address,
+        };
+        l.int(3, if address >= COUNTED { 0 } else { shown });
         let mut line_message = Message::default();
         line_message.int(1, id);
         line_message.int(2, line);

@@ -60,7 +60,11 @@ impl ViewFrame {
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     pub names: Vec<String>,
+    /// Each function as the trace names it (its record, in a `hookcc --trace` build).
     pub addresses: Vec<u64>,
+    /// Each function's run-time address, as the outputs show it
+    /// ([`crate::input::symbols::Resolve::entry_point`]).
+    pub entry_points: Vec<u64>,
 }
 
 impl Names {

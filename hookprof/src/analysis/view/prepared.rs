@@ -36,6 +36,13 @@ impl Resolve for Symbols {
             Symbols::Table(_) => None,
         }
     }
+
+    fn entry_point(&mut self, address: u64) -> u64 {
+        match self {
+            Symbols::Elf(s) => s.entry_point(address),
+            Symbols::Table(_) => address,
+        }
+    }
 }
 
 impl Symbols {

@@ -175,6 +175,9 @@ impl<'r, V: View> Viewer<'r, V> {
         };
         self.names.names.push(name);
         self.names.addresses.push(address);
+        self.names
+            .entry_points
+            .push(self.resolve.entry_point(address));
         self.by_address.insert(address, f);
         f
     }

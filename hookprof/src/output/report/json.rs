@@ -132,7 +132,7 @@ impl Serialize for RowJson<'_> {
             map.serialize_entry("thread", &thread)?;
         }
         map.serialize_entry("function", &r.function)?;
-        map.serialize_entry("address", &format!("0x{:x}", r.address))?;
+        map.serialize_entry("address", &format!("0x{:x}", r.entry_point))?;
         map.serialize_entry("calls", &r.calls)?;
         if r.counted > 0 {
             map.serialize_entry("timed_calls", &(r.calls - r.counted))?;

@@ -324,7 +324,7 @@ impl<W: Write> View for Perfetto<W> {
             }
             let annotation = open(&mut b, TE_DEBUG_ANNOTATIONS);
             uint(&mut b, DA_NAME_IID, ADDRESS_NAME_IID);
-            uint(&mut b, DA_POINTER_VALUE, frame.address);
+            uint(&mut b, DA_POINTER_VALUE, names.entry_points[f]);
             close(&mut b, annotation);
             close(&mut b, event);
             Padded::new(&b)

@@ -315,7 +315,7 @@ impl<W: Write> Timeline<W> {
             });
         let args = format!(
             "\"args\":{{\"address\":\"0x{:x}\"{source}}}}}",
-            frame.address
+            names.entry_points[f]
         );
         self.tails[f] = Some((
             Padded::new(format!(",\"name\":{name},\"cat\":\"function\",{args}").as_bytes()),

@@ -122,6 +122,7 @@ impl FlatReport {
         let mut rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
         let total_ticks: u128 = rows.iter().map(|r| u128::from(r.exclusive_ticks)).sum();
         for r in &mut rows {
+            r.entry_point = names.entry_point(r.address);
             r.percent = if total_ticks == 0 {
                 0.0
             } else {
@@ -593,6 +594,7 @@ fn row(unit: Unit, thread: Option<u64>, function: String, address: u64, s: &Func
         thread,
         function,
         address,
+        entry_point: address,
         calls: s.calls,
         inclusive: unit.convert(s.inclusive_ticks),
         exclusive: unit.convert(s.exclusive_ticks),

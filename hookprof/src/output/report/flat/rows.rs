@@ -136,7 +136,11 @@ pub struct Row {
     /// thread), or its Linux TID when the trace has no THREAD chunk for it.
     pub thread: Option<u64>,
     pub function: String,
+    /// The function as the trace names it (its record, in a `hookcc --trace` build): what
+    /// tells rows apart.
     pub address: u64,
+    /// Its run-time address, as the outputs show it ([`crate::input::symbols::Resolve::entry_point`]).
+    pub entry_point: u64,
     pub calls: u64,
     pub inclusive: u64,
     pub exclusive: u64,
