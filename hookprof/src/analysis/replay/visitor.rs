@@ -76,8 +76,9 @@ pub enum CloseReason {
 /// Receives the replayed events. Every method has an empty default.
 ///
 /// `stack` is the thread's whole stack, outermost frame first. In [`ReplayVisitor::enter`]
-/// its last element is the new frame, whose [`Frame::user`] the visitor may set; in [`ReplayVisitor::exit`] its last element is the
-/// frame being closed (still on the stack), so `stack[stack.len() - 2]` is the caller.
+/// its last element is the new frame, whose [`Frame::user`] the visitor may set; in
+/// [`ReplayVisitor::exit`] its last element is the frame being closed (still on the stack), so
+/// `stack[stack.len() - 2]` is the caller.
 pub trait ReplayVisitor {
     fn enter(&mut self, _tid: u64, _stack: &mut [Frame]) {}
     fn exit(&mut self, _tid: u64, _time: u64, _reason: CloseReason, _stack: &[Frame]) {}
