@@ -45,8 +45,12 @@ pub fn gmon_file(trace_path: &Path, out: &mut dyn io::Write) -> Result<(Vec<Stri
         ticks_per_second,
     };
     // The native trace names functions by their records: gprof wants their addresses.
-    let symbols = s.exe.as_deref().and_then(|p| ElfSymbols::load(p).ok());
-    let function = |a: u64| symbols.as_ref().map_or(a, |s| s.function(a));
+    let records = s
+        .exe
+        .as_deref()
+        .and_then(ElfSymbols::load_records)
+        .unwrap_or_default();
+    let function = |a: u64| records.function_of(a).unwrap_or(a);
     let rate = report::gmon::write(&profile, &target, &function, out).map_err(write_error)?;
     Ok((profile_warnings(s), rate))
 }

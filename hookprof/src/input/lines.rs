@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::input::records::FunctionRecords;
 use crate::input::symbols::{ElfSymbols, TraceModules};
 
 /// The DWARF line tables of the traced executable, with its load bias.
@@ -13,9 +14,9 @@ pub struct SourceLines {
     start: u64,
     end: u64,
     mask: u64,
-    /// The executable's symbols and records: the native trace's hooks pass functions'
-    /// records, whose functions have the lines.
-    symbols: Option<ElfSymbols>,
+    /// The executable's functions' records: the native trace's hooks pass them, and their
+    /// functions have the lines.
+    records: FunctionRecords,
 }
 
 impl SourceLines {
@@ -34,9 +35,9 @@ impl SourceLines {
         // the symbols' loader does (a trace naming a FIFO must not block us).
         drop(crate::input::symbols::open_regular_file(&path).ok()?);
         let loader = addr2line::Loader::new(&path).ok()?;
-        let symbols = ElfSymbols::load(&path).ok();
+        let records = ElfSymbols::load_records(&path).unwrap_or_default();
         Some(SourceLines {
-            symbols,
+            records,
             loader,
             bias: module.bias,
             start: module.start,
@@ -52,11 +53,7 @@ impl SourceLines {
         if masked < self.start || masked >= self.end {
             return address;
         }
-        let elf = masked.wrapping_sub(self.bias) & self.mask;
-        match self.symbols.as_ref().map_or(elf, |s| s.function(elf)) {
-            function if function == elf => address,
-            function => function.wrapping_add(self.bias) & self.mask,
-        }
+        self.records.entry_point(address, self.bias, self.mask)
     }
 
     /// The file and line of a run-time address in the executable (a function's record's: its
@@ -67,10 +64,7 @@ impl SourceLines {
             return None;
         }
         let address = address.wrapping_sub(self.bias) & self.mask;
-        let address = self
-            .symbols
-            .as_ref()
-            .map_or(address, |s| s.function(address));
+        let address = self.records.function_of(address).unwrap_or(address);
         let location = self.loader.find_location(address).ok()??;
         Some((location.file?.to_string(), location.line.unwrap_or(0)))
     }

@@ -136,6 +136,17 @@ impl FunctionRecords {
         }
     }
 
+    /// The run-time address of the function a run-time `address` of this file names, the file
+    /// loaded at `bias` (`mask`: the trace's address width): its record's function where it is
+    /// a record, else `address` itself.
+    pub fn entry_point(&self, address: u64, bias: u64, mask: u64) -> u64 {
+        let elf = (address & mask).wrapping_sub(bias) & mask;
+        match self.function_of(elf) {
+            Some(function) => function.wrapping_add(bias) & mask,
+            None => address,
+        }
+    }
+
     /// The name a record at `address` holds, where the file's symbols were not there to name its
     /// function (read only for such a file).
     pub fn name(&self, address: u64) -> Option<&str> {
@@ -149,19 +160,10 @@ impl FunctionRecords {
         if address & 7 != 0 {
             return None;
         }
-        let index = self
-            .data
-            .partition_point(|(start, _)| *start <= address)
-            .checked_sub(1)?;
-        let (start, bytes) = &self.data[index];
-        let at = usize::try_from(address - start + self.offset_field).ok()?;
-        let field: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        let offset = if self.little_endian {
-            i32::from_le_bytes(field)
-        } else {
-            i32::from_be_bytes(field)
-        };
-        let function = (address + self.offset_field).wrapping_add_signed(i64::from(offset));
+        let field = address + self.offset_field;
+        // The field's four bytes, signed.
+        let offset = self.word(field, 4)? as u32 as i32;
+        let function = field.wrapping_add_signed(i64::from(offset));
         let in_code = self
             .code
             .iter()

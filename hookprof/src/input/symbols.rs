@@ -435,22 +435,20 @@ pub struct SymbolHit<'a> {
 impl ElfSymbols {
     /// Reads the function symbols of the ELF file at `path`.
     pub fn load(path: &Path) -> Result<ElfSymbols, SymbolError> {
-        let file = open_regular_file(path).map_err(|error| SymbolError::ReadFile {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        // SAFETY: the map is read-only and private to this function: symbols are copied out
-        // before it is dropped. If another process truncates the file meanwhile we may
-        // fault, as any reader of a file being rewritten can; the parser itself treats the
-        // bytes as untrusted.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| SymbolError::ReadFile {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let map = map_file(path)?;
         ElfSymbols::parse(&map).map_err(|error| SymbolError::NotElf {
             path: path.to_path_buf(),
             error,
         })
+    }
+
+    /// Only the functions' records of the ELF file at `path` ([`FunctionRecords`]), for the
+    /// readers that need no symbol (source lines, gmon.out); `None` where it cannot be read or
+    /// is not ELF.
+    pub fn load_records(path: &Path) -> Option<FunctionRecords> {
+        let map = map_file(path).ok()?;
+        let file = object::File::parse(&*map).ok()?;
+        Some(FunctionRecords::read(&file, false))
     }
 
     /// Reads the function symbols of an ELF image in memory.
@@ -595,6 +593,11 @@ impl ElfSymbols {
         self.records.function_of(address).unwrap_or(address)
     }
 
+    /// The file's functions' records.
+    pub fn records(&self) -> &FunctionRecords {
+        &self.records
+    }
+
     fn find(symbols: &[Sym], address: u64) -> Option<SymbolHit<'_>> {
         let index = symbols
             .partition_point(|s| s.address <= address)
@@ -613,6 +616,19 @@ impl ElfSymbols {
             None
         }
     }
+}
+
+/// The file at `path` mapped read-only, for a parser that copies out what it keeps before the
+/// map is dropped. If another process truncates the file meanwhile we may fault, as any reader
+/// of a file being rewritten can; the parsers treat the bytes as untrusted.
+fn map_file(path: &Path) -> Result<memmap2::Mmap, SymbolError> {
+    let read_error = |error| SymbolError::ReadFile {
+        path: path.to_path_buf(),
+        error,
+    };
+    let file = open_regular_file(path).map_err(read_error)?;
+    // SAFETY: read-only and private; see above.
+    unsafe { memmap2::Mmap::map(&file) }.map_err(read_error)
 }
 
 enum ElfState {
@@ -829,12 +845,9 @@ impl Resolve for Symbolizer {
         let ElfState::Loaded(symbols) = &entry.elf else {
             return address;
         };
-        let bias = entry.module.bias;
-        let elf = masked.wrapping_sub(bias) & self.mask;
-        match symbols.function(elf) {
-            function if function == elf => address,
-            function => function.wrapping_add(bias) & self.mask,
-        }
+        symbols
+            .records()
+            .entry_point(address, entry.module.bias, self.mask)
     }
 }
 
