@@ -36,6 +36,16 @@ pub fn tool(name: &str) -> PathBuf {
     path
 }
 
+/// `ok`, where `what` (something scripts/setup.sh installs) is there; where it is not, fails
+/// in CI (setup.sh installs it there) and says what is missing elsewhere, for a skip.
+pub fn present(ok: bool, what: &str) -> bool {
+    if !ok {
+        assert!(!in_ci(), "CI must have {what} (scripts/setup.sh)");
+        eprintln!("skipping: {what} missing (scripts/setup.sh installs it)");
+    }
+    ok
+}
+
 /// True if `program ARGS…` runs (a tool the test needs, from `package`); otherwise fails in CI
 /// (scripts/setup.sh installs it there) and says what is missing elsewhere, for a skip.
 pub fn have_tool(program: &str, args: &[&str], package: &str) -> bool {
@@ -43,33 +53,17 @@ pub fn have_tool(program: &str, args: &[&str], package: &str) -> bool {
         .args(args)
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI must have `{program}` ({package}, scripts/setup.sh)"
-        );
-        eprintln!("skipping: `{program}` missing ({package}; scripts/setup.sh installs it)");
-    }
-    ok
+    present(ok, &format!("`{program}` ({package})"))
 }
 
 /// Whether a hosted cross target can be built and run: Debian's cross libc at `/usr/{triple}`
 /// and `qemu` (qemu-user). CI must have both (scripts/setup.sh); elsewhere a skip, said.
 pub fn have_cross_target(triple: &str, qemu: &str) -> bool {
     let sysroot = format!("/usr/{triple}");
-    let ok = Path::new(&sysroot).join("lib").is_dir()
-        && Command::new(qemu)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            !in_ci(),
-            "CI must have {qemu} and {sysroot} (scripts/setup.sh)"
-        );
-        eprintln!("skipping {triple}: {qemu} or {sysroot} missing (run scripts/setup.sh)");
-    }
-    ok
+    present(
+        Path::new(&sysroot).join("lib").is_dir(),
+        &format!("the cross libc {sysroot}"),
+    ) && have_tool(qemu, &["--version"], "qemu-user")
 }
 
 /// The runtime's one line when the kernel refuses the threads' perf events (a
@@ -563,12 +557,7 @@ pub fn have_baremetal_tools() -> bool {
         .into_iter()
         .filter(|t| !Path::new(&format!("/usr/lib/picolibc/{t}/include")).is_dir())
         .collect();
-    if !missing.is_empty() {
-        assert!(
-            !in_ci(),
-            "CI must have picolibc for {missing:?} (scripts/setup.sh)"
-        );
-        eprintln!("skipping: picolibc for {missing:?} missing (scripts/setup.sh installs it)");
+    if !present(missing.is_empty(), &format!("picolibc for {missing:?}")) {
         return false;
     }
     have_tool("qemu-system-arm", &["--version"], "qemu-system-arm")
