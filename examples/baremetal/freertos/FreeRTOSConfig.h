@@ -92,12 +92,18 @@ void rtos_assert_failed(const char *file, int line);
  * the trace's; the switch is then hookcc's (below). */
 #ifndef __ASSEMBLER__
 extern volatile unsigned long rtos_task_switches;
+extern volatile unsigned long rtos_tick_calls;
 #endif
 #define traceTASK_SWITCHED_IN()                                                                \
     do {                                                                                       \
         rtos_task_switches++;                                                                  \
         HOOKCC_FREERTOS_TASK_SWITCHED_IN();                                                    \
     } while (0)
+
+/* The kernel's count of its tick function's calls (rtos_board.c): one a tick interrupt, and one
+ * more for each tick that came while the scheduler was suspended, which xTaskResumeAll replays.
+ * So the tick count (xTaskGetTickCount) is not the number of calls a trace must show. */
+#define traceTASK_INCREMENT_TICK(xTickCount) (rtos_tick_calls++)
 
 /* The tasks for hookcc's runtimes: each task its own thread in the trace. hookcc puts its
  * headers on the include path when it adds hooks; without hooks there is nothing to map. */

@@ -260,6 +260,7 @@ static void finish(void)
 {
     printf("total %u ticks %u switches %lu\n", (unsigned)total, (unsigned)xTaskGetTickCount(),
            rtos_task_switches);
+    printf("tick calls %lu\n", rtos_tick_calls);
     printf("pause wall %llu\n", (unsigned long long)pause_wall);
     for (unsigned i = 0; i < sizeof counts / sizeof counts[0]; i++)
         printf("count %s %s %u\n", counts[i].task, counts[i].function, counts[i].calls);

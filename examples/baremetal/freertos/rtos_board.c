@@ -13,7 +13,8 @@
  * - the idle hook (configUSE_IDLE_HOOK): wait for the next interrupt (WFI); the timer task's
  *   start-up hook, empty unless the application has one.
  * - configASSERT's failure: file and line on stderr, then exit status 3.
- * - the kernel's count of task switches (FreeRTOSConfig.h's traceTASK_SWITCHED_IN).
+ * - the kernel's count of task switches (FreeRTOSConfig.h's traceTASK_SWITCHED_IN) and of its
+ *   tick function's calls (traceTASK_INCREMENT_TICK).
  * Nothing here gets hooks: the tick setup runs inside the scheduler's start, the idle hook runs
  * once a tick. */
 #include <stdint.h>
@@ -26,6 +27,7 @@
 #define RTOS_NOHOOKS __attribute__((no_instrument_function))
 
 volatile unsigned long rtos_task_switches;
+volatile unsigned long rtos_tick_calls;
 
 #if defined(__arm__)
 void board_start_tick(unsigned period_us, void (*tick)(void));
