@@ -15,8 +15,11 @@ use crate::input::format::{Chunk, Endian, Trace};
 use crate::input::symbols::NoSymbols;
 use crate::output::report::{FlatReport, Format};
 
+/// A target's name and the function that takes its input.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// The targets, by name: what `fuzz/fuzz_targets/<name>.rs` and the corpus directories use.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("trace", trace),
     ("ti", ti),
     ("nitro", nitro),

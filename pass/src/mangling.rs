@@ -402,10 +402,8 @@ impl V0<'_> {
                     self.base62()?;
                 }
                 self.eat(b'U');
-                if self.eat(b'K') {
-                    if !self.eat(b'C') {
-                        self.identifier()?;
-                    }
+                if self.eat(b'K') && !self.eat(b'C') {
+                    self.identifier()?;
                 }
                 while !self.eat(b'E') {
                     self.skip_type()?;

@@ -249,7 +249,8 @@ fn ccache_never_hands_back_an_object_built_with_other_hook_settings() {
     let env = |program: &str| command(program, dir.path(), &vars);
     // Both ways of putting ccache in: hookcc running it, and ccache running hookcc with
     // hookcc's key as the compiler check.
-    let ways: [(&str, Box<dyn Fn(&Path, bool) -> Command>); 2] = [
+    type Way<'a> = (&'static str, Box<dyn Fn(&Path, bool) -> Command + 'a>);
+    let ways: [Way<'_>; 2] = [
         (
             "HOOKCC_LAUNCHER=ccache",
             Box::new(|out: &Path, trace: bool| {

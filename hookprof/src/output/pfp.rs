@@ -25,7 +25,7 @@ impl Instance {
                 p.c_min,
                 p.c_max,
                 format_g(average),
-                match self.functions.get(p.id as usize) {
+                match self.functions.get(p.id) {
                     Some(Some(name)) => format!(", fn={name}"),
                     _ => String::new(),
                 }

@@ -192,6 +192,8 @@ pub fn misspelling_notes(host: &dyn Host, clang: &Path, clang_args: &[String]) -
         .collect()
 }
 
+/// One a compiler run, so a `Plan` kept inline costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
     Help,

@@ -342,7 +342,7 @@ fn contents(trace: &Trace<'_>) -> (bool, bool) {
         match chunk.map(|c| c.chunk) {
             Ok(Chunk::Profile(_)) => trees = true,
             // An empty one (a firmware's profile keeps its EVENTS chunk's header) holds none.
-            Ok(Chunk::Events(events)) => records |= events.len() > 0,
+            Ok(Chunk::Events(events)) => records |= !events.is_empty(),
             Ok(_) => {}
             Err(_) => break,
         }

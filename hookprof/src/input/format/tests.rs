@@ -377,8 +377,8 @@ fn packed_stream_decodes_every_kind_of_item() {
         pack::OTHER_EXIT_INDEX, // exit f at 5000 (g unwound)
         (4 << 2) | pack::OTHER,
         pack::OTHER_EXIT_NEW,
-        zigzag(-(g as i64)), // escape (exit 0)
-        (0 << 2) | pack::ENTRY_INDEX,
+        zigzag(-(g as i64)),       // escape (exit 0)
+        pack::ENTRY_INDEX,         // (delta 0)
         0,                         // resync target f: pushed
         (1 << 2) | pack::EXIT_TOP, // exit f at 5005
     ];
